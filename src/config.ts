@@ -1,0 +1,94 @@
+// Configuration from the environment (FLOCK.md section 11). Every variable has a default that
+// serves on a fresh machine; a bad value is a startup error that names the variable.
+import path from "node:path";
+
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  databaseUrl: string;
+  redisUrl: string | undefined;
+  model: string;
+  modelBaseUrl: string | undefined;
+  modelApiKey: string | undefined;
+  jev: string;
+  jevBaseUrl: string | undefined;
+  jevApiKey: string | undefined;
+  jevModel: string;
+  jevThreshold: number;
+  approvalWindowMs: number;
+  tokenBudget: number;
+  murderSize: number;
+  maxSpun: number;
+  heartbeatMs: number;
+  /** How many items of one list are worked at once. */
+  itemConcurrency: number;
+  /** How long list.finished waits for banter still in flight. */
+  banterWaitMs: number;
+  /** Per-call model timeout. */
+  modelTimeoutMs: number;
+  /** Per-call classifier timeout. */
+  jevTimeoutMs: number;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function int(env: Env, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+  }
+  return value;
+}
+
+function fraction(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0.5 || value >= 1) {
+    throw new ConfigError(`${name} must be a number above 0.5 and below 1, got ${JSON.stringify(raw)}`);
+  }
+  return value;
+}
+
+function text(env: Env, name: string): string | undefined {
+  const raw = env[name]?.trim();
+  return raw ? raw : undefined;
+}
+
+export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
+  const dataDir = path.resolve(text(env, "CROWS_DATA_DIR") ?? ".crows");
+  const config: Config = {
+    host: text(env, "CROWS_HOST") ?? "127.0.0.1",
+    port: int(env, "CROWS_PORT", 7717, 0, 65535),
+    dataDir,
+    databaseUrl: text(env, "DATABASE_URL") ?? `file:${path.join(dataDir, "crows.db")}`,
+    redisUrl: text(env, "REDIS_URL"),
+    model: text(env, "CROWS_MODEL") ?? "offline",
+    modelBaseUrl: text(env, "CROWS_MODEL_BASE_URL"),
+    modelApiKey: text(env, "CROWS_MODEL_API_KEY"),
+    jev: text(env, "CROWS_JEV") ?? "offline",
+    jevBaseUrl: text(env, "CROWS_JEV_BASE_URL"),
+    jevApiKey: text(env, "CROWS_JEV_API_KEY"),
+    jevModel: text(env, "CROWS_JEV_MODEL") ?? "jev-1",
+    jevThreshold: fraction(env, "CROWS_JEV_THRESHOLD", 0.8),
+    approvalWindowMs: int(env, "CROWS_APPROVAL_WINDOW_MS", 600_000, 1),
+    tokenBudget: int(env, "CROWS_TOKEN_BUDGET", 20_000, 1),
+    murderSize: int(env, "CROWS_MURDER_SIZE", 3, 2, 8),
+    maxSpun: int(env, "CROWS_MAX_SPUN", 8, 0, 1000),
+    heartbeatMs: int(env, "CROWS_HEARTBEAT_MS", 15_000, 10),
+    itemConcurrency: int(env, "CROWS_ITEM_CONCURRENCY", 4, 1, 50),
+    banterWaitMs: int(env, "CROWS_BANTER_WAIT_MS", 20_000, 0),
+    modelTimeoutMs: int(env, "CROWS_MODEL_TIMEOUT_MS", 60_000, 10),
+    jevTimeoutMs: int(env, "CROWS_JEV_TIMEOUT_MS", 5_000, 10),
+    ...overrides,
+  };
+  if (!["offline", "systemone"].includes(config.jev)) {
+    throw new ConfigError(`CROWS_JEV must be "offline" or "systemone", got ${JSON.stringify(config.jev)}`);
+  }
+  return config;
+}

@@ -1,0 +1,133 @@
+// The durable event log: the spine of crows. The engine appends; SSE streams and GraphQL
+// subscriptions read. An event is committed (with any state change that goes with it, in one
+// transaction) before the bus tells anyone, so whatever a client sees can be replayed.
+import type { PrismaClient } from "../generated/prisma/client.ts";
+import type { AppendedEvent, Bus, BusEvent } from "./bus.ts";
+import { topicOf } from "./bus.ts";
+
+export type Tx = Parameters<Parameters<PrismaClient["$transaction"]>[0]>[0];
+export type StoredEvent = AppendedEvent;
+
+export interface EventLogOptions {
+  /** How many times an append retries when another instance took the same seq. */
+  maxConflictRetries?: number;
+}
+
+export class EventLog {
+  // Appends to one stream are chained so a process never races itself for the next seq.
+  private readonly tails = new Map<string, Promise<unknown>>();
+  private readonly closers = new Set<() => void>();
+  private closed = false;
+
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly bus: Bus,
+    private readonly options: EventLogOptions = {},
+  ) {}
+
+  /**
+   * Appends one event to `stream`. `writes` run in the same transaction, so state and log never
+   * disagree. The payload is stored as the exact JSON text clients receive.
+   */
+  append<T>(stream: string, name: string, payload: object, writes?: (tx: Tx) => Promise<T>): Promise<StoredEvent> {
+    const previous = this.tails.get(stream) ?? Promise.resolve();
+    const next = previous.catch(() => {}).then(() => this.appendNow(stream, name, payload, writes));
+    this.tails.set(stream, next);
+    void next.finally(() => {
+      if (this.tails.get(stream) === next) this.tails.delete(stream);
+    }).catch(() => {});
+    return next;
+  }
+
+  /** Resolves once every append already started has settled (used by shutdown). */
+  async drain(): Promise<void> {
+    while (this.tails.size > 0) await Promise.allSettled([...this.tails.values()]);
+  }
+
+  private async appendNow<T>(stream: string, name: string, payload: object, writes?: (tx: Tx) => Promise<T>): Promise<StoredEvent> {
+    const text = JSON.stringify(payload);
+    const retries = this.options.maxConflictRetries ?? 5;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const row = await this.prisma.$transaction(async (tx) => {
+          if (writes) await writes(tx);
+          const last = await tx.event.findFirst({ where: { stream }, orderBy: { seq: "desc" }, select: { seq: true } });
+          return tx.event.create({ data: { stream, seq: (last?.seq ?? 0) + 1, name, payload: text } });
+        });
+        const event: StoredEvent = { stream, seq: row.seq, name, payload: text, ts: row.ts.toISOString() };
+        this.bus.dispatchEvent(new CustomEvent(topicOf(stream), { detail: event }) as BusEvent);
+        return event;
+      } catch (error) {
+        // Another instance appended the same seq first (PostgreSQL deployments): try again.
+        if (attempt < retries && (error as { code?: string }).code === "P2002") continue;
+        throw error;
+      }
+    }
+  }
+
+  async read(stream: string, afterSeq = 0, limit = 1000): Promise<StoredEvent[]> {
+    const rows = await this.prisma.event.findMany({
+      where: { stream, seq: { gt: afterSeq } },
+      orderBy: { seq: "asc" },
+      take: limit,
+    });
+    return rows.map((r) => ({ stream: r.stream, seq: r.seq, name: r.name, payload: r.payload, ts: r.ts.toISOString() }));
+  }
+
+  async lastSeq(stream: string): Promise<number> {
+    const last = await this.prisma.event.findFirst({ where: { stream }, orderBy: { seq: "desc" }, select: { seq: true } });
+    return last?.seq ?? 0;
+  }
+
+  /**
+   * Every event of `stream` after `afterSeq`, in order, with no gap and no duplicate: first what the
+   * log holds, then live appends. The listener is attached before the log is read, so nothing
+   * appended in between is lost; a live event that skips ahead makes the reader fill from the log.
+   */
+  async *follow(stream: string, afterSeq = 0, signal?: AbortSignal): AsyncGenerator<StoredEvent> {
+    if (this.closed || signal?.aborted) return;
+    let wake: (() => void) | undefined;
+    let latestSeen = 0;
+    let ended = false;
+    const onEvent = (event: BusEvent) => {
+      latestSeen = Math.max(latestSeen, event.detail.seq);
+      wake?.();
+    };
+    const end = () => {
+      ended = true;
+      wake?.();
+    };
+    const topic = topicOf(stream);
+    this.bus.addEventListener(topic, onEvent);
+    this.closers.add(end);
+    signal?.addEventListener("abort", end, { once: true });
+    let delivered = afterSeq;
+    try {
+      while (!ended) {
+        const batch = await this.read(stream, delivered);
+        for (const event of batch) {
+          if (ended) return;
+          delivered = event.seq;
+          yield event;
+        }
+        if (batch.length === 1000) continue; // more waiting in the log
+        if (latestSeen > delivered) continue; // appended while we were reading
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          if (ended || latestSeen > delivered) resolve();
+        });
+        wake = undefined;
+      }
+    } finally {
+      this.bus.removeEventListener(topic, onEvent);
+      this.closers.delete(end);
+      signal?.removeEventListener("abort", end);
+    }
+  }
+
+  /** Ends every follower (shutdown). */
+  close(): void {
+    this.closed = true;
+    for (const end of [...this.closers]) end();
+  }
+}
