@@ -1,0 +1,89 @@
+// One interface for every voice in the flock: the Sentry, the crows, the Elder, Quill, Boss and
+// banter. A request carries both a rendered prompt (for real providers) and the structured input
+// it was rendered from (for the offline brain, which is a small deterministic program, not a
+// reader of English). Every reply reports its token counts.
+
+export type Role = "sentry" | "crow" | "elder" | "quill" | "boss" | "banter";
+
+export interface SentryInput {
+  item: string;
+  /** What the classifier thought of the item, when it was asked (issue 3); may be absent. */
+  hints?: { taskType?: string; mode?: string };
+}
+export interface CrowInput {
+  task: string;
+  /** The subtask this crow takes when the item was split; the whole task otherwise. */
+  subtask?: string;
+  /** In a murder: which of the N crows this is (distinct lenses). */
+  lens?: { index: number; of: number };
+  taskType: string;
+}
+export interface ElderInput {
+  task: string;
+  mode: "split" | "murder";
+  partials: Array<{ crow: string; subtask?: string; answer: string }>;
+}
+export interface BanterInput {
+  speaker: string;
+  to: string;
+  speakerBackstory: string;
+  toBackstory: string;
+  relationship: string;
+  /** One line per recent flock event, newest last. */
+  recent: string[];
+}
+export interface QuillInput {
+  requester: string;
+  text: string;
+  /** Members of the nest Quill may relay to. */
+  members: string[];
+}
+export interface BossInput {
+  requester: string;
+  text: string;
+  personas: string[];
+  registry: string[];
+  nests: string[];
+}
+
+export type RoleInput =
+  | { role: "sentry"; input: SentryInput }
+  | { role: "crow"; input: CrowInput }
+  | { role: "elder"; input: ElderInput }
+  | { role: "banter"; input: BanterInput }
+  | { role: "quill"; input: QuillInput }
+  | { role: "boss"; input: BossInput };
+
+export type ModelRequest = RoleInput & {
+  /** Who speaks: a persona or spun-crow name ("Sentry", "Pepper", ...). */
+  speaker: string;
+  /** The persona whose habits the speaker runs on (a spun crow's backing persona). */
+  persona: string;
+  system: string;
+  prompt: string;
+  /** Ask the provider for JSON (the Sentry's triage, Boss's orders). */
+  json?: boolean;
+  signal?: AbortSignal;
+};
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export interface ModelReply {
+  text: string;
+  usage: Usage;
+  /** e.g. "offline:brain-1" or "openai:gpt-4o-mini". */
+  model: string;
+}
+
+export interface Model {
+  readonly name: string;
+  /** Rejects with an Error whose message is safe to show (no keys, no prompts). */
+  generate(request: ModelRequest): Promise<ModelReply>;
+}
+
+export function totalTokens(usage: Usage): number {
+  return usage.inputTokens + usage.outputTokens;
+}
