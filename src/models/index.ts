@@ -1,0 +1,15 @@
+// Picks the model backend from configuration (CROWS_MODEL): the offline brain by default, a real
+// provider through the AI SDK otherwise (src/models/providers.ts).
+import type { Config } from "../config.ts";
+import type { Model } from "./model.ts";
+import { OfflineBrain } from "./offline.ts";
+import { createProviderModel } from "./providers.ts";
+
+export function createModel(config: Config): Model {
+  if (config.model === "offline") return new OfflineBrain();
+  return createProviderModel(config);
+}
+
+export type { Model, ModelReply, ModelRequest, Role, RoleInput, Usage } from "./model.ts";
+export { renderRequest } from "./prompts.ts";
+export { OfflineBrain } from "./offline.ts";
