@@ -5,11 +5,13 @@ import type { Model } from "./model.ts";
 import { OfflineBrain } from "./offline.ts";
 import { createProviderModel } from "./providers.ts";
 
-export function createModel(config: Config): Model {
+/** Throws ConfigError (naming the variable) for a setting that cannot work, at startup. */
+export function createModel(config: Config, env: Record<string, string | undefined> = process.env): Model {
   if (config.model === "offline") return new OfflineBrain();
-  return createProviderModel(config);
+  return createProviderModel(config, env);
 }
 
 export type { Model, ModelReply, ModelRequest, Role, RoleInput, Usage } from "./model.ts";
 export { renderRequest } from "./prompts.ts";
 export { OfflineBrain } from "./offline.ts";
+export { parseBoss, parseQuill, parseTriage, type BossReply, type QuillReply, type TriageReply } from "./formats.ts";

@@ -1,0 +1,128 @@
+// A real HTTP server on 127.0.0.1 (ephemeral port) that speaks OpenAI chat completions, for tests
+// of the provider path. Each test scripts the replies (status, content, usage, delay) and reads
+// back every request the server saw. The default script answers each role in its format, sniffed
+// from the system prompt, so a whole list can run against it.
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+
+export interface FakeCall {
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  /** The parsed JSON body (model, messages, response_format, ...). */
+  body: any;
+  system: string;
+  prompt: string;
+}
+
+export interface FakeReply {
+  status?: number;
+  /** The assistant message content (status 200). */
+  content?: string;
+  /** Token usage to report; null leaves usage out of the response. */
+  usage?: { prompt_tokens: number; completion_tokens: number } | null;
+  /** Wait this long before answering (to exercise timeouts). */
+  delayMs?: number;
+  /** Send this exact body instead of a chat completion (to exercise malformed responses). */
+  rawBody?: string;
+}
+
+export type FakeScript = (call: FakeCall, index: number) => FakeReply | Promise<FakeReply>;
+
+export interface FakeOpenAI {
+  /** Base URL including /v1, for CROWS_MODEL_BASE_URL. */
+  url: string;
+  calls: FakeCall[];
+  /** Replace the script mid-test. */
+  script: FakeScript;
+  close(): Promise<void>;
+}
+
+function messageText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) return content.map((part) => (typeof part?.text === "string" ? part.text : "")).join("");
+  return "";
+}
+
+/** Which role a request is for, judged from the rendered system prompt (src/models/prompts.ts). */
+export function roleOfSystemPrompt(system: string): "sentry" | "crow" | "elder" | "banter" | "quill" | "boss" | "unknown" {
+  if (system.includes("Triage one todo item")) return "sentry";
+  if (system.includes("Merge the crows' answers")) return "elder";
+  if (system.includes("Write exactly one line")) return "banter";
+  if (system.includes("RELAY {")) return "quill";
+  if (system.includes("SPIN {")) return "boss";
+  if (system.includes("Do the owner's task")) return "crow";
+  return "unknown";
+}
+
+/** A well-formed answer in each role's format, with usage proportional to the text. */
+export const defaultScript: FakeScript = (call) => {
+  const role = roleOfSystemPrompt(call.system);
+  const content =
+    role === "sentry"
+      ? JSON.stringify({ mode: "solo", task_type: "other", subtasks: [], reason: "fake provider: one action" })
+      : role === "banter"
+        ? "Fine flying today."
+        : `fake ${role} answer`;
+  return { content, usage: { prompt_tokens: Math.ceil((call.system.length + call.prompt.length) / 4), completion_tokens: Math.ceil(content.length / 4) } };
+};
+
+export async function startFakeOpenAI(script: FakeScript = defaultScript): Promise<FakeOpenAI> {
+  const calls: FakeCall[] = [];
+  const fake: FakeOpenAI = { url: "", calls, script, close: async () => {} };
+
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", async () => {
+      let body: any = {};
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}");
+      } catch {
+        body = {};
+      }
+      const messages: Array<{ role: string; content: unknown }> = Array.isArray(body.messages) ? body.messages : [];
+      const call: FakeCall = {
+        path: req.url ?? "",
+        headers: req.headers,
+        body,
+        system: messages.filter((m) => m.role === "system").map((m) => messageText(m.content)).join("\n"),
+        prompt: messages.filter((m) => m.role === "user").map((m) => messageText(m.content)).join("\n"),
+      };
+      const index = calls.length;
+      calls.push(call);
+      const reply = await fake.script(call, index);
+      if (reply.delayMs) await new Promise((resolve) => setTimeout(resolve, reply.delayMs));
+      if (res.destroyed || res.writableEnded) return;
+      const status = reply.status ?? 200;
+      if (reply.rawBody !== undefined) {
+        res.writeHead(status, { "content-type": "application/json" }).end(reply.rawBody);
+        return;
+      }
+      if (status !== 200) {
+        res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: `fake error ${status}`, type: "server_error" } }));
+        return;
+      }
+      const completion: Record<string, unknown> = {
+        id: `chatcmpl-fake-${index}`,
+        object: "chat.completion",
+        created: Math.floor(Date.now() / 1000),
+        model: typeof body.model === "string" ? body.model : "fake",
+        choices: [{ index: 0, message: { role: "assistant", content: reply.content ?? "" }, finish_reason: "stop" }],
+      };
+      if (reply.usage) {
+        completion.usage = { ...reply.usage, total_tokens: reply.usage.prompt_tokens + reply.usage.completion_tokens };
+      }
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(completion));
+    });
+  });
+
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  fake.url = `http://127.0.0.1:${port}/v1`;
+  fake.close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  return fake;
+}

@@ -1,0 +1,222 @@
+// The provider path against a real HTTP server on loopback (OpenAI chat-completions shape).
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { ConfigError, loadConfig } from "../src/config.ts";
+import { parseTriage } from "../src/models/formats.ts";
+import { createModel } from "../src/models/index.ts";
+import type { Model, ModelRequest } from "../src/models/model.ts";
+import { OfflineBrain } from "../src/models/offline.ts";
+import { renderRequest } from "../src/models/prompts.ts";
+import { createProviderModel } from "../src/models/providers.ts";
+import { startFakeOpenAI, type FakeOpenAI, type FakeScript } from "./helpers/fake-openai.ts";
+
+const SECRET_KEY = "sk-test-do-not-leak-4242";
+const ITEM = "Research flights to Lisbon and book the cheapest one";
+
+function sentryRequest(item = ITEM): ModelRequest {
+  return renderRequest({ role: "sentry", input: { item }, speaker: "Sentry", persona: "Sentry" });
+}
+
+function crowRequest(): ModelRequest {
+  return renderRequest({ role: "crow", input: { task: "Draft the launch email", taskType: "writing" }, speaker: "Pepper", persona: "Pepper" });
+}
+
+async function withFake(script: FakeScript, run: (fake: FakeOpenAI, model: Model) => Promise<void>, timeoutMs = 2_000, kind = "openai-compatible"): Promise<void> {
+  const fake = await startFakeOpenAI(script);
+  try {
+    const config = loadConfig({ CROWS_MODEL: `${kind}:tiny-1`, CROWS_MODEL_BASE_URL: fake.url, CROWS_MODEL_API_KEY: SECRET_KEY, CROWS_MODEL_TIMEOUT_MS: String(timeoutMs) });
+    const model = createProviderModel(config, {}, { retryDelayMs: 10 });
+    await run(fake, model);
+  } finally {
+    await fake.close();
+  }
+}
+
+async function rejection(promise: Promise<unknown>): Promise<Error> {
+  try {
+    await promise;
+  } catch (error) {
+    assert.instance(error, Error);
+    return error as Error;
+  }
+  throw new Error("expected the call to fail");
+}
+
+function assertSafe(message: string): void {
+  assert.not.ok(message.includes(SECRET_KEY), "the key must not appear in an error");
+  assert.not.ok(message.includes("Lisbon"), "the prompt must not appear in an error");
+  assert.not.ok(message.includes("Draft the launch"), "the prompt must not appear in an error");
+}
+
+test("a normal reply comes back with the provider's token counts and the rendered prompts were sent", async () => {
+  await withFake(
+    () => ({ content: "Subject: It's here.", usage: { prompt_tokens: 123, completion_tokens: 7 } }),
+    async (fake, model) => {
+      const reply = await model.generate(crowRequest());
+      assert.is(reply.text, "Subject: It's here.");
+      assert.equal(reply.usage, { inputTokens: 123, outputTokens: 7 });
+      assert.is(reply.model, "openai-compatible:tiny-1");
+      assert.is(fake.calls.length, 1);
+      const call = fake.calls[0]!;
+      assert.is(call.path, "/v1/chat/completions");
+      assert.is(call.body.model, "tiny-1");
+      assert.ok(call.system.startsWith("You are Pepper"));
+      assert.ok(call.prompt.includes("Draft the launch email"));
+      assert.is(call.headers.authorization, `Bearer ${SECRET_KEY}`);
+      assert.is(call.body.response_format, undefined, "a crow's plain answer does not ask for JSON mode");
+    },
+  );
+});
+
+test("the openai provider speaks chat completions to a base URL too", async () => {
+  await withFake(
+    () => ({ content: "done", usage: { prompt_tokens: 5, completion_tokens: 1 } }),
+    async (fake, model) => {
+      const reply = await model.generate(crowRequest());
+      assert.is(reply.text, "done");
+      assert.is(reply.model, "openai:tiny-1");
+      assert.is(fake.calls[0]!.path, "/v1/chat/completions");
+    },
+    2_000,
+    "openai",
+  );
+});
+
+test("the Sentry asks for JSON mode and a valid triage parses", async () => {
+  const triage = { mode: "split", task_type: "research", subtasks: ["Research flights", "Book the cheapest"], reason: "two actions" };
+  await withFake(
+    () => ({ content: JSON.stringify(triage), usage: { prompt_tokens: 90, completion_tokens: 30 } }),
+    async (fake, model) => {
+      const reply = await model.generate(sentryRequest());
+      assert.equal(fake.calls[0]!.body.response_format, { type: "json_object" });
+      const parsed = parseTriage(reply.text);
+      assert.ok(parsed.ok);
+      if (parsed.ok) assert.equal(parsed.value, triage);
+    },
+  );
+});
+
+test("a provider that omits usage is estimated from text length", async () => {
+  await withFake(
+    () => ({ content: "twelve chars", usage: null }),
+    async (_fake, model) => {
+      const request = crowRequest();
+      const reply = await model.generate(request);
+      assert.is(reply.usage.outputTokens, 3);
+      assert.is(reply.usage.inputTokens, Math.ceil((request.system + request.prompt).length / 4));
+    },
+  );
+});
+
+test("a reply slower than the timeout fails with 'timed out' and is not retried", async () => {
+  await withFake(
+    () => ({ content: "too late", usage: { prompt_tokens: 1, completion_tokens: 1 }, delayMs: 1_000 }),
+    async (fake, model) => {
+      const started = Date.now();
+      const error = await rejection(model.generate(crowRequest()));
+      assert.match(error.message, /timed out/);
+      assert.ok(Date.now() - started < 900, "the call gave up at its timeout");
+      assert.is(fake.calls.length, 1);
+      assertSafe(error.message);
+    },
+    150,
+  );
+});
+
+test("a 500 is retried once, then fails with the status code", async () => {
+  await withFake(
+    () => ({ status: 500 }),
+    async (fake, model) => {
+      const error = await rejection(model.generate(sentryRequest()));
+      assert.is(fake.calls.length, 2, "one call and one retry");
+      assert.match(error.message, /500/);
+      assertSafe(error.message);
+      assert.is((error as Error & { cause?: unknown }).cause, undefined, "no SDK error (with the request body) rides along");
+    },
+  );
+});
+
+test("a 500 followed by a good reply succeeds on the retry", async () => {
+  await withFake(
+    (_call, index) => (index === 0 ? { status: 503 } : { content: "second time lucky", usage: { prompt_tokens: 4, completion_tokens: 3 } }),
+    async (fake, model) => {
+      const reply = await model.generate(crowRequest());
+      assert.is(reply.text, "second time lucky");
+      assert.is(fake.calls.length, 2);
+    },
+  );
+});
+
+test("a 401 is not retried and names only the status", async () => {
+  await withFake(
+    () => ({ status: 401 }),
+    async (fake, model) => {
+      const error = await rejection(model.generate(crowRequest()));
+      assert.is(fake.calls.length, 1);
+      assert.match(error.message, /401/);
+      assertSafe(error.message);
+    },
+  );
+});
+
+test("malformed JSON from the Sentry is returned as text and parseTriage says not ok", async () => {
+  await withFake(
+    () => ({ content: '{"mode": "split", "task_type": "research", "subtasks": [', usage: { prompt_tokens: 50, completion_tokens: 12 } }),
+    async (_fake, model) => {
+      const reply = await model.generate(sentryRequest());
+      assert.equal(reply.usage, { inputTokens: 50, outputTokens: 12 });
+      const parsed = parseTriage(reply.text);
+      assert.not.ok(parsed.ok);
+    },
+  );
+});
+
+test("a body that is not a chat completion fails as a malformed reply", async () => {
+  await withFake(
+    () => ({ rawBody: "<html>gateway</html>" }),
+    async (_fake, model) => {
+      const error = await rejection(model.generate(crowRequest()));
+      assert.match(error.message, /malformed reply/);
+      assertSafe(error.message);
+    },
+  );
+});
+
+test("the caller's abort stops the call", async () => {
+  await withFake(
+    () => ({ content: "late", usage: { prompt_tokens: 1, completion_tokens: 1 }, delayMs: 1_000 }),
+    async (fake, model) => {
+      const controller = new AbortController();
+      const request = { ...crowRequest(), signal: controller.signal };
+      setTimeout(() => controller.abort(), 50);
+      const error = await rejection(model.generate(request));
+      assert.match(error.message, /aborted/);
+      assert.is(fake.calls.length, 1);
+    },
+  );
+});
+
+test("createModel: offline by default, providers by CROWS_MODEL, ConfigError naming the variable otherwise", () => {
+  assert.instance(createModel(loadConfig({}), {}), OfflineBrain);
+  assert.is(createModel(loadConfig({ CROWS_MODEL: "openai:gpt-4o-mini" }), { OPENAI_API_KEY: "sk-x" }).name, "openai:gpt-4o-mini");
+  assert.is(createModel(loadConfig({ CROWS_MODEL: "anthropic:claude-haiku-4-5" }), { ANTHROPIC_API_KEY: "k" }).name, "anthropic:claude-haiku-4-5");
+  const bad: Array<[Record<string, string>, RegExp]> = [
+    [{ CROWS_MODEL: "gpt-4o" }, /CROWS_MODEL/],
+    [{ CROWS_MODEL: "mistral:large" }, /CROWS_MODEL/],
+    [{ CROWS_MODEL: "openai:" }, /CROWS_MODEL/],
+    [{ CROWS_MODEL: "openai:gpt-4o-mini" }, /CROWS_MODEL_API_KEY or OPENAI_API_KEY/],
+    [{ CROWS_MODEL: "anthropic:claude" }, /CROWS_MODEL_API_KEY or ANTHROPIC_API_KEY/],
+    [{ CROWS_MODEL: "openai-compatible:llama3" }, /CROWS_MODEL_BASE_URL/],
+  ];
+  for (const [env, message] of bad) {
+    try {
+      createModel(loadConfig(env), {});
+      assert.unreachable(`expected a ConfigError for ${JSON.stringify(env)}`);
+    } catch (error) {
+      assert.instance(error, ConfigError, JSON.stringify(env));
+      assert.match((error as Error).message, message);
+    }
+  }
+});
+
+test.run();
