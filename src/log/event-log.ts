@@ -4,6 +4,7 @@
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { AppendedEvent, Bus, BusEvent } from "./bus.ts";
 import { topicOf } from "./bus.ts";
+import { KeyedLock } from "../util/keyed-lock.ts";
 
 export type Tx = Parameters<Parameters<PrismaClient["$transaction"]>[0]>[0];
 export type StoredEvent = AppendedEvent;
@@ -15,7 +16,7 @@ export interface EventLogOptions {
 
 export class EventLog {
   // Appends to one stream are chained so a process never races itself for the next seq.
-  private readonly tails = new Map<string, Promise<unknown>>();
+  private readonly appends = new KeyedLock();
   private readonly closers = new Set<() => void>();
   private closed = false;
 
@@ -29,34 +30,56 @@ export class EventLog {
    * Appends one event to `stream`. `writes` run in the same transaction, so state and log never
    * disagree. The payload is stored as the exact JSON text clients receive.
    */
-  append<T>(stream: string, name: string, payload: object, writes?: (tx: Tx) => Promise<T>): Promise<StoredEvent> {
-    const previous = this.tails.get(stream) ?? Promise.resolve();
-    const next = previous.catch(() => {}).then(() => this.appendNow(stream, name, payload, writes));
-    this.tails.set(stream, next);
-    void next.finally(() => {
-      if (this.tails.get(stream) === next) this.tails.delete(stream);
-    }).catch(() => {});
-    return next;
+  append(stream: string, name: string, payload: object, writes?: (tx: Tx) => Promise<unknown>): Promise<StoredEvent> {
+    return this.appendIn(stream, name, async (tx) => {
+      if (writes) await writes(tx);
+      return payload;
+    }) as Promise<StoredEvent>;
+  }
+
+  /**
+   * Runs `build` in a transaction; the payload it returns is appended in that same transaction
+   * (null: the state change commits and no event is written).
+   */
+  async appendIn(stream: string, name: string, build: (tx: Tx) => Promise<object | null>): Promise<StoredEvent | null> {
+    const events = await this.appendBatch(stream, async (tx) => {
+      const payload = await build(tx);
+      return payload === null ? [] : [{ name, payload }];
+    });
+    return events[0] ?? null;
+  }
+
+  /**
+   * Runs `build` in a transaction and appends every event it returns, in order, in that same
+   * transaction: a verdict and the trust changes it causes commit together or not at all.
+   */
+  appendBatch(stream: string, build: (tx: Tx) => Promise<Array<{ name: string; payload: object }>>): Promise<StoredEvent[]> {
+    return this.appends.run(stream, () => this.appendNow(stream, build));
   }
 
   /** Resolves once every append already started has settled (used by shutdown). */
   async drain(): Promise<void> {
-    while (this.tails.size > 0) await Promise.allSettled([...this.tails.values()]);
+    await this.appends.idle();
   }
 
-  private async appendNow<T>(stream: string, name: string, payload: object, writes?: (tx: Tx) => Promise<T>): Promise<StoredEvent> {
-    const text = JSON.stringify(payload);
+  private async appendNow(stream: string, build: (tx: Tx) => Promise<Array<{ name: string; payload: object }>>): Promise<StoredEvent[]> {
     const retries = this.options.maxConflictRetries ?? 5;
     for (let attempt = 0; ; attempt++) {
       try {
-        const row = await this.prisma.$transaction(async (tx) => {
-          if (writes) await writes(tx);
+        const rows = await this.prisma.$transaction(async (tx) => {
+          const events = await build(tx);
+          if (events.length === 0) return [];
           const last = await tx.event.findFirst({ where: { stream }, orderBy: { seq: "desc" }, select: { seq: true } });
-          return tx.event.create({ data: { stream, seq: (last?.seq ?? 0) + 1, name, payload: text } });
+          let seq = last?.seq ?? 0;
+          const created = [];
+          for (const { name, payload } of events) {
+            created.push(await tx.event.create({ data: { stream, seq: ++seq, name, payload: JSON.stringify(payload) } }));
+          }
+          return created;
         });
-        const event: StoredEvent = { stream, seq: row.seq, name, payload: text, ts: row.ts.toISOString() };
-        this.bus.dispatchEvent(new CustomEvent(topicOf(stream), { detail: event }) as BusEvent);
-        return event;
+        const stored = rows.map((row): StoredEvent => ({ stream, seq: row.seq, name: row.name, payload: row.payload, ts: row.ts.toISOString() }));
+        for (const event of stored) this.bus.dispatchEvent(new CustomEvent(topicOf(stream), { detail: event }) as BusEvent);
+        return stored;
       } catch (error) {
         // Another instance appended the same seq first (PostgreSQL deployments): try again.
         if (attempt < retries && (error as { code?: string }).code === "P2002") continue;

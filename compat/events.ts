@@ -1,0 +1,40 @@
+// GET /api/events?list_id=<id> (or ?nest_id=<id>): the SSE stream of a list's events or a nest's
+// messages, replayed from the durable log after Last-Event-ID, then live. Wire rules: SSE-PROTOCOL.md.
+import { HttpError } from "./http-error.ts";
+import type { Route } from "./router.ts";
+import { eventStream, parseLastEventId } from "./sse.ts";
+import { listStream } from "../src/flock/events.ts";
+
+export const eventRoutes: Route[] = [
+  {
+    method: "GET",
+    path: "/api/events",
+    async handle(app, request) {
+      const listId = request.query.get("list_id");
+      const nestId = request.query.get("nest_id");
+      if (!listId && !nestId) throw new HttpError(400, "Give ?list_id=<id> or ?nest_id=<id>.");
+      if (listId && nestId) throw new HttpError(400, "Give either list_id or nest_id, not both.");
+      const rawLastId = request.headers["last-event-id"] ?? request.query.get("last_event_id");
+      if (listId) {
+        if (!(await app.flock.listExists(listId))) throw new HttpError(404, `No list ${listId}.`);
+        const afterSeq = parseLastEventId(rawLastId);
+        if (afterSeq === "invalid") throw new HttpError(400, "Last-Event-ID must be an event id this stream sent.");
+        const [stream, init] = eventStream({ log: app.log, stream: listStream(listId), afterSeq, heartbeatMs: app.config.heartbeatMs, signal: request.signal });
+        return { stream, init };
+      }
+      const nest = nestId!;
+      if (!(await app.prisma.nest.findUnique({ where: { id: nest } })) && nest !== "todo") throw new HttpError(404, `No nest ${nest}.`);
+      const afterSeq = parseLastEventId(rawLastId, nest);
+      if (afterSeq === "invalid") throw new HttpError(400, "Last-Event-ID must be a msg_id or message number this stream sent.");
+      const [stream, init] = eventStream({
+        log: app.log,
+        stream: `nest:${nest}`,
+        afterSeq,
+        heartbeatMs: app.config.heartbeatMs,
+        signal: request.signal,
+        idOf: (event) => `${nest}-${event.seq}`,
+      });
+      return { stream, init };
+    },
+  },
+];

@@ -1,0 +1,73 @@
+// A small route table for /api/*: each compat file exports its routes; the node adapter in
+// src/server/http.ts turns a request into a CompatRequest and writes the CompatResponse back.
+import type { App } from "../src/app.ts";
+import { HttpError } from "./http-error.ts";
+import type { SseInit } from "./sse.ts";
+
+export interface CompatRequest {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  headers: Record<string, string | undefined>;
+  params: Record<string, string>;
+  /** The parsed JSON body; a 400 HttpError when it is not JSON. */
+  json(): Promise<unknown>;
+  signal: AbortSignal;
+}
+
+export type CompatResponse =
+  | { status: number; json?: unknown; headers?: Record<string, string> }
+  | { stream: AsyncIterable<string>; init: SseInit };
+
+export interface Route {
+  method: "GET" | "POST";
+  /** A path with `{name}` segments, e.g. /api/nests/{nest_id}/messages. */
+  path: string;
+  handle(app: App, request: CompatRequest): Promise<CompatResponse>;
+}
+
+interface CompiledRoute extends Route {
+  pattern: RegExp;
+  names: string[];
+}
+
+export class Router {
+  private readonly routes: CompiledRoute[] = [];
+
+  add(...routes: Route[]): this {
+    for (const route of routes) {
+      const names: string[] = [];
+      const source = route.path.replace(/\{(\w+)\}/g, (_, name: string) => {
+        names.push(name);
+        return "([^/]+)";
+      });
+      this.routes.push({ ...route, pattern: new RegExp(`^${source}/?$`), names });
+    }
+    return this;
+  }
+
+  /** The route and its params; a 404 or 405 HttpError when nothing matches. */
+  match(method: string, path: string): { route: Route; params: Record<string, string> } {
+    let pathMatched = false;
+    for (const route of this.routes) {
+      const m = route.pattern.exec(path);
+      if (!m) continue;
+      pathMatched = true;
+      if (route.method !== method) continue;
+      const params: Record<string, string> = {};
+      route.names.forEach((name, i) => (params[name] = decodeURIComponent(m[i + 1] ?? "")));
+      return { route, params };
+    }
+    if (pathMatched) throw new HttpError(405, `${method} is not allowed on ${path}.`);
+    throw new HttpError(404, `No such endpoint: ${method} ${path}.`);
+  }
+}
+
+/** Reads a required body object; a 400 when the body is not a JSON object. */
+export async function bodyObject(request: CompatRequest): Promise<Record<string, unknown>> {
+  const body = await request.json();
+  if (body === null || typeof body !== "object" || Array.isArray(body)) {
+    throw new HttpError(400, "The body must be a JSON object.");
+  }
+  return body as Record<string, unknown>;
+}

@@ -1,0 +1,74 @@
+// The SSE core, transport-agnostic: it turns a stream of the durable log into `[body, init]`, where
+// body is an async iterable of wire chunks and init the status and headers. Adapters (node:http in
+// src/server/http.ts, or a fetch Response) only copy them out. The wire rules are in SSE-PROTOCOL.md.
+import type { EventLog, StoredEvent } from "../src/log/event-log.ts";
+
+export interface SseInit {
+  status: number;
+  headers: Record<string, string>;
+}
+
+export interface SseOptions {
+  log: EventLog;
+  stream: string;
+  afterSeq: number;
+  heartbeatMs: number;
+  signal: AbortSignal;
+  /** The `id:` a stored event goes out with (a nest uses the msg number). */
+  idOf?: (event: StoredEvent) => string;
+}
+
+export function frame(id: string, name: string, data: string): string {
+  return `id: ${id}\nevent: ${name}\ndata: ${data}\n\n`;
+}
+
+export const HEARTBEAT = ": heartbeat\n\n";
+
+export function eventStream(options: SseOptions): [AsyncIterable<string>, SseInit] {
+  const init: SseInit = {
+    status: 200,
+    headers: {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache",
+      connection: "keep-alive",
+      "x-accel-buffering": "no",
+    },
+  };
+  return [merge(options), init];
+}
+
+// Interleaves log events with heartbeats until the client goes or the server closes.
+async function* merge({ log, stream, afterSeq, heartbeatMs, signal, idOf }: SseOptions): AsyncGenerator<string> {
+  const events = log.follow(stream, afterSeq, signal)[Symbol.asyncIterator]();
+  let nextEvent = events.next();
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    while (!signal.aborted) {
+      const beat = new Promise<"beat">((resolve) => {
+        timer = setTimeout(() => resolve("beat"), heartbeatMs);
+      });
+      const result = await Promise.race([nextEvent, beat]);
+      clearTimeout(timer);
+      if (result === "beat") {
+        yield HEARTBEAT;
+        continue;
+      }
+      if (result.done) return;
+      const event = result.value;
+      yield frame(idOf ? idOf(event) : String(event.seq), event.name, event.payload);
+      nextEvent = events.next();
+    }
+  } finally {
+    clearTimeout(timer);
+    await events.return?.(undefined);
+  }
+}
+
+/** Reads a Last-Event-ID: a whole number, or "<prefix>-<n>" when the stream's ids carry a prefix. */
+export function parseLastEventId(raw: string | null | undefined, prefix?: string): number | "invalid" {
+  if (raw === null || raw === undefined || raw.trim() === "") return 0;
+  let text = raw.trim();
+  if (prefix && text.startsWith(`${prefix}-`)) text = text.slice(prefix.length + 1);
+  if (!/^\d{1,15}$/.test(text)) return "invalid";
+  return Number(text);
+}

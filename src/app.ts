@@ -1,0 +1,84 @@
+// The application container: configuration, storage, the durable log and its live bus, the model
+// and the classifier, and the engines built on them. HTTP lives outside (src/server, compat/,
+// schema/); tests build an App in-process and may hand in their own model or classifier.
+import type { Config } from "./config.ts";
+import type { PrismaClient } from "./generated/prisma/client.ts";
+import { openDatabase, ensureDataDir } from "./storage/db.ts";
+import { EventLog } from "./log/event-log.ts";
+import { createLocalBus, createRedisBus, type Bus } from "./log/bus.ts";
+import type { Model } from "./models/model.ts";
+import type { Classifier } from "./classifier/jev.ts";
+import { createModel } from "./models/index.ts";
+import { createClassifier } from "./classifier/index.ts";
+import { Flock } from "./flock/flock.ts";
+import { PrismaCrewDirectory } from "./flock/crew.ts";
+import { NestStore } from "./nests/store.ts";
+import { CrowRegistry } from "./nests/registry.ts";
+
+export interface AppDeps {
+  model?: Model;
+  classifier?: Classifier;
+  /** Where diagnostics go (never keys or prompts); stderr by default. */
+  logLine?: (line: string) => void;
+}
+
+export interface App {
+  readonly config: Config;
+  readonly prisma: PrismaClient;
+  readonly bus: Bus;
+  readonly log: EventLog;
+  readonly model: Model;
+  readonly classifier: Classifier;
+  readonly flock: Flock;
+  readonly nests: NestStore;
+  readonly registry: CrowRegistry;
+  logLine(line: string): void;
+  /** Stops starting new work and waits for the writes already under way. */
+  quiesce(): Promise<void>;
+  /** quiesce(), then closes the bus and the database. Idempotent. */
+  close(): Promise<void>;
+}
+
+export async function createApp(config: Config, deps: AppDeps = {}): Promise<App> {
+  ensureDataDir(config.dataDir);
+  const logLine = deps.logLine ?? ((line: string) => console.error(line));
+  const prisma = await openDatabase(config);
+  const bus = config.redisUrl ? await createRedisBus(config.redisUrl) : createLocalBus();
+  const log = new EventLog(prisma, bus);
+  const model = deps.model ?? createModel(config);
+  const classifier = deps.classifier ?? createClassifier(config, prisma);
+  const nests = new NestStore(prisma);
+  const registry = new CrowRegistry(prisma, config.maxSpun);
+  await nests.ensureDefault(); // todo always exists, before anything lists or posts to it
+  const crew = new PrismaCrewDirectory(prisma);
+  const flock = new Flock({ config, prisma, log, model, classifier, crew, logLine });
+  await flock.resume();
+
+  let quiescing: Promise<void> | undefined;
+  let closing: Promise<void> | undefined;
+  const app: App = {
+    config,
+    prisma,
+    bus,
+    log,
+    model,
+    classifier,
+    flock,
+    nests,
+    registry,
+    logLine,
+    quiesce: () =>
+      (quiescing ??= (async () => {
+        await flock.stop();
+        await log.drain();
+      })()),
+    close: () =>
+      (closing ??= (async () => {
+        await app.quiesce();
+        log.close();
+        await bus.close();
+        await prisma.$disconnect();
+      })()),
+  };
+  return app;
+}

@@ -1,0 +1,162 @@
+// Approvals (FLOCK.md section 4.4, EVENTS.md "Pending approvals"): every target (an item's triage,
+// its output) gets exactly one verdict. A pending approval waits for POST /api/verdicts until its
+// deadline; no answer by then is `timeout`, which counts as a rejection (fail safe). The deadline
+// is stored, so after a restart a pending approval still times out at its original moment.
+// The verdict, the approval row and the trust changes it causes commit in one transaction.
+import type { PrismaClient } from "../generated/prisma/client.ts";
+import type { EventLog, Tx } from "../log/event-log.ts";
+import { NotFoundError } from "../errors.ts";
+import { listStream, wirePayload, type Target, type VerdictValue } from "./events.ts";
+import type { TrustLedger } from "./trust.ts";
+
+export type Decision = Exclude<VerdictValue, "auto"> | "auto";
+
+/** Raised to waiters when the engine stops; the item resumes on the next start. */
+export class StoppedError extends Error {
+  constructor() {
+    super("the flock is stopping");
+  }
+}
+
+export interface ApprovalSubject {
+  listId: string;
+  itemId: string;
+  target: Target;
+  taskType: string;
+  /** Whose ledger records the verdict moves: "flock" for triage, the item's crows for output. */
+  holders: string[];
+}
+
+const key = (itemId: string, target: string) => `${itemId}|${target}`;
+
+export class ApprovalDesk {
+  private readonly waiters = new Map<string, Set<(decision: Decision) => void>>();
+  private readonly failers = new Set<(error: Error) => void>();
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private stopped = false;
+
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly log: EventLog,
+    private readonly trust: TrustLedger,
+    private readonly windowMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Parks a pending approval with its deadline (idempotent: an existing row keeps its deadline). */
+  async open(subject: ApprovalSubject): Promise<void> {
+    const deadline = new Date(this.now() + this.windowMs);
+    const row = await this.prisma.approval.upsert({
+      where: { itemId_target: { itemId: subject.itemId, target: subject.target } },
+      create: { itemId: subject.itemId, target: subject.target, deadline },
+      update: {},
+    });
+    if (row.status === "pending") this.arm(subject, row.deadline);
+  }
+
+  /** Records `auto`: trust skipped the approval, and the target still gets its one verdict. */
+  async auto(subject: ApprovalSubject): Promise<void> {
+    await this.record(subject, "auto", true);
+  }
+
+  /** The owner's answer; NotFoundError when nothing is waiting (including a second answer). */
+  async answer(subject: ApprovalSubject, approve: boolean): Promise<void> {
+    const recorded = await this.record(subject, approve ? "approved" : "rejected", false);
+    if (!recorded) throw new NotFoundError(`Nothing is waiting for a ${subject.target} verdict on ${subject.itemId}.`);
+  }
+
+  /**
+   * The decision for a target: at once when it is already recorded, otherwise when the owner
+   * answers or the deadline passes. The waiter is registered before the row is read, so an
+   * answer landing in between is not missed.
+   */
+  async waitFor(subject: ApprovalSubject): Promise<Decision> {
+    if (this.stopped) throw new StoppedError();
+    const k = key(subject.itemId, subject.target);
+    let settle!: (decision: Decision) => void;
+    let fail!: (error: Error) => void;
+    const decided = new Promise<Decision>((resolve, reject) => {
+      settle = resolve;
+      fail = reject;
+    });
+    const set = this.waiters.get(k) ?? new Set();
+    set.add(settle);
+    this.waiters.set(k, set);
+    this.failers.add(fail);
+    try {
+      const row = await this.prisma.approval.findUnique({ where: { itemId_target: { itemId: subject.itemId, target: subject.target } } });
+      if (!row) throw new Error(`no approval row for ${k}`);
+      if (row.status !== "pending") settle(row.status as Decision);
+      else this.arm(subject, row.deadline);
+      return await decided;
+    } finally {
+      set.delete(settle);
+      if (set.size === 0) this.waiters.delete(k);
+      this.failers.delete(fail);
+    }
+  }
+
+  /** Pending approvals of a list, with their deadlines (for resume). */
+  async pending(itemIds: string[]) {
+    return this.prisma.approval.findMany({ where: { itemId: { in: itemIds }, status: "pending" } });
+  }
+
+  /** Wakes every waiter with StoppedError and drops the timers; the rows stay pending. */
+  stop(): void {
+    this.stopped = true;
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+    for (const fail of [...this.failers]) fail(new StoppedError());
+  }
+
+  private arm(subject: ApprovalSubject, deadline: Date): void {
+    const k = key(subject.itemId, subject.target);
+    if (this.stopped || this.timers.has(k)) return;
+    const delay = Math.max(0, deadline.getTime() - this.now());
+    // setTimeout caps at ~24.8 days; windows are minutes.
+    const timer = setTimeout(() => {
+      this.timers.delete(k);
+      void this.record(subject, "timeout", false).catch(() => {});
+    }, delay);
+    timer.unref?.();
+    this.timers.set(k, timer);
+  }
+
+  /**
+   * Moves the approval from pending (or from nothing, for auto) to `decision`, appends the verdict
+   * and every trust.changed it causes in one transaction. Returns false when it was not pending.
+   */
+  private async record(subject: ApprovalSubject, decision: Decision, create: boolean): Promise<boolean> {
+    const { listId, itemId, target, taskType, holders } = subject;
+    let moved = false;
+    await this.log.appendBatch(listStream(listId), async (tx: Tx) => {
+      const decidedAt = new Date(this.now());
+      if (create) {
+        await tx.approval.create({ data: { itemId, target, status: decision, deadline: decidedAt, decidedAt } });
+      } else {
+        const { count } = await tx.approval.updateMany({ where: { itemId, target, status: "pending" }, data: { status: decision, decidedAt } });
+        if (count === 0) return [];
+      }
+      moved = true;
+      const events: Array<{ name: string; payload: object }> = [
+        { name: "verdict", payload: wirePayload<"verdict">(listId, { item_id: itemId, target, verdict: decision }, decidedAt) },
+      ];
+      for (const holder of holders) {
+        const change = await this.trust.apply(tx, holder, taskType, decision, itemId);
+        if (change) {
+          events.push({
+            name: "trust.changed",
+            payload: wirePayload<"trust.changed">(listId, { holder, task_type: taskType, from: change.from, to: change.to }, decidedAt),
+          });
+        }
+      }
+      return events;
+    });
+    if (!moved) return false;
+    const k = key(itemId, target);
+    clearTimeout(this.timers.get(k));
+    this.timers.delete(k);
+    for (const settle of [...(this.waiters.get(k) ?? [])]) settle(decision);
+    return true;
+  }
+}

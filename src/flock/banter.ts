@@ -1,0 +1,94 @@
+// Banter (EVENTS.md "Personas and banter"): a generated aside between two crows that worked the
+// list. The speaker's line is written from both crows' backstories, their relationship and the
+// list's recent events. At most 2 per list, tokens counted against the list's budget, never
+// blocking work: it runs beside the items, and a failed or unusable line is dropped without an
+// event. list.finished waits for banter in flight, up to a limit (20 s by default).
+import type { TodoList } from "../generated/prisma/client.ts";
+import { renderRequest } from "../models/prompts.ts";
+import { totalTokens } from "../models/model.ts";
+import { listStream, wirePayload } from "./events.ts";
+import type { ListBudget } from "./flights.ts";
+import type { FlockContext } from "./flock.ts";
+import { personaOf, relationshipOf } from "./roster.ts";
+
+export const MAX_BANTER_PER_LIST = 2;
+const MAX_LINE_CHARS = 280;
+const RECENT_EVENTS = 6;
+
+export class Banter {
+  private count: number;
+  private readonly crowsSoFar: string[] = [];
+  private readonly inFlight = new Set<Promise<void>>();
+  /** Set once list.finished is due: a line that lands later is dropped, never sent after it. */
+  private closed = false;
+
+  constructor(
+    private readonly ctx: FlockContext,
+    private readonly list: TodoList,
+    private readonly budget: ListBudget,
+  ) {
+    this.count = list.banterCount;
+  }
+
+  /** Called when an item is answered; may start one line of banter in the background. */
+  after(itemId: string, crows: string[]): void {
+    for (const crow of crows) if (!this.crowsSoFar.includes(crow)) this.crowsSoFar.push(crow);
+    if (this.closed || this.count >= MAX_BANTER_PER_LIST || this.ctx.signal.aborted) return;
+    if (this.budget.tokensUsed >= this.budget.tokenBudget) return;
+    const speaker = crows[0];
+    // Address a crow of this item if there are two, else the crow who worked the list most recently.
+    const to = crows.find((c) => c !== speaker) ?? [...this.crowsSoFar].reverse().find((c) => c !== speaker);
+    if (!speaker || !to) return;
+    this.count += 1;
+    const line = this.speak(itemId, speaker, to).catch((error: unknown) => {
+      this.ctx.logLine(`flock: banter dropped on ${itemId}: ${(error as Error).message}`);
+    });
+    this.inFlight.add(line);
+    void line.finally(() => this.inFlight.delete(line));
+  }
+
+  /** Waits for banter in flight, at most `ms`; later lines are dropped. */
+  async settle(ms: number): Promise<void> {
+    if (this.inFlight.size > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.allSettled([...this.inFlight]), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+      clearTimeout(timer);
+    }
+    this.closed = true;
+  }
+
+  private async speak(itemId: string, speaker: string, to: string): Promise<void> {
+    const stream = listStream(this.list.id);
+    // The slot is spent whether or not the line is usable, so a flaky model cannot retry forever.
+    await this.ctx.prisma.todoList.update({ where: { id: this.list.id }, data: { banterCount: { increment: 1 } } });
+    const [speakerPersona, toPersona, recent] = await Promise.all([
+      this.ctx.crew.personaOf(speaker),
+      this.ctx.crew.personaOf(to),
+      this.ctx.log.read(stream, Math.max(0, (await this.ctx.log.lastSeq(stream)) - RECENT_EVENTS)),
+    ]);
+    const request = renderRequest({
+      role: "banter",
+      speaker,
+      persona: speakerPersona,
+      signal: this.ctx.signal,
+      input: {
+        speaker,
+        to,
+        speakerBackstory: personaOf(speakerPersona)?.backstory ?? "",
+        toBackstory: personaOf(toPersona)?.backstory ?? "",
+        relationship: relationshipOf(speakerPersona, toPersona),
+        recent: recent.map((e) => `${e.name} ${e.payload}`.slice(0, 200)),
+      },
+    });
+    const reply = await this.ctx.model.generate(request);
+    const tokens = totalTokens(reply.usage);
+    const text = reply.text.trim();
+    const usable = text !== "" && !text.includes("\n") && text.length <= MAX_LINE_CHARS;
+    await this.ctx.log.appendIn(stream, "crow.banter", async (tx) => {
+      if (this.closed) return null;
+      this.budget.tokensUsed += tokens;
+      await tx.todoList.update({ where: { id: this.list.id }, data: { tokensUsed: { increment: tokens } } });
+      return usable ? wirePayload<"crow.banter">(this.list.id, { item_id: itemId, crow: speaker, to, text }) : null;
+    });
+  }
+}

@@ -1,0 +1,30 @@
+// The list events of EVENTS.md, one builder each, with the payload fields in the contract's order.
+// Every payload carries list_id and ts (RFC 3339). The stream a list's events live on is
+// "list:<list_id>".
+export type Mode = "solo" | "split" | "murder";
+export type Target = "triage" | "output";
+export type VerdictValue = "approved" | "rejected" | "auto" | "timeout";
+export type SkipReason = "rejected" | "timeout" | "budget" | "failure";
+
+export const listStream = (listId: string) => `list:${listId}`;
+
+export type ListEvent =
+  | { name: "list.started"; payload: { items: Array<{ item_id: string; text: string }>; requester: string; nest_id: string } }
+  | { name: "item.triaged"; payload: { item_id: string; mode: Mode; task_type: string; subtasks: string[]; reason: string; needs_approval: boolean } }
+  | { name: "crow.flying"; payload: { item_id: string; crow: string; borrowed: boolean } }
+  | { name: "crow.landed"; payload: { item_id: string; crow: string; ok: boolean; tokens: number; error?: string } }
+  | { name: "item.answered"; payload: { item_id: string; answer: string; crows: string[]; needs_approval: boolean } }
+  | { name: "verdict"; payload: { item_id: string; target: Target; verdict: VerdictValue } }
+  | { name: "trust.changed"; payload: { holder: string; task_type: string; from: number; to: number } }
+  | { name: "item.skipped"; payload: { item_id: string; reason: SkipReason } }
+  | { name: "requester.pranked"; payload: { message: string; cooldown_s: number } }
+  | { name: "crow.banter"; payload: { item_id: string; crow: string; to: string; text: string } }
+  | { name: "list.finished"; payload: { tokens_used: number; token_budget: number } };
+
+export type ListEventName = ListEvent["name"];
+export type PayloadOf<N extends ListEventName> = Extract<ListEvent, { name: N }>["payload"];
+
+/** The wire payload: list_id first, the event's own fields in table order, ts last. */
+export function wirePayload<N extends ListEventName>(listId: string, payload: PayloadOf<N>, now = new Date()): Record<string, unknown> {
+  return { list_id: listId, ...payload, ts: now.toISOString() };
+}

@@ -1,0 +1,81 @@
+// A flight: one model call by one crow (or the Sentry, the Elder, Quill) on one item, announced by
+// crow.flying and closed by crow.landed with its tokens. Tokens count against the list's budget in
+// the same transaction as crow.landed. A flight that would start with the budget spent does not
+// start (BudgetSpentError): the item is skipped with reason `budget`.
+import type { EventLog } from "../log/event-log.ts";
+import type { Model, ModelReply, RoleInput } from "../models/model.ts";
+import { totalTokens } from "../models/model.ts";
+import { renderRequest } from "../models/prompts.ts";
+import { listStream, wirePayload } from "./events.ts";
+import { StoppedError } from "./approvals.ts";
+
+export class BudgetSpentError extends Error {
+  constructor(readonly listId: string) {
+    super(`the token budget of ${listId} is spent`);
+  }
+}
+
+export interface ListBudget {
+  listId: string;
+  tokenBudget: number;
+  /** Kept in step with TodoList.tokensUsed, which every landing increments. */
+  tokensUsed: number;
+}
+
+export interface FlightPlan {
+  list: ListBudget;
+  itemId: string;
+  crow: string;
+  /** The persona the crow runs on (a spun crow's backing persona; itself otherwise). */
+  persona: string;
+  borrowed: boolean;
+  work: RoleInput;
+}
+
+export type FlightResult = { ok: true; text: string; tokens: number; reply: ModelReply } | { ok: false; error: string; tokens: number };
+
+export class Flights {
+  constructor(
+    private readonly log: EventLog,
+    private readonly model: Model,
+    private readonly signal: AbortSignal,
+  ) {}
+
+  async fly(plan: FlightPlan): Promise<FlightResult> {
+    const { list, itemId, crow } = plan;
+    if (this.signal.aborted) throw new StoppedError();
+    if (list.tokensUsed >= list.tokenBudget) throw new BudgetSpentError(list.listId);
+    const stream = listStream(list.listId);
+    await this.log.append(stream, "crow.flying", wirePayload<"crow.flying">(list.listId, { item_id: itemId, crow, borrowed: plan.borrowed }));
+    let result: FlightResult;
+    try {
+      const request = renderRequest({ ...plan.work, speaker: crow, persona: plan.persona, signal: this.signal });
+      const reply = await this.model.generate(request);
+      result = { ok: true, text: reply.text, tokens: totalTokens(reply.usage), reply };
+    } catch (error) {
+      if (this.signal.aborted) throw new StoppedError();
+      result = { ok: false, error: safeMessage(error), tokens: 0 };
+    }
+    await this.land(plan, result);
+    return result;
+  }
+
+  /** Closes a flight; a reply the caller later finds unusable is landed through here as a failure. */
+  private async land(plan: FlightPlan, result: FlightResult): Promise<void> {
+    const { list, itemId, crow } = plan;
+    list.tokensUsed += result.tokens;
+    const payload = result.ok
+      ? { item_id: itemId, crow, ok: true, tokens: result.tokens }
+      : { item_id: itemId, crow, ok: false, tokens: result.tokens, error: result.error };
+    await this.log.append(listStream(list.listId), "crow.landed", wirePayload<"crow.landed">(list.listId, payload), (tx) =>
+      tx.todoList.update({ where: { id: list.listId }, data: { tokensUsed: { increment: result.tokens } } }),
+    );
+  }
+}
+
+/** A one-line error fit for a client: never a key, a prompt or a stack. */
+export function safeMessage(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  const line = text.split("\n")[0] ?? "error";
+  return line.length > 200 ? `${line.slice(0, 197)}...` : line || "error";
+}

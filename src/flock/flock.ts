@@ -1,0 +1,152 @@
+// The flock engine's front: what the compat API and GraphQL call. It knows nothing of HTTP; it
+// refuses with the domain errors of src/errors.ts and appends everything it does to the log.
+import { randomBytes } from "node:crypto";
+import type { Config } from "../config.ts";
+import type { PrismaClient } from "../generated/prisma/client.ts";
+import type { EventLog } from "../log/event-log.ts";
+import type { Model } from "../models/model.ts";
+import type { Classifier } from "../classifier/jev.ts";
+import { BadInputError, NotFoundError, RateLimitedError } from "../errors.ts";
+import { ApprovalDesk } from "./approvals.ts";
+import { CrewPicker, DEFAULT_NEST, type CrewDirectory } from "./crew.ts";
+import { listStream, wirePayload, type Target } from "./events.ts";
+import { ListRun } from "./list-run.ts";
+import { RateLimiter } from "./rate-limit.ts";
+import { parseRequester, parseTodoText } from "./todo-text.ts";
+import { TrustLedger } from "./trust.ts";
+
+export interface FlockDeps {
+  config: Config;
+  prisma: PrismaClient;
+  log: EventLog;
+  model: Model;
+  classifier: Classifier;
+  crew: CrewDirectory;
+  logLine: (line: string) => void;
+  now?: () => number;
+}
+
+/** What a list run needs from the flock. */
+export interface FlockContext extends FlockDeps {
+  trust: TrustLedger;
+  approvals: ApprovalDesk;
+  picker: CrewPicker;
+  signal: AbortSignal;
+}
+
+export class Flock {
+  readonly trust: TrustLedger;
+  readonly approvals: ApprovalDesk;
+  readonly picker: CrewPicker;
+  readonly limiter: RateLimiter;
+  private readonly ctx: FlockContext;
+  private readonly stopping = new AbortController();
+  private readonly runs = new Map<string, Promise<void>>();
+
+  constructor(private readonly deps: FlockDeps) {
+    const now = deps.now ?? Date.now;
+    this.trust = new TrustLedger(deps.prisma, (holder, db) => deps.crew.startingLevel(holder, db));
+    this.approvals = new ApprovalDesk(deps.prisma, deps.log, this.trust, deps.config.approvalWindowMs, now);
+    this.picker = new CrewPicker(deps.crew);
+    this.limiter = new RateLimiter(deps.prisma, now);
+    this.ctx = { ...deps, trust: this.trust, approvals: this.approvals, picker: this.picker, signal: this.stopping.signal };
+  }
+
+  /** Accepts a todo list (POST /api/lists): validates, rate-limits, stores it and starts it. */
+  async submitList(input: { text: unknown; requester: unknown; nestId?: unknown }): Promise<{ listId: string }> {
+    const items = parseTodoText(input.text);
+    const requester = parseRequester(input.requester);
+    const nestId = await this.nestFor(input.nestId);
+    const admission = await this.limiter.admit(requester);
+    if (!admission.admitted) {
+      if (admission.pranked) await this.prank(requester, admission.message, admission.cooldownS);
+      throw new RateLimitedError(admission.message, admission.cooldownS);
+    }
+    if (this.stopping.signal.aborted) throw new BadInputError("The flock is shutting down; try again in a moment.");
+    const listId = `lst${randomBytes(5).toString("hex")}`;
+    const itemRows = items.map((text, i) => ({ id: `${listId}-${i + 1}`, n: i + 1, text }));
+    await this.deps.log.append(
+      listStream(listId),
+      "list.started",
+      wirePayload<"list.started">(listId, { items: itemRows.map((i) => ({ item_id: i.id, text: i.text })), requester, nest_id: nestId }),
+      async (tx) => {
+        await tx.todoList.create({
+          data: { id: listId, requester, nestId, text: input.text as string, tokenBudget: this.deps.config.tokenBudget, items: { create: itemRows } },
+        });
+      },
+    );
+    this.start(listId);
+    return { listId };
+  }
+
+  /** The owner's verdict (POST /api/verdicts). NotFoundError when nothing waits for it. */
+  async postVerdict(input: { itemId: unknown; target: unknown; approve: unknown }): Promise<void> {
+    if (typeof input.itemId !== "string" || input.itemId.trim() === "") throw new BadInputError('"item_id" must be a non-empty string.');
+    if (input.target !== "triage" && input.target !== "output") throw new BadInputError('"target" must be "triage" or "output".');
+    if (typeof input.approve !== "boolean") {
+      throw new BadInputError('"approve" is required and must be true or false; a missing answer is never read as a no.');
+    }
+    const target: Target = input.target;
+    const item = await this.deps.prisma.item.findUnique({ where: { id: input.itemId } });
+    if (!item) throw new NotFoundError(`No item ${input.itemId} is waiting for a verdict.`);
+    await this.approvals.answer(
+      {
+        listId: item.listId,
+        itemId: item.id,
+        target,
+        taskType: item.taskType ?? "other",
+        holders: target === "triage" ? ["flock"] : (JSON.parse(item.crows) as string[]),
+      },
+      input.approve,
+    );
+  }
+
+  async listExists(listId: string): Promise<boolean> {
+    return (await this.deps.prisma.todoList.count({ where: { id: listId } })) > 0;
+  }
+
+  /** Picks up every list that was running when the server last stopped. */
+  async resume(): Promise<void> {
+    const running = await this.deps.prisma.todoList.findMany({ where: { status: "running" }, select: { id: true } });
+    for (const { id } of running) this.start(id);
+  }
+
+  /** Stops starting work; in-flight model calls are aborted, stored state stays for resume. */
+  async stop(): Promise<void> {
+    this.stopping.abort();
+    this.approvals.stop();
+    await Promise.allSettled([...this.runs.values()]);
+  }
+
+  /** Resolves when the list's run ends (finished, or stopped). For tests and benchmarks. */
+  async settled(listId: string): Promise<void> {
+    await this.runs.get(listId);
+  }
+
+  private start(listId: string): void {
+    if (this.runs.has(listId)) return;
+    const run = (async () => {
+      const list = await this.deps.prisma.todoList.findUniqueOrThrow({ where: { id: listId } });
+      await new ListRun(this.ctx, list).run();
+    })()
+      .catch((error: unknown) => this.deps.logLine(`flock: list ${listId} stopped on an error: ${(error as Error).stack ?? String(error)}`))
+      .finally(() => this.runs.delete(listId));
+    this.runs.set(listId, run);
+  }
+
+  private async nestFor(nestId: unknown): Promise<string> {
+    if (nestId === undefined || nestId === null) return DEFAULT_NEST;
+    if (typeof nestId !== "string" || nestId.trim() === "") throw new BadInputError('"nest_id" must be a non-empty string when given.');
+    const core = await this.deps.crew.core(nestId);
+    if (core === null) throw new NotFoundError(`No nest ${nestId}.`);
+    return nestId;
+  }
+
+  /** requester.pranked goes to every list of the requester still flying. */
+  private async prank(requester: string, message: string, cooldownS: number): Promise<void> {
+    const flying = await this.deps.prisma.todoList.findMany({ where: { requester, status: "running" }, select: { id: true } });
+    await Promise.all(
+      flying.map(({ id }) => this.deps.log.append(listStream(id), "requester.pranked", wirePayload<"requester.pranked">(id, { message, cooldown_s: cooldownS }))),
+    );
+  }
+}

@@ -1,0 +1,273 @@
+// One list, start to finish (FLOCK.md section 4). Items are worked concurrently up to a limit, each
+// through stored stages, so a restart picks every item up where it stood:
+//   pending -> awaiting_triage -> working -> awaiting_output -> done
+//   (or skipped, with reason rejected | timeout | budget | failure, from any stage before done)
+// list.finished follows once every item is done or skipped and banter has landed (or waited out).
+import type { Item, TodoList } from "../generated/prisma/client.ts";
+import type { Tx } from "../log/event-log.ts";
+import type { FlockContext } from "./flock.ts";
+import { listStream, wirePayload, type Mode, type SkipReason, type Target } from "./events.ts";
+import { BudgetSpentError, Flights, type FlightResult, type ListBudget } from "./flights.ts";
+import { StoppedError, type ApprovalSubject } from "./approvals.ts";
+import { classifierHints, readTriage, type Triage } from "./triage.ts";
+import { Banter } from "./banter.ts";
+
+const TERMINAL = new Set(["done", "skipped"]);
+
+/** Ends an item's run with a skip. */
+class SkipItem extends Error {
+  constructor(readonly reason: SkipReason) {
+    super(reason);
+  }
+}
+
+export class ListRun {
+  private readonly budget: ListBudget;
+  private readonly flights: Flights;
+  private readonly banter: Banter;
+  private readonly stream: string;
+
+  constructor(
+    private readonly ctx: FlockContext,
+    private readonly list: TodoList,
+  ) {
+    this.budget = { listId: list.id, tokenBudget: list.tokenBudget, tokensUsed: list.tokensUsed };
+    this.flights = new Flights(ctx.log, ctx.model, ctx.signal);
+    this.stream = listStream(list.id);
+    this.banter = new Banter(ctx, list, this.budget);
+  }
+
+  async run(): Promise<void> {
+    const items = await this.ctx.prisma.item.findMany({ where: { listId: this.list.id }, orderBy: { n: "asc" } });
+    const open = items.filter((item) => !TERMINAL.has(item.stage));
+    await runLimited(open, this.ctx.config.itemConcurrency, (item) => this.runItem(item));
+    if (this.ctx.signal.aborted) return;
+    await this.banter.settle(this.ctx.config.banterWaitMs);
+    if (this.ctx.signal.aborted) return;
+    await this.ctx.log.appendIn(this.stream, "list.finished", async (tx) => {
+      const list = await tx.todoList.update({ where: { id: this.list.id }, data: { status: "finished", finishedAt: new Date() } });
+      return wirePayload<"list.finished">(this.list.id, { tokens_used: list.tokensUsed, token_budget: list.tokenBudget });
+    });
+  }
+
+  private async runItem(start: Item): Promise<void> {
+    let item = start;
+    try {
+      while (!TERMINAL.has(item.stage)) {
+        item = await this.step(item);
+      }
+    } catch (error) {
+      if (error instanceof StoppedError || this.ctx.signal.aborted) return; // resumes on the next start
+      if (error instanceof SkipItem) return this.skip(item, error.reason);
+      if (error instanceof BudgetSpentError) return this.skip(item, "budget");
+      this.ctx.logLine(`flock: item ${item.id} failed unexpectedly: ${(error as Error).stack ?? String(error)}`);
+      await this.skip(item, "failure").catch(() => {});
+    }
+  }
+
+  private async step(item: Item): Promise<Item> {
+    switch (item.stage) {
+      case "pending":
+        return this.triage(item);
+      case "awaiting_triage": {
+        const decision = await this.ctx.approvals.waitFor(this.subject(item, "triage"));
+        if (decision === "rejected" || decision === "timeout") throw new SkipItem(decision);
+        return this.setStage(item, "working");
+      }
+      case "working":
+        return this.work(item);
+      case "awaiting_output":
+        await this.ctx.approvals.waitFor(this.subject(item, "output"));
+        return this.setStage(item, "done");
+      default:
+        throw new Error(`item ${item.id} is in an unknown stage ${item.stage}`);
+    }
+  }
+
+  // --- triage -------------------------------------------------------------------------------
+
+  private async triage(item: Item): Promise<Item> {
+    const hints = await classifierHints(this.ctx.classifier, item.id, item.text, this.ctx.config.jevThreshold);
+    const flight = await this.flights.fly({
+      list: this.budget,
+      itemId: item.id,
+      crow: "Sentry",
+      persona: "Sentry",
+      borrowed: false,
+      work: { role: "sentry", input: { item: item.text, hints } },
+    });
+    const triage: Triage = readTriage(flight, hints);
+    const needsApproval = !(await this.ctx.trust.isTrusted(["flock"], triage.taskType));
+    await this.ctx.log.appendIn(this.stream, "item.triaged", async (tx) => {
+      await tx.item.update({
+        where: { id: item.id },
+        data: { stage: "awaiting_triage", mode: triage.mode, taskType: triage.taskType, subtasks: JSON.stringify(triage.subtasks), reason: triage.reason },
+      });
+      return wirePayload<"item.triaged">(this.list.id, {
+        item_id: item.id,
+        mode: triage.mode,
+        task_type: triage.taskType,
+        subtasks: triage.subtasks,
+        reason: triage.reason,
+        needs_approval: needsApproval,
+      });
+    });
+    const next = await this.reload(item);
+    const subject = this.subject(next, "triage");
+    if (needsApproval) await this.ctx.approvals.open(subject);
+    else await this.ctx.approvals.auto(subject);
+    return next;
+  }
+
+  // --- work ---------------------------------------------------------------------------------
+
+  private async work(item: Item): Promise<Item> {
+    const mode = (item.mode ?? "solo") as Mode;
+    const taskType = item.taskType ?? "other";
+    const subtasks = parseList(item.subtasks);
+    let answer: string;
+    let crows: string[];
+    if (mode === "split" && subtasks.length > 0) {
+      const parts = await this.crew(item, subtasks.length);
+      const results = await Promise.all(
+        subtasks.map((subtask, i) => this.flyWithRetry(item, parts[i % Math.max(1, parts.length)], { role: "crow", input: { task: item.text, subtask, taskType } }, parts)),
+      );
+      if (results.some((r) => r === null)) throw new SkipItem("failure");
+      const partials = results.map((r, i) => ({ crow: r!.crow, subtask: subtasks[i]!, answer: r!.text }));
+      answer = await this.merge(item, "split", partials);
+      crows = unique(partials.map((p) => p.crow));
+    } else if (mode === "murder") {
+      const size = this.ctx.config.murderSize;
+      const murder = await this.crew(item, size);
+      const results = await Promise.all(
+        murder.map((pick, i) => this.flyWithRetry(item, pick, { role: "crow", input: { task: item.text, taskType, lens: { index: i, of: size } } }, murder)),
+      );
+      const partials = results.filter((r): r is Landed => r !== null).map((r) => ({ crow: r.crow, answer: r.text }));
+      if (partials.length === 0) throw new SkipItem("failure");
+      answer = await this.merge(item, "murder", partials);
+      crows = unique(partials.map((p) => p.crow));
+    } else {
+      const [pick] = await this.crew(item, 1);
+      const result = await this.flyWithRetry(item, pick, { role: "crow", input: { task: item.text, taskType } }, pick ? [pick] : []);
+      if (!result) throw new SkipItem("failure");
+      answer = result.text;
+      crows = [result.crow];
+    }
+    const needsApproval = !(await this.ctx.trust.isTrusted(crows, taskType));
+    await this.ctx.log.appendIn(this.stream, "item.answered", async (tx) => {
+      await tx.item.update({ where: { id: item.id }, data: { stage: "awaiting_output", answer, crows: JSON.stringify(crows) } });
+      return wirePayload<"item.answered">(this.list.id, { item_id: item.id, answer, crows, needs_approval: needsApproval });
+    });
+    const next = await this.reload(item);
+    this.banter.after(next.id, crows);
+    const subject = this.subject(next, "output");
+    if (needsApproval) await this.ctx.approvals.open(subject);
+    else await this.ctx.approvals.auto(subject);
+    return next;
+  }
+
+  private async crew(item: Item, count: number): Promise<Array<{ crow: string; borrowed: boolean }>> {
+    return this.ctx.picker.pick(this.list.nestId, count);
+  }
+
+  /**
+   * Flies `pick`; a failed flight is retried once by another crow (none of `crew`). Returns null
+   * when neither landed with an answer.
+   */
+  private async flyWithRetry(
+    item: Item,
+    pick: { crow: string; borrowed: boolean } | undefined,
+    work: Parameters<Flights["fly"]>[0]["work"],
+    crew: Array<{ crow: string; borrowed: boolean }>,
+  ): Promise<Landed | null> {
+    const tried = new Set(crew.map((c) => c.crow));
+    let current = pick;
+    for (let attempt = 0; attempt < 2 && current; attempt++) {
+      tried.add(current.crow);
+      const result = await this.flights.fly({
+        list: this.budget,
+        itemId: item.id,
+        crow: current.crow,
+        persona: await this.ctx.crew.personaOf(current.crow),
+        borrowed: current.borrowed,
+        work,
+      });
+      if (result.ok && result.text.trim() !== "") return { crow: current.crow, text: result.text.trim() };
+      if (attempt === 0) [current] = await this.ctx.picker.pick(this.list.nestId, 1, tried);
+    }
+    return null;
+  }
+
+  /** The Elder merges several partial answers; it gets one retry, then the item fails. */
+  private async merge(item: Item, mode: "split" | "murder", partials: Array<{ crow: string; subtask?: string; answer: string }>): Promise<string> {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const result: FlightResult = await this.flights.fly({
+        list: this.budget,
+        itemId: item.id,
+        crow: "Elder",
+        persona: "Elder",
+        borrowed: false,
+        work: { role: "elder", input: { task: item.text, mode, partials } },
+      });
+      if (result.ok && result.text.trim() !== "") return result.text.trim();
+    }
+    throw new SkipItem("failure");
+  }
+
+  // --- bookkeeping --------------------------------------------------------------------------
+
+  private subject(item: Item, target: Target): ApprovalSubject {
+    return {
+      listId: this.list.id,
+      itemId: item.id,
+      target,
+      taskType: item.taskType ?? "other",
+      holders: target === "triage" ? ["flock"] : parseList(item.crows),
+    };
+  }
+
+  private async setStage(item: Item, stage: string): Promise<Item> {
+    return this.ctx.prisma.item.update({ where: { id: item.id }, data: { stage } });
+  }
+
+  private reload(item: Item): Promise<Item> {
+    return this.ctx.prisma.item.findUniqueOrThrow({ where: { id: item.id } });
+  }
+
+  private async skip(item: Item, reason: SkipReason): Promise<void> {
+    await this.ctx.log.appendIn(this.stream, "item.skipped", async (tx: Tx) => {
+      const { count } = await tx.item.updateMany({ where: { id: item.id, stage: { notIn: [...TERMINAL] } }, data: { stage: "skipped", skipReason: reason } });
+      return count === 0 ? null : wirePayload<"item.skipped">(this.list.id, { item_id: item.id, reason });
+    });
+  }
+}
+
+interface Landed {
+  crow: string;
+  text: string;
+}
+
+function parseList(json: string): string[] {
+  try {
+    const value: unknown = JSON.parse(json);
+    return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
+  } catch {
+    return [];
+  }
+}
+
+function unique(values: string[]): string[] {
+  return [...new Set(values)];
+}
+
+/** Runs `task` over `items` with at most `limit` at once. */
+async function runLimited<T>(items: T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const item = items[next++]!;
+      await task(item);
+    }
+  });
+  await Promise.all(workers);
+}

@@ -1,0 +1,83 @@
+// Abuse limits (FLOCK.md section 5), keyed by requester for lists and by author for nest posts.
+// More than 5 submissions in 60 seconds earns a strike; 3 strikes within 10 minutes prank the
+// poster: a 429 with a playful line and a cooldown of 60 s, doubling on each repeat prank, capped at
+// an hour. During a cooldown every submission is refused with the seconds left. State is stored,
+// so a restart does not forgive anyone.
+import type { PrismaClient } from "../generated/prisma/client.ts";
+import { KeyedLock } from "../util/keyed-lock.ts";
+
+export const WINDOW_MS = 60_000;
+export const MAX_PER_WINDOW = 5;
+export const STRIKE_WINDOW_MS = 10 * 60_000;
+export const STRIKES_TO_PRANK = 3;
+export const BASE_COOLDOWN_S = 60;
+export const MAX_COOLDOWN_S = 3600;
+
+const PRANK_LINES = [
+  "The flock has flown off to count shiny buttons. Try again later.",
+  "Caw! Every crow just remembered an urgent appointment on a distant roof.",
+  "Your list has been hidden under a very convincing pile of leaves.",
+  "The Sentry says the sky is full. Come back when there is room.",
+  "The crows are holding a meeting about you. It may take a while.",
+];
+
+export type Admission =
+  | { admitted: true }
+  | { admitted: false; message: string; cooldownS: number; /** true when this very submission earned the prank */ pranked: boolean };
+
+export class RateLimiter {
+  private readonly lock = new KeyedLock();
+
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  admit(key: string): Promise<Admission> {
+    return this.lock.run(key, () => this.admitNow(key));
+  }
+
+  private async admitNow(key: string): Promise<Admission> {
+    const now = this.now();
+    const row = await this.prisma.requester.findUnique({ where: { name: key } });
+    const pranks = row?.pranks ?? 0;
+    if (row?.cooldownUntil && row.cooldownUntil.getTime() > now) {
+      const left = Math.ceil((row.cooldownUntil.getTime() - now) / 1000);
+      return { admitted: false, message: lineFor(key, pranks), cooldownS: left, pranked: false };
+    }
+    const recent = parseTimes(row?.recent).filter((t) => now - t < WINDOW_MS);
+    let strikes = parseTimes(row?.strikes).filter((t) => now - t < STRIKE_WINDOW_MS);
+    recent.push(now);
+    if (recent.length > MAX_PER_WINDOW) strikes.push(now);
+    if (strikes.length >= STRIKES_TO_PRANK) {
+      const cooldownS = Math.min(BASE_COOLDOWN_S * 2 ** pranks, MAX_COOLDOWN_S);
+      const state = {
+        recent: "[]",
+        strikes: "[]",
+        pranks: pranks + 1,
+        cooldownUntil: new Date(now + cooldownS * 1000),
+      };
+      await this.prisma.requester.upsert({ where: { name: key }, create: { name: key, ...state }, update: state });
+      return { admitted: false, message: lineFor(key, pranks + 1), cooldownS, pranked: true };
+    }
+    const state = { recent: JSON.stringify(recent), strikes: JSON.stringify(strikes) };
+    await this.prisma.requester.upsert({ where: { name: key }, create: { name: key, ...state }, update: state });
+    return { admitted: true };
+  }
+}
+
+function parseTimes(json: string | undefined): number[] {
+  if (!json) return [];
+  try {
+    const value: unknown = JSON.parse(json);
+    return Array.isArray(value) ? value.filter((t): t is number => typeof t === "number") : [];
+  } catch {
+    return [];
+  }
+}
+
+function lineFor(key: string, pranks: number): string {
+  let hash = pranks;
+  for (const ch of key) hash = (hash * 31 + ch.charCodeAt(0)) >>> 0;
+  return PRANK_LINES[hash % PRANK_LINES.length]!;
+}

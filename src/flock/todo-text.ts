@@ -1,0 +1,36 @@
+// How a posted todo list becomes items (FLOCK.md section 4.1): one item per non-empty line, list
+// markers stripped, each item 1-2,000 characters after trimming, 1-50 items.
+import { BadInputError } from "../errors.ts";
+
+export const MAX_ITEM_CHARS = 2000;
+export const MAX_ITEMS = 50;
+
+// "-", "*", "+", "•", "1.", "1)", then an optional "[ ]" / "[x]" checkbox.
+const MARKER = /^(?:[-*+•](?:\s+|$)|\d{1,3}[.)](?:\s+|$)|[-*+•](?=\[))?(?:\[[ xX]?\](?:\s+|$))?/;
+
+export function parseTodoText(text: unknown): string[] {
+  if (typeof text !== "string") throw new BadInputError('"text" must be a string holding the todo list, one item per line.');
+  const items: string[] = [];
+  const lines = text.split(/\r\n|\r|\n/);
+  for (const [index, line] of lines.entries()) {
+    if (line.trim() === "") continue;
+    const item = line.trim().replace(MARKER, "").trim();
+    if (item.length === 0) throw new BadInputError(`Line ${index + 1} has a list marker but no item.`);
+    if (item.length > MAX_ITEM_CHARS) {
+      throw new BadInputError(`Line ${index + 1} is ${item.length} characters; an item may have at most ${MAX_ITEM_CHARS}.`);
+    }
+    items.push(item);
+  }
+  if (items.length === 0) throw new BadInputError("The todo list is empty: write at least one item.");
+  if (items.length > MAX_ITEMS) throw new BadInputError(`The todo list has ${items.length} items; at most ${MAX_ITEMS} are allowed.`);
+  return items;
+}
+
+export function parseRequester(requester: unknown): string {
+  if (typeof requester !== "string" || requester.trim() === "") {
+    throw new BadInputError('"requester" must be a non-empty string naming who asks.');
+  }
+  const name = requester.trim();
+  if (name.length > 100) throw new BadInputError('"requester" may have at most 100 characters.');
+  return name;
+}

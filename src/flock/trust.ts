@@ -1,0 +1,98 @@
+// The trust ledger (FLOCK.md section 3). A record per (holder, task_type); levels 0 stranger,
+// 1 regular, 2 trusted. approved: streak + 1, promoting stranger -> regular after 3 approvals in a
+// row and regular -> trusted after 5 more; rejected or timeout: down one level, streak reset;
+// auto: no change. The caller emits trust.changed for every level change this returns.
+import type { Tx } from "../log/event-log.ts";
+import type { PrismaClient } from "../generated/prisma/client.ts";
+import type { VerdictValue } from "./events.ts";
+
+export const LEVEL_NAMES = ["stranger", "regular", "trusted"] as const;
+export const TRUSTED = 2;
+/** Approvals in a row that promote from a level: index = current level. */
+export const PROMOTE_AFTER = [3, 5] as const;
+
+export interface LevelChange {
+  holder: string;
+  taskType: string;
+  from: number;
+  to: number;
+}
+
+/** Where a holder with no record starts: stranger, or a spun crow's starting trust. */
+export type StartingLevel = (holder: string, db: Tx | PrismaClient) => Promise<number>;
+
+export class TrustLedger {
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly startingLevel: StartingLevel,
+  ) {}
+
+  async level(holder: string, taskType: string, db: Tx | PrismaClient = this.prisma): Promise<number> {
+    const row = await db.trust.findUnique({ where: { holder_taskType: { holder, taskType } } });
+    return row ? row.level : this.startingLevel(holder, db);
+  }
+
+  async isTrusted(holders: string[], taskType: string): Promise<boolean> {
+    if (holders.length === 0) return false;
+    for (const holder of holders) if ((await this.level(holder, taskType)) < TRUSTED) return false;
+    return true;
+  }
+
+  /** Applies one verdict to one holder inside `tx`; returns the level change, if any. */
+  async apply(tx: Tx, holder: string, taskType: string, verdict: VerdictValue, subject: string): Promise<LevelChange | null> {
+    const existing = await tx.trust.findUnique({ where: { holder_taskType: { holder, taskType } } });
+    const from = existing ? existing.level : await this.startingLevel(holder, tx);
+    let level = from;
+    let streak = existing?.streak ?? 0;
+    if (verdict === "approved") {
+      streak += 1;
+      const needed = PROMOTE_AFTER[level as 0 | 1];
+      if (needed !== undefined && streak >= needed) {
+        level += 1;
+        streak = 0;
+      }
+    } else if (verdict === "rejected" || verdict === "timeout") {
+      level = Math.max(0, level - 1);
+      streak = 0;
+    }
+    const counts = {
+      approvals: verdict === "approved" ? 1 : 0,
+      rejections: verdict === "rejected" || verdict === "timeout" ? 1 : 0,
+      autos: verdict === "auto" ? 1 : 0,
+    };
+    await tx.trust.upsert({
+      where: { holder_taskType: { holder, taskType } },
+      create: { holder, taskType, level, streak, ...counts },
+      update: {
+        level,
+        streak,
+        approvals: { increment: counts.approvals },
+        rejections: { increment: counts.rejections },
+        autos: { increment: counts.autos },
+      },
+    });
+    await tx.trustEntry.create({ data: { holder, taskType, verdict, subject, from, to: level, streak } });
+    return level === from ? null : { holder, taskType, from, to: level };
+  }
+
+  /** The whole ledger with its history, for GET /api/trust and GraphQL. */
+  async snapshot() {
+    const [records, entries] = await Promise.all([
+      this.prisma.trust.findMany({ orderBy: [{ holder: "asc" }, { taskType: "asc" }] }),
+      this.prisma.trustEntry.findMany({ orderBy: { id: "asc" } }),
+    ]);
+    return records.map((r) => ({
+      holder: r.holder,
+      task_type: r.taskType,
+      level: r.level,
+      level_name: LEVEL_NAMES[r.level] ?? "stranger",
+      streak: r.streak,
+      approvals: r.approvals,
+      rejections: r.rejections,
+      autos: r.autos,
+      history: entries
+        .filter((e) => e.holder === r.holder && e.taskType === r.taskType)
+        .map((e) => ({ verdict: e.verdict, subject: e.subject, from: e.from, to: e.to, at: e.at.toISOString() })),
+    }));
+  }
+}
