@@ -1,0 +1,73 @@
+// The server as a process, the way `npm start` runs it: the ready line, the localhost default,
+// and SIGTERM stopping it cleanly (exit 0) with a list in flight and a stream open.
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { openSse } from "./helpers/sse.ts";
+
+function startProcess(env: Record<string, string>) {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+  const ready = new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no ready line; stderr: ${stderr}`)), 20_000);
+    child.stdout.on("data", () => {
+      const line = stdout.split("\n").find((l) => l.startsWith("crows listening on "));
+      if (line) {
+        clearTimeout(timer);
+        resolve(line);
+      }
+    });
+    child.on("exit", (code) => reject(new Error(`exited ${code} before ready; stderr: ${stderr}`)));
+  });
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  return { child, ready, exited, output: () => ({ stdout, stderr }) };
+}
+
+test("prints the ready line on 127.0.0.1 and exits 0 on SIGTERM with work in flight", async () => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), "crows-proc-"));
+  try {
+    const proc = startProcess({ CROWS_PORT: "0", CROWS_DATA_DIR: dataDir });
+    const line = await proc.ready;
+    assert.match(line, /^crows listening on http:\/\/127\.0\.0\.1:\d+$/);
+    const url = line.slice("crows listening on ".length);
+    const res = await fetch(`${url}/api/lists`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ text: "Buy milk\nCall the bank", requester: "sigterm" }),
+    });
+    assert.is(res.status, 202);
+    const { list_id } = (await res.json()) as { list_id: string };
+    const sse = await openSse(`${url}/api/events?list_id=${list_id}`);
+    await sse.waitFor((m) => m.event === "item.triaged");
+    const started = Date.now();
+    proc.child.kill("SIGTERM");
+    const code = await proc.exited;
+    assert.is(code, 0, proc.output().stderr);
+    assert.ok(Date.now() - started < 5000, "stops promptly even with an SSE stream open");
+    sse.close();
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test("a bad configuration value stops the start with a message naming the variable", async () => {
+  const proc = startProcess({ CROWS_PORT: "not-a-port", CROWS_DATA_DIR: mkdtempSync(path.join(os.tmpdir(), "crows-proc-")) });
+  const error = await proc.ready.then(
+    () => undefined,
+    (e: Error) => e,
+  );
+  assert.ok(error);
+  assert.is(await proc.exited, 1);
+  assert.match(proc.output().stderr, /CROWS_PORT must be a whole number/);
+});
+
+test.run();
