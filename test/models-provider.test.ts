@@ -8,7 +8,7 @@ import type { Model, ModelRequest } from "../src/models/model.ts";
 import { OfflineBrain } from "../src/models/offline.ts";
 import { renderRequest } from "../src/models/prompts.ts";
 import { createProviderModel } from "../src/models/providers.ts";
-import { startFakeOpenAI, type FakeOpenAI, type FakeScript } from "./helpers/fake-openai.ts";
+import { defaultScript, startFakeOpenAI, type FakeOpenAI, type FakeScript } from "./helpers/fake-openai.ts";
 
 const SECRET_KEY = "sk-test-do-not-leak-4242";
 const ITEM = "Research flights to Lisbon and book the cheapest one";
@@ -194,6 +194,17 @@ test("the caller's abort stops the call", async () => {
       assert.is(fake.calls.length, 1);
     },
   );
+});
+
+test("the fake server's default script answers each role in its format", async () => {
+  await withFake(defaultScript, async (fake, model) => {
+    const triage = parseTriage((await model.generate(sentryRequest())).text);
+    assert.ok(triage.ok);
+    const crow = await model.generate(crowRequest());
+    assert.is(crow.text, "fake crow answer");
+    assert.ok(crow.usage.inputTokens > 0);
+    assert.is(fake.calls.length, 2);
+  });
 });
 
 test("createModel: offline by default, providers by CROWS_MODEL, ConfigError naming the variable otherwise", () => {

@@ -30,6 +30,8 @@ export interface ProviderModelOptions {
   timeoutMs: number;
   /** Pause before the single retry. */
   retryDelayMs?: number;
+  /** Whether the provider has a schema-free JSON mode (Anthropic has none and would only warn). */
+  jsonMode?: boolean;
 }
 
 /** A failed call, with a message safe to show and store. */
@@ -69,7 +71,7 @@ export class ProviderModel implements Model {
     const signal = request.signal ? AbortSignal.any([request.signal, timeout]) : timeout;
     // The Sentry's triage is a bare JSON object, so JSON mode fits it; Boss's orders start with a
     // keyword (SPIN {...}), which JSON mode would forbid, so Boss relies on its prompt alone.
-    const jsonMode = request.json === true && PURE_JSON_ROLES.has(request.role);
+    const jsonMode = this.options.jsonMode !== false && request.json === true && PURE_JSON_ROLES.has(request.role);
     try {
       const result = await generateText({
         model: this.languageModel,
@@ -164,7 +166,7 @@ export function createProviderModel(config: Config, env: Env = process.env, opti
       const apiKey = config.modelApiKey ?? nonEmpty(env.ANTHROPIC_API_KEY);
       if (!apiKey) throw new ConfigError(`CROWS_MODEL ${config.model} needs a key in CROWS_MODEL_API_KEY or ANTHROPIC_API_KEY`);
       const provider = createAnthropic({ apiKey, ...(baseURL ? { baseURL } : {}) });
-      return new ProviderModel(config.model, provider(modelId), modelOptions);
+      return new ProviderModel(config.model, provider(modelId), { jsonMode: false, ...modelOptions });
     }
     case "openai-compatible": {
       if (!baseURL) throw new ConfigError(`CROWS_MODEL ${config.model} needs CROWS_MODEL_BASE_URL (for example http://127.0.0.1:11434/v1)`);
