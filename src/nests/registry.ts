@@ -134,7 +134,8 @@ function toRecord(row: { name: string; persona: string; trust: string }): SpunCr
   return { name: row.name, persona: row.persona, trust: row.trust === "regular" ? "regular" : "stranger" };
 }
 
-function compareNames(a: string, b: string): number {
+/** Registry order: by name case-insensitively ("ada" before "Bryn"), then by code unit. */
+export function compareNames(a: string, b: string): number {
   const la = a.toLowerCase();
   const lb = b.toLowerCase();
   if (la !== lb) return la < lb ? -1 : 1;
