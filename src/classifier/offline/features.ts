@@ -15,6 +15,18 @@ const SOURCE = /(https?:\/\/|www\.|\bsource[sd]?\b|according to|\bper (the|their
 const HEDGE = /\b(probably|likely|i think|i believe|guess|estimate[ds]?|roughly|approximately|unverified|not sure|unconfirmed|may be|might be|seems|i'd assume|about \d)/;
 const CORRECTION = /\b(correction|actually|update[ds]?|revised|revising|earlier i said|i was wrong|my mistake|changed to|moved to|instead of|supersedes|contrary to)\b/;
 
+// Small domain lexicons: cue features whose weights the model still learns from the data. They let
+// a word unseen in training ("scraper", "chrome") borrow evidence from its group.
+const CUES: Record<string, string[]> = {
+  code: "code script bug bugs fix api endpoint test tests sql query regex deploy ci build app frontend backend typescript python javascript react node database schema refactor lint debug implement extension scraper function module modules repo pull github server cron bash css html docker compile crash crashes migrate".split(" "),
+  prose: "write draft rewrite edit proofread polish email letter note post posts blog copy tagline speech toast bio caption captions description descriptions translate wording paragraph headline slogan story eulogy card message reply".split(" "),
+  inquiry: "find research compare look check investigate review reviews summarise summarize figure read learn whether why which what how source sources options quotes explore".split(" "),
+  chore: "book buy order pay renew cancel call return post collect pick register reschedule send ship deliver refund sort renewal fill appointment tickets prescription".split(" "),
+  schedule: "plan schedule organise organize itinerary budget roadmap timeline rota calendar agenda timetable prepare map steps week month quarter".split(" "),
+};
+const CUE_OF = new Map<string, string>();
+for (const [group, list] of Object.entries(CUES)) for (const w of list) if (!CUE_OF.has(w)) CUE_OF.set(w, group);
+
 export function tokenize(text: string): string[] {
   return text
     .toLowerCase()
@@ -48,9 +60,25 @@ function lengthBucket(n: number): string {
   return "xl";
 }
 
+/** A crude suffix stripper, so "booked"/"booking"/"books" share evidence in a small data set. */
+export function stem(word: string): string {
+  if (word.length <= 4) return word;
+  for (const suffix of ["ing", "ed", "es", "s"]) {
+    if (word.endsWith(suffix) && word.length - suffix.length >= 3) return word.slice(0, -suffix.length);
+  }
+  return word;
+}
+
 function textFeatures(prefix: string, text: string, out: Set<string>): void {
   const w = words(text);
-  for (const t of w) out.add(`${prefix}w:${t}`);
+  for (const t of w) {
+    out.add(`${prefix}w:${t}`);
+    out.add(`${prefix}s:${stem(t)}`);
+    const cue = CUE_OF.get(t) ?? CUE_OF.get(stem(t));
+    if (cue) out.add(`${prefix}cue:${cue}`);
+  }
+  const firstCue = w[0] === undefined ? undefined : (CUE_OF.get(w[0]) ?? CUE_OF.get(stem(w[0])));
+  if (firstCue) out.add(`${prefix}firstcue:${firstCue}`);
   for (let i = 0; i + 1 < w.length; i++) out.add(`${prefix}b:${w[i]}_${w[i + 1]}`);
   if (w.length > 0) out.add(`${prefix}first:${w[0]}`);
   if (w.length > 1) out.add(`${prefix}first2:${w[0]}_${w[1]}`);
