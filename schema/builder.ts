@@ -1,0 +1,61 @@
+// The one Pothos builder every schema/*.ts file adds to. Configuration only: plugins, context,
+// scalars and the empty root types; the domain files hang their fields on these.
+import SchemaBuilder from "@pothos/core";
+import ErrorsPlugin from "@pothos/plugin-errors";
+import PrismaPlugin from "@pothos/plugin-prisma";
+import type PrismaTypes from "../src/generated/pothos-types.ts";
+import { getDatamodel } from "../src/generated/pothos-types.ts";
+import type { App } from "../src/app.ts";
+import { BadInputError } from "../src/errors.ts";
+
+/** What every resolver sees: the app container (its prisma client, log and flock). */
+export interface Context {
+  app: App;
+}
+
+export const builder = new SchemaBuilder<{
+  PrismaTypes: PrismaTypes;
+  Context: Context;
+  DefaultFieldNullability: false;
+  Scalars: {
+    DateTime: { Input: Date; Output: Date | string };
+    JSON: { Input: unknown; Output: unknown };
+  };
+}>({
+  // Fields are non-null unless marked `nullable: true`, so the schema says what is always there.
+  defaultFieldNullability: false,
+  // Errors before Prisma, so `errors` also wraps t.prismaField (plugin-errors README).
+  plugins: [ErrorsPlugin, PrismaPlugin],
+  prisma: {
+    // The client comes from the request's app, so a test server and its restart each use their own.
+    client: (ctx) => ctx.app.prisma,
+    dmmf: getDatamodel(),
+    onUnusedQuery: process.env.NODE_ENV === "production" ? null : "warn",
+  },
+  errors: {
+    // Every field that declares `errors` can refuse bad input. Never the base Error class: that
+    // would turn unexpected failures into readable results and defeat Yoga's masking.
+    defaultTypes: [BadInputError],
+    defaultUnionOptions: { name: ({ fieldName }) => `${fieldName[0]!.toUpperCase()}${fieldName.slice(1)}Result` },
+  },
+});
+
+builder.scalarType("DateTime", {
+  description: "An RFC 3339 timestamp.",
+  serialize: (value) => (value instanceof Date ? value.toISOString() : new Date(value).toISOString()),
+  parseValue: (value) => {
+    const date = new Date(String(value));
+    if (typeof value !== "string" || Number.isNaN(date.getTime())) throw new TypeError("DateTime must be an RFC 3339 string");
+    return date;
+  },
+});
+
+builder.scalarType("JSON", {
+  description: "Any JSON value.",
+  serialize: (value) => value,
+  parseValue: (value) => value,
+});
+
+builder.queryType({});
+builder.mutationType({});
+builder.subscriptionType({});

@@ -1,0 +1,98 @@
+// A list's events (EVENTS.md), from the durable log: a query for what is stored and a subscription
+// that resumes — everything after `after` from the log, then live appends, with no gap.
+import { builder } from "./builder.ts";
+import { TodoList } from "./lists.ts";
+import { BadInputError } from "../src/errors.ts";
+import type { StoredEvent } from "../src/log/event-log.ts";
+import type { App } from "../src/app.ts";
+import { listStream } from "../src/flock/events.ts";
+
+export const Event = builder.objectRef<StoredEvent>("Event").implement({
+  description: "One event of a list's stream, exactly as the REST SSE stream carries it.",
+  fields: (t) => ({
+    seq: t.exposeInt("seq", { description: "Position in the stream from 1; the SSE id and the resume point." }),
+    name: t.exposeString("name", { description: "list.started, item.triaged, crow.flying, ... (EVENTS.md)." }),
+    ts: t.field({ type: "DateTime", resolve: (e) => e.ts }),
+    stream: t.exposeString("stream", { description: "list:<list_id>." }),
+    payload: t.field({ type: "JSON", description: "The payload, parsed.", resolve: (e) => JSON.parse(e.payload) as unknown }),
+    raw: t.exposeString("payload", { description: "The payload's exact JSON text, as on the wire." }),
+  }),
+});
+
+function afterSeq(after: number | null | undefined): number {
+  const value = after ?? 0;
+  if (value < 0) throw new BadInputError("after must be 0 or a seq the stream has sent.");
+  return value;
+}
+
+/**
+ * The log's follower with its end tied to the subscription's: graphql-js calls return() when the
+ * client goes away, and aborting wakes a follower parked waiting for the next live event (a plain
+ * async generator wrapper would queue that return() until another event arrived).
+ */
+function followList(app: App, listId: string, after: number): AsyncIterableIterator<StoredEvent> {
+  const abort = new AbortController();
+  const inner = app.log.follow(listStream(listId), after, abort.signal);
+  const iterator: AsyncIterableIterator<StoredEvent> = {
+    next: () => inner.next(),
+    return: (value?: unknown) => {
+      abort.abort();
+      return inner.return(value as undefined);
+    },
+    throw: (error?: unknown) => {
+      abort.abort();
+      return inner.throw(error);
+    },
+    [Symbol.asyncIterator]: () => iterator,
+  };
+  return iterator;
+}
+
+builder.queryFields((t) => ({
+  events: t.field({
+    type: [Event],
+    description: "A list's stored events after seq `after`, in order.",
+    args: {
+      listId: t.arg.id({ required: true }),
+      after: t.arg.int({ defaultValue: 0 }),
+      limit: t.arg.int({ defaultValue: 1000, description: "1 to 1000." }),
+    },
+    resolve: (_root, args, ctx) =>
+      ctx.app.log.read(listStream(String(args.listId)), afterSeq(args.after), Math.min(1000, Math.max(1, args.limit ?? 1000))),
+  }),
+}));
+
+builder.objectField(TodoList, "events", (t) =>
+  t.field({
+    type: [Event],
+    description: "This list's stored events, in order.",
+    args: { after: t.arg.int({ defaultValue: 0 }) },
+    resolve: (list, args, ctx) => ctx.app.log.read(listStream(list.id), afterSeq(args.after)),
+  }),
+);
+
+builder.subscriptionFields((t) => ({
+  listEvents: t.field({
+    type: Event,
+    description:
+      "A list's events: those after seq `after` (default 0: all of them) replayed from the log, then live ones. " +
+      "To resume after a dropped connection, pass the last seq you received. A bad argument arrives as one " +
+      "errored result (extensions.code), then the stream completes.",
+    args: { listId: t.arg.id({ required: true }), after: t.arg.int() },
+    subscribe: (_root, args, ctx): AsyncIterable<StoredEvent | Error> => {
+      try {
+        return followList(ctx.app, String(args.listId), afterSeq(args.after));
+      } catch (error) {
+        // Refuse in-band: a throw here becomes a result without `data`, which graphql-sse's
+        // handler mistakes for execution arguments ("Unable to detect operation AST").
+        return (async function* () {
+          yield error as Error;
+        })();
+      }
+    },
+    resolve: (event) => {
+      if (event instanceof Error) throw event;
+      return event;
+    },
+  }),
+}));

@@ -1,0 +1,13 @@
+// The GraphQL schema: one import per domain file, then the build. Keep this a plain list.
+import { builder } from "./builder.ts";
+import "./errors.ts";
+import "./personas.ts";
+import "./lists.ts";
+import "./verdicts.ts";
+import "./events.ts";
+import "./trust.ts";
+import "./nests.ts";
+import "./crows.ts";
+import "./classifier.ts";
+
+export const schema = builder.toSchema();

@@ -1,0 +1,109 @@
+// Todo lists and their items, read straight from the database through the Prisma plugin, and the
+// submitList mutation that hands a list to the flock.
+import { builder } from "./builder.ts";
+import { NotFoundError, RateLimitedError } from "../src/errors.ts";
+
+/** Item.subtasks and Item.crows are JSON string arrays in a text column. */
+function stringArray(text: string): string[] {
+  try {
+    const value: unknown = JSON.parse(text);
+    return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
+  } catch {
+    return [];
+  }
+}
+
+export const TodoList = builder.prismaObject("TodoList", {
+  description: "A todo list the owner (or another requester) handed to the flock.",
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    requester: t.exposeString("requester"),
+    nestId: t.exposeString("nestId", { description: "The nest whose crows work the list (default todo)." }),
+    text: t.exposeString("text"),
+    status: t.exposeString("status", { description: "running or finished." }),
+    tokenBudget: t.exposeInt("tokenBudget"),
+    tokensUsed: t.exposeInt("tokensUsed"),
+    createdAt: t.expose("createdAt", { type: "DateTime" }),
+    finishedAt: t.expose("finishedAt", { type: "DateTime", nullable: true }),
+    items: t.relation("items", { query: { orderBy: { n: "asc" } } }),
+  }),
+});
+
+export const Item = builder.prismaObject("Item", {
+  description: "One line of a list: id <list_id>-<n>.",
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    listId: t.exposeID("listId"),
+    n: t.exposeInt("n", { description: "Position in the list, from 1." }),
+    text: t.exposeString("text"),
+    stage: t.exposeString("stage", {
+      description: "pending, triaging, awaiting_triage, working, awaiting_output, done or skipped.",
+    }),
+    mode: t.exposeString("mode", { nullable: true, description: "solo, split or murder, once triaged." }),
+    taskType: t.exposeString("taskType", { nullable: true }),
+    subtasks: t.stringList({ select: { subtasks: true }, resolve: (item) => stringArray(item.subtasks) }),
+    reason: t.exposeString("reason", { nullable: true, description: "The Sentry's reason for its triage call." }),
+    answer: t.exposeString("answer", { nullable: true }),
+    crows: t.stringList({
+      description: "The crows that contributed to the answer.",
+      select: { crows: true },
+      resolve: (item) => stringArray(item.crows),
+    }),
+    skipReason: t.exposeString("skipReason", { nullable: true }),
+    updatedAt: t.expose("updatedAt", { type: "DateTime" }),
+    list: t.relation("list"),
+    approvals: t.relation("approvals", { query: { orderBy: { createdAt: "asc" } } }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  list: t.prismaField({
+    type: "TodoList",
+    nullable: true,
+    description: "One list by id, or null.",
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (query, _root, args, ctx) => ctx.app.prisma.todoList.findUnique({ ...query, where: { id: String(args.id) } }),
+  }),
+  lists: t.prismaField({
+    type: ["TodoList"],
+    description: "The newest lists first, optionally one requester's.",
+    args: {
+      requester: t.arg.string(),
+      limit: t.arg.int({ defaultValue: 20, description: "1 to 100." }),
+    },
+    resolve: (query, _root, args, ctx) =>
+      ctx.app.prisma.todoList.findMany({
+        ...query,
+        where: args.requester == null ? {} : { requester: args.requester },
+        orderBy: { createdAt: "desc" },
+        take: Math.min(100, Math.max(1, args.limit ?? 20)),
+      }),
+  }),
+}));
+
+/** What submitList returns on success: the new id, and the list row once it is readable. */
+const SubmittedList = builder.objectRef<{ listId: string }>("SubmittedList").implement({
+  fields: (t) => ({
+    listId: t.exposeID("listId"),
+    list: t.prismaField({
+      type: "TodoList",
+      nullable: true,
+      resolve: (query, parent, _args, ctx) => ctx.app.prisma.todoList.findUnique({ ...query, where: { id: parent.listId } }),
+    }),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  submitList: t.field({
+    type: SubmittedList,
+    description: "Hands a todo list to the flock (REST: POST /api/lists). Follow it with listEvents.",
+    args: {
+      text: t.arg.string({ required: true, description: "The list, one item a line." }),
+      requester: t.arg.string({ required: true }),
+      nestId: t.arg.string({ description: "The nest to work it in; default todo." }),
+    },
+    errors: { types: [NotFoundError, RateLimitedError], directResult: true },
+    resolve: (_root, args, ctx) =>
+      ctx.app.flock.submitList({ text: args.text, requester: args.requester, nestId: args.nestId ?? undefined }),
+  }),
+}));

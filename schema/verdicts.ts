@@ -1,0 +1,63 @@
+// Approvals: one row per (item, target), pending until the owner (or the 10-minute timeout, or
+// trust) decides it. postVerdict is the owner's answer.
+import { builder } from "./builder.ts";
+import { NotFoundError } from "../src/errors.ts";
+
+export const VerdictTarget = builder.enumType("VerdictTarget", {
+  description: "What is being judged: the Sentry's triage call or the crows' output.",
+  values: ["triage", "output"] as const,
+});
+
+export const ApprovalStatus = builder.enumType("ApprovalStatus", {
+  values: ["pending", "approved", "rejected", "auto", "timeout"] as const,
+});
+
+type Status = (typeof ApprovalStatus)["$inferType"];
+
+export const Approval = builder.prismaObject("Approval", {
+  description: "A judgment the flock waits for (pending) or has recorded.",
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    itemId: t.exposeID("itemId"),
+    target: t.field({ type: VerdictTarget, select: { target: true }, resolve: (a) => a.target as "triage" | "output" }),
+    status: t.field({ type: ApprovalStatus, select: { status: true }, resolve: (a) => a.status as Status }),
+    pending: t.boolean({ select: { status: true }, resolve: (a) => a.status === "pending" }),
+    deadline: t.expose("deadline", { type: "DateTime", description: "When silence becomes a timeout (rejected)." }),
+    createdAt: t.expose("createdAt", { type: "DateTime" }),
+    decidedAt: t.expose("decidedAt", { type: "DateTime", nullable: true }),
+    item: t.relation("item"),
+  }),
+});
+
+builder.queryFields((t) => ({
+  approvals: t.prismaField({
+    type: ["Approval"],
+    description: "Approvals, oldest first; pass status: pending for what waits on the owner.",
+    args: { status: t.arg({ type: ApprovalStatus }), limit: t.arg.int({ defaultValue: 100, description: "1 to 500." }) },
+    resolve: (query, _root, args, ctx) =>
+      ctx.app.prisma.approval.findMany({
+        ...query,
+        where: args.status == null ? {} : { status: args.status },
+        orderBy: { id: "asc" },
+        take: Math.min(500, Math.max(1, args.limit ?? 100)),
+      }),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  postVerdict: t.prismaField({
+    type: "Approval",
+    description: "The owner's answer to a pending approval (REST: POST /api/verdicts). NotFoundError when nothing waits.",
+    args: {
+      itemId: t.arg.id({ required: true }),
+      target: t.arg({ type: VerdictTarget, required: true }),
+      approve: t.arg.boolean({ required: true }),
+    },
+    errors: { types: [NotFoundError], directResult: true },
+    resolve: async (query, _root, args, ctx) => {
+      const itemId = String(args.itemId);
+      await ctx.app.flock.postVerdict({ itemId, target: args.target, approve: args.approve });
+      return ctx.app.prisma.approval.findUniqueOrThrow({ ...query, where: { itemId_target: { itemId, target: args.target } } });
+    },
+  }),
+}));
