@@ -2,20 +2,16 @@
 // exact shapes, statuses and messages, persistence across a restart, and the GraphQL surface.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { createYoga } from "graphql-yoga";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
-import { schema } from "../schema/index.ts";
-import type { Context } from "../schema/builder.ts";
 import { ROSTER } from "../src/flock/roster.ts";
 
 const TODO = { nest_id: "todo", name: "todo", crows: [] };
 
-/** GraphQL through the project's schema with the test server's app as context. */
+/** GraphQL over the real /graphql endpoint, as a client sends it. */
 async function gql(server: TestServer, query: string, variables: Record<string, unknown> = {}): Promise<any> {
-  const yoga = createYoga<Record<string, unknown>, Context>({ schema, context: () => ({ app: server.app }), logging: false });
-  const response = await yoga.fetch("http://localhost/graphql", {
+  const response = await fetch(`${server.url}/graphql`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", accept: "application/json" },
     body: JSON.stringify({ query, variables }),
   });
   const body = (await response.json()) as any;
