@@ -183,12 +183,15 @@ test("a body that is not a chat completion fails as a malformed reply", async ()
 });
 
 test("the caller's abort stops the call", async () => {
+  const controller = new AbortController();
   await withFake(
-    () => ({ content: "late", usage: { prompt_tokens: 1, completion_tokens: 1 }, delayMs: 1_000 }),
+    () => {
+      // Abort once the request has reached the server, so the test does not race the connection.
+      setTimeout(() => controller.abort(), 20);
+      return { content: "late", usage: { prompt_tokens: 1, completion_tokens: 1 }, delayMs: 1_000 };
+    },
     async (fake, model) => {
-      const controller = new AbortController();
       const request = { ...crowRequest(), signal: controller.signal };
-      setTimeout(() => controller.abort(), 50);
       const error = await rejection(model.generate(request));
       assert.match(error.message, /aborted/);
       assert.is(fake.calls.length, 1);
