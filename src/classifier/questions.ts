@@ -215,6 +215,8 @@ export function watchVerdict(answers: Record<string, Answer>, threshold: number)
   };
   const { answers_request: a, states_fact_without_source: f, contradicts_earlier: c } = scores;
   if (a === undefined || f === undefined || c === undefined) return { sure: false, breach: false, scores };
-  const breach = f >= threshold || c >= threshold || a <= 1 - threshold;
+  // The epsilon keeps "at or below 1 - band" true at the edge: 1 - 0.8 is 0.19999999999999996 in floats.
+  const eps = 1e-9;
+  const breach = f >= threshold - eps || c >= threshold - eps || a <= 1 - threshold + eps;
   return { sure: true, breach, scores };
 }
