@@ -1,0 +1,277 @@
+// listEvents over both SSE transports on a real server: Yoga's own (POST /graphql, accept
+// text/event-stream) and the graphql-sse protocol's distinct-connections mode (/graphql/stream).
+// Events go straight into the log for the mechanics; one test drives a real list end to end.
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { startTestServer, type TestServer } from "./helpers/server.ts";
+
+interface Frame {
+  event: string;
+  data: any;
+}
+
+interface GqlStream {
+  status: number;
+  contentType: string;
+  frames: Frame[];
+  /** The `next` payloads' listEvents, in order. */
+  events(): Array<{ seq: number; name: string; payload: any; raw: string }>;
+  waitFor(what: string, done: (frames: Frame[]) => boolean, timeoutMs?: number): Promise<void>;
+  ended(): boolean;
+  close(): void;
+}
+
+/** POSTs a subscription and parses the SSE frames (event/data; comments are pings and skipped). */
+async function subscribe(url: string, query: string, variables: Record<string, unknown> = {}): Promise<GqlStream> {
+  const abort = new AbortController();
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "text/event-stream" },
+    body: JSON.stringify({ query, variables }),
+    signal: abort.signal,
+  });
+  const frames: Frame[] = [];
+  let ended = false;
+  const waiters = new Set<() => void>();
+  void (async () => {
+    const decoder = new TextDecoder();
+    let buffer = "";
+    try {
+      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+        buffer += decoder.decode(chunk, { stream: true });
+        let end: number;
+        while ((end = buffer.indexOf("\n\n")) >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          let event = "";
+          const data: string[] = [];
+          for (const line of block.split("\n")) {
+            if (line.startsWith("event:")) event = line.slice(6).trim();
+            else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+          }
+          if (event) frames.push({ event, data: data.join("\n") ? JSON.parse(data.join("\n")) : null });
+        }
+        waiters.forEach((w) => w());
+      }
+    } catch {
+      // aborted by close()
+    } finally {
+      ended = true;
+      waiters.forEach((w) => w());
+    }
+  })();
+  return {
+    status: response.status,
+    contentType: response.headers.get("content-type") ?? "",
+    frames,
+    events: () => frames.filter((f) => f.event === "next" && f.data?.data).map((f) => f.data.data.listEvents),
+    ended: () => ended,
+    waitFor: (what, done, timeoutMs = 10_000) =>
+      new Promise((resolve, reject) => {
+        const check = () => {
+          if (done(frames)) finish(() => resolve());
+          else if (ended) finish(() => reject(new Error(`stream ended before ${what}; got ${JSON.stringify(frames)}`)));
+        };
+        const timer = setTimeout(() => finish(() => reject(new Error(`timed out waiting for ${what}; got ${JSON.stringify(frames)}`))), timeoutMs);
+        const finish = (then: () => void) => {
+          clearTimeout(timer);
+          waiters.delete(check);
+          then();
+        };
+        waiters.add(check);
+        check();
+      }),
+    close: () => abort.abort(),
+  };
+}
+
+const LIST_EVENTS = `subscription($listId: ID!, $after: Int) { listEvents(listId: $listId, after: $after) { seq name ts payload raw } }`;
+const count = (n: number) => (frames: Frame[]) => frames.filter((f) => f.event === "next").length >= n;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+let server: TestServer;
+
+test.before(async () => {
+  server = await startTestServer();
+});
+test.after(async () => {
+  await server.close();
+});
+
+/** Appends `names` to list:<listId> the way the engine does (payload with list_id and ts). */
+async function append(listId: string, ...names: string[]): Promise<void> {
+  for (const name of names) await server.app.log.append(`list:${listId}`, name, { list_id: listId, note: name, ts: new Date().toISOString() });
+}
+
+test("Yoga SSE: POST /graphql with accept text/event-stream replays then streams live events", async () => {
+  await append("yoga", "list.started", "item.triaged");
+  const stream = await subscribe(server.url + "/graphql", LIST_EVENTS, { listId: "yoga" });
+  try {
+    assert.is(stream.status, 200);
+    assert.match(stream.contentType, /^text\/event-stream/);
+    await stream.waitFor("the two stored events", count(2));
+    await append("yoga", "crow.flying");
+    await stream.waitFor("the live event", count(3));
+    const events = stream.events();
+    assert.equal(
+      events.map((e) => [e.seq, e.name]),
+      [
+        [1, "list.started"],
+        [2, "item.triaged"],
+        [3, "crow.flying"],
+      ],
+    );
+    assert.equal(events[0]!.payload, { list_id: "yoga", note: "list.started", ts: events[0]!.payload.ts });
+    assert.is(events[0]!.raw, JSON.stringify(events[0]!.payload), "raw is the stored JSON text");
+    assert.ok(!Number.isNaN(Date.parse(events[0]!.ts)));
+  } finally {
+    stream.close();
+  }
+});
+
+test("graphql-sse: distinct connections mode at /graphql/stream sends `event: next` frames", async () => {
+  await append("gsse", "list.started");
+  const stream = await subscribe(server.url + "/graphql/stream", LIST_EVENTS, { listId: "gsse" });
+  try {
+    assert.is(stream.status, 200);
+    assert.match(stream.contentType, /^text\/event-stream/);
+    await stream.waitFor("the stored event", count(1));
+    await append("gsse", "item.triaged", "list.finished");
+    await stream.waitFor("the live events", count(3));
+    assert.equal(
+      stream.events().map((e) => [e.seq, e.name]),
+      [
+        [1, "list.started"],
+        [2, "item.triaged"],
+        [3, "list.finished"],
+      ],
+    );
+    assert.ok(stream.frames.every((f) => f.event === "next"), "no complete or error while the list is open");
+  } finally {
+    stream.close();
+  }
+});
+
+for (const [transport, path] of [
+  ["Yoga SSE", "/graphql"],
+  ["graphql-sse", "/graphql/stream"],
+] as const) {
+  test(`resume over ${transport}: after N yields exactly the events after N, then live ones`, async () => {
+    const listId = `resume-${path.length}`;
+    await append(listId, "list.started", "item.triaged", "item.triaged", "crow.flying", "crow.landed");
+    const stream = await subscribe(server.url + path, LIST_EVENTS, { listId, after: 3 });
+    try {
+      await stream.waitFor("events 4 and 5", count(2));
+      await append(listId, "item.answered");
+      await stream.waitFor("event 6", count(3));
+      await sleep(150); // nothing else may trickle in
+      assert.equal(
+        stream.events().map((e) => [e.seq, e.name]),
+        [
+          [4, "crow.flying"],
+          [5, "crow.landed"],
+          [6, "item.answered"],
+        ],
+      );
+    } finally {
+      stream.close();
+    }
+  });
+}
+
+test("resume at the head: after = last seq sends nothing until the next append", async () => {
+  await append("head", "list.started", "item.triaged");
+  const stream = await subscribe(server.url + "/graphql", LIST_EVENTS, { listId: "head", after: 2 });
+  try {
+    await sleep(200);
+    assert.equal(stream.events(), []);
+    await append("head", "list.finished");
+    await stream.waitFor("the live event", count(1));
+    assert.equal(stream.events().map((e) => e.seq), [3]);
+  } finally {
+    stream.close();
+  }
+});
+
+test("a negative `after` arrives in-band as one errored result with code bad_input, then complete", async () => {
+  const stream = await subscribe(server.url + "/graphql/stream", LIST_EVENTS, { listId: "x", after: -1 });
+  await stream.waitFor("complete", (frames) => frames.some((f) => f.event === "complete"));
+  const next = stream.frames.filter((f) => f.event === "next");
+  assert.is(next.length, 1);
+  assert.is(next[0]!.data.errors[0].extensions.code, "bad_input");
+  const yoga = await subscribe(server.url + "/graphql", LIST_EVENTS, { listId: "x", after: -1 });
+  await yoga.waitFor("the error", (frames) => frames.some((f) => f.data?.errors));
+  assert.is(yoga.frames.find((f) => f.data?.errors)!.data.errors[0].extensions.code, "bad_input");
+  yoga.close();
+});
+
+test("a client that goes away ends its log follower (no leak)", async () => {
+  // EventLog keeps one closer per live follower; reaching into it is the only way to see a leak.
+  const followers = () => (server.app.log as unknown as { closers: Set<unknown> }).closers.size;
+  const before = followers();
+  const a = await subscribe(server.url + "/graphql", LIST_EVENTS, { listId: "leak" });
+  const b = await subscribe(server.url + "/graphql/stream", LIST_EVENTS, { listId: "leak" });
+  await append("leak", "list.started");
+  await a.waitFor("an event", count(1));
+  await b.waitFor("an event", count(1));
+  assert.is(followers(), before + 2);
+  a.close();
+  b.close();
+  const deadline = Date.now() + 3000;
+  while (followers() > before && Date.now() < deadline) await sleep(25);
+  assert.is(followers(), before, "both followers ended while their streams waited for a live event");
+});
+
+test("resume survives a restart: the log is durable and the new server resumes from a seq", async () => {
+  await append("durable", "list.started", "item.triaged", "crow.flying");
+  server = await server.restart();
+  const stream = await subscribe(server.url + "/graphql/stream", LIST_EVENTS, { listId: "durable", after: 1 });
+  try {
+    await stream.waitFor("events 2 and 3", count(2));
+    assert.equal(
+      stream.events().map((e) => [e.seq, e.name]),
+      [
+        [2, "item.triaged"],
+        [3, "crow.flying"],
+      ],
+    );
+  } finally {
+    stream.close();
+  }
+});
+
+test("end to end: submitList, then listEvents shows the flock starting and triaging the list", async () => {
+  const submitted = await server.post("/graphql", {
+    query: `mutation { submitList(text: "buy milk\\nwrite a haiku about crows", requester: "owner") { __typename ... on SubmittedList { listId } } }`,
+  });
+  const listId: string = submitted.body.data.submitList.listId;
+  assert.ok(listId, JSON.stringify(submitted.body));
+  const stream = await subscribe(server.url + "/graphql", LIST_EVENTS, { listId });
+  try {
+    await stream.waitFor("both items triaged", () => stream.events().filter((e) => e.name === "item.triaged").length === 2, 15_000);
+    const events = stream.events();
+    assert.is(events[0]!.name, "list.started");
+    assert.is(events[0]!.payload.list_id, listId);
+    assert.is(events[0]!.payload.requester, "owner");
+    assert.equal(
+      events[0]!.payload.items.map((i: { item_id: string; text: string }) => [i.item_id, i.text]),
+      [
+        [`${listId}-1`, "buy milk"],
+        [`${listId}-2`, "write a haiku about crows"],
+      ],
+    );
+    assert.equal(
+      events.map((e) => e.seq),
+      events.map((_, i) => i + 1),
+      "seqs run from 1 with no gap",
+    );
+    // The same events the query reads from the log.
+    const stored = await server.post("/graphql", { query: `query($id: ID!) { events(listId: $id) { seq name raw } }`, variables: { id: listId } });
+    const prefix = stored.body.data.events.slice(0, events.length);
+    assert.equal(prefix, events.map((e) => ({ seq: e.seq, name: e.name, raw: e.raw })));
+  } finally {
+    stream.close();
+  }
+});
+
+test.run();
