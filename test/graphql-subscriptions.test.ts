@@ -15,7 +15,7 @@ interface GqlStream {
   contentType: string;
   frames: Frame[];
   /** The `next` payloads' listEvents, in order. */
-  events(): Array<{ seq: number; name: string; payload: any; raw: string }>;
+  events(): Array<{ seq: number; name: string; ts: string; payload: any; raw: string }>;
   waitFor(what: string, done: (frames: Frame[]) => boolean, timeoutMs?: number): Promise<void>;
   ended(): boolean;
   close(): void;
