@@ -77,7 +77,7 @@ export class Banter {
         speakerBackstory: personaOf(speakerPersona)?.backstory ?? "",
         toBackstory: personaOf(toPersona)?.backstory ?? "",
         relationship: relationshipOf(speakerPersona, toPersona),
-        recent: recent.map((e) => `${e.name} ${e.payload}`.slice(0, 200)),
+        recent: recent.map((e) => describeEvent(e.name, JSON.parse(e.payload) as Record<string, unknown>)),
       },
     });
     const reply = await this.ctx.model.generate(request);
@@ -90,5 +90,33 @@ export class Banter {
       await tx.todoList.update({ where: { id: this.list.id }, data: { tokensUsed: { increment: tokens } } });
       return usable ? wirePayload<"crow.banter">(this.list.id, { item_id: itemId, crow: speaker, to, text }) : null;
     });
+  }
+}
+
+const LEVELS = ["stranger", "regular", "trusted"];
+
+/** A flock event as a crow would retell it: short, human, no ids. */
+export function describeEvent(name: string, p: Record<string, unknown>): string {
+  switch (name) {
+    case "list.started":
+      return `a list of ${(p.items as unknown[] | undefined)?.length ?? 0} items arrived from ${String(p.requester)}`;
+    case "item.triaged":
+      return `the Sentry called an item a ${String(p.mode)} job (${String(p.task_type)})`;
+    case "crow.flying":
+      return `${String(p.crow)} took off`;
+    case "crow.landed":
+      return p.ok ? `${String(p.crow)} landed with an answer` : `${String(p.crow)} came back empty-handed`;
+    case "item.answered":
+      return `${((p.crows as string[] | undefined) ?? []).join(" and ")} answered an item`;
+    case "verdict":
+      return `the owner's ${String(p.target)} verdict: ${String(p.verdict)}`;
+    case "trust.changed":
+      return `${String(p.holder)} went from ${LEVELS[Number(p.from)] ?? p.from} to ${LEVELS[Number(p.to)] ?? p.to} at ${String(p.task_type)}`;
+    case "item.skipped":
+      return `an item was dropped (${String(p.reason)})`;
+    case "crow.banter":
+      return `${String(p.crow)} said to ${String(p.to)}: ${String(p.text)}`;
+    default:
+      return name;
   }
 }
