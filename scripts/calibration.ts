@@ -31,7 +31,7 @@ function reliabilitySvg(reports: [string, Report][], subtitle: string): string {
   const pad = 40;
   const rows = Math.ceil(reports.length / cols);
   const width = cols * (pw + pad) + pad;
-  const height = rows * (ph + pad + 30) + 70;
+  const height = rows * (ph + pad + 42) + 70;
   const parts: string[] = [];
   parts.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="11">`);
   parts.push(`<rect width="100%" height="100%" fill="#fff"/>`);
@@ -39,10 +39,11 @@ function reliabilitySvg(reports: [string, Report][], subtitle: string): string {
   parts.push(`<text x="${pad}" y="42" fill="#555">${escapeXml(subtitle)}</text>`);
   reports.forEach(([id, r], i) => {
     const x0 = pad + (i % cols) * (pw + pad);
-    const y0 = 70 + Math.floor(i / cols) * (ph + pad + 30);
+    const y0 = 70 + Math.floor(i / cols) * (ph + pad + 42);
     const X = (v: number) => x0 + v * pw;
-    const Y = (v: number) => y0 + 20 + (1 - v) * ph;
-    parts.push(`<text x="${x0}" y="${y0 + 12}" font-weight="bold">${escapeXml(id)}  n=${r.n}  acc=${pct(r.accuracy)}  ECE=${r.ece.toFixed(3)}</text>`);
+    const Y = (v: number) => y0 + 32 + (1 - v) * ph;
+    parts.push(`<text x="${x0}" y="${y0 + 10}" font-weight="bold">${escapeXml(id)}</text>`);
+    parts.push(`<text x="${x0}" y="${y0 + 24}" fill="#333">n=${r.n}  accuracy ${pct(r.accuracy)}  ECE ${r.ece.toFixed(3)}</text>`);
     parts.push(`<rect x="${X(0)}" y="${Y(1)}" width="${pw}" height="${ph}" fill="#fafafa" stroke="#999"/>`);
     for (const b of r.bins) {
       if (b.count === 0) continue;
