@@ -102,6 +102,23 @@ test("a refusal on a field without an error union keeps its code and HTTP status
   assert.match(body.errors[0].message, /after/);
 });
 
+test("an unexpected failure is masked: no internals reach the client", async () => {
+  const flock = server.app.flock as unknown as { postVerdict: (...args: unknown[]) => Promise<void> };
+  const original = flock.postVerdict;
+  flock.postVerdict = async () => {
+    throw new Error("SQLITE_BUSY at /secret/data/crows.db");
+  };
+  try {
+    const { body } = await gql(`mutation { postVerdict(itemId: "x-1", target: output, approve: false) { __typename } }`);
+    assert.is(body.data, null);
+    assert.is(body.errors[0].message, "Unexpected error.");
+    assert.is(body.errors[0].extensions.code, "INTERNAL_SERVER_ERROR");
+    assert.not.match(JSON.stringify(body), /secret|SQLITE/);
+  } finally {
+    flock.postVerdict = original;
+  }
+});
+
 test("end to end: submit, read the list, approve its triage, see the verdict and the trust history", async () => {
   const submitted = await gql(
     `mutation { submitList(text: "buy milk\\nwrite a haiku about crows", requester: "owner") {

@@ -70,7 +70,11 @@ export function createGraphQLHandler(app: App): (req: http.IncomingMessage, res:
       debug: () => {},
       info: () => {},
       warn: (...args: unknown[]) => app.logLine(`graphql: ${args.map(String).join(" ")}`),
-      error: (...args: unknown[]) => app.logLine(`graphql: ${args.map(String).join(" ")}`),
+      // Yoga logs every resolver error before masking; a domain refusal is an answer, not a fault.
+      error: (...args: unknown[]) => {
+        if (args.some((a) => a instanceof GraphQLError && a.originalError instanceof CrowsError)) return;
+        app.logLine(`graphql: ${args.map(String).join(" ")}`);
+      },
     },
   });
 
