@@ -3,6 +3,7 @@
 // Events go straight into the log for the mechanics; one test drives a real list end to end.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { createClient } from "graphql-sse";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 
 interface Frame {
@@ -178,6 +179,30 @@ for (const [transport, path] of [
     }
   });
 }
+
+test("graphql-sse's own client resumes from a seq and ends the subscription on break", async () => {
+  await append("client", "list.started", "item.triaged", "crow.flying");
+  const client = createClient({ url: server.url + "/graphql/stream", retryAttempts: 0 });
+  const seen: Array<[number, string]> = [];
+  try {
+    for await (const result of client.iterate<{ listEvents: { seq: number; name: string } }>({
+      query: LIST_EVENTS,
+      variables: { listId: "client", after: 1 },
+    })) {
+      assert.is(result.errors, undefined);
+      seen.push([result.data!.listEvents.seq, result.data!.listEvents.name]);
+      if (seen.length === 2) await append("client", "crow.landed");
+      if (seen.length === 3) break;
+    }
+  } finally {
+    client.dispose();
+  }
+  assert.equal(seen, [
+    [2, "item.triaged"],
+    [3, "crow.flying"],
+    [4, "crow.landed"],
+  ]);
+});
 
 test("resume at the head: after = last seq sends nothing until the next append", async () => {
   await append("head", "list.started", "item.triaged");
