@@ -7,7 +7,8 @@ import { trustRoutes } from "./trust.ts";
 import { personaRoutes } from "./personas.ts";
 import { nestRoutes } from "./nests.ts";
 import { crowRoutes } from "./crows.ts";
+import { messageRoutes } from "./messages.ts";
 
 export function compatRouter(): Router {
-  return new Router().add(...listRoutes, ...eventRoutes, ...verdictRoutes, ...trustRoutes, ...personaRoutes, ...nestRoutes, ...crowRoutes);
+  return new Router().add(...listRoutes, ...eventRoutes, ...verdictRoutes, ...trustRoutes, ...personaRoutes, ...nestRoutes, ...crowRoutes, ...messageRoutes);
 }

@@ -14,6 +14,8 @@ import { Flock } from "./flock/flock.ts";
 import { PrismaCrewDirectory } from "./flock/crew.ts";
 import { NestStore } from "./nests/store.ts";
 import { CrowRegistry } from "./nests/registry.ts";
+import type { NestChat } from "./nests/messages.ts";
+import { createNestChat } from "./nests/chat.ts";
 
 export interface AppDeps {
   model?: Model;
@@ -32,6 +34,8 @@ export interface App {
   readonly flock: Flock;
   readonly nests: NestStore;
   readonly registry: CrowRegistry;
+  /** Nest conversations: posting, tagging, the must-respond loop, asks, the watchdog. */
+  readonly chat: NestChat;
   logLine(line: string): void;
   /** Stops starting new work and waits for the writes already under way. */
   quiesce(): Promise<void>;
@@ -53,6 +57,7 @@ export async function createApp(config: Config, deps: AppDeps = {}): Promise<App
   const crew = new PrismaCrewDirectory(prisma);
   const flock = new Flock({ config, prisma, log, model, classifier, crew, logLine });
   await flock.resume();
+  const chat = createNestChat({ config, prisma, log, model, classifier, flock, nests, registry, logLine });
 
   let quiescing: Promise<void> | undefined;
   let closing: Promise<void> | undefined;
@@ -66,9 +71,11 @@ export async function createApp(config: Config, deps: AppDeps = {}): Promise<App
     flock,
     nests,
     registry,
+    chat,
     logLine,
     quiesce: () =>
       (quiescing ??= (async () => {
+        await chat.stop();
         await flock.stop();
         await log.drain();
       })()),
