@@ -257,6 +257,10 @@ export class NestChat {
     let after: (() => Promise<void>) | null = null;
     const stream = nestStream(nest.id);
     const event = await this.deps.log.appendIn(stream, MESSAGE_EVENT, async (tx) => {
+      // Again inside the transaction: a flag that landed while Jev was tagging still gates this post.
+      if (author !== "owner" && (await tx.quarantine.count({ where: { crow: author, status: "quarantined" } })) > 0) {
+        throw new ForbiddenError(`${author} is quarantined pending the owner's decision.`);
+      }
       // The message number is the stream's next seq, so msg_id n and the SSE id always agree.
       const last = await tx.event.findFirst({ where: { stream }, orderBy: { seq: "desc" }, select: { seq: true } });
       const n = (last?.seq ?? 0) + 1;
