@@ -26,6 +26,7 @@ export const CLEAN: WatchScores = { answers_request: 0.95, states_fact_without_s
 export const OFF_TOPIC: WatchScores = { answers_request: 0.05, states_fact_without_source: 0.05, contradicts_earlier: 0.05 };
 
 export interface Kit {
+  /** Replace with the result of restart() to keep using the kit. */
   server: TestServer;
   jev: FakeSystemOne;
   plan: JevPlan;
@@ -73,8 +74,8 @@ export async function startKit(options: { env?: Record<string, string>; plan?: J
     server,
     jev,
     callsFor: (questionId: string) => jev.calls.filter((c) => Object.keys(c.body.questions ?? {}).includes(questionId)),
-    post: (nestId: string, body: Record<string, unknown>) => server.post(`/api/nests/${encodeURIComponent(nestId)}/messages`, body),
-    messages: async (nestId: string) => (await server.get(`/api/nests/${encodeURIComponent(nestId)}/messages`)).body,
+    post: (nestId: string, body: Record<string, unknown>) => kit.server.post(`/api/nests/${encodeURIComponent(nestId)}/messages`, body),
+    messages: async (nestId: string) => (await kit.server.get(`/api/nests/${encodeURIComponent(nestId)}/messages`)).body,
     stream: (nestId: string, lastEventId?: string) =>
       openSse(`${kit.server.url}/api/events?nest_id=${encodeURIComponent(nestId)}`, lastEventId === undefined ? {} : { lastEventId }),
     idle: () => kit.server.app.chat.idle(),
