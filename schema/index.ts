@@ -9,5 +9,6 @@ import "./trust.ts";
 import "./nests.ts";
 import "./crows.ts";
 import "./classifier.ts";
+import "./messages.ts";
 
 export const schema = builder.toSchema();

@@ -50,6 +50,13 @@ export interface MessageRecord {
   resolved: Resolved;
 }
 
+/** A record with its nest, number and time: what GraphQL serves. */
+export interface MessageEntry extends MessageRecord {
+  nest_id: string;
+  n: number;
+  ts: string;
+}
+
 export type MessageRow = Awaited<ReturnType<PrismaClient["message"]["findUniqueOrThrow"]>>;
 
 /** What a client sends (REST body or GraphQL args), unchecked. */
@@ -196,6 +203,11 @@ export class NestChat {
   async get(msgId: string): Promise<MessageRecord | null> {
     const row = await this.deps.prisma.message.findUnique({ where: { id: msgId } });
     return row ? this.toRecord(row) : null;
+  }
+
+  /** The record with where and when it was posted (GraphQL's Message). */
+  toEntry(row: MessageRow): MessageEntry {
+    return { nest_id: row.nestId, n: row.n, ts: row.createdAt.toISOString(), ...this.toRecord(row) };
   }
 
   toRecord(row: MessageRow): MessageRecord {

@@ -1,0 +1,221 @@
+// Nest messages over GraphQL: the records (with `resolved` computed at read time), the asks with
+// their resolution, quarantines, the postMessage mutation (the same posting path and guardrails as
+// POST /api/nests/{nest_id}/messages) and the nestMessages subscription, which replays from the
+// durable log after a msg_id (or its number) and then follows live posts.
+import { builder } from "./builder.ts";
+import { Nest } from "./nests.ts";
+import { BadInputError, ForbiddenError, NotFoundError, RateLimitedError } from "../src/errors.ts";
+import type { App } from "../src/app.ts";
+import type { StoredEvent } from "../src/log/event-log.ts";
+import { nestStream, type MessageEntry } from "../src/nests/messages.ts";
+
+export const Message = builder.objectRef<MessageEntry>("Message").implement({
+  description: "One nest message record (EVENTS.md payload table), as stored, with `resolved` computed when read.",
+  fields: (t) => ({
+    msgId: t.exposeID("msg_id", { description: "<nest_id>-<n>, numbered from 1 in nest order." }),
+    nestId: t.exposeID("nest_id"),
+    n: t.exposeInt("n", { description: "The message number: the resume point of nestMessages." }),
+    kind: t.exposeString("kind", { description: "say, request, claim, deliver, refer, decline, ask_owner, nudge or flag." }),
+    author: t.exposeString("author"),
+    text: t.exposeString("text"),
+    to: t.exposeString("to", { description: 'The addressed member, or "".' }),
+    refersTo: t.exposeString("refers_to", { description: 'The msg_id this responds to, or "".' }),
+    taggedBy: t.exposeString("tagged_by", { description: "jev, header, disagreement, default (or harness for the harness's own kinds)." }),
+    mode: t.exposeString("mode", { description: 'A request\'s mode: solo, conspiracy, split; "" otherwise.' }),
+    modeTaggedBy: t.exposeString("mode_tagged_by"),
+    invited: t.exposeInt("invited", { description: "Conspiracy only: how many crows it expects." }),
+    approvalPhrase: t.exposeString("approval_phrase", { description: "ask_owner only: the exact words that approve it." }),
+    resolved: t.exposeString("resolved", { description: '"" (nothing to resolve, or open), "approved" or "rejected" (unanswered past the window).' }),
+    ts: t.field({ type: "DateTime", resolve: (m) => m.ts }),
+  }),
+});
+
+export const Quarantine = builder.prismaObject("Quarantine", {
+  description: "A crow the Sentry flagged. It stays quarantined until the owner's exact reinstate; a retire keeps the mark.",
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    crow: t.exposeString("crow"),
+    nestId: t.exposeString("nestId", { description: "The nest of the flag." }),
+    flagMsgId: t.exposeString("flagMsgId"),
+    askMsgId: t.exposeString("askMsgId", { description: "The Sentry's ask_owner that decides it." }),
+    referent: t.exposeString("referent", { description: "The request whose claim or deliver breached." }),
+    status: t.exposeString("status", { description: "quarantined or reinstated." }),
+    retired: t.exposeBoolean("retired", { description: "The owner retired the crow (spun: deleted; persona: out of the nest)." }),
+    createdAt: t.expose("createdAt", { type: "DateTime" }),
+    liftedAt: t.expose("liftedAt", { type: "DateTime", nullable: true }),
+  }),
+});
+
+interface AskShape {
+  message: MessageEntry;
+}
+
+const Ask = builder.objectRef<AskShape>("Ask").implement({
+  description: "An ask_owner and its resolution.",
+  fields: (t) => ({
+    message: t.field({ type: Message, resolve: (a) => a.message }),
+    resolved: t.string({ description: '"" while open, "approved" or "rejected".', resolve: (a) => a.message.resolved }),
+    approvalPhrase: t.string({ resolve: (a) => a.message.approval_phrase }),
+    deadline: t.field({
+      type: "DateTime",
+      description: "When an unanswered ask reads rejected.",
+      resolve: (a, _args, ctx) => new Date(Date.parse(a.message.ts) + ctx.app.config.approvalWindowMs),
+    }),
+    approvedBy: t.field({
+      type: Message,
+      nullable: true,
+      description: "The owner's reply that approved it.",
+      resolve: async (a, _args, ctx) => {
+        const ask = await ctx.app.prisma.message.findUnique({ where: { id: a.message.msg_id }, select: { approvedBy: true } });
+        const reply = ask?.approvedBy ? await ctx.app.prisma.message.findUnique({ where: { id: ask.approvedBy } }) : null;
+        return reply ? ctx.app.chat.toEntry(reply) : null;
+      },
+    }),
+    quarantine: t.prismaField({
+      type: "Quarantine",
+      nullable: true,
+      description: "The quarantine a Sentry watchdog ask decides.",
+      resolve: (query, a, _args, ctx) => ctx.app.prisma.quarantine.findFirst({ ...query, where: { askMsgId: a.message.msg_id } }),
+    }),
+  }),
+});
+
+async function entries(app: App, nestId: string, where: Record<string, unknown>, after: number, limit: number): Promise<MessageEntry[]> {
+  await app.chat.requireNest(nestId);
+  const rows = await app.prisma.message.findMany({ where: { nestId, n: { gt: after }, ...where }, orderBy: { n: "asc" }, take: limit });
+  return rows.map((row) => app.chat.toEntry(row));
+}
+
+const clampLimit = (limit: number | null | undefined) => Math.min(1000, Math.max(1, limit ?? 1000));
+
+builder.queryFields((t) => ({
+  messages: t.field({
+    type: [Message],
+    description: "A nest's messages after number `after`, in msg_id order (REST: GET /api/nests/{nest_id}/messages).",
+    args: { nestId: t.arg.id({ required: true }), after: t.arg.int({ defaultValue: 0 }), limit: t.arg.int({ defaultValue: 1000, description: "1 to 1000." }) },
+    resolve: (_root, args, ctx) => entries(ctx.app, String(args.nestId), {}, Math.max(0, args.after ?? 0), clampLimit(args.limit)),
+  }),
+  message: t.field({
+    type: Message,
+    nullable: true,
+    args: { msgId: t.arg.id({ required: true }) },
+    resolve: async (_root, args, ctx) => {
+      const row = await ctx.app.prisma.message.findUnique({ where: { id: String(args.msgId) } });
+      return row ? ctx.app.chat.toEntry(row) : null;
+    },
+  }),
+  asks: t.field({
+    type: [Ask],
+    description: 'A nest\'s ask_owner messages with their resolution; `resolved` filters ("" for open asks).',
+    args: { nestId: t.arg.id({ required: true }), resolved: t.arg.string() },
+    resolve: async (_root, args, ctx) => {
+      const asks = await entries(ctx.app, String(args.nestId), { kind: "ask_owner" }, 0, 10_000);
+      return asks.filter((m) => args.resolved == null || m.resolved === args.resolved).map((message) => ({ message }));
+    },
+  }),
+  quarantines: t.prismaField({
+    type: ["Quarantine"],
+    description: "Every quarantine, oldest first; filter by crow and/or status (quarantined, reinstated).",
+    args: { crow: t.arg.string(), status: t.arg.string() },
+    resolve: (query, _root, args, ctx) =>
+      ctx.app.prisma.quarantine.findMany({
+        ...query,
+        where: { ...(args.crow == null ? {} : { crow: args.crow }), ...(args.status == null ? {} : { status: args.status }) },
+        orderBy: { id: "asc" },
+      }),
+  }),
+}));
+
+builder.objectField(Nest, "messages", (t) =>
+  t.field({
+    type: [Message],
+    description: "This nest's messages after number `after`, in order.",
+    args: { after: t.arg.int({ defaultValue: 0 }), limit: t.arg.int({ defaultValue: 1000 }) },
+    resolve: (nest, args, ctx) => entries(ctx.app, nest.id, {}, Math.max(0, args.after ?? 0), clampLimit(args.limit)),
+  }),
+);
+
+builder.mutationFields((t) => ({
+  postMessage: t.field({
+    type: Message,
+    description:
+      "Posts a message (REST: POST /api/nests/{nest_id}/messages). NotFoundError: unknown nest; BadInputError: a broken guardrail; " +
+      "ForbiddenError: the author is quarantined; RateLimitedError: the author is in a cooldown.",
+    args: {
+      nestId: t.arg.id({ required: true }),
+      author: t.arg.string({ required: true }),
+      text: t.arg.string({ required: true }),
+      to: t.arg.string(),
+      kind: t.arg.string({ description: "The poster's kind header." }),
+      refersTo: t.arg.string(),
+      approvalPhrase: t.arg.string({ description: "Honored only when the message is an ask_owner." }),
+      mode: t.arg.string({ description: "A request's mode header: solo, conspiracy or split." }),
+      invited: t.arg.int({ description: "How many crows a conspiracy invites." }),
+    },
+    errors: { types: [NotFoundError, ForbiddenError, RateLimitedError], directResult: true },
+    resolve: async (_root, args, ctx) => {
+      const nestId = String(args.nestId);
+      const record = await ctx.app.chat.post(nestId, {
+        author: args.author,
+        text: args.text,
+        to: args.to ?? undefined,
+        kind: args.kind ?? undefined,
+        refers_to: args.refersTo ?? undefined,
+        approval_phrase: args.approvalPhrase ?? undefined,
+        mode: args.mode ?? undefined,
+        invited: args.invited ?? undefined,
+      });
+      const row = await ctx.app.prisma.message.findUniqueOrThrow({ where: { id: record.msg_id } });
+      return ctx.app.chat.toEntry(row);
+    },
+  }),
+}));
+
+/** "launch-copy-3", "3" or "" -> 3 / 0; anything else is bad input. */
+function afterNumber(nestId: string, after: string | null | undefined): number {
+  const raw = (after ?? "").trim();
+  if (raw === "") return 0;
+  const text = raw.startsWith(`${nestId}-`) ? raw.slice(nestId.length + 1) : raw;
+  if (!/^\d{1,15}$/.test(text)) throw new BadInputError(`after must be a msg_id of nest "${nestId}" or its number, got "${raw}".`);
+  return Number(text);
+}
+
+/** The log's follower, ended (and woken) when the subscriber goes away, as in schema/events.ts. */
+function followNest(app: App, nestId: string, after: number): AsyncIterableIterator<StoredEvent> {
+  const abort = new AbortController();
+  const inner = app.log.follow(nestStream(nestId), after, abort.signal);
+  const iterator: AsyncIterableIterator<StoredEvent> = {
+    next: () => inner.next(),
+    return: (value?: unknown) => {
+      abort.abort();
+      return inner.return(value as undefined);
+    },
+    throw: (error?: unknown) => {
+      abort.abort();
+      return inner.throw(error);
+    },
+    [Symbol.asyncIterator]: () => iterator,
+  };
+  return iterator;
+}
+
+builder.subscriptionFields((t) => ({
+  nestMessages: t.field({
+    type: Message,
+    description:
+      "A nest's messages: those after `after` (a msg_id or its number; default: from the first) replayed from the log, then live ones. " +
+      "To resume, pass the last msg_id you received.",
+    args: { nestId: t.arg.id({ required: true }), after: t.arg.string() },
+    subscribe: async (_root, args, ctx) => {
+      const nestId = String(args.nestId);
+      await ctx.app.chat.requireNest(nestId);
+      return followNest(ctx.app, nestId, afterNumber(nestId, args.after));
+    },
+    // `resolved` as of delivery, like every other read.
+    resolve: async (event: StoredEvent, _args, ctx) => {
+      const payload = JSON.parse(event.payload) as { msg_id: string };
+      const row = await ctx.app.prisma.message.findUniqueOrThrow({ where: { id: payload.msg_id } });
+      return ctx.app.chat.toEntry(row);
+    },
+  }),
+}));
