@@ -43,6 +43,15 @@ export class ApprovalDesk {
     private readonly now: () => number = Date.now,
   ) {}
 
+  /**
+   * Creates the pending row inside the transaction that announces needs_approval, so an owner who
+   * answers the moment the event arrives finds it; `open` arms the timer after the commit.
+   */
+  async park(tx: Tx, itemId: string, target: ApprovalSubject["target"]): Promise<void> {
+    const deadline = new Date(this.now() + this.windowMs);
+    await tx.approval.upsert({ where: { itemId_target: { itemId, target } }, create: { itemId, target, deadline }, update: {} });
+  }
+
   /** Parks a pending approval with its deadline (idempotent: an existing row keeps its deadline). */
   async open(subject: ApprovalSubject): Promise<void> {
     const deadline = new Date(this.now() + this.windowMs);

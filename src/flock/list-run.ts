@@ -103,6 +103,7 @@ export class ListRun {
         where: { id: item.id },
         data: { stage: "awaiting_triage", mode: triage.mode, taskType: triage.taskType, subtasks: JSON.stringify(triage.subtasks), reason: triage.reason },
       });
+      if (needsApproval) await this.ctx.approvals.park(tx, item.id, "triage");
       return wirePayload<"item.triaged">(this.list.id, {
         item_id: item.id,
         mode: triage.mode,
@@ -156,6 +157,7 @@ export class ListRun {
     const needsApproval = !(await this.ctx.trust.isTrusted(crows, taskType));
     await this.ctx.log.appendIn(this.stream, "item.answered", async (tx) => {
       await tx.item.update({ where: { id: item.id }, data: { stage: "awaiting_output", answer, crows: JSON.stringify(crows) } });
+      if (needsApproval) await this.ctx.approvals.park(tx, item.id, "output");
       return wirePayload<"item.answered">(this.list.id, { item_id: item.id, answer, crows, needs_approval: needsApproval });
     });
     const next = await this.reload(item);

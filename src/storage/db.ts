@@ -1,12 +1,22 @@
-// Opens the database: SQLite through better-sqlite3 by default (a file in the data folder), with
-// the committed migrations applied before anything reads it.
+// Opens the database and applies the committed migrations before anything reads it:
+//   file:...          SQLite through better-sqlite3 (the default: a file in the data folder)
+//   postgresql://...  PostgreSQL through Prisma's pg adapter (several instances share one flock)
+//
+// One client type for the whole code base: the SQLite client's `PrismaClient`. The PostgreSQL
+// client is generated from the same models (scripts/pg-schema.ts), so its model API is the same,
+// but TypeScript cannot relate the deferred conditional types of two generated copies, so it is
+// cast once, here. The guards below fail the typecheck if the two ever differ in models or rows.
+// The code base keeps to what both providers mean alike: no raw SQL outside this file, no
+// provider-only filters (`mode: "insensitive"`) and no isolation levels.
 import { mkdirSync, chmodSync } from "node:fs";
 import path from "node:path";
 import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
 import { PrismaClient } from "../generated/prisma/client.ts";
+import type * as Sqlite from "../generated/prisma/client.ts";
+import type * as Pg from "../generated/prisma-pg/client.ts";
 import type { Config } from "../config.ts";
 import { ConfigError } from "../config.ts";
-import { deployMigrations } from "./migrate.ts";
+import { deployMigrations, providerOf } from "./migrate.ts";
 
 export type { PrismaClient };
 
@@ -17,9 +27,15 @@ export function ensureDataDir(dataDir: string): void {
 
 export async function openDatabase(config: Config): Promise<PrismaClient> {
   const url = config.databaseUrl;
-  if (!url.startsWith("file:")) {
-    // The generated client is built for SQLite; PostgreSQL needs the pg schema variant (docs/scaling.md).
-    throw new ConfigError(`DATABASE_URL must be a file: URL in this build, got ${url.split(":")[0]}:`);
+  const provider = providerOf(url);
+  if (provider === null) throw new ConfigError(`DATABASE_URL must be file:... (SQLite) or postgresql://... (PostgreSQL), got ${url.split(":")[0]}:`);
+  if (provider === "postgresql") {
+    await deployMigrations(url);
+    // Loaded only here, so a SQLite deployment never loads the PostgreSQL client.
+    const [{ PrismaClient: PgClient }, { PrismaPg }] = await Promise.all([import("../generated/prisma-pg/client.ts"), import("@prisma/adapter-pg")]);
+    const prisma = new PgClient({ adapter: new PrismaPg({ connectionString: url }) });
+    await prisma.$connect();
+    return prisma as unknown as PrismaClient; // the one cast: see the header
   }
   const file = url.slice("file:".length);
   if (file !== ":memory:") mkdirSync(path.dirname(path.resolve(file)), { recursive: true, mode: 0o700 });
@@ -31,3 +47,24 @@ export async function openDatabase(config: Config): Promise<PrismaClient> {
   await prisma.$queryRawUnsafe("PRAGMA busy_timeout = 5000");
   return prisma;
 }
+
+// Typecheck guards for the cast above: the same model delegates, and rows of the same shape.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Delegates<C> = Exclude<keyof C, `$${string}` | symbol>;
+type AllTrue<T extends true[]> = T;
+export type ClientsAgree = AllTrue<[
+  Same<Delegates<Sqlite.PrismaClient>, Delegates<Pg.PrismaClient>>,
+  Same<Sqlite.Event, Pg.Event>,
+  Same<Sqlite.TodoList, Pg.TodoList>,
+  Same<Sqlite.Item, Pg.Item>,
+  Same<Sqlite.Approval, Pg.Approval>,
+  Same<Sqlite.Trust, Pg.Trust>,
+  Same<Sqlite.TrustEntry, Pg.TrustEntry>,
+  Same<Sqlite.Requester, Pg.Requester>,
+  Same<Sqlite.Nest, Pg.Nest>,
+  Same<Sqlite.NestMember, Pg.NestMember>,
+  Same<Sqlite.SpunCrow, Pg.SpunCrow>,
+  Same<Sqlite.Message, Pg.Message>,
+  Same<Sqlite.Quarantine, Pg.Quarantine>,
+  Same<Sqlite.ClassifierAnswer, Pg.ClassifierAnswer>,
+]>;
