@@ -4,7 +4,7 @@ import { builder } from "./builder.ts";
 import { TodoList } from "./lists.ts";
 import { BadInputError } from "../src/errors.ts";
 import type { StoredEvent } from "../src/log/event-log.ts";
-import type { App } from "../src/app.ts";
+import { abortableFollow, refusal } from "./follow.ts";
 import { listStream } from "../src/flock/events.ts";
 
 export const Event = builder.objectRef<StoredEvent>("Event").implement({
@@ -23,29 +23,6 @@ function afterSeq(after: number | null | undefined): number {
   const value = after ?? 0;
   if (value < 0) throw new BadInputError("after must be 0 or a seq the stream has sent.");
   return value;
-}
-
-/**
- * The log's follower with its end tied to the subscription's: graphql-js calls return() when the
- * client goes away, and aborting wakes a follower parked waiting for the next live event (a plain
- * async generator wrapper would queue that return() until another event arrived).
- */
-function followList(app: App, listId: string, after: number): AsyncIterableIterator<StoredEvent> {
-  const abort = new AbortController();
-  const inner = app.log.follow(listStream(listId), after, abort.signal);
-  const iterator: AsyncIterableIterator<StoredEvent> = {
-    next: () => inner.next(),
-    return: (value?: unknown) => {
-      abort.abort();
-      return inner.return(value as undefined);
-    },
-    throw: (error?: unknown) => {
-      abort.abort();
-      return inner.throw(error);
-    },
-    [Symbol.asyncIterator]: () => iterator,
-  };
-  return iterator;
 }
 
 builder.queryFields((t) => ({
@@ -81,13 +58,12 @@ builder.subscriptionFields((t) => ({
     args: { listId: t.arg.id({ required: true }), after: t.arg.int() },
     subscribe: (_root, args, ctx): AsyncIterable<StoredEvent | Error> => {
       try {
-        return followList(ctx.app, String(args.listId), afterSeq(args.after));
+        const after = afterSeq(args.after);
+        return abortableFollow((signal) => ctx.app.log.follow(listStream(String(args.listId)), after, signal));
       } catch (error) {
         // Refuse in-band: a throw here becomes a result without `data`, which graphql-sse's
         // handler mistakes for execution arguments ("Unable to detect operation AST").
-        return (async function* () {
-          yield error as Error;
-        })();
+        return refusal(error);
       }
     },
     resolve: (event) => {

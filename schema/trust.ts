@@ -2,6 +2,9 @@
 // GET /api/trust serves, so the two surfaces cannot disagree.
 import { builder } from "./builder.ts";
 import type { TrustLedger } from "../src/flock/trust.ts";
+import type { StoredEvent } from "../src/log/event-log.ts";
+import { BadInputError } from "../src/errors.ts";
+import { abortableFollow, refusal } from "./follow.ts";
 
 type TrustRow = Awaited<ReturnType<TrustLedger["snapshot"]>>[number];
 type Entry = TrustRow["history"][number];
@@ -41,5 +44,50 @@ builder.queryFields((t) => ({
       (await ctx.app.flock.trust.snapshot()).filter(
         (r: TrustRow) => (args.holder == null || r.holder === args.holder) && (args.taskType == null || r.task_type === args.taskType),
       ),
+  }),
+}));
+
+interface TrustChangedPayload {
+  list_id?: string;
+  holder: string;
+  task_type: string;
+  from: number;
+  to: number;
+  ts: string;
+}
+
+const TrustChange = builder.objectRef<StoredEvent>("TrustChange").implement({
+  description: "A trust.changed event: a holder moved a level on a task type.",
+  fields: (t) => ({
+    id: t.exposeInt("id", { description: "The log's global id: pass it as `after` to resume." }),
+    holder: t.string({ resolve: (e) => payloadOf(e).holder }),
+    taskType: t.string({ resolve: (e) => payloadOf(e).task_type }),
+    from: t.int({ resolve: (e) => payloadOf(e).from }),
+    to: t.int({ resolve: (e) => payloadOf(e).to }),
+    listId: t.string({ nullable: true, resolve: (e) => payloadOf(e).list_id ?? null }),
+    ts: t.field({ type: "DateTime", resolve: (e) => e.ts }),
+  }),
+});
+
+function payloadOf(event: StoredEvent): TrustChangedPayload {
+  return JSON.parse(event.payload) as TrustChangedPayload;
+}
+
+builder.subscriptionFields((t) => ({
+  trustChanges: t.field({
+    type: TrustChange,
+    description:
+      "Every trust.changed across lists and nests: those after global id `after` (default 0: all) from the log, " +
+      "then live ones. Resume with the last id received.",
+    args: { after: t.arg.int() },
+    subscribe: (_root, args, ctx): AsyncIterable<StoredEvent | Error> => {
+      const after = args.after ?? 0;
+      if (after < 0) return refusal(new BadInputError("after must be 0 or an id the stream has sent."));
+      return abortableFollow((signal) => ctx.app.log.followNamed("trust.changed", after, signal));
+    },
+    resolve: (event) => {
+      if (event instanceof Error) throw event;
+      return event;
+    },
   }),
 }));

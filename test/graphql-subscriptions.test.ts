@@ -5,6 +5,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createClient } from "graphql-sse";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
+import { openSse } from "./helpers/sse.ts";
 
 interface Frame {
   event: string;
@@ -22,67 +23,25 @@ interface GqlStream {
   close(): void;
 }
 
-/** POSTs a subscription and parses the SSE frames (event/data; comments are pings and skipped). */
+/** POSTs a subscription over SSE (the shared test client) and reads its frames. */
 async function subscribe(url: string, query: string, variables: Record<string, unknown> = {}): Promise<GqlStream> {
-  const abort = new AbortController();
-  const response = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json", accept: "text/event-stream" },
-    body: JSON.stringify({ query, variables }),
-    signal: abort.signal,
-  });
-  const frames: Frame[] = [];
-  let ended = false;
-  const waiters = new Set<() => void>();
-  void (async () => {
-    const decoder = new TextDecoder();
-    let buffer = "";
-    try {
-      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-        buffer += decoder.decode(chunk, { stream: true });
-        let end: number;
-        while ((end = buffer.indexOf("\n\n")) >= 0) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          let event = "";
-          const data: string[] = [];
-          for (const line of block.split("\n")) {
-            if (line.startsWith("event:")) event = line.slice(6).trim();
-            else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
-          }
-          if (event) frames.push({ event, data: data.join("\n") ? JSON.parse(data.join("\n")) : null });
-        }
-        waiters.forEach((w) => w());
-      }
-    } catch {
-      // aborted by close()
-    } finally {
-      ended = true;
-      waiters.forEach((w) => w());
-    }
-  })();
+  const sse = await openSse(url, { json: { query, variables } });
+  const frames = () => sse.messages().map((m): Frame => ({ event: m.event, data: m.data }));
   return {
-    status: response.status,
-    contentType: response.headers.get("content-type") ?? "",
-    frames,
-    events: () => frames.filter((f) => f.event === "next" && f.data?.data).map((f) => f.data.data.listEvents),
-    ended: () => ended,
-    waitFor: (what, done, timeoutMs = 10_000) =>
-      new Promise((resolve, reject) => {
-        const check = () => {
-          if (done(frames)) finish(() => resolve());
-          else if (ended) finish(() => reject(new Error(`stream ended before ${what}; got ${JSON.stringify(frames)}`)));
-        };
-        const timer = setTimeout(() => finish(() => reject(new Error(`timed out waiting for ${what}; got ${JSON.stringify(frames)}`))), timeoutMs);
-        const finish = (then: () => void) => {
-          clearTimeout(timer);
-          waiters.delete(check);
-          then();
-        };
-        waiters.add(check);
-        check();
-      }),
-    close: () => abort.abort(),
+    status: sse.status,
+    contentType: sse.headers.get("content-type") ?? "",
+    get frames() {
+      return frames();
+    },
+    events: () => frames().filter((f) => f.event === "next" && f.data?.data).map((f) => f.data.data.listEvents),
+    ended: () => sse.ended(),
+    waitFor: async (what, done, timeoutMs = 10_000) => {
+      if (done(frames())) return;
+      await sse.waitFor(() => done(frames()), timeoutMs).catch((error: Error) => {
+        throw new Error(`${what}: ${error.message}; got ${JSON.stringify(frames())}`);
+      });
+    },
+    close: () => sse.close(),
   };
 }
 
@@ -296,6 +255,34 @@ test("end to end: submitList, then listEvents shows the flock starting and triag
     assert.equal(prefix, events.map((e) => ({ seq: e.seq, name: e.name, raw: e.raw })));
   } finally {
     stream.close();
+  }
+});
+
+test("trustChanges follows trust.changed across every list, resumes after an id, then goes live", async () => {
+  const change = (listId: string, holder: string, to: number) =>
+    server.app.log.append(`list:${listId}`, "trust.changed", { list_id: listId, holder, task_type: "errand", from: to - 1, to, ts: new Date().toISOString() });
+  await append("trust-a", "list.started");
+  const first = await change("trust-a", "flock", 1);
+  await append("trust-b", "list.started", "verdict");
+  await change("trust-b", "Hugin", 1);
+  const QUERY = `subscription($after: Int) { trustChanges(after: $after) { id holder taskType from to listId ts } }`;
+  const changes = (stream: GqlStream) => stream.frames.filter((f) => f.event === "next").map((f) => f.data.data.trustChanges);
+  const all = await subscribe(server.url + "/graphql", QUERY, { after: 0 });
+  const resumed = await subscribe(server.url + "/graphql/stream", QUERY, { after: first.id });
+  try {
+    await all.waitFor("both stored changes", (frames) => frames.filter((f) => f.event === "next").length >= 2);
+    assert.equal(changes(all).map((c) => [c.holder, c.listId, c.from, c.to]), [
+      ["flock", "trust-a", 0, 1],
+      ["Hugin", "trust-b", 0, 1],
+    ]);
+    await resumed.waitFor("the change after the given id", (frames) => frames.filter((f) => f.event === "next").length >= 1);
+    await change("trust-a", "Munin", 2);
+    await resumed.waitFor("the live change", (frames) => frames.filter((f) => f.event === "next").length >= 2);
+    assert.equal(changes(resumed).map((c) => c.holder), ["Hugin", "Munin"], "nothing before the id, nothing twice");
+    assert.ok(changes(resumed)[1].id > changes(resumed)[0].id);
+  } finally {
+    all.close();
+    resumed.close();
   }
 });
 

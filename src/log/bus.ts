@@ -5,6 +5,8 @@
 import type { TypedEventTarget } from "@graphql-yoga/typed-event-target";
 
 export interface AppendedEvent {
+  /** The log's global id: commit order across every stream. */
+  id: number;
   stream: string;
   seq: number;
   name: string;
@@ -17,6 +19,11 @@ export type Bus = TypedEventTarget<BusEvent> & { close(): Promise<void> };
 
 export function topicOf(stream: string): string {
   return `crows:${stream}`;
+}
+
+/** Every append is also announced by event name, for followers across streams (trust changes). */
+export function nameTopicOf(name: string): string {
+  return `crows-name:${name}`;
 }
 
 export function createLocalBus(): Bus {

@@ -3,11 +3,15 @@
 // transaction) before the bus tells anyone, so whatever a client sees can be replayed.
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { AppendedEvent, Bus, BusEvent } from "./bus.ts";
-import { topicOf } from "./bus.ts";
+import { nameTopicOf, topicOf } from "./bus.ts";
 import { KeyedLock } from "../util/keyed-lock.ts";
 
 export type Tx = Parameters<Parameters<PrismaClient["$transaction"]>[0]>[0];
 export type StoredEvent = AppendedEvent;
+
+function toStored(row: { id: number; stream: string; seq: number; name: string; payload: string; ts: Date }): StoredEvent {
+  return { id: row.id, stream: row.stream, seq: row.seq, name: row.name, payload: row.payload, ts: row.ts.toISOString() };
+}
 
 export interface EventLogOptions {
   /** How many times an append retries when another instance took the same seq. */
@@ -77,8 +81,11 @@ export class EventLog {
           }
           return created;
         });
-        const stored = rows.map((row): StoredEvent => ({ stream, seq: row.seq, name: row.name, payload: row.payload, ts: row.ts.toISOString() }));
-        for (const event of stored) this.bus.dispatchEvent(new CustomEvent(topicOf(stream), { detail: event }) as BusEvent);
+        const stored = rows.map(toStored);
+        for (const event of stored) {
+          this.bus.dispatchEvent(new CustomEvent(topicOf(stream), { detail: event }) as BusEvent);
+          this.bus.dispatchEvent(new CustomEvent(nameTopicOf(event.name), { detail: event }) as BusEvent);
+        }
         return stored;
       } catch (error) {
         // Another instance appended the same seq first (PostgreSQL deployments): try again.
@@ -94,7 +101,13 @@ export class EventLog {
       orderBy: { seq: "asc" },
       take: limit,
     });
-    return rows.map((r) => ({ stream: r.stream, seq: r.seq, name: r.name, payload: r.payload, ts: r.ts.toISOString() }));
+    return rows.map(toStored);
+  }
+
+  /** Events named `name` across every stream, after the log's global id `afterId`, in commit order. */
+  async readNamed(name: string, afterId = 0, limit = 1000): Promise<StoredEvent[]> {
+    const rows = await this.prisma.event.findMany({ where: { name, id: { gt: afterId } }, orderBy: { id: "asc" }, take: limit });
+    return rows.map(toStored);
   }
 
   async lastSeq(stream: string): Promise<number> {
@@ -107,30 +120,47 @@ export class EventLog {
    * log holds, then live appends. The listener is attached before the log is read, so nothing
    * appended in between is lost; a live event that skips ahead makes the reader fill from the log.
    */
-  async *follow(stream: string, afterSeq = 0, signal?: AbortSignal): AsyncGenerator<StoredEvent> {
+  follow(stream: string, afterSeq = 0, signal?: AbortSignal): AsyncGenerator<StoredEvent> {
+    return this.tail(topicOf(stream), afterSeq, (after) => this.read(stream, after), (e) => e.seq, signal);
+  }
+
+  /**
+   * Every event named `name`, across streams, after global id `afterId`, then live ones (e.g. all
+   * trust.changed). Ordered by the log's id, which is commit order on SQLite's single writer.
+   */
+  followNamed(name: string, afterId = 0, signal?: AbortSignal): AsyncGenerator<StoredEvent> {
+    return this.tail(nameTopicOf(name), afterId, (after) => this.readNamed(name, after), (e) => e.id, signal);
+  }
+
+  private async *tail(
+    topic: string,
+    start: number,
+    readAfter: (cursor: number) => Promise<StoredEvent[]>,
+    cursorOf: (event: AppendedEvent) => number,
+    signal?: AbortSignal,
+  ): AsyncGenerator<StoredEvent> {
     if (this.closed || signal?.aborted) return;
     let wake: (() => void) | undefined;
     let latestSeen = 0;
     let ended = false;
     const onEvent = (event: BusEvent) => {
-      latestSeen = Math.max(latestSeen, event.detail.seq);
+      latestSeen = Math.max(latestSeen, cursorOf(event.detail));
       wake?.();
     };
     const end = () => {
       ended = true;
       wake?.();
     };
-    const topic = topicOf(stream);
     this.bus.addEventListener(topic, onEvent);
     this.closers.add(end);
     signal?.addEventListener("abort", end, { once: true });
-    let delivered = afterSeq;
+    let delivered = start;
     try {
       while (!ended) {
-        const batch = await this.read(stream, delivered);
+        const batch = await readAfter(delivered);
         for (const event of batch) {
           if (ended) return;
-          delivered = event.seq;
+          delivered = cursorOf(event);
           yield event;
         }
         if (batch.length === 1000) continue; // more waiting in the log

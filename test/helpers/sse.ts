@@ -25,16 +25,31 @@ export interface SseClient {
   waitForCount(count: number, timeoutMs?: number): Promise<SseMessage[]>;
   waitForComment(timeoutMs?: number): Promise<SseComment>;
   messages(): SseMessage[];
+  /** True once the server ended the stream (or close() was called). */
+  ended(): boolean;
   /** The raw bytes received, for framing checks. */
   text(): string;
   close(): void;
 }
 
-export async function openSse(url: string, init: { lastEventId?: string; headers?: Record<string, string> } = {}): Promise<SseClient> {
+export interface SseInit {
+  lastEventId?: string;
+  headers?: Record<string, string>;
+  /** A JSON body makes it a POST (GraphQL subscriptions over SSE). */
+  json?: unknown;
+}
+
+export async function openSse(url: string, init: SseInit = {}): Promise<SseClient> {
   const abort = new AbortController();
   const headers: Record<string, string> = { accept: "text/event-stream", ...init.headers };
   if (init.lastEventId !== undefined) headers["last-event-id"] = init.lastEventId;
-  const response = await fetch(url, { headers, signal: abort.signal });
+  if (init.json !== undefined) headers["content-type"] = "application/json";
+  const response = await fetch(url, {
+    method: init.json === undefined ? "GET" : "POST",
+    headers,
+    body: init.json === undefined ? undefined : JSON.stringify(init.json),
+    signal: abort.signal,
+  });
   const records: SseRecord[] = [];
   let rawText = "";
   const waiters = new Set<() => void>();
@@ -99,6 +114,7 @@ export async function openSse(url: string, init: { lastEventId?: string; headers
     records,
     messages,
     text: () => rawText,
+    ended: () => ended,
     waitFor: (where, timeoutMs = 10_000) => wait(() => messages().find(where), timeoutMs, "a matching message"),
     waitForCount: (count, timeoutMs = 10_000) =>
       wait(() => (messages().length >= count ? messages().slice(0, count) : undefined), timeoutMs, `${count} messages`),
@@ -120,7 +136,7 @@ function parseBlock(block: string): SseRecord {
   }
   if (data.length === 0 && comments.length > 0) return { comment: comments.join("\n") };
   const raw = data.join("\n");
-  let parsed: unknown = raw;
+  let parsed: unknown = raw === "" ? null : raw;
   try {
     parsed = JSON.parse(raw);
   } catch {
