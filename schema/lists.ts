@@ -2,16 +2,7 @@
 // submitList mutation that hands a list to the flock.
 import { builder } from "./builder.ts";
 import { NotFoundError, RateLimitedError } from "../src/errors.ts";
-
-/** Item.subtasks and Item.crows are JSON string arrays in a text column. */
-function stringArray(text: string): string[] {
-  try {
-    const value: unknown = JSON.parse(text);
-    return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
-  } catch {
-    return [];
-  }
-}
+import { stringArray } from "../src/util/json-column.ts";
 
 export const TodoList = builder.prismaObject("TodoList", {
   description: "A todo list the owner (or another requester) handed to the flock.",
@@ -37,7 +28,7 @@ export const Item = builder.prismaObject("Item", {
     n: t.exposeInt("n", { description: "Position in the list, from 1." }),
     text: t.exposeString("text"),
     stage: t.exposeString("stage", {
-      description: "pending, triaging, awaiting_triage, working, awaiting_output, done or skipped.",
+      description: "pending, awaiting_triage, working, awaiting_output, done or skipped.",
     }),
     mode: t.exposeString("mode", { nullable: true, description: "solo, split or murder, once triaged." }),
     taskType: t.exposeString("taskType", { nullable: true }),

@@ -3,8 +3,12 @@
 // deadline; no answer by then is `timeout`, which counts as a rejection (fail safe). The deadline
 // is stored, so after a restart a pending approval still times out at its original moment.
 // The verdict, the approval row and the trust changes it causes commit in one transaction.
-import type { PrismaClient } from "../generated/prisma/client.ts";
+// With several instances the verdict may be recorded by another instance than the one waiting:
+// a waiter also wakes on its list stream's bus signal and re-reads the row (the row is the truth).
+import type { Item, PrismaClient } from "../generated/prisma/client.ts";
+import { stringArray } from "../util/json-column.ts";
 import type { EventLog, Tx } from "../log/event-log.ts";
+import { topicOf, type Bus } from "../log/bus.ts";
 import { NotFoundError } from "../errors.ts";
 import { listStream, wirePayload, type Target, type VerdictValue } from "./events.ts";
 import type { TrustLedger } from "./trust.ts";
@@ -27,6 +31,17 @@ export interface ApprovalSubject {
   holders: string[];
 }
 
+/** The approval a target of `item` waits on, and whose ledger records its verdict moves. */
+export function approvalSubject(item: Pick<Item, "id" | "listId" | "taskType" | "crows">, target: Target): ApprovalSubject {
+  return {
+    listId: item.listId,
+    itemId: item.id,
+    target,
+    taskType: item.taskType ?? "other",
+    holders: target === "triage" ? ["flock"] : stringArray(item.crows),
+  };
+}
+
 const key = (itemId: string, target: string) => `${itemId}|${target}`;
 
 export class ApprovalDesk {
@@ -41,6 +56,7 @@ export class ApprovalDesk {
     private readonly trust: TrustLedger,
     private readonly windowMs: number,
     private readonly now: () => number = Date.now,
+    private readonly bus?: Bus,
   ) {}
 
   /**
@@ -92,6 +108,10 @@ export class ApprovalDesk {
     set.add(settle);
     this.waiters.set(k, set);
     this.failers.add(fail);
+    // A verdict appended by any instance signals the list stream; the row says whether it was ours.
+    const topic = topicOf(listStream(subject.listId));
+    const onAppend = () => void this.settleFromRow(subject).catch(() => {});
+    this.bus?.addEventListener(topic, onAppend);
     try {
       const row = await this.prisma.approval.findUnique({ where: { itemId_target: { itemId: subject.itemId, target: subject.target } } });
       if (!row) throw new Error(`no approval row for ${k}`);
@@ -99,6 +119,7 @@ export class ApprovalDesk {
       else this.arm(subject, row.deadline);
       return await decided;
     } finally {
+      this.bus?.removeEventListener(topic, onAppend);
       set.delete(settle);
       if (set.size === 0) this.waiters.delete(k);
       this.failers.delete(fail);
@@ -125,10 +146,24 @@ export class ApprovalDesk {
     // setTimeout caps at ~24.8 days; windows are minutes.
     const timer = setTimeout(() => {
       this.timers.delete(k);
-      void this.record(subject, "timeout", false).catch(() => {});
+      // Not moved: someone (maybe another instance, its signal lost) decided first; hand that on.
+      void this.record(subject, "timeout", false)
+        .then((moved) => (moved ? undefined : this.settleFromRow(subject)))
+        .catch(() => {});
     }, delay);
     timer.unref?.();
     this.timers.set(k, timer);
+  }
+
+  /** Wakes this target's waiters when its row is decided, whoever decided it. */
+  private async settleFromRow(subject: ApprovalSubject): Promise<void> {
+    const k = key(subject.itemId, subject.target);
+    if (!this.waiters.has(k)) return;
+    const row = await this.prisma.approval.findUnique({ where: { itemId_target: { itemId: subject.itemId, target: subject.target } } });
+    if (!row || row.status === "pending") return;
+    clearTimeout(this.timers.get(k));
+    this.timers.delete(k);
+    for (const settle of [...(this.waiters.get(k) ?? [])]) settle(row.status as Decision);
   }
 
   /**

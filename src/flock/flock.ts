@@ -4,10 +4,11 @@ import { randomBytes } from "node:crypto";
 import type { Config } from "../config.ts";
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { EventLog } from "../log/event-log.ts";
+import type { Bus } from "../log/bus.ts";
 import type { Model } from "../models/model.ts";
 import type { Classifier } from "../classifier/jev.ts";
 import { BadInputError, NotFoundError, RateLimitedError } from "../errors.ts";
-import { ApprovalDesk } from "./approvals.ts";
+import { ApprovalDesk, approvalSubject } from "./approvals.ts";
 import { CrewPicker, DEFAULT_NEST, type CrewDirectory } from "./crew.ts";
 import { listStream, wirePayload, type Target } from "./events.ts";
 import { ListRun } from "./list-run.ts";
@@ -19,6 +20,8 @@ export interface FlockDeps {
   config: Config;
   prisma: PrismaClient;
   log: EventLog;
+  /** The log's bus: lets a waiting approval hear a verdict recorded by another instance. */
+  bus?: Bus;
   model: Model;
   classifier: Classifier;
   crew: CrewDirectory;
@@ -46,7 +49,7 @@ export class Flock {
   constructor(private readonly deps: FlockDeps) {
     const now = deps.now ?? Date.now;
     this.trust = new TrustLedger(deps.prisma, (holder, db) => deps.crew.startingLevel(holder, db));
-    this.approvals = new ApprovalDesk(deps.prisma, deps.log, this.trust, deps.config.approvalWindowMs, now);
+    this.approvals = new ApprovalDesk(deps.prisma, deps.log, this.trust, deps.config.approvalWindowMs, now, deps.bus);
     this.picker = new CrewPicker(deps.crew);
     this.limiter = new RateLimiter(deps.prisma, now);
     this.ctx = { ...deps, trust: this.trust, approvals: this.approvals, picker: this.picker, signal: this.stopping.signal };
@@ -89,16 +92,7 @@ export class Flock {
     const target: Target = input.target;
     const item = await this.deps.prisma.item.findUnique({ where: { id: input.itemId } });
     if (!item) throw new NotFoundError(`No item ${input.itemId} is waiting for a verdict.`);
-    await this.approvals.answer(
-      {
-        listId: item.listId,
-        itemId: item.id,
-        target,
-        taskType: item.taskType ?? "other",
-        holders: target === "triage" ? ["flock"] : (JSON.parse(item.crows) as string[]),
-      },
-      input.approve,
-    );
+    await this.approvals.answer(approvalSubject(item, target), input.approve);
   }
 
   async listExists(listId: string): Promise<boolean> {

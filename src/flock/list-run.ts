@@ -6,11 +6,12 @@
 import type { Item, TodoList } from "../generated/prisma/client.ts";
 import type { Tx } from "../log/event-log.ts";
 import type { FlockContext } from "./flock.ts";
-import { listStream, wirePayload, type Mode, type SkipReason, type Target } from "./events.ts";
+import { listStream, wirePayload, type Mode, type SkipReason } from "./events.ts";
 import { BudgetSpentError, Flights, type FlightResult, type ListBudget } from "./flights.ts";
-import { StoppedError, type ApprovalSubject } from "./approvals.ts";
+import { StoppedError, approvalSubject } from "./approvals.ts";
 import { classifierHints, readTriage, type Triage } from "./triage.ts";
 import { Banter } from "./banter.ts";
+import { stringArray } from "../util/json-column.ts";
 
 const TERMINAL = new Set(["done", "skipped"]);
 
@@ -70,14 +71,14 @@ export class ListRun {
       case "pending":
         return this.triage(item);
       case "awaiting_triage": {
-        const decision = await this.ctx.approvals.waitFor(this.subject(item, "triage"));
+        const decision = await this.ctx.approvals.waitFor(approvalSubject(item, "triage"));
         if (decision === "rejected" || decision === "timeout") throw new SkipItem(decision);
         return this.setStage(item, "working");
       }
       case "working":
         return this.work(item);
       case "awaiting_output":
-        await this.ctx.approvals.waitFor(this.subject(item, "output"));
+        await this.ctx.approvals.waitFor(approvalSubject(item, "output"));
         return this.setStage(item, "done");
       default:
         throw new Error(`item ${item.id} is in an unknown stage ${item.stage}`);
@@ -114,7 +115,7 @@ export class ListRun {
       });
     });
     const next = await this.reload(item);
-    const subject = this.subject(next, "triage");
+    const subject = approvalSubject(next, "triage");
     if (needsApproval) await this.ctx.approvals.open(subject);
     else await this.ctx.approvals.auto(subject);
     return next;
@@ -125,7 +126,7 @@ export class ListRun {
   private async work(item: Item): Promise<Item> {
     const mode = (item.mode ?? "solo") as Mode;
     const taskType = item.taskType ?? "other";
-    const subtasks = parseList(item.subtasks);
+    const subtasks = stringArray(item.subtasks);
     let answer: string;
     let crows: string[];
     if (mode === "split" && subtasks.length > 0) {
@@ -162,7 +163,7 @@ export class ListRun {
     });
     const next = await this.reload(item);
     this.banter.after(next.id, crows);
-    const subject = this.subject(next, "output");
+    const subject = approvalSubject(next, "output");
     if (needsApproval) await this.ctx.approvals.open(subject);
     else await this.ctx.approvals.auto(subject);
     return next;
@@ -218,16 +219,6 @@ export class ListRun {
 
   // --- bookkeeping --------------------------------------------------------------------------
 
-  private subject(item: Item, target: Target): ApprovalSubject {
-    return {
-      listId: this.list.id,
-      itemId: item.id,
-      target,
-      taskType: item.taskType ?? "other",
-      holders: target === "triage" ? ["flock"] : parseList(item.crows),
-    };
-  }
-
   private async setStage(item: Item, stage: string): Promise<Item> {
     return this.ctx.prisma.item.update({ where: { id: item.id }, data: { stage } });
   }
@@ -247,15 +238,6 @@ export class ListRun {
 interface Landed {
   crow: string;
   text: string;
-}
-
-function parseList(json: string): string[] {
-  try {
-    const value: unknown = JSON.parse(json);
-    return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
-  } catch {
-    return [];
-  }
 }
 
 function unique(values: string[]): string[] {
