@@ -114,6 +114,15 @@ test("a crow whose model call fails declines with the reason (it still counts as
     { deps: { model: failingWhen((r) => r.role === "crow") } },
   ));
 
+test("a nudge: the harness hands a verdict to one crow, which delivers on the expectation once", () =>
+  withKit(async (kit) => {
+    const request = (await kit.post("todo", { author: "owner", text: "Book the train", kind: "request", to: "owner" })).body;
+    const nudge = await kit.server.app.chat.nudge("todo", "Rook", "The owner's train is still unbooked: please proceed.", request.msg_id);
+    assert.equal([nudge.kind, nudge.author, nudge.to, nudge.tagged_by], ["nudge", "harness", "Rook", "harness"]);
+    await kit.idle();
+    assert.equal(strip(await kit.messages("todo")), ["todo-1 request owner->owner re:", "todo-2 nudge harness->Rook re:todo-1", "todo-3 deliver Rook->owner re:todo-1"]);
+  }));
+
 test("Quill: a request to Quill gets one deliver from Quill to the requester", () =>
   withKit(async (kit) => {
     const sse = await kit.stream("todo");

@@ -307,6 +307,14 @@ export class NestChat {
     return record;
   }
 
+  /**
+   * The harness hands a Jev verdict to one crow so it proceeds on a missed expectation: a nudge,
+   * to that crow, refers_to the expectation. Its crow answers through the must-respond loop.
+   */
+  nudge(nestId: string, crow: string, text: string, refersTo: string): Promise<MessageRecord> {
+    return this.post(nestId, { author: "harness", text, to: crow, refers_to: refersTo }, { forcedKind: "nudge", unmetered: true });
+  }
+
   // EVENTS.md Tagging: one classifier call; Jev's tag stands at or above the band; unsure falls to
   // the header; a sure Jev that differs from the header wins as "disagreement"; nothing: say.
   private async tag(args: {

@@ -50,7 +50,9 @@ export class Responders {
     if (!context.mayCallForResponse) return;
     const nest = context.nest;
     if (record.kind === "nudge") {
-      if (record.to !== "") await this.crowResponds(nest, record.to, record, { claim: false });
+      // The crow proceeds on the expectation the nudge points at: its deliver answers that.
+      const expectation = record.refers_to ? await this.chat.get(record.refers_to) : null;
+      if (record.to !== "") await this.crowResponds(nest, record.to, expectation ?? record, { claim: false });
       return;
     }
     if (record.kind !== "request") return;
