@@ -123,6 +123,13 @@ test("a nudge: the harness hands a verdict to one crow, which delivers on the ex
     assert.equal(strip(await kit.messages("todo")), ["todo-1 request owner->owner re:", "todo-2 nudge harness->Rook re:todo-1", "todo-3 deliver Rook->owner re:todo-1"]);
   }));
 
+test("the Elder, addressable in every nest: one deliver to the requester", () =>
+  withKit(async (kit) => {
+    await kit.post("todo", { author: "owner", text: "Merge the two packing lists", kind: "request", to: "Elder" });
+    await kit.idle();
+    assert.equal(strip(await kit.messages("todo")), ["todo-1 request owner->Elder re:", "todo-2 deliver Elder->owner re:todo-1"]);
+  }));
+
 test("Quill: a request to Quill gets one deliver from Quill to the requester", () =>
   withKit(async (kit) => {
     const sse = await kit.stream("todo");
