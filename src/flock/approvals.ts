@@ -60,33 +60,26 @@ export class ApprovalDesk {
   ) {}
 
   /**
-   * Creates the pending row inside the transaction that announces needs_approval, so an owner who
-   * answers the moment the event arrives finds it; `open` arms the timer after the commit.
+   * Inside the transaction that announces the target (item.triaged, item.answered): parks a
+   * pending approval with its deadline, or records `auto` when trust skips it — so an item is never
+   * announced without the approval it waits on. Returns the events to append after the announcement.
    */
-  async park(tx: Tx, itemId: string, target: ApprovalSubject["target"]): Promise<void> {
-    const deadline = new Date(this.now() + this.windowMs);
-    await tx.approval.upsert({ where: { itemId_target: { itemId, target } }, create: { itemId, target, deadline }, update: {} });
-  }
-
-  /** Parks a pending approval with its deadline (idempotent: an existing row keeps its deadline). */
-  async open(subject: ApprovalSubject): Promise<void> {
-    const deadline = new Date(this.now() + this.windowMs);
-    const row = await this.prisma.approval.upsert({
-      where: { itemId_target: { itemId: subject.itemId, target: subject.target } },
-      create: { itemId: subject.itemId, target: subject.target, deadline },
-      update: {},
-    });
-    if (row.status === "pending") this.arm(subject, row.deadline);
-  }
-
-  /** Records `auto`: trust skipped the approval, and the target still gets its one verdict. */
-  async auto(subject: ApprovalSubject): Promise<void> {
-    await this.record(subject, "auto", true);
+  async openIn(tx: Tx, subject: ApprovalSubject, needsApproval: boolean): Promise<Array<{ name: string; payload: object }>> {
+    if (needsApproval) {
+      const deadline = new Date(this.now() + this.windowMs);
+      await tx.approval.upsert({
+        where: { itemId_target: { itemId: subject.itemId, target: subject.target } },
+        create: { itemId: subject.itemId, target: subject.target, deadline },
+        update: {},
+      });
+      return [];
+    }
+    return (await this.decideIn(tx, subject, "auto", true)) ?? [];
   }
 
   /** The owner's answer; NotFoundError when nothing is waiting (including a second answer). */
   async answer(subject: ApprovalSubject, approve: boolean): Promise<void> {
-    const recorded = await this.record(subject, approve ? "approved" : "rejected", false);
+    const recorded = await this.record(subject, approve ? "approved" : "rejected");
     if (!recorded) throw new NotFoundError(`Nothing is waiting for a ${subject.target} verdict on ${subject.itemId}.`);
   }
 
@@ -147,7 +140,7 @@ export class ApprovalDesk {
     const timer = setTimeout(() => {
       this.timers.delete(k);
       // Not moved: someone (maybe another instance, its signal lost) decided first; hand that on.
-      void this.record(subject, "timeout", false)
+      void this.record(subject, "timeout")
         .then((moved) => (moved ? undefined : this.settleFromRow(subject)))
         .catch(() => {});
     }, delay);
@@ -167,40 +160,46 @@ export class ApprovalDesk {
   }
 
   /**
-   * Moves the approval from pending (or from nothing, for auto) to `decision`, appends the verdict
-   * and every trust.changed it causes in one transaction. Returns false when it was not pending.
+   * Moves a pending approval to `decision` and appends the verdict and every trust.changed it
+   * causes, in one transaction. Returns false when it was not pending.
    */
-  private async record(subject: ApprovalSubject, decision: Decision, create: boolean): Promise<boolean> {
-    const { listId, itemId, target, taskType, holders } = subject;
+  private async record(subject: ApprovalSubject, decision: Decision): Promise<boolean> {
     let moved = false;
-    await this.log.appendBatch(listStream(listId), async (tx: Tx) => {
-      const decidedAt = new Date(this.now());
-      if (create) {
-        await tx.approval.create({ data: { itemId, target, status: decision, deadline: decidedAt, decidedAt } });
-      } else {
-        const { count } = await tx.approval.updateMany({ where: { itemId, target, status: "pending" }, data: { status: decision, decidedAt } });
-        if (count === 0) return [];
-      }
-      moved = true;
-      const events: Array<{ name: string; payload: object }> = [
-        { name: "verdict", payload: wirePayload<"verdict">(listId, { item_id: itemId, target, verdict: decision }, decidedAt) },
-      ];
-      for (const holder of holders) {
-        const change = await this.trust.apply(tx, holder, taskType, decision, itemId);
-        if (change) {
-          events.push({
-            name: "trust.changed",
-            payload: wirePayload<"trust.changed">(listId, { holder, task_type: taskType, from: change.from, to: change.to }, decidedAt),
-          });
-        }
-      }
-      return events;
+    await this.log.appendBatch(listStream(subject.listId), async (tx: Tx) => {
+      const events = await this.decideIn(tx, subject, decision, false);
+      moved = events !== null;
+      return events ?? [];
     });
     if (!moved) return false;
-    const k = key(itemId, target);
+    const k = key(subject.itemId, subject.target);
     clearTimeout(this.timers.get(k));
     this.timers.delete(k);
     for (const settle of [...(this.waiters.get(k) ?? [])]) settle(decision);
     return true;
+  }
+
+  /** The verdict and trust changes for `decision`, or null when the approval was not pending. */
+  private async decideIn(tx: Tx, subject: ApprovalSubject, decision: Decision, create: boolean): Promise<Array<{ name: string; payload: object }> | null> {
+    const { listId, itemId, target, taskType, holders } = subject;
+    const decidedAt = new Date(this.now());
+    if (create) {
+      await tx.approval.create({ data: { itemId, target, status: decision, deadline: decidedAt, decidedAt } });
+    } else {
+      const { count } = await tx.approval.updateMany({ where: { itemId, target, status: "pending" }, data: { status: decision, decidedAt } });
+      if (count === 0) return null;
+    }
+    const events: Array<{ name: string; payload: object }> = [
+      { name: "verdict", payload: wirePayload<"verdict">(listId, { item_id: itemId, target, verdict: decision }, decidedAt) },
+    ];
+    for (const holder of holders) {
+      const change = await this.trust.apply(tx, holder, taskType, decision, itemId);
+      if (change) {
+        events.push({
+          name: "trust.changed",
+          payload: wirePayload<"trust.changed">(listId, { holder, task_type: taskType, from: change.from, to: change.to }, decidedAt),
+        });
+      }
+    }
+    return events;
   }
 }

@@ -99,13 +99,12 @@ export class ListRun {
     });
     const triage: Triage = readTriage(flight, hints);
     const needsApproval = !(await this.ctx.trust.isTrusted(["flock"], triage.taskType));
-    await this.ctx.log.appendIn(this.stream, "item.triaged", async (tx) => {
-      await tx.item.update({
+    await this.ctx.log.appendBatch(this.stream, async (tx) => {
+      const triaged = await tx.item.update({
         where: { id: item.id },
         data: { stage: "awaiting_triage", mode: triage.mode, taskType: triage.taskType, subtasks: JSON.stringify(triage.subtasks), reason: triage.reason },
       });
-      if (needsApproval) await this.ctx.approvals.park(tx, item.id, "triage");
-      return wirePayload<"item.triaged">(this.list.id, {
+      const announcement = wirePayload<"item.triaged">(this.list.id, {
         item_id: item.id,
         mode: triage.mode,
         task_type: triage.taskType,
@@ -113,12 +112,10 @@ export class ListRun {
         reason: triage.reason,
         needs_approval: needsApproval,
       });
+      const verdict = await this.ctx.approvals.openIn(tx, approvalSubject(triaged, "triage"), needsApproval);
+      return [{ name: "item.triaged", payload: announcement }, ...verdict];
     });
-    const next = await this.reload(item);
-    const subject = approvalSubject(next, "triage");
-    if (needsApproval) await this.ctx.approvals.open(subject);
-    else await this.ctx.approvals.auto(subject);
-    return next;
+    return this.reload(item);
   }
 
   // --- work ---------------------------------------------------------------------------------
@@ -156,17 +153,14 @@ export class ListRun {
       crows = [result.crow];
     }
     const needsApproval = !(await this.ctx.trust.isTrusted(crows, taskType));
-    await this.ctx.log.appendIn(this.stream, "item.answered", async (tx) => {
-      await tx.item.update({ where: { id: item.id }, data: { stage: "awaiting_output", answer, crows: JSON.stringify(crows) } });
-      if (needsApproval) await this.ctx.approvals.park(tx, item.id, "output");
-      return wirePayload<"item.answered">(this.list.id, { item_id: item.id, answer, crows, needs_approval: needsApproval });
+    await this.ctx.log.appendBatch(this.stream, async (tx) => {
+      const updated = await tx.item.update({ where: { id: item.id }, data: { stage: "awaiting_output", answer, crows: JSON.stringify(crows) } });
+      const announcement = wirePayload<"item.answered">(this.list.id, { item_id: item.id, answer, crows, needs_approval: needsApproval });
+      const verdict = await this.ctx.approvals.openIn(tx, approvalSubject(updated, "output"), needsApproval);
+      return [{ name: "item.answered", payload: announcement }, ...verdict];
     });
-    const next = await this.reload(item);
-    this.banter.after(next.id, crows);
-    const subject = approvalSubject(next, "output");
-    if (needsApproval) await this.ctx.approvals.open(subject);
-    else await this.ctx.approvals.auto(subject);
-    return next;
+    this.banter.after(item.id, crows);
+    return this.reload(item);
   }
 
   private async crew(item: Item, count: number): Promise<Array<{ crow: string; borrowed: boolean }>> {
