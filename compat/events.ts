@@ -2,7 +2,8 @@
 // messages, replayed from the durable log after Last-Event-ID, then live. Wire rules: SSE-PROTOCOL.md.
 import { HttpError } from "./http-error.ts";
 import type { Route } from "./router.ts";
-import { eventStream, parseLastEventId } from "./sse.ts";
+import { eventStream } from "./sse.ts";
+import { parseCursor } from "../src/log/cursor.ts";
 import { listStream } from "../src/flock/events.ts";
 
 export const eventRoutes: Route[] = [
@@ -17,14 +18,14 @@ export const eventRoutes: Route[] = [
       const rawLastId = request.headers["last-event-id"] ?? request.query.get("last_event_id");
       if (listId) {
         if (!(await app.flock.listExists(listId))) throw new HttpError(404, `No list ${listId}.`);
-        const afterSeq = parseLastEventId(rawLastId);
+        const afterSeq = parseCursor(rawLastId);
         if (afterSeq === "invalid") throw new HttpError(400, "Last-Event-ID must be an event id this stream sent.");
         const [stream, init] = eventStream({ log: app.log, stream: listStream(listId), afterSeq, heartbeatMs: app.config.heartbeatMs, signal: request.signal });
         return { stream, init };
       }
       const nest = nestId!;
       if (!(await app.prisma.nest.findUnique({ where: { id: nest } })) && nest !== "todo") throw new HttpError(404, `No nest ${nest}.`);
-      const afterSeq = parseLastEventId(rawLastId, nest);
+      const afterSeq = parseCursor(rawLastId, nest);
       if (afterSeq === "invalid") throw new HttpError(400, "Last-Event-ID must be a msg_id or message number this stream sent.");
       const [stream, init] = eventStream({
         log: app.log,

@@ -63,12 +63,3 @@ async function* merge({ log, stream, afterSeq, heartbeatMs, signal, idOf }: SseO
     await events.return?.(undefined);
   }
 }
-
-/** Reads a Last-Event-ID: a whole number, or "<prefix>-<n>" when the stream's ids carry a prefix. */
-export function parseLastEventId(raw: string | null | undefined, prefix?: string): number | "invalid" {
-  if (raw === null || raw === undefined || raw.trim() === "") return 0;
-  let text = raw.trim();
-  if (prefix && text.startsWith(`${prefix}-`)) text = text.slice(prefix.length + 1);
-  if (!/^\d{1,15}$/.test(text)) return "invalid";
-  return Number(text);
-}

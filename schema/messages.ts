@@ -8,6 +8,8 @@ import { BadInputError, ForbiddenError, NotFoundError, RateLimitedError } from "
 import type { App } from "../src/app.ts";
 import type { StoredEvent } from "../src/log/event-log.ts";
 import { nestStream, type MessageEntry } from "../src/nests/messages.ts";
+import { parseCursor } from "../src/log/cursor.ts";
+import { abortableFollow } from "./follow.ts";
 
 export const Message = builder.objectRef<MessageEntry>("Message").implement({
   description: "One nest message record (EVENTS.md payload table), as stored, with `resolved` computed when read.",
@@ -173,30 +175,9 @@ builder.mutationFields((t) => ({
 
 /** "launch-copy-3", "3" or "" -> 3 / 0; anything else is bad input. */
 function afterNumber(nestId: string, after: string | null | undefined): number {
-  const raw = (after ?? "").trim();
-  if (raw === "") return 0;
-  const text = raw.startsWith(`${nestId}-`) ? raw.slice(nestId.length + 1) : raw;
-  if (!/^\d{1,15}$/.test(text)) throw new BadInputError(`after must be a msg_id of nest "${nestId}" or its number, got "${raw}".`);
-  return Number(text);
-}
-
-/** The log's follower, ended (and woken) when the subscriber goes away, as in schema/events.ts. */
-function followNest(app: App, nestId: string, after: number): AsyncIterableIterator<StoredEvent> {
-  const abort = new AbortController();
-  const inner = app.log.follow(nestStream(nestId), after, abort.signal);
-  const iterator: AsyncIterableIterator<StoredEvent> = {
-    next: () => inner.next(),
-    return: (value?: unknown) => {
-      abort.abort();
-      return inner.return(value as undefined);
-    },
-    throw: (error?: unknown) => {
-      abort.abort();
-      return inner.throw(error);
-    },
-    [Symbol.asyncIterator]: () => iterator,
-  };
-  return iterator;
+  const cursor = parseCursor(after, nestId);
+  if (cursor === "invalid") throw new BadInputError(`after must be a msg_id of nest "${nestId}" or its number, got "${after}".`);
+  return cursor;
 }
 
 builder.subscriptionFields((t) => ({
@@ -209,7 +190,8 @@ builder.subscriptionFields((t) => ({
     subscribe: async (_root, args, ctx) => {
       const nestId = String(args.nestId);
       await ctx.app.chat.requireNest(nestId);
-      return followNest(ctx.app, nestId, afterNumber(nestId, args.after));
+      const after = afterNumber(nestId, args.after);
+      return abortableFollow((signal) => ctx.app.log.follow(nestStream(nestId), after, signal));
     },
     // `resolved` as of delivery, like every other read.
     resolve: async (event: StoredEvent, _args, ctx) => {

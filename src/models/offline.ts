@@ -2,7 +2,6 @@
 // model. It reads the structured input of a request (never the English prompt), follows each
 // role's output format exactly (docs/models.md), labels what it says as offline, and reports token
 // counts estimated from text length so budgets behave as they would with a real provider.
-import { personaOf } from "../flock/roster.ts";
 import { triageItem } from "./heuristics.ts";
 import type { BanterInput, BossInput, CrowInput, ElderInput, Model, ModelReply, ModelRequest, QuillInput } from "./model.ts";
 import { lensAngle, WORKER_PERSONA_NAMES } from "./prompts.ts";
