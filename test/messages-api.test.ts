@@ -3,7 +3,7 @@
 // control (the loopback System One fake).
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { startKit, RECORD_FIELDS, type Kit } from "./messages-kit.ts";
+import { startKit, RECORD_FIELDS, type Kit } from "./helpers/nest-kit.ts";
 
 async function withKit(fn: (kit: Kit) => Promise<void>, options: Parameters<typeof startKit>[0] = {}): Promise<void> {
   const kit = await startKit(options);

@@ -4,7 +4,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createClient } from "graphql-sse";
-import { startKit, type Kit } from "./messages-kit.ts";
+import { startKit, type Kit } from "./helpers/nest-kit.ts";
 
 async function gql(kit: Kit, query: string, variables: Record<string, unknown> = {}): Promise<any> {
   const response = await kit.server.request("POST", "/graphql", { query, variables });

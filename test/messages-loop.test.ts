@@ -4,7 +4,7 @@
 // silence when saturated; a conspiracy's distinct claims; a crow that cannot finish declines.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { startKit, waitForRecord, type Kit } from "./messages-kit.ts";
+import { startKit, waitForRecord, type Kit } from "./helpers/nest-kit.ts";
 import { failingWhen } from "./helpers/models.ts";
 
 async function withKit(fn: (kit: Kit) => Promise<void>, options: Parameters<typeof startKit>[0] = {}): Promise<void> {

@@ -4,7 +4,7 @@
 // resumes with Last-Event-ID (a msg_id or its bare n) and misses nothing.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { startKit, records, RECORD_FIELDS } from "./messages-kit.ts";
+import { startKit, records, RECORD_FIELDS } from "./helpers/nest-kit.ts";
 
 test("every post reaches every open stream of the nest once, in order, and replays after a restart", async () => {
   const kit = await startKit();

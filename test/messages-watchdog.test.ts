@@ -5,7 +5,7 @@
 // unanswered ask reads rejected after the window and moves nothing.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { startKit, waitForRecord, CLEAN, OFF_TOPIC, type Kit } from "./messages-kit.ts";
+import { startKit, waitForRecord, CLEAN, OFF_TOPIC, type Kit } from "./helpers/nest-kit.ts";
 
 async function withKit(fn: (kit: Kit) => Promise<void>, options: Parameters<typeof startKit>[0] = {}): Promise<void> {
   const kit = await startKit(options);

@@ -2,10 +2,10 @@
 // One fake, scripted per test. By default Jev is unsure about every kind and mode (so a poster's
 // header decides and the loop is predictable) and finds every watched claim/deliver clean; a test
 // swaps in its own answers through `jev`.
-import { startTestServer, type TestServer } from "./helpers/server.ts";
-import { startFakeSystemOne, type FakeSystemOne, type FakeSystemOneCall } from "./helpers/fake-systemone.ts";
-import { openSse, type SseClient, type SseMessage } from "./helpers/sse.ts";
-import type { AppDeps } from "../src/app.ts";
+import { startTestServer, type TestServer } from "./server.ts";
+import { startFakeSystemOne, type FakeSystemOne, type FakeSystemOneCall } from "./fake-systemone.ts";
+import { openSse, type SseClient, type SseMessage } from "./sse.ts";
+import type { AppDeps } from "../../src/app.ts";
 
 export type ChoiceAnswer = { choice: string; confidence: number } | "unsure";
 export interface WatchScores {
