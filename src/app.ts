@@ -47,7 +47,7 @@ export async function createApp(config: Config, deps: AppDeps = {}): Promise<App
   ensureDataDir(config.dataDir);
   const logLine = deps.logLine ?? ((line: string) => console.error(line));
   const prisma = await openDatabase(config);
-  const bus = config.redisUrl ? await createRedisBus(config.redisUrl) : createLocalBus();
+  const bus = config.redisUrl ? await createRedisBus(config.redisUrl, logLine) : createLocalBus();
   const log = new EventLog(prisma, bus);
   const model = deps.model ?? createModel(config);
   const classifier = deps.classifier ?? createClassifier(config, prisma);
@@ -55,7 +55,7 @@ export async function createApp(config: Config, deps: AppDeps = {}): Promise<App
   const registry = new CrowRegistry(prisma, config.maxSpun);
   await nests.ensureDefault(); // todo always exists, before anything lists or posts to it
   const crew = new PrismaCrewDirectory(prisma);
-  const flock = new Flock({ config, prisma, log, model, classifier, crew, logLine });
+  const flock = new Flock({ config, prisma, log, bus, model, classifier, crew, logLine });
   await flock.resume();
   const chat = createNestChat({ config, prisma, log, model, classifier, flock, nests, registry, logLine });
 

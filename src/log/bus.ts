@@ -32,18 +32,87 @@ export function createLocalBus(): Bus {
   return target;
 }
 
-export async function createRedisBus(url: string): Promise<Bus> {
+/**
+ * The detail of a nudge: not an event but "something may have been missed, re-read the log".
+ * Every listener re-reads on any signal (follow, approvals), so a nudge needs no special case.
+ */
+export const NUDGE = { id: 0, stream: "", seq: 0, name: "", payload: "", ts: "" } as AppendedEvent;
+
+export async function createRedisBus(url: string, logLine: (line: string) => void = () => {}): Promise<Bus> {
   const [{ Redis }, { createRedisEventTarget }] = await Promise.all([
     import("ioredis"),
     import("@graphql-yoga/redis-event-target"),
   ]);
   const publishClient = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 2 });
   const subscribeClient = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 2 });
-  await Promise.all([publishClient.connect(), subscribeClient.connect()]);
-  const target = createRedisEventTarget<BusEvent>({ publishClient, subscribeClient }) as Bus;
-  target.close = async () => {
-    publishClient.disconnect();
-    subscribeClient.disconnect();
+  // ioredis reconnects by itself; an 'error' with no listener would crash the process instead.
+  let lastError = "";
+  const onError = (error: Error) => {
+    if (error.message !== lastError) logLine(`bus: redis: ${error.message}`);
+    lastError = error.message;
   };
-  return target;
+  publishClient.on("error", onError);
+  subscribeClient.on("error", onError);
+  await Promise.all([publishClient.connect(), subscribeClient.connect()]);
+
+  // Pub/sub delivers only to confirmed subscriptions and drops what is published while a
+  // connection is down. SUBSCRIBE is asynchronous (a follower attached just before an append could
+  // miss it) and ioredis re-subscribes after a reconnect through the same method: so whenever Redis
+  // confirms a subscription, nudge that topic's listeners to re-read the durable log.
+  const listeners = new Map<string, Set<EventListenerOrEventListenerObject>>();
+  const nudge = (topics: unknown[]) => {
+    for (const topic of topics.flat()) {
+      if (typeof topic !== "string") continue;
+      for (const listener of [...(listeners.get(topic) ?? [])]) {
+        const event = new CustomEvent(topic, { detail: NUDGE });
+        if (typeof listener === "function") listener(event);
+        else listener.handleEvent(event);
+      }
+    }
+  };
+  const subscribe = subscribeClient.subscribe.bind(subscribeClient);
+  subscribeClient.subscribe = ((...topics: Parameters<typeof subscribe>) => {
+    const confirmed = subscribe(...topics);
+    confirmed.then(() => nudge(topics), (e: Error) => onError(e));
+    return confirmed;
+  }) as typeof subscribe;
+  // The event target ignores these promises; a rejection (Redis down) must not go unhandled.
+  const unsubscribe = subscribeClient.unsubscribe.bind(subscribeClient);
+  subscribeClient.unsubscribe = ((...topics: Parameters<typeof unsubscribe>) => {
+    const done = unsubscribe(...topics);
+    done.catch(() => {});
+    return done;
+  }) as typeof unsubscribe;
+  const publish = publishClient.publish.bind(publishClient);
+  publishClient.publish = ((...args: Parameters<typeof publish>) => {
+    const sent = publish(...args);
+    sent.catch(onError); // followers elsewhere catch up on their next signal or resubscribe nudge
+    return sent;
+  }) as typeof publish;
+
+  const target = createRedisEventTarget<BusEvent>({ publishClient, subscribeClient });
+  const bus: Bus = {
+    addEventListener(topic, listener) {
+      if (listener) {
+        const set = listeners.get(topic) ?? new Set();
+        set.add(listener as EventListenerOrEventListenerObject);
+        listeners.set(topic, set);
+      }
+      target.addEventListener(topic, listener);
+    },
+    removeEventListener(topic, listener) {
+      const set = listeners.get(topic);
+      if (set && listener) {
+        set.delete(listener as EventListenerOrEventListenerObject);
+        if (set.size === 0) listeners.delete(topic);
+      }
+      target.removeEventListener(topic, listener);
+    },
+    dispatchEvent: (event) => target.dispatchEvent(event),
+    close: async () => {
+      publishClient.disconnect();
+      subscribeClient.disconnect();
+    },
+  };
+  return bus;
 }
