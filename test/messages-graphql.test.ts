@@ -5,6 +5,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createClient } from "graphql-sse";
 import { startKit, type Kit } from "./helpers/nest-kit.ts";
+import { openSse } from "./helpers/sse.ts";
 
 async function gql(kit: Kit, query: string, variables: Record<string, unknown> = {}): Promise<any> {
   const response = await kit.server.request("POST", "/graphql", { query, variables });
@@ -99,41 +100,20 @@ test("messages, asks with their resolution, quarantines", async () => {
 
 const SUBSCRIBE = `subscription($nestId: ID!, $after: String) { nestMessages(nestId: $nestId, after: $after) { msgId n author text resolved } }`;
 
-/** Reads `next` frames of a Yoga SSE subscription until `count` arrived. */
+/** Reads `next` frames of a Yoga SSE subscription (the shared SSE client) until `count` arrived. */
 async function yogaSubscription(kit: Kit, variables: Record<string, unknown>, count: number, onFrame: (seen: number) => Promise<void>): Promise<any[]> {
-  const abort = new AbortController();
-  const response = await fetch(kit.server.url + "/graphql", {
-    method: "POST",
-    headers: { "content-type": "application/json", accept: "text/event-stream" },
-    body: JSON.stringify({ query: SUBSCRIBE, variables }),
-    signal: abort.signal,
-  });
-  assert.ok((response.headers.get("content-type") ?? "").startsWith("text/event-stream"));
-  const seen: any[] = [];
-  const decoder = new TextDecoder();
-  let buffer = "";
+  const sse = await openSse(kit.server.url + "/graphql", { json: { query: SUBSCRIBE, variables } });
+  assert.ok((sse.headers.get("content-type") ?? "").startsWith("text/event-stream"));
+  const nexts = () => sse.messages().filter((m) => m.event === "next" && m.data?.data);
   try {
-    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-      buffer += decoder.decode(chunk, { stream: true });
-      let end: number;
-      while ((end = buffer.indexOf("\n\n")) >= 0) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const data = block
-          .split("\n")
-          .filter((l) => l.startsWith("data:"))
-          .map((l) => l.slice(5).trim())
-          .join("\n");
-        if (!block.includes("event: next") || !data) continue;
-        seen.push(JSON.parse(data).data.nestMessages);
-        await onFrame(seen.length);
-        if (seen.length >= count) return seen;
-      }
+    for (let seen = 1; seen <= count; seen++) {
+      await sse.waitFor(() => nexts().length >= seen);
+      await onFrame(seen);
     }
+    return nexts().map((m) => m.data.data.nestMessages);
   } finally {
-    abort.abort();
+    sse.close();
   }
-  return seen;
 }
 
 test("nestMessages resumes from a msg_id over Yoga SSE and graphql-sse, then follows live posts", async () => {
