@@ -29,6 +29,10 @@ export interface Config {
   modelTimeoutMs: number;
   /** Per-call classifier timeout. */
   jevTimeoutMs: number;
+  /** How long a running list stays this instance's without a renewal (several instances). */
+  leaseMs: number;
+  /** This instance's name on the lists it runs; default: one kept in the data folder. */
+  instanceId: string | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -85,6 +89,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     banterWaitMs: int(env, "CROWS_BANTER_WAIT_MS", 20_000, 0),
     modelTimeoutMs: int(env, "CROWS_MODEL_TIMEOUT_MS", 60_000, 10),
     jevTimeoutMs: int(env, "CROWS_JEV_TIMEOUT_MS", 5_000, 10),
+    leaseMs: int(env, "CROWS_LEASE_MS", 30_000, 100),
+    instanceId: text(env, "CROWS_INSTANCE_ID"),
     ...overrides,
   };
   if (!["offline", "systemone"].includes(config.jev)) {

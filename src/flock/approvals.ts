@@ -46,7 +46,7 @@ const key = (itemId: string, target: string) => `${itemId}|${target}`;
 
 export class ApprovalDesk {
   private readonly waiters = new Map<string, Set<(decision: Decision) => void>>();
-  private readonly failers = new Set<(error: Error) => void>();
+  private readonly failers = new Map<(error: Error) => void, string>(); // -> its list id
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private stopped = false;
 
@@ -100,7 +100,7 @@ export class ApprovalDesk {
     const set = this.waiters.get(k) ?? new Set();
     set.add(settle);
     this.waiters.set(k, set);
-    this.failers.add(fail);
+    this.failers.set(fail, subject.listId);
     // A verdict appended by any instance signals the list stream; the row says whether it was ours.
     const topic = topicOf(listStream(subject.listId));
     const onAppend = () => void this.settleFromRow(subject).catch(() => {});
@@ -129,7 +129,20 @@ export class ApprovalDesk {
     this.stopped = true;
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
-    for (const fail of [...this.failers]) fail(new StoppedError());
+    for (const fail of [...this.failers.keys()]) fail(new StoppedError());
+  }
+
+  /**
+   * Like stop(), for one list this instance no longer holds (another instance took it over):
+   * its waiters end with StoppedError and its deadlines are left to the new owner.
+   */
+  release(listId: string): void {
+    for (const [k, timer] of this.timers) {
+      if (!k.startsWith(`${listId}-`)) continue; // item ids are <list_id>-<n>
+      clearTimeout(timer);
+      this.timers.delete(k);
+    }
+    for (const [fail, list] of [...this.failers]) if (list === listId) fail(new StoppedError());
   }
 
   private arm(subject: ApprovalSubject, deadline: Date): void {

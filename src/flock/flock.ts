@@ -15,6 +15,7 @@ import { ListRun } from "./list-run.ts";
 import { RateLimiter } from "./rate-limit.ts";
 import { parseRequester, parseTodoText } from "./todo-text.ts";
 import { TrustLedger } from "./trust.ts";
+import { instanceIdOf } from "../storage/instance.ts";
 
 export interface FlockDeps {
   config: Config;
@@ -45,9 +46,19 @@ export class Flock {
   private readonly ctx: FlockContext;
   private readonly stopping = new AbortController();
   private readonly runs = new Map<string, Promise<void>>();
+  // Several instances may share one database: a running list is run by the one instance holding
+  // its lease (TodoList.ownerId/leaseUntil). Held leases are renewed by a periodic sweep, which also
+  // takes over lists whose lease lapsed (their instance died); a finished list's lease is cleared.
+  readonly instanceId: string;
+  private readonly now: () => number;
+  private readonly held = new Map<string, AbortController>(); // list id -> aborts its run if the lease is lost
+  private sweeper: NodeJS.Timeout | undefined;
+  private sweeping: Promise<void> | undefined;
 
   constructor(private readonly deps: FlockDeps) {
     const now = deps.now ?? Date.now;
+    this.now = now;
+    this.instanceId = instanceIdOf(deps.config);
     this.trust = new TrustLedger(deps.prisma, (holder, db) => deps.crew.startingLevel(holder, db));
     this.approvals = new ApprovalDesk(deps.prisma, deps.log, this.trust, deps.config.approvalWindowMs, now, deps.bus);
     this.picker = new CrewPicker(deps.crew);
@@ -74,7 +85,16 @@ export class Flock {
       wirePayload<"list.started">(listId, { items: itemRows.map((i) => ({ item_id: i.id, text: i.text })), requester, nest_id: nestId }),
       async (tx) => {
         await tx.todoList.create({
-          data: { id: listId, requester, nestId, text: input.text as string, tokenBudget: this.deps.config.tokenBudget, items: { create: itemRows } },
+          data: {
+            id: listId,
+            requester,
+            nestId,
+            text: input.text as string,
+            tokenBudget: this.deps.config.tokenBudget,
+            ownerId: this.instanceId,
+            leaseUntil: new Date(this.now() + this.deps.config.leaseMs),
+            items: { create: itemRows },
+          },
         });
       },
     );
@@ -99,17 +119,70 @@ export class Flock {
     return (await this.deps.prisma.todoList.count({ where: { id: listId } })) > 0;
   }
 
-  /** Picks up every list that was running when the server last stopped. */
+  /**
+   * Picks up every running list this instance holds or whose lease lapsed (all of them after a
+   * single server's restart), then keeps sweeping: renewing held leases, taking over lapsed ones.
+   */
   async resume(): Promise<void> {
-    const running = await this.deps.prisma.todoList.findMany({ where: { status: "running" }, select: { id: true } });
-    for (const { id } of running) this.start(id);
+    await this.sweep();
+    const every = Math.max(50, Math.floor(this.deps.config.leaseMs / 3));
+    this.sweeper ??= setInterval(() => void this.sweep(), every);
+    this.sweeper.unref?.();
   }
 
   /** Stops starting work; in-flight model calls are aborted, stored state stays for resume. */
   async stop(): Promise<void> {
     this.stopping.abort();
+    clearInterval(this.sweeper);
+    await this.sweeping;
     this.approvals.stop();
     await Promise.allSettled([...this.runs.values()]);
+  }
+
+  /** One pass of lease upkeep; never two at once. */
+  private sweep(): Promise<void> {
+    this.sweeping ??= this.renewAndTakeOver()
+      .catch((error: unknown) => this.deps.logLine(`flock: lease sweep failed: ${(error as Error).message}`))
+      .finally(() => (this.sweeping = undefined));
+    return this.sweeping;
+  }
+
+  private async renewAndTakeOver(): Promise<void> {
+    if (this.stopping.signal.aborted) return;
+    const { prisma, config } = this.deps;
+    const mine = [...this.held.keys()];
+    if (mine.length > 0) {
+      await prisma.todoList.updateMany({ where: { id: { in: mine }, ownerId: this.instanceId }, data: { leaseUntil: new Date(this.now() + config.leaseMs) } });
+      const still = new Set((await prisma.todoList.findMany({ where: { id: { in: mine }, ownerId: this.instanceId }, select: { id: true } })).map((l) => l.id));
+      for (const id of mine) {
+        if (still.has(id)) continue;
+        // This instance stalled past its lease and another took the list over: stop running it.
+        this.deps.logLine(`flock: list ${id} was taken over by another instance; stopping here`);
+        this.held.get(id)?.abort();
+        this.approvals.release(id);
+      }
+    }
+    const claimable = await prisma.todoList.findMany({ where: { status: "running", ...this.claimableWhere() }, select: { id: true } });
+    for (const { id } of claimable) this.start(id);
+  }
+
+  /** Lists this instance may run: its own, unowned, or with a lapsed lease. */
+  private claimableWhere() {
+    return { OR: [{ ownerId: this.instanceId }, { ownerId: null }, { leaseUntil: null }, { leaseUntil: { lt: new Date(this.now()) } }] };
+  }
+
+  /** Takes the list's lease if nobody else holds it: one conditional update, so one winner. */
+  private async claim(listId: string): Promise<boolean> {
+    const { count } = await this.deps.prisma.todoList.updateMany({
+      where: { id: listId, status: "running", ...this.claimableWhere() },
+      data: { ownerId: this.instanceId, leaseUntil: new Date(this.now() + this.deps.config.leaseMs) },
+    });
+    return count === 1;
+  }
+
+  /** The lists whose lease this instance holds and runs now (tests, diagnostics). */
+  heldLists(): string[] {
+    return [...this.held.keys()];
   }
 
   /** Resolves when the list's run ends (finished, or stopped). For tests and benchmarks. */
@@ -118,13 +191,22 @@ export class Flock {
   }
 
   private start(listId: string): void {
-    if (this.runs.has(listId)) return;
+    if (this.runs.has(listId) || this.stopping.signal.aborted) return;
+    const lost = new AbortController();
     const run = (async () => {
+      if (!(await this.claim(listId))) return; // another instance runs it
+      this.held.set(listId, lost);
       const list = await this.deps.prisma.todoList.findUniqueOrThrow({ where: { id: listId } });
-      await new ListRun(this.ctx, list).run();
+      await new ListRun({ ...this.ctx, signal: AbortSignal.any([this.stopping.signal, lost.signal]) }, list).run();
+      // Finished: nobody needs to hold it any more. (Stopped: the lease lapses, or this instance
+      // reclaims it on restart.)
+      await this.deps.prisma.todoList.updateMany({ where: { id: listId, ownerId: this.instanceId, status: "finished" }, data: { ownerId: null, leaseUntil: null } });
     })()
       .catch((error: unknown) => this.deps.logLine(`flock: list ${listId} stopped on an error: ${(error as Error).stack ?? String(error)}`))
-      .finally(() => this.runs.delete(listId));
+      .finally(() => {
+        this.runs.delete(listId);
+        if (this.held.get(listId) === lost) this.held.delete(listId);
+      });
     this.runs.set(listId, run);
   }
 
