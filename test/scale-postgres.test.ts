@@ -4,6 +4,10 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import pg from "pg";
 import { deployMigrations, migrationStatus } from "../src/storage/migrate.ts";
+import { openDatabase } from "../src/storage/db.ts";
+import { loadConfig } from "../src/config.ts";
+import { EventLog } from "../src/log/event-log.ts";
+import { createLocalBus } from "../src/log/bus.ts";
 import { startTestServer } from "./helpers/server.ts";
 import { ownerFollows } from "./helpers/owner.ts";
 import { freshDatabase, services } from "./scale-services.ts";
@@ -54,6 +58,26 @@ it("a list runs to list.finished on PostgreSQL, and its log replays gapless", as
     assert.equal(stored.map((e) => e.payload), all.map((m) => m.raw), "the wire bytes are the stored bytes");
   } finally {
     await server.close();
+    await db.drop();
+  }
+});
+
+it("two instances appending to one stream at once: every event lands once, seq 1..n with no gap", async () => {
+  const db = await freshDatabase(svc!.pgUrl);
+  const config = loadConfig({ DATABASE_URL: db.url });
+  const [one, two] = [await openDatabase(config), await openDatabase(config)];
+  try {
+    const logs = [new EventLog(one, createLocalBus()), new EventLog(two, createLocalBus())];
+    const perLog = 15;
+    await Promise.all(
+      logs.flatMap((log, l) => Array.from({ length: perLog }, (_, i) => log.append("list:race", "note", { from: l, i }))),
+    );
+    const events = await logs[0]!.read("list:race");
+    assert.equal(events.map((e) => e.seq), Array.from({ length: perLog * 2 }, (_, i) => i + 1));
+    const seen = new Set(events.map((e) => e.payload));
+    assert.is(seen.size, perLog * 2, "no event twice, none lost");
+  } finally {
+    await Promise.allSettled([one.$disconnect(), two.$disconnect()]);
     await db.drop();
   }
 });

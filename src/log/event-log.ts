@@ -67,7 +67,7 @@ export class EventLog {
   }
 
   private async appendNow(stream: string, build: (tx: Tx) => Promise<Array<{ name: string; payload: object }>>): Promise<StoredEvent[]> {
-    const retries = this.options.maxConflictRetries ?? 5;
+    const retries = this.options.maxConflictRetries ?? 25;
     for (let attempt = 0; ; attempt++) {
       try {
         const rows = await this.prisma.$transaction(async (tx) => {
@@ -89,7 +89,11 @@ export class EventLog {
         return stored;
       } catch (error) {
         // Another instance appended the same seq first (PostgreSQL deployments): try again.
-        if (attempt < retries && (error as { code?: string }).code === "P2002") continue;
+        // A short random pause breaks the lockstep of two instances appending one after another.
+        if (attempt < retries && (error as { code?: string }).code === "P2002") {
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 * (attempt + 1))));
+          continue;
+        }
         throw error;
       }
     }
