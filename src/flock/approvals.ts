@@ -8,7 +8,7 @@
 import type { Item, PrismaClient } from "../generated/prisma/client.ts";
 import { stringArray } from "../util/json-column.ts";
 import type { EventLog, Tx } from "../log/event-log.ts";
-import { topicOf, type Bus } from "../log/bus.ts";
+import { topicOf, type Bus, type BusEvent } from "../log/bus.ts";
 import { NotFoundError } from "../errors.ts";
 import { listStream, wirePayload, type Target, type VerdictValue } from "./events.ts";
 import type { TrustLedger } from "./trust.ts";
@@ -103,7 +103,10 @@ export class ApprovalDesk {
     this.failers.set(fail, subject.listId);
     // A verdict appended by any instance signals the list stream; the row says whether it was ours.
     const topic = topicOf(listStream(subject.listId));
-    const onAppend = () => void this.settleFromRow(subject).catch(() => {});
+    const onAppend = (event: BusEvent) => {
+      // Only a verdict (or a nudge: "re-read, something may have been missed") can decide it.
+      if (event.detail.name === "verdict" || event.detail.seq === 0) void this.settleFromRow(subject).catch(() => {});
+    };
     this.bus?.addEventListener(topic, onAppend);
     try {
       const row = await this.prisma.approval.findUnique({ where: { itemId_target: { itemId: subject.itemId, target: subject.target } } });
