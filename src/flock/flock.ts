@@ -159,6 +159,7 @@ export class Flock {
         // This instance stalled past its lease and another took the list over: stop running it.
         this.deps.logLine(`flock: list ${id} was taken over by another instance; stopping here`);
         this.held.get(id)?.abort();
+        this.held.delete(id);
         this.approvals.release(id);
       }
     }
