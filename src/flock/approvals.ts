@@ -97,6 +97,8 @@ export class ApprovalDesk {
       settle = resolve;
       fail = reject;
     });
+    // stop() may reject it while the row read below is still in flight: not unhandled, awaited below.
+    decided.catch(() => {});
     const set = this.waiters.get(k) ?? new Set();
     set.add(settle);
     this.waiters.set(k, set);
