@@ -7,7 +7,7 @@ import * as assert from "uvu/assert";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { ownerFollows } from "./helpers/owner.ts";
 import { openSse } from "./helpers/sse.ts";
-import { freshDatabase, services } from "./scale-services.ts";
+import { freshDatabase, services } from "./helpers/scale-services.ts";
 
 const svc = services("scale-fanout");
 const it = svc ? test : test.skip;

@@ -10,7 +10,7 @@ import { EventLog } from "../src/log/event-log.ts";
 import { createLocalBus } from "../src/log/bus.ts";
 import { startTestServer } from "./helpers/server.ts";
 import { ownerFollows } from "./helpers/owner.ts";
-import { freshDatabase, services } from "./scale-services.ts";
+import { freshDatabase, services } from "./helpers/scale-services.ts";
 
 const svc = services("scale-postgres");
 const it = svc ? test : test.skip;

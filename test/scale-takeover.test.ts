@@ -6,7 +6,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { openSse } from "./helpers/sse.ts";
-import { eventually, freshDatabase, services } from "./scale-services.ts";
+import { eventually, freshDatabase, services } from "./helpers/scale-services.ts";
 
 const svc = services("scale-takeover");
 const it = svc ? test : test.skip;
