@@ -4,17 +4,8 @@
 // silence when saturated; a conspiracy's distinct claims; a crow that cannot finish declines.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { startKit, waitForRecord, type Kit } from "./helpers/nest-kit.ts";
+import { withKit, waitForRecord } from "./helpers/nest-kit.ts";
 import { failingWhen } from "./helpers/models.ts";
-
-async function withKit(fn: (kit: Kit) => Promise<void>, options: Parameters<typeof startKit>[0] = {}): Promise<void> {
-  const kit = await startKit(options);
-  try {
-    await fn(kit);
-  } finally {
-    await kit.close();
-  }
-}
 
 const strip = (list: any[]) => list.map((r) => `${r.msg_id} ${r.kind} ${r.author}->${r.to} re:${r.refers_to}`);
 

@@ -5,16 +5,7 @@
 // unanswered ask reads rejected after the window and moves nothing.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { startKit, waitForRecord, CLEAN, OFF_TOPIC, type Kit } from "./helpers/nest-kit.ts";
-
-async function withKit(fn: (kit: Kit) => Promise<void>, options: Parameters<typeof startKit>[0] = {}): Promise<void> {
-  const kit = await startKit(options);
-  try {
-    await fn(kit);
-  } finally {
-    await kit.close();
-  }
-}
+import { withKit, waitForRecord, CLEAN, OFF_TOPIC, type Kit } from "./helpers/nest-kit.ts";
 
 /** Jev finds these authors' claims and delivers off topic; everyone else is clean. */
 function breaching(kit: Kit): Set<string> {

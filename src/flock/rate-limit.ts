@@ -5,6 +5,7 @@
 // so a restart does not forgive anyone.
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import { KeyedLock } from "../util/keyed-lock.ts";
+import { numberArray } from "../util/json-column.ts";
 
 export const WINDOW_MS = 60_000;
 export const MAX_PER_WINDOW = 5;
@@ -45,8 +46,8 @@ export class RateLimiter {
       const left = Math.ceil((row.cooldownUntil.getTime() - now) / 1000);
       return { admitted: false, message: lineFor(key, pranks), cooldownS: left, pranked: false };
     }
-    const recent = parseTimes(row?.recent).filter((t) => now - t < WINDOW_MS);
-    let strikes = parseTimes(row?.strikes).filter((t) => now - t < STRIKE_WINDOW_MS);
+    const recent = numberArray(row?.recent).filter((t) => now - t < WINDOW_MS);
+    let strikes = numberArray(row?.strikes).filter((t) => now - t < STRIKE_WINDOW_MS);
     recent.push(now);
     if (recent.length > MAX_PER_WINDOW) strikes.push(now);
     if (strikes.length >= STRIKES_TO_PRANK) {
@@ -63,16 +64,6 @@ export class RateLimiter {
     const state = { recent: JSON.stringify(recent), strikes: JSON.stringify(strikes) };
     await this.prisma.requester.upsert({ where: { name: key }, create: { name: key, ...state }, update: state });
     return { admitted: true };
-  }
-}
-
-function parseTimes(json: string | undefined): number[] {
-  if (!json) return [];
-  try {
-    const value: unknown = JSON.parse(json);
-    return Array.isArray(value) ? value.filter((t): t is number => typeof t === "number") : [];
-  } catch {
-    return [];
   }
 }
 

@@ -115,3 +115,13 @@ export const RECORD_FIELDS = [
   "approval_phrase",
   "resolved",
 ];
+
+/** Runs `fn` with a fresh kit and always closes it. */
+export async function withKit(fn: (kit: Kit) => Promise<void>, options: Parameters<typeof startKit>[0] = {}): Promise<void> {
+  const kit = await startKit(options);
+  try {
+    await fn(kit);
+  } finally {
+    await kit.close();
+  }
+}
