@@ -2,6 +2,7 @@
 // Redis event target (Redis pub/sub), so every instance's streams hear every instance's appends.
 // The bus only says "this was appended"; the durable log stays the source of truth, and a reader
 // that sees a gap re-reads the log (src/log/event-log.ts).
+import { setMaxListeners } from "node:events";
 import type { TypedEventTarget } from "@graphql-yoga/typed-event-target";
 
 export interface AppendedEvent {
@@ -27,7 +28,10 @@ export function nameTopicOf(name: string): string {
 }
 
 export function createLocalBus(): Bus {
-  const target = new EventTarget() as unknown as Bus;
+  const eventTarget = new EventTarget();
+  // One listener per open stream and waiting approval: many on a busy list is normal, not a leak.
+  setMaxListeners(0, eventTarget);
+  const target = eventTarget as unknown as Bus;
   target.close = async () => {};
   return target;
 }

@@ -9,6 +9,9 @@ import { KeyedLock } from "../util/keyed-lock.ts";
 export type Tx = Parameters<Parameters<PrismaClient["$transaction"]>[0]>[0];
 export type StoredEvent = AppendedEvent;
 
+/** How many announced events a follower holds ahead of its reader before it reads the log instead. */
+const MAX_AHEAD = 1000;
+
 function toStored(row: { id: number; stream: string; seq: number; name: string; payload: string; ts: Date }): StoredEvent {
   return { id: row.id, stream: row.stream, seq: row.seq, name: row.name, payload: row.payload, ts: row.ts.toISOString() };
 }
@@ -147,8 +150,16 @@ export class EventLog {
     let wake: (() => void) | undefined;
     let latestSeen = 0;
     let ended = false;
+    // Announced events ahead of the reader. The bus carries the committed event itself, so the next
+    // one in order is handed on without a read; a gap, a nudge or an overflow falls back to the log.
+    const ahead = new Map<number, StoredEvent>();
+    let mustRead = true;
     const onEvent = (event: BusEvent) => {
-      latestSeen = Math.max(latestSeen, cursorOf(event.detail));
+      const cursor = cursorOf(event.detail);
+      if (cursor === 0) mustRead = true; // a nudge: something may have been missed
+      else if (ahead.size < MAX_AHEAD) ahead.set(cursor, event.detail);
+      else mustRead = true;
+      latestSeen = Math.max(latestSeen, cursor);
       wake?.();
     };
     const end = () => {
@@ -161,17 +172,31 @@ export class EventLog {
     let delivered = start;
     try {
       while (!ended) {
-        const batch = await readAfter(delivered);
-        for (const event of batch) {
-          if (ended) return;
-          delivered = cursorOf(event);
-          yield event;
+        if (mustRead) {
+          mustRead = false;
+          const batch = await readAfter(delivered);
+          for (const event of batch) {
+            if (ended) return;
+            delivered = cursorOf(event);
+            yield event;
+          }
+          if (batch.length === 1000) mustRead = true; // more waiting in the log
         }
-        if (batch.length === 1000) continue; // more waiting in the log
-        if (latestSeen > delivered) continue; // appended while we were reading
+        for (const cursor of ahead.keys()) if (cursor <= delivered) ahead.delete(cursor);
+        let next: StoredEvent | undefined;
+        while (!ended && (next = ahead.get(delivered + 1)) !== undefined) {
+          ahead.delete(delivered + 1);
+          delivered += 1;
+          yield next;
+        }
+        if (mustRead) continue;
+        if (latestSeen > delivered) {
+          mustRead = true; // announced but not in hand (a gap): the log has it
+          continue;
+        }
         await new Promise<void>((resolve) => {
           wake = resolve;
-          if (ended || latestSeen > delivered) resolve();
+          if (ended || mustRead || latestSeen > delivered) resolve();
         });
         wake = undefined;
       }
