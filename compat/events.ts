@@ -5,6 +5,7 @@ import type { Route } from "./router.ts";
 import { eventStream } from "./sse.ts";
 import { parseCursor } from "../src/log/cursor.ts";
 import { listStream } from "../src/flock/events.ts";
+import { msgIdOf, nestStream } from "../src/nests/messages.ts";
 
 export const eventRoutes: Route[] = [
   {
@@ -24,16 +25,16 @@ export const eventRoutes: Route[] = [
         return { stream, init };
       }
       const nest = nestId!;
-      if (!(await app.prisma.nest.findUnique({ where: { id: nest } })) && nest !== "todo") throw new HttpError(404, `No nest ${nest}.`);
+      await app.nests.require(nest); // 404 for an unknown nest
       const afterSeq = parseCursor(rawLastId, nest);
       if (afterSeq === "invalid") throw new HttpError(400, "Last-Event-ID must be a msg_id or message number this stream sent.");
       const [stream, init] = eventStream({
         log: app.log,
-        stream: `nest:${nest}`,
+        stream: nestStream(nest),
         afterSeq,
         heartbeatMs: app.config.heartbeatMs,
         signal: request.signal,
-        idOf: (event) => `${nest}-${event.seq}`,
+        idOf: (event) => msgIdOf(nest, event.seq),
       });
       return { stream, init };
     },

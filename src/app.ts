@@ -54,7 +54,7 @@ export async function createApp(config: Config, deps: AppDeps = {}): Promise<App
   const nests = new NestStore(prisma);
   const registry = new CrowRegistry(prisma, config.maxSpun);
   await nests.ensureDefault(); // todo always exists, before anything lists or posts to it
-  const crew = new PrismaCrewDirectory(prisma);
+  const crew = new PrismaCrewDirectory(prisma, nests);
   const flock = new Flock({ config, prisma, log, bus, model, classifier, crew, logLine });
   await flock.resume();
   const chat = createNestChat({ config, prisma, log, model, classifier, flock, nests, registry, logLine });

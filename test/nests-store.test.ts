@@ -169,7 +169,7 @@ test("spin stores a crow; trusted is clamped to regular; names sort case-insensi
     );
     assert.equal(await ctx.registry.get("Zed"), { name: "Zed", persona: "Pepper", trust: "regular" });
     // The ledger starts a spun crow at the trust it was given, never above regular.
-    const directory = new PrismaCrewDirectory(ctx.prisma);
+    const directory = new PrismaCrewDirectory(ctx.prisma, ctx.nests);
     assert.is(await directory.startingLevel("Zed"), 1);
     assert.is(await directory.startingLevel("ada"), 0);
     assert.is(await directory.personaOf("Zed"), "Pepper");
@@ -288,7 +288,7 @@ test("picker: a two-crow core asked for 3 borrows exactly one, rotating over sev
   const ctx = await open();
   try {
     await ctx.nests.create({ name: "Launch copy", crows: ["Pepper", "Inky"] });
-    const picker = new CrewPicker(new PrismaCrewDirectory(ctx.prisma));
+    const picker = new CrewPicker(new PrismaCrewDirectory(ctx.prisma, ctx.nests));
     const outside = ROSTER.filter((c) => c !== "Pepper" && c !== "Inky");
     const borrowedSeen: string[] = [];
     const firstCore: string[] = [];
@@ -321,7 +321,7 @@ test("picker: todo never borrows; quarantined and excluded crows are skipped; sp
   try {
     await ctx.registry.spin({ name: "Ada", persona: "Inky" });
     await ctx.nests.create({ name: "Pair", crows: ["Pepper", "Ada"] });
-    const picker = new CrewPicker(new PrismaCrewDirectory(ctx.prisma));
+    const picker = new CrewPicker(new PrismaCrewDirectory(ctx.prisma, ctx.nests));
     const seen = new Set<string>();
     for (let i = 0; i < 6; i++) {
       const picks = await picker.pick("todo", 3);

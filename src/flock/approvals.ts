@@ -124,11 +124,6 @@ export class ApprovalDesk {
     }
   }
 
-  /** Pending approvals of a list, with their deadlines (for resume). */
-  async pending(itemIds: string[]) {
-    return this.prisma.approval.findMany({ where: { itemId: { in: itemIds }, status: "pending" } });
-  }
-
   /** Wakes every waiter with StoppedError and drops the timers; the rows stay pending. */
   stop(): void {
     this.stopped = true;

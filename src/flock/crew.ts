@@ -6,6 +6,7 @@
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { Tx } from "../log/event-log.ts";
 import { ROSTER, personaOf } from "./roster.ts";
+import type { NestStore } from "../nests/store.ts";
 
 export const DEFAULT_NEST = "todo";
 
@@ -27,12 +28,13 @@ export interface Pick {
 }
 
 export class PrismaCrewDirectory implements CrewDirectory {
-  constructor(private readonly prisma: PrismaClient) {}
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly nests: { get: NestStore["get"] },
+  ) {}
 
   async core(nestId: string): Promise<string[] | null> {
-    if (nestId === DEFAULT_NEST) return [];
-    const nest = await this.prisma.nest.findUnique({ where: { id: nestId }, include: { members: { orderBy: { position: "asc" } } } });
-    return nest ? nest.members.map((m) => m.crow) : null;
+    return (await this.nests.get(nestId))?.crows ?? null;
   }
 
   async flock(): Promise<string[]> {

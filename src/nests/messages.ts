@@ -11,7 +11,7 @@ import type { Config } from "../config.ts";
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { EventLog, Tx } from "../log/event-log.ts";
 import type { Classifier } from "../classifier/jev.ts";
-import { BadInputError, ForbiddenError, NotFoundError, RateLimitedError } from "../errors.ts";
+import { BadInputError, ForbiddenError, RateLimitedError } from "../errors.ts";
 import { CROW_KINDS, REQUEST_MODES, bandedChoice, messageState, modeQuestions, tagQuestions, type CrowKind, type RequestMode } from "../classifier/questions.ts";
 import { ROSTER, SERVICE_ROLE_NAMES } from "../flock/roster.ts";
 import type { RateLimiter } from "../flock/rate-limit.ts";
@@ -32,6 +32,8 @@ export const ASK_ROLES: readonly string[] = ["Quill", "Sentry"];
 export const ADDRESSABLE_ROLES: readonly string[] = ["Elder", "Quill", "Boss"];
 
 export const nestStream = (nestId: string) => `nest:${nestId}`;
+/** msg_id is <nest_id>-<n>, n from 1 in nest order; it is also the nest stream's SSE id. */
+export const msgIdOf = (nestId: string, n: number) => `${nestId}-${n}`;
 export const watchStream = (nestId: string) => `watch:${nestId}`;
 
 /** The record of the Payload table, every field snake_case, in the table's order. */
@@ -169,10 +171,8 @@ export class NestChat {
   }
 
   /** The nest, or 404. */
-  async requireNest(nestId: string): Promise<NestRecord> {
-    const nest = await this.deps.nests.get(nestId);
-    if (!nest) throw new NotFoundError(`No nest "${nestId}".`);
-    return nest;
+  requireNest(nestId: string): Promise<NestRecord> {
+    return this.deps.nests.require(nestId);
   }
 
   /**
@@ -278,7 +278,7 @@ export class NestChat {
       const n = (last?.seq ?? 0) + 1;
       const row = await tx.message.create({
         data: {
-          id: `${nest.id}-${n}`,
+          id: msgIdOf(nest.id, n),
           nestId: nest.id,
           n,
           kind: tag.kind,
