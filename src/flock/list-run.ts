@@ -127,7 +127,7 @@ export class ListRun {
     let answer: string;
     let crows: string[];
     if (mode === "split" && subtasks.length > 0) {
-      const parts = await this.crew(item, subtasks.length);
+      const parts = await this.crew(subtasks.length);
       const results = await Promise.all(
         subtasks.map((subtask, i) => this.flyWithRetry(item, parts[i % Math.max(1, parts.length)], { role: "crow", input: { task: item.text, subtask, taskType } }, parts)),
       );
@@ -137,7 +137,7 @@ export class ListRun {
       crows = unique(partials.map((p) => p.crow));
     } else if (mode === "murder") {
       const size = this.ctx.config.murderSize;
-      const murder = await this.crew(item, size);
+      const murder = await this.crew(size);
       const results = await Promise.all(
         murder.map((pick, i) => this.flyWithRetry(item, pick, { role: "crow", input: { task: item.text, taskType, lens: { index: i, of: size } } }, murder)),
       );
@@ -146,7 +146,7 @@ export class ListRun {
       answer = await this.merge(item, "murder", partials);
       crows = unique(partials.map((p) => p.crow));
     } else {
-      const [pick] = await this.crew(item, 1);
+      const [pick] = await this.crew(1);
       const result = await this.flyWithRetry(item, pick, { role: "crow", input: { task: item.text, taskType } }, pick ? [pick] : []);
       if (!result) throw new SkipItem("failure");
       answer = result.text;
@@ -163,7 +163,7 @@ export class ListRun {
     return this.reload(item);
   }
 
-  private async crew(item: Item, count: number): Promise<Array<{ crow: string; borrowed: boolean }>> {
+  private crew(count: number): Promise<Array<{ crow: string; borrowed: boolean }>> {
     return this.ctx.picker.pick(this.list.nestId, count);
   }
 

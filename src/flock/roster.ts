@@ -141,14 +141,9 @@ export function personaOf(name: string): Persona | undefined {
   return PERSONAS.find((p) => p.name === name);
 }
 
-/** The relationship line a banter prompt retrieves for a pair of crows (either order). */
+/** The relationship line a banter prompt retrieves: the backstory sentence where one names the other. */
 export function relationshipOf(a: string, b: string): string {
-  const pa = personaOf(a);
-  const pb = personaOf(b);
-  const mentions = [pa && pa.backstory.includes(b) ? pa.backstory : "", pb && pb.backstory.includes(a) ? pb.backstory : ""].filter(Boolean);
-  if (mentions.length > 0) {
-    const sentence = mentions[0]!.split(/(?<=\.)\s+/).find((s) => s.includes(a === mentions[0]!.split(" ")[0] ? b : a) || s.includes(b));
-    if (sentence) return sentence;
-  }
-  return `${a} and ${b} have flown together before, without incident worth remembering.`;
+  const sentenceNaming = (speaker: string, other: string) =>
+    personaOf(speaker)?.backstory.split(/(?<=\.)\s+/).find((sentence) => sentence.includes(other));
+  return sentenceNaming(a, b) ?? sentenceNaming(b, a) ?? `${a} and ${b} have flown together before, without incident worth remembering.`;
 }
