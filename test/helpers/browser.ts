@@ -1,0 +1,62 @@
+// A real Chromium for the browser tests (Debian's package, driven by puppeteer-core; no browser is
+// downloaded). Without one the browser suites are skipped, loudly; CI installs it and sets
+// CROWS_TEST_BROWSER_REQUIRED=1, so there a missing browser fails the run instead of skipping it.
+// Every page opened through openPage() records console errors, page errors and any request that
+// leaves the allowed origins, so a test can assert the page ran clean and offline.
+import { existsSync } from "node:fs";
+import { test } from "uvu";
+import puppeteer, { type Browser, type Page } from "puppeteer-core";
+
+const CANDIDATES = [process.env.CROWS_TEST_CHROMIUM, "/usr/bin/chromium", "/usr/bin/chromium-browser"];
+
+/** The browser binary, or null (the suite then registers a skip note, or a failure on CI). */
+export function chromiumPath(suite: string): string | null {
+  const found = CANDIDATES.find((p): p is string => !!p && existsSync(p));
+  if (found) return found;
+  const why = `${suite}: no Chromium at ${CANDIDATES.filter(Boolean).join(" or ")}`;
+  if (process.env.CROWS_TEST_BROWSER_REQUIRED === "1") {
+    test(`${suite}: a real Chromium is required here`, () => {
+      throw new Error(`${why}, and CROWS_TEST_BROWSER_REQUIRED=1 (CI)`);
+    });
+    return null;
+  }
+  console.warn(`\n!!! SKIPPED ${why}. Install it: apt-get install chromium\n`);
+  return null;
+}
+
+export async function launchBrowser(executablePath: string): Promise<Browser> {
+  return puppeteer.launch({
+    executablePath,
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--no-default-browser-check"],
+  });
+}
+
+export interface WatchedPage {
+  page: Page;
+  /** console.error lines and uncaught page errors, in order. */
+  errors: string[];
+  /** Requests to any origin outside `allowedOrigins`. */
+  offOrigin: string[];
+}
+
+/** A new page that records errors and off-origin requests. */
+export async function openPage(browser: Browser, allowedOrigins: string[]): Promise<WatchedPage> {
+  const page = await browser.newPage();
+  const errors: string[] = [];
+  const offOrigin: string[] = [];
+  page.on("console", (message) => {
+    if (message.type() === "error") errors.push(`console: ${message.text()}`);
+  });
+  page.on("pageerror", (error) => errors.push(`pageerror: ${(error as Error).message ?? String(error)}`));
+  page.on("request", (request) => {
+    const url = request.url();
+    if (url.startsWith("data:") || url.startsWith("blob:") || url === "about:blank") return;
+    try {
+      if (!allowedOrigins.includes(new URL(url).origin)) offOrigin.push(url);
+    } catch {
+      offOrigin.push(url);
+    }
+  });
+  return { page, errors, offOrigin };
+}
