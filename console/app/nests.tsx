@@ -157,13 +157,17 @@ function NestRoom({ nest }: { nest: Nest }) {
         <ul>
           {quarantines.map((q) => (
             <li key={q.id}>
-              {q.crow} is quarantined{q.retired ? " (retired)" : ""}.{" "}
+              {q.crow} is quarantined{q.retired ? " and retired: the mark stays on the books." : "."}{" "}
+              {q.retired ? null : (
+                <>
               <button type="button" onClick={() => void post({ text: `reinstate ${q.crow}`, refersTo: q.askMsgId }, `Reinstate ${q.crow}`)}>
                 Reinstate {q.crow}
               </button>{" "}
               <button type="button" onClick={() => void post({ text: `retire ${q.crow}`, refersTo: q.askMsgId }, `Retire ${q.crow}`)}>
                 Retire {q.crow}
               </button>
+                </>
+              )}
             </li>
           ))}
         </ul>
