@@ -205,6 +205,24 @@ if (executable) {
     await shot("classifier");
   });
 
+  test("refusals reach the owner in the Errors alert, and can be dismissed", async () => {
+    await view("Lists");
+    await page.locator("::-p-aria(Todo list)").fill("   \n   ");
+    await page.locator("::-p-aria([name=\"Send\"][role=\"button\"])").click();
+    const alert = await until("an error is shown", () => (document.querySelector("[role=alert]") as HTMLElement | null)?.innerText ?? "");
+    assert.match(alert, /Send the list: /);
+    await view("Nests");
+    await page.locator("::-p-aria([name=\"Coffee shop\"][role=\"button\"])").click();
+    await page.locator("::-p-aria([name=\"Message\"][role=\"textbox\"])").fill("x".repeat(2001));
+    await page.locator("::-p-aria([name=\"Post\"][role=\"button\"])").click();
+    await until("the post's refusal", () => (document.querySelector("[role=alert]") as HTMLElement | null)?.innerText.includes("Post in Coffee shop: "));
+    await shot("errors");
+    for (let left = 2; left > 0; left--) {
+      await page.locator("::-p-aria([role=\"alert\"]) ::-p-aria([role=\"button\"])").click();
+      await page.waitForFunction((n) => document.querySelectorAll("[role=alert] li").length === n - 1, {}, left);
+    }
+  });
+
   test("5. no console errors and no request off the origin so far", () => {
     assert.equal(watched.errors, []);
     assert.equal(watched.offOrigin, []);
