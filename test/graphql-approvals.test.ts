@@ -97,6 +97,26 @@ test("events that ask nothing of the owner (auto verdicts) are not in the feed, 
   }
 });
 
+test("silence past the deadline closes the approval as timeout, live", async () => {
+  const quick = await startTestServer({ env: { CROWS_APPROVAL_WINDOW_MS: "400" } });
+  const sse = await openSse(quick.url + "/graphql/stream", { json: { query: APPROVALS, variables: {} } });
+  try {
+    const submitted = await quick.post("/api/lists", { text: "Buy milk", requester: "ana" });
+    assert.is(submitted.status, 202, submitted.text);
+    await sse.waitFor(() => changes(sse).some((c) => c.change === "closed"), 10_000);
+    const got = changes(sse);
+    const itemId = `${submitted.body.list_id}-1`;
+    assert.equal(got.map((c) => [c.itemId, c.target, c.change, c.verdict]), [
+      [itemId, "triage", "opened", null],
+      [itemId, "triage", "closed", "timeout"],
+    ]);
+    assert.is(got[1].approval.status, "timeout");
+  } finally {
+    sse.close();
+    await quick.close();
+  }
+});
+
 test("a negative after is refused in-band with bad_input", async () => {
   for (const after of [-1, -100]) {
     const sse = await subscribe(after);
