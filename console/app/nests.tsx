@@ -14,8 +14,8 @@ const OPEN = `query Open($nestId: ID!) {
   asks(nestId: $nestId, resolved: "") { approvalPhrase deadline message { msgId author text } quarantine { crow } }
   quarantines(status: "quarantined") { id crow nestId askMsgId retired }
 }`;
-const POST = `mutation Post($nestId: ID!, $text: String!, $to: String, $refersTo: String) {
-  postMessage(nestId: $nestId, author: "owner", text: $text, to: $to, refersTo: $refersTo) {
+const POST = `mutation Post($nestId: ID!, $text: String!, $to: String, $refersTo: String, $kind: String) {
+  postMessage(nestId: $nestId, author: "owner", text: $text, to: $to, refersTo: $refersTo, kind: $kind) {
     __typename ... on Message { msgId } ... on Error { code message }
   }
 }`;
@@ -95,7 +95,9 @@ function NestRoom({ nest }: { nest: Nest }) {
     [nest.id],
   );
 
-  const post = async (body: { text: string; to?: string; refersTo?: string }, what: string) => {
+  // The owner's decisions (an ask's phrase, reinstate, retire) go out as a plain say: a reply, never
+  // something Jev could tag as a new request for the crows to claim.
+  const post = async (body: { text: string; to?: string; refersTo?: string; kind?: "say" }, what: string) => {
     setPosting(true);
     const result = await attempt(what, () => mutate("postMessage", POST, { nestId: nest.id, ...body }));
     setPosting(false);
@@ -144,7 +146,7 @@ function NestRoom({ nest }: { nest: Nest }) {
               <p>
                 <strong>{a.message.author}</strong>: {a.message.text} <span class="quiet">({timeLeft(a.deadline, now)})</span>
               </p>
-              <button type="button" onClick={() => void post({ text: a.approvalPhrase, refersTo: a.message.msgId }, `Answer ${a.message.msgId}`)}>
+              <button type="button" onClick={() => void post({ text: a.approvalPhrase, refersTo: a.message.msgId, kind: "say" }, `Answer ${a.message.msgId}`)}>
                 Answer "{a.approvalPhrase}"
               </button>
             </li>
@@ -160,10 +162,10 @@ function NestRoom({ nest }: { nest: Nest }) {
               {q.crow} is quarantined{q.retired ? " and retired: the mark stays on the books." : "."}{" "}
               {q.retired ? null : (
                 <>
-              <button type="button" onClick={() => void post({ text: `reinstate ${q.crow}`, refersTo: q.askMsgId }, `Reinstate ${q.crow}`)}>
+              <button type="button" onClick={() => void post({ text: `reinstate ${q.crow}`, refersTo: q.askMsgId, kind: "say" }, `Reinstate ${q.crow}`)}>
                 Reinstate {q.crow}
               </button>{" "}
-              <button type="button" onClick={() => void post({ text: `retire ${q.crow}`, refersTo: q.askMsgId }, `Retire ${q.crow}`)}>
+              <button type="button" onClick={() => void post({ text: `retire ${q.crow}`, refersTo: q.askMsgId, kind: "say" }, `Retire ${q.crow}`)}>
                 Retire {q.crow}
               </button>
                 </>
