@@ -126,14 +126,17 @@ if (executable) {
   });
 
   test("3. the ledger moves in Trust, live", async () => {
+    // Another list arrives from elsewhere: the Lists view picks it up when its triage opens.
+    const response = await server.post("/api/lists", { text: "Buy milk", requester: "ana" });
+    assert.is(response.status, 202, response.text);
+    const otherId = response.body.list_id as string;
+    await page.waitForFunction((id) => document.querySelector("nav[aria-label='Recent lists']")?.textContent?.includes(id), { timeout: 10_000 }, otherId);
     await view("Trust");
     await until("the ledger shows flock", () => [...document.querySelectorAll("table.ledger th[scope=row]")].some((th) => th.textContent === "flock"));
     const flockRow = () => (document.querySelector("table.ledger") as HTMLElement | null)?.innerText ?? "";
     const before = await page.evaluate(flockRow);
     assert.match(before, /stranger|regular|trusted/);
-    // Another list arrives; the owner approves its triage from the Approvals region beside Trust.
-    const response = await server.post("/api/lists", { text: "Buy milk", requester: "ana" });
-    assert.is(response.status, 202, response.text);
+    // The owner approves its triage from the Approvals region beside Trust.
     await until("its triage waits", () => document.querySelectorAll("section.approvals li.card").length === 1);
     await approveFirst();
     await page.waitForFunction((b) => ((document.querySelector("table.ledger") as HTMLElement | null)?.innerText ?? "") !== b, { timeout: 10_000 }, before);

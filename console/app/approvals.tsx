@@ -29,8 +29,11 @@ interface Change {
   } | null;
 }
 
-/** Told whenever an approval closes (a verdict moved a streak): the Trust view refreshes on it. */
-export const approvalClosedListeners = new Set<() => void>();
+/**
+ * Told of every approval change: the Trust view refreshes when one closes (a verdict moved a
+ * streak), the Lists view when one opens on a list it has not shown yet (sent from elsewhere).
+ */
+export const approvalListeners = new Set<(change: { change: "opened" | "closed"; listId: string }) => void>();
 
 const keyOf = (c: { itemId: string; target: string }) => `${c.itemId}|${c.target}`;
 
@@ -48,7 +51,7 @@ export function Approvals({ onOpenList }: { onOpenList: (listId: string) => void
         variables: (after) => ({ after: after ?? 0 }),
         cursorOf: (c) => c.id,
         onItem: (c) => {
-          if (c.change === "closed") approvalClosedListeners.forEach((listener) => listener());
+          approvalListeners.forEach((listener) => listener(c));
           setPending((old) => {
             const next = new Map(old);
             // An opened approval already decided (replayed history) is not pending any more.

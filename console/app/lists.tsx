@@ -1,9 +1,10 @@
 // Send a list, pick one, and watch it live from listEvents: items and their stages, crows flying
 // and landing, answers, verdicts, banter, tokens against the budget, and "finished".
-import { useEffect, useReducer, useState } from "preact/hooks";
+import { useEffect, useReducer, useRef, useState } from "preact/hooks";
 import { follow, mutate } from "./api.ts";
 import { attempt } from "./status.ts";
 import { useDebounced, useQuery } from "./hooks.ts";
+import { approvalListeners } from "./approvals.tsx";
 
 const SUBMIT = `mutation Submit($text: String!, $requester: String!, $nestId: String) {
   submitList(text: $text, requester: $requester, nestId: $nestId) {
@@ -23,6 +24,16 @@ interface ListsData {
 export function ListsView({ selected, onSelect }: { selected: string | null; onSelect: (id: string) => void }) {
   const { data, reload } = useQuery<ListsData>("Loading lists", LISTS);
   const refresh = useDebounced(() => void reload(), 300);
+  // A list sent from elsewhere (curl, another tab) shows up when its first approval opens.
+  const known = useRef(new Set<string>());
+  known.current = new Set((data?.lists ?? []).map((l) => l.id));
+  useEffect(() => {
+    const onChange = (c: { change: string; listId: string }) => {
+      if (c.change === "opened" && !known.current.has(c.listId)) refresh();
+    };
+    approvalListeners.add(onChange);
+    return () => void approvalListeners.delete(onChange);
+  }, [refresh]);
   return (
     <section aria-labelledby="lists-heading" class="view">
       <h2 id="lists-heading">Lists</h2>

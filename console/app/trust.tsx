@@ -3,7 +3,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { follow } from "./api.ts";
 import { useDebounced, useQuery } from "./hooks.ts";
-import { approvalClosedListeners } from "./approvals.tsx";
+import { approvalListeners } from "./approvals.tsx";
 
 const TRUST = `query Trust { trust { holder taskType level levelName streak approvals rejections autos history { verdict subject from to at } } }`;
 const TRUST_CHANGES = `subscription TrustChanges($after: Int) { trustChanges(after: $after) { id holder taskType from to listId ts } }`;
@@ -53,10 +53,11 @@ export function TrustView() {
   // Verdicts move streaks and counts without a level change: refresh on every approval the feed
   // closes too. Auto verdicts (trust skipped the owner) close nothing, so a slow poll covers them.
   useEffect(() => {
-    approvalClosedListeners.add(refresh);
+    const onChange = (c: { change: string }) => c.change === "closed" && refresh();
+    approvalListeners.add(onChange);
     const timer = setInterval(() => void reload(), 10_000);
     return () => {
-      approvalClosedListeners.delete(refresh);
+      approvalListeners.delete(onChange);
       clearInterval(timer);
     };
   }, [reload, refresh]);
