@@ -62,6 +62,6 @@ export function useDebounced(action: () => void, ms = 150): () => void {
 export function timeLeft(deadline: string, now: number): string {
   const ms = Date.parse(deadline) - now;
   if (ms <= 0) return "failing closed now";
-  const s = Math.ceil(ms / 1000);
+  const s = Math.floor(ms / 1000); // a fresh 10-minute window reads 9:59, never more than it has
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")} left`;
 }
