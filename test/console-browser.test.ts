@@ -276,6 +276,35 @@ if (executable) {
     assert.equal(watched.offOrigin, []);
     await shot("after-restart");
   });
+
+  test("a stream the server refuses (401, as without the session cookie) is shown, retried, and recovers", async () => {
+    const errorsBefore = watched.errors.length;
+    let refusing = true;
+    await page.setRequestInterception(true);
+    const onRequest = (request: import("puppeteer-core").HTTPRequest) => {
+      if (refusing && request.url().endsWith("/graphql/stream")) {
+        void request.respond({ status: 401, contentType: "application/json", body: JSON.stringify({ message: "Unauthorized" }) });
+      } else {
+        void request.continue();
+      }
+    };
+    page.on("request", onRequest);
+    try {
+      await page.goto(`${server.url}/#trust`, { waitUntil: "load" });
+      await page.reload({ waitUntil: "load" }); // a new page: every stream starts refused
+      await until("the refusal is shown", () => (document.querySelector("[role=alert]") as HTMLElement | null)?.innerText.includes("approvals: the server refused the stream (401)."));
+      assert.match(await page.$eval(".connections", (el) => el.textContent ?? ""), /reconnecting/);
+      refusing = false;
+      await until("live once the server accepts", () => document.querySelector(".connections")?.textContent?.startsWith("live"), 15_000);
+      const alerts = await page.$$eval("[role=alert] li", (els) => els.map((el) => el.textContent ?? ""));
+      assert.ok(alerts.filter((a) => a.includes("approvals: the server refused")).length === 1, `shown once, not per retry: ${JSON.stringify(alerts)}`);
+    } finally {
+      page.off("request", onRequest);
+      await page.setRequestInterception(false);
+    }
+    const newErrors = watched.errors.slice(errorsBefore).filter((e) => !/^console: Failed to load resource: the server responded with a status of 401/.test(e));
+    assert.equal(newErrors, []);
+  });
 }
 
 test.run();

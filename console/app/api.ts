@@ -93,8 +93,12 @@ export function follow<T>(options: StreamOptions<T>): () => void {
           resume = options.resumeWith ? options.resumeWith(item) : cursor;
           options.onItem(item);
         },
-        error: () => {
-          // A dropped connection or a server that is down: try again, from the last cursor.
+        error: (error) => {
+          // A dropped connection or a server that is down: try again, from the last cursor. A
+          // refusal (401 without the session cookie, 400 from a query limit) is also the owner's
+          // to see, once per streak rather than on every retry.
+          const status = (error as { response?: { status?: number } } | undefined)?.response?.status;
+          if (status !== undefined && status >= 400 && attempt === 0) reportError(`${options.name}: the server refused the stream (${status}).`);
           reconnectLater();
         },
         complete: () => {
