@@ -4,10 +4,15 @@
 // event arrived, leaking the follower while the stream is idle).
 import type { StoredEvent } from "../src/log/event-log.ts";
 
-export function abortableFollow(start: (signal: AbortSignal) => AsyncGenerator<StoredEvent>): AsyncIterableIterator<StoredEvent> {
+// `map` (optional) reshapes or filters the events; aborting ends the follower, which ends the map.
+export function abortableFollow<T = StoredEvent>(
+  start: (signal: AbortSignal) => AsyncGenerator<StoredEvent>,
+  map?: (events: AsyncGenerator<StoredEvent>) => AsyncGenerator<T>,
+): AsyncIterableIterator<T> {
   const abort = new AbortController();
-  const inner = start(abort.signal);
-  const iterator: AsyncIterableIterator<StoredEvent> = {
+  const followed = start(abort.signal);
+  const inner = (map ? map(followed) : followed) as AsyncGenerator<T>;
+  const iterator: AsyncIterableIterator<T> = {
     next: () => inner.next(),
     return: (value?: unknown) => {
       abort.abort();

@@ -4,6 +4,7 @@ import "./errors.ts";
 import "./personas.ts";
 import "./lists.ts";
 import "./verdicts.ts";
+import "./approvals.ts";
 import "./events.ts";
 import "./trust.ts";
 import "./nests.ts";

@@ -111,9 +111,10 @@ export class EventLog {
     return rows.map(toStored);
   }
 
-  /** Events named `name` across every stream, after the log's global id `afterId`, in commit order. */
-  async readNamed(name: string, afterId = 0, limit = 1000): Promise<StoredEvent[]> {
-    const rows = await this.prisma.event.findMany({ where: { name, id: { gt: afterId } }, orderBy: { id: "asc" }, take: limit });
+  /** Events named `name` (or any of several names) across every stream, after the log's global id `afterId`, in commit order. */
+  async readNamed(name: string | readonly string[], afterId = 0, limit = 1000): Promise<StoredEvent[]> {
+    const names = typeof name === "string" ? name : { in: [...name] };
+    const rows = await this.prisma.event.findMany({ where: { name: names, id: { gt: afterId } }, orderBy: { id: "asc" }, take: limit });
     return rows.map(toStored);
   }
 
@@ -133,14 +134,16 @@ export class EventLog {
 
   /**
    * Every event named `name`, across streams, after global id `afterId`, then live ones (e.g. all
-   * trust.changed). Ordered by the log's id, which is commit order on SQLite's single writer.
+   * trust.changed), or named any of several names in one ordered stream (the approvals feed).
+   * Ordered by the log's id, which is commit order on SQLite's single writer.
    */
-  followNamed(name: string, afterId = 0, signal?: AbortSignal): AsyncGenerator<StoredEvent> {
-    return this.tail(nameTopicOf(name), afterId, (after) => this.readNamed(name, after), (e) => e.id, signal);
+  followNamed(name: string | readonly string[], afterId = 0, signal?: AbortSignal): AsyncGenerator<StoredEvent> {
+    const topics = (typeof name === "string" ? [name] : name).map(nameTopicOf);
+    return this.tail(topics, afterId, (after) => this.readNamed(name, after), (e) => e.id, signal);
   }
 
   private async *tail(
-    topic: string,
+    topicOrTopics: string | readonly string[],
     start: number,
     readAfter: (cursor: number) => Promise<StoredEvent[]>,
     cursorOf: (event: AppendedEvent) => number,
@@ -166,7 +169,8 @@ export class EventLog {
       ended = true;
       wake?.();
     };
-    this.bus.addEventListener(topic, onEvent);
+    const topics = typeof topicOrTopics === "string" ? [topicOrTopics] : topicOrTopics;
+    for (const topic of topics) this.bus.addEventListener(topic, onEvent);
     this.closers.add(end);
     signal?.addEventListener("abort", end, { once: true });
     let delivered = start;
@@ -201,7 +205,7 @@ export class EventLog {
         wake = undefined;
       }
     } finally {
-      this.bus.removeEventListener(topic, onEvent);
+      for (const topic of topics) this.bus.removeEventListener(topic, onEvent);
       this.closers.delete(end);
       signal?.removeEventListener("abort", end);
     }

@@ -8,6 +8,7 @@ import { compatRouter } from "../../compat/index.ts";
 import type { CompatRequest, CompatResponse } from "../../compat/router.ts";
 import { HttpError, toErrorResponse } from "../../compat/http-error.ts";
 import { createGraphQLHandler } from "./graphql.ts";
+import { isConsolePath, serveConsole } from "../../console/serve.ts";
 
 const MAX_BODY_BYTES = 1_000_000;
 
@@ -26,6 +27,8 @@ export async function startServer(app: App): Promise<RunningServer> {
     const url = new URL(req.url ?? "/", "http://localhost");
     if (url.pathname === "/api" || url.pathname.startsWith("/api/")) {
       void serveCompat(app, router, req, res, url);
+    } else if (isConsolePath(url.pathname)) {
+      void serveConsole(req, res, url);
     } else {
       graphql(req, res);
     }

@@ -1,0 +1,2 @@
+// esbuild bundles the stylesheet the entry imports (console/build.ts).
+declare module "*.css";

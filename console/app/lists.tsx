@@ -1,0 +1,287 @@
+// Send a list, pick one, and watch it live from listEvents: items and their stages, crows flying
+// and landing, answers, verdicts, banter, tokens against the budget, and "finished".
+import { useEffect, useReducer, useRef, useState } from "preact/hooks";
+import { follow, mutate } from "./api.ts";
+import { attempt } from "./status.ts";
+import { useDebounced, useQuery } from "./hooks.ts";
+import { approvalListeners } from "./approvals.tsx";
+
+const SUBMIT = `mutation Submit($text: String!, $requester: String!, $nestId: String) {
+  submitList(text: $text, requester: $requester, nestId: $nestId) {
+    __typename ... on SubmittedList { listId } ... on Error { code message }
+  }
+}`;
+
+const LISTS = `query Lists { lists(limit: 20) { id requester nestId status createdAt items { id } } nests { id name } }`;
+const LIST = `query List($id: ID!) { list(id: $id) { id requester nestId tokenBudget } }`;
+const LIST_EVENTS = `subscription ListEvents($id: ID!, $after: Int) { listEvents(listId: $id, after: $after) { seq name ts payload } }`;
+
+interface ListsData {
+  lists: Array<{ id: string; requester: string; nestId: string; status: string; createdAt: string; items: Array<{ id: string }> }>;
+  nests: Array<{ id: string; name: string }>;
+}
+
+export function ListsView({ selected, onSelect }: { selected: string | null; onSelect: (id: string) => void }) {
+  const { data, reload } = useQuery<ListsData>("Loading lists", LISTS);
+  const refresh = useDebounced(() => void reload(), 300);
+  // A list sent from elsewhere (curl, another tab) shows up when its first approval opens.
+  const known = useRef(new Set<string>());
+  known.current = new Set((data?.lists ?? []).map((l) => l.id));
+  useEffect(() => {
+    const onChange = (c: { change: string; listId: string }) => {
+      if (c.change === "opened" && !known.current.has(c.listId)) refresh();
+    };
+    approvalListeners.add(onChange);
+    return () => void approvalListeners.delete(onChange);
+  }, [refresh]);
+  return (
+    <section aria-labelledby="lists-heading" class="view">
+      <h2 id="lists-heading">Lists</h2>
+      <SendForm
+        nests={data?.nests ?? []}
+        onSent={(id) => {
+          onSelect(id);
+          void reload();
+        }}
+      />
+      <div class="split">
+        <nav aria-label="Recent lists" class="list-picker">
+          <h3>Recent lists</h3>
+          <ul>
+            {(data?.lists ?? []).map((l) => (
+              <li key={l.id}>
+                <button type="button" aria-current={selected === l.id ? "true" : undefined} onClick={() => onSelect(l.id)}>
+                  {l.id} <span class="quiet">· {l.items.length} items · {l.nestId} · {l.status}</span>
+                </button>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        {selected ? <ListView key={selected} listId={selected} onFinished={refresh} /> : <p class="quiet">Send a list or pick one.</p>}
+      </div>
+    </section>
+  );
+}
+
+function SendForm({ nests, onSent }: { nests: Array<{ id: string; name: string }>; onSent: (listId: string) => void }) {
+  const [text, setText] = useState("");
+  const [requester, setRequester] = useState("owner");
+  const [nestId, setNestId] = useState("");
+  const [sending, setSending] = useState(false);
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setSending(true);
+    const result = await attempt("Send the list", () =>
+      mutate<{ listId: string }>("submitList", SUBMIT, { text, requester, nestId: nestId || null }),
+    );
+    setSending(false);
+    if (result) {
+      setText("");
+      onSent(result.listId);
+    }
+  };
+  return (
+    <form class="send" onSubmit={(e) => void submit(e)} aria-label="Send a list">
+      <label for="todo-text">Todo list</label>
+      <textarea id="todo-text" rows={4} value={text} onInput={(e) => setText(e.currentTarget.value)} placeholder={"- Buy milk\n- Write a haiku about crows"} required />
+      <div class="row">
+        <div>
+          <label for="requester">Requester</label>
+          <input id="requester" value={requester} onInput={(e) => setRequester(e.currentTarget.value)} required />
+        </div>
+        <div>
+          <label for="nest-pick">Nest</label>
+          <select id="nest-pick" value={nestId} onChange={(e) => setNestId(e.currentTarget.value)}>
+            <option value="">todo (default)</option>
+            {nests.filter((n) => n.id !== "todo").map((n) => (
+              <option key={n.id} value={n.id}>
+                {n.name}
+              </option>
+            ))}
+          </select>
+        </div>
+        <button type="submit" disabled={sending}>
+          Send
+        </button>
+      </div>
+    </form>
+  );
+}
+
+interface ListEvent {
+  seq: number;
+  name: string;
+  ts: string;
+  payload: any;
+}
+
+interface ItemState {
+  id: string;
+  text: string;
+  stage: string;
+  mode?: string;
+  taskType?: string;
+  subtasks: string[];
+  reason?: string;
+  answer?: string;
+  crows: string[];
+  flights: Array<{ crow: string; borrowed: boolean; landed?: { ok: boolean; tokens: number; error?: string } }>;
+  verdicts: Array<{ target: string; verdict: string }>;
+}
+
+interface ListState {
+  events: ListEvent[];
+  items: ItemState[];
+  banter: Array<{ seq: number; crow: string; to: string; text: string }>;
+  pranks: string[];
+  tokens: number;
+  budget?: number;
+  finished: boolean;
+}
+
+const EMPTY: ListState = { events: [], items: [], banter: [], pranks: [], tokens: 0, finished: false };
+
+function reduce(state: ListState, event: ListEvent): ListState {
+  const p = event.payload ?? {};
+  const items = state.items.map((i) => (i.id === p.item_id ? { ...i, flights: [...i.flights], verdicts: [...i.verdicts] } : i));
+  const item = items.find((i) => i.id === p.item_id);
+  const next: ListState = { ...state, events: [...state.events, event], items };
+  switch (event.name) {
+    case "list.started":
+      next.items = (p.items ?? []).map((i: { item_id: string; text: string }) => ({ id: i.item_id, text: i.text, stage: "pending", subtasks: [], crows: [], flights: [], verdicts: [] }));
+      break;
+    case "item.triaged":
+      if (item) Object.assign(item, { mode: p.mode, taskType: p.task_type, subtasks: p.subtasks ?? [], reason: p.reason, stage: p.needs_approval ? "awaiting triage" : "working" });
+      break;
+    case "crow.flying":
+      if (item) {
+        item.flights.push({ crow: p.crow, borrowed: !!p.borrowed });
+        if (item.stage === "pending" || item.stage === "awaiting triage") item.stage = "working";
+      }
+      break;
+    case "crow.landed":
+      if (item) {
+        const flight = [...item.flights].reverse().find((f) => f.crow === p.crow && !f.landed);
+        if (flight) flight.landed = { ok: !!p.ok, tokens: p.tokens ?? 0, error: p.error };
+        else item.flights.push({ crow: p.crow, borrowed: false, landed: { ok: !!p.ok, tokens: p.tokens ?? 0, error: p.error } });
+      }
+      next.tokens += p.tokens ?? 0;
+      break;
+    case "item.answered":
+      if (item) Object.assign(item, { answer: p.answer, crows: p.crows ?? [], stage: p.needs_approval ? "awaiting output" : "done" });
+      break;
+    case "verdict":
+      if (item) {
+        item.verdicts.push({ target: p.target, verdict: p.verdict });
+        if (p.target === "output" && (p.verdict === "approved" || p.verdict === "auto")) item.stage = "done";
+        if (p.target === "triage" && (p.verdict === "approved" || p.verdict === "auto")) item.stage = "working";
+      }
+      break;
+    case "item.skipped":
+      if (item) item.stage = `skipped (${p.reason})`;
+      break;
+    case "crow.banter":
+      next.banter = [...state.banter, { seq: event.seq, crow: p.crow, to: p.to, text: p.text }];
+      break;
+    case "requester.pranked":
+      next.pranks = [...state.pranks, p.message];
+      break;
+    case "list.finished":
+      next.finished = true;
+      next.tokens = p.tokens_used ?? next.tokens;
+      next.budget = p.token_budget ?? next.budget;
+      break;
+  }
+  return next;
+}
+
+function ListView({ listId, onFinished }: { listId: string; onFinished: () => void }) {
+  const [state, dispatch] = useReducer(reduce, EMPTY);
+  const { data } = useQuery<{ list: { tokenBudget: number; requester: string; nestId: string } | null }>("Loading the list", LIST, { id: listId }, listId);
+  useEffect(
+    () =>
+      follow<ListEvent>({
+        name: `list ${listId}`,
+        query: LIST_EVENTS,
+        field: "listEvents",
+        variables: (after) => ({ id: listId, after: after ?? 0 }),
+        cursorOf: (e) => e.seq,
+        onItem: (e) => {
+          dispatch(e);
+          if (e.name === "list.finished") onFinished();
+        },
+      }),
+    [listId],
+  );
+  const budget = state.budget ?? data?.list?.tokenBudget;
+  return (
+    <article class="list" aria-label={`List ${listId}`}>
+      <header class="list-head">
+        <h3>List {listId}</h3>
+        <p>
+          {data?.list ? `${data.list.requester} · nest ${data.list.nestId} · ` : ""}
+          <span class="tokens">
+            Tokens: {state.tokens} of {budget ?? "?"}
+          </span>{" "}
+          · <strong class="list-status">{state.finished ? "finished" : "running"}</strong>
+        </p>
+      </header>
+      <ol class="items">
+        {state.items.map((item) => (
+          <li key={item.id} class="item" aria-label={`Item ${item.text}`}>
+            <p>
+              <strong>{item.text}</strong> <span class="tag stage">{item.stage}</span>
+              {item.mode ? <span class="quiet"> · {item.mode} · {item.taskType}</span> : null}
+            </p>
+            {item.subtasks.length ? <ol class="subtasks">{item.subtasks.map((s, i) => <li key={i}>{s}</li>)}</ol> : null}
+            {item.reason ? <p class="quiet">Sentry: {item.reason}</p> : null}
+            {item.flights.length ? (
+              <ul class="flights" aria-label="Crows">
+                {item.flights.map((f, i) => (
+                  <li key={i}>
+                    {f.crow}
+                    {f.borrowed ? " (borrowed)" : ""}: {f.landed ? (f.landed.ok ? `landed, ${f.landed.tokens} tokens` : `landed with an error: ${f.landed.error ?? "failed"}`) : "flying"}
+                  </li>
+                ))}
+              </ul>
+            ) : null}
+            {item.answer ? (
+              <blockquote class="answer">
+                {item.answer}
+                <footer>— {item.crows.join(", ")}</footer>
+              </blockquote>
+            ) : null}
+            {item.verdicts.length ? <p class="verdicts">Verdicts: {item.verdicts.map((v) => `${v.target} ${v.verdict}`).join(", ")}</p> : null}
+          </li>
+        ))}
+      </ol>
+      {state.pranks.map((m, i) => (
+        <p key={i} class="prank">
+          {m}
+        </p>
+      ))}
+      {state.banter.length ? (
+        <section aria-label="Banter">
+          <h4>Banter</h4>
+          <ul class="banter">
+            {state.banter.map((b) => (
+              <li key={b.seq}>
+                <strong>{b.crow}</strong> to {b.to}: {b.text}
+              </li>
+            ))}
+          </ul>
+        </section>
+      ) : null}
+      <details>
+        <summary>Events ({state.events.length})</summary>
+        <ol class="events" aria-label="Events">
+          {state.events.map((e) => (
+            <li key={e.seq} data-seq={e.seq}>
+              {e.seq} {e.name}
+            </li>
+          ))}
+        </ol>
+      </details>
+    </article>
+  );
+}

@@ -1,0 +1,179 @@
+// Every nest and its members; a nest's messages live from nestMessages (kind, author, to,
+// tagged_by), the owner's Message box, open asks answerable by their phrase, and quarantines
+// with reinstate / retire (the owner's exact reply on the Sentry's ask).
+import { useEffect, useState } from "preact/hooks";
+import { follow, mutate } from "./api.ts";
+import { attempt } from "./status.ts";
+import { timeLeft, useDebounced, useNow, useQuery } from "./hooks.ts";
+
+const NESTS = `query Nests { nests { id name crows } }`;
+const NEST_MESSAGES = `subscription NestMessages($nestId: ID!, $after: String) {
+  nestMessages(nestId: $nestId, after: $after) { msgId n kind author text to refersTo taggedBy ts }
+}`;
+const OPEN = `query Open($nestId: ID!) {
+  asks(nestId: $nestId, resolved: "") { approvalPhrase deadline message { msgId author text } quarantine { crow } }
+  quarantines(status: "quarantined") { id crow nestId askMsgId retired }
+}`;
+const POST = `mutation Post($nestId: ID!, $text: String!, $to: String, $refersTo: String, $kind: String) {
+  postMessage(nestId: $nestId, author: "owner", text: $text, to: $to, refersTo: $refersTo, kind: $kind) {
+    __typename ... on Message { msgId } ... on Error { code message }
+  }
+}`;
+
+interface Nest {
+  id: string;
+  name: string;
+  crows: string[];
+}
+
+interface Message {
+  msgId: string;
+  n: number;
+  kind: string;
+  author: string;
+  text: string;
+  to: string;
+  refersTo: string;
+  taggedBy: string;
+  ts: string;
+}
+
+interface OpenData {
+  asks: Array<{ approvalPhrase: string; deadline: string; message: { msgId: string; author: string; text: string }; quarantine: { crow: string } | null }>;
+  quarantines: Array<{ id: string; crow: string; nestId: string; askMsgId: string; retired: boolean }>;
+}
+
+export function NestsView() {
+  const { data } = useQuery<{ nests: Nest[] }>("Loading nests", NESTS);
+  const [selected, setSelected] = useState<string>("todo");
+  const nests = data?.nests ?? [];
+  const nest = nests.find((n) => n.id === selected);
+  return (
+    <section aria-labelledby="nests-heading" class="view">
+      <h2 id="nests-heading">Nests</h2>
+      <div class="split">
+        <nav aria-label="Nest list" class="list-picker">
+          <ul>
+            {nests.map((n) => (
+              <li key={n.id}>
+                <button type="button" aria-current={n.id === selected ? "true" : undefined} onClick={() => setSelected(n.id)}>
+                  {n.name}
+                </button>
+                <span class="quiet members">{n.id === "todo" ? "the whole flock" : n.crows.join(", ")}</span>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        {nest ? <NestRoom key={nest.id} nest={nest} /> : null}
+      </div>
+    </section>
+  );
+}
+
+function NestRoom({ nest }: { nest: Nest }) {
+  const [messages, setMessages] = useState<Message[]>([]);
+  const [text, setText] = useState("");
+  const [posting, setPosting] = useState(false);
+  const open = useQuery<OpenData>("Loading asks and quarantines", OPEN, { nestId: nest.id }, nest.id);
+  const refreshOpen = useDebounced(() => void open.reload(), 200);
+  const now = useNow();
+
+  useEffect(
+    () =>
+      follow<Message>({
+        name: `nest ${nest.id}`,
+        query: NEST_MESSAGES,
+        field: "nestMessages",
+        variables: (after) => ({ nestId: nest.id, after: after === null ? null : String(after) }),
+        cursorOf: (m) => m.n,
+        resumeWith: (m) => m.msgId,
+        onItem: (m) => {
+          setMessages((old) => [...old, m]);
+          if (m.kind === "ask_owner" || m.kind === "flag" || m.author === "owner") refreshOpen();
+        },
+      }),
+    [nest.id],
+  );
+
+  // The owner's decisions (an ask's phrase, reinstate, retire) go out as a plain say: a reply, never
+  // something Jev could tag as a new request for the crows to claim.
+  const post = async (body: { text: string; to?: string; refersTo?: string; kind?: "say" }, what: string) => {
+    setPosting(true);
+    const result = await attempt(what, () => mutate("postMessage", POST, { nestId: nest.id, ...body }));
+    setPosting(false);
+    refreshOpen();
+    return result;
+  };
+
+  const quarantines = (open.data?.quarantines ?? []).filter((q) => q.nestId === nest.id);
+  return (
+    <article class="nest" aria-label={`Nest ${nest.name}`}>
+      <h3>{nest.name}</h3>
+      <p class="quiet">Members: {nest.id === "todo" ? "the whole flock" : nest.crows.join(", ")}</p>
+      <ol class="messages" aria-label="Messages">
+        {messages.map((m) => (
+          <li key={m.msgId} class={`message kind-${m.kind}`} data-kind={m.kind} aria-label={`${m.author} ${m.kind}`}>
+            <p class="meta">
+              <span class="tag">{m.kind}</span> <strong class="author">{m.author}</strong>
+              {m.to ? <> → {m.to}</> : null} <span class="quiet">tagged by {m.taggedBy} · {m.msgId}</span>
+              {m.refersTo ? <span class="quiet"> · re {m.refersTo}</span> : null}
+            </p>
+            <p class="text">{m.text}</p>
+          </li>
+        ))}
+      </ol>
+      <form
+        class="post"
+        onSubmit={async (e) => {
+          e.preventDefault();
+          if (await post({ text }, `Post in ${nest.name}`)) setText("");
+        }}
+      >
+        <div>
+          <label for={`message-${nest.id}`}>Message</label>
+          <textarea id={`message-${nest.id}`} rows={2} value={text} onInput={(e) => setText(e.currentTarget.value)} required />
+        </div>
+        <button type="submit" disabled={posting}>
+          Post
+        </button>
+      </form>
+      <section aria-label="Open asks">
+        <h4>Open asks</h4>
+        {(open.data?.asks ?? []).length === 0 ? <p class="quiet">None.</p> : null}
+        <ul>
+          {(open.data?.asks ?? []).map((a) => (
+            <li key={a.message.msgId}>
+              <p>
+                <strong>{a.message.author}</strong>: {a.message.text} <span class="quiet">({timeLeft(a.deadline, now)})</span>
+              </p>
+              <button type="button" onClick={() => void post({ text: a.approvalPhrase, refersTo: a.message.msgId, kind: "say" }, `Answer ${a.message.msgId}`)}>
+                Answer "{a.approvalPhrase}"
+              </button>
+            </li>
+          ))}
+        </ul>
+      </section>
+      <section aria-label="Quarantines">
+        <h4>Quarantines</h4>
+        {quarantines.length === 0 ? <p class="quiet">None.</p> : null}
+        <ul>
+          {quarantines.map((q) => (
+            <li key={q.id}>
+              {q.crow} is quarantined{q.retired ? " and retired: the mark stays on the books." : "."}{" "}
+              {q.retired ? null : (
+                <>
+              <button type="button" onClick={() => void post({ text: `reinstate ${q.crow}`, refersTo: q.askMsgId, kind: "say" }, `Reinstate ${q.crow}`)}>
+                Reinstate {q.crow}
+              </button>{" "}
+              <button type="button" onClick={() => void post({ text: `retire ${q.crow}`, refersTo: q.askMsgId, kind: "say" }, `Retire ${q.crow}`)}>
+                Retire {q.crow}
+              </button>
+                </>
+              )}
+            </li>
+          ))}
+        </ul>
+      </section>
+    </article>
+  );
+}

@@ -1,0 +1,94 @@
+// The approvals feed: every approval that opens (item.triaged / item.answered asking for a verdict)
+// and every one that closes (a verdict: approved, rejected, timeout), across all lists, in commit
+// order, resumable by the log's global id like trustChanges. A client that keeps the pending set
+// from it (opened adds, closed removes) always sees exactly what waits on the owner: the console's
+// Approvals region is built on it.
+import { builder } from "./builder.ts";
+import { VerdictTarget } from "./verdicts.ts";
+import type { StoredEvent } from "../src/log/event-log.ts";
+import { BadInputError } from "../src/errors.ts";
+import { abortableFollow, refusal } from "./follow.ts";
+
+/** The log events that open or close an approval. */
+const APPROVAL_EVENT_NAMES = ["item.triaged", "item.answered", "verdict"] as const;
+
+interface ApprovalEventPayload {
+  list_id: string;
+  item_id: string;
+  target?: "triage" | "output";
+  verdict?: string;
+  needs_approval?: boolean;
+}
+
+interface ApprovalChangeShape {
+  event: StoredEvent;
+  payload: ApprovalEventPayload;
+  change: "opened" | "closed";
+  target: "triage" | "output";
+}
+
+/** opened / closed, or null for an event that touches no owner approval (trust skipped it: auto). */
+function changeOf(event: StoredEvent): ApprovalChangeShape | null {
+  const payload = JSON.parse(event.payload) as ApprovalEventPayload;
+  if (event.name === "verdict") {
+    if (payload.verdict === "auto" || !payload.target) return null;
+    return { event, payload, change: "closed", target: payload.target };
+  }
+  if (payload.needs_approval !== true) return null;
+  return { event, payload, change: "opened", target: event.name === "item.triaged" ? "triage" : "output" };
+}
+
+async function* approvalChanges(events: AsyncGenerator<StoredEvent>): AsyncGenerator<ApprovalChangeShape> {
+  for await (const event of events) {
+    const change = changeOf(event);
+    if (change) yield change;
+  }
+}
+
+const ApprovalChangeKind = builder.enumType("ApprovalChangeKind", {
+  description: "opened: a pending approval now waits on the owner; closed: it was decided (or timed out).",
+  values: ["opened", "closed"] as const,
+});
+
+const ApprovalChange = builder.objectRef<ApprovalChangeShape>("ApprovalChange").implement({
+  description: "An approval that opened or closed. Keep the pending set: opened adds (itemId, target), closed removes it.",
+  fields: (t) => ({
+    id: t.int({ description: "The log's global id: pass it as `after` to resume.", resolve: (c) => c.event.id }),
+    change: t.field({ type: ApprovalChangeKind, resolve: (c) => c.change }),
+    listId: t.id({ resolve: (c) => c.payload.list_id }),
+    itemId: t.id({ resolve: (c) => c.payload.item_id }),
+    target: t.field({ type: VerdictTarget, resolve: (c) => c.target }),
+    verdict: t.string({
+      nullable: true,
+      description: "closed only: approved, rejected or timeout.",
+      resolve: (c) => (c.change === "closed" ? (c.payload.verdict ?? null) : null),
+    }),
+    ts: t.field({ type: "DateTime", resolve: (c) => c.event.ts }),
+    approval: t.prismaField({
+      type: "Approval",
+      nullable: true,
+      description: "The approval row as it is now (deadline, status, and the item with its triage or answer).",
+      resolve: (query, c, _args, ctx) =>
+        ctx.app.prisma.approval.findUnique({ ...query, where: { itemId_target: { itemId: c.payload.item_id, target: c.target } } }),
+    }),
+  }),
+});
+
+builder.subscriptionFields((t) => ({
+  approvalChanges: t.field({
+    type: ApprovalChange,
+    description:
+      "Pending approvals as they open and close, across every list: those after global id `after` (default 0: all) from the log, " +
+      "then live ones. Resume with the last id received.",
+    args: { after: t.arg.int() },
+    subscribe: (_root, args, ctx): AsyncIterable<ApprovalChangeShape | Error> => {
+      const after = args.after ?? 0;
+      if (after < 0) return refusal(new BadInputError("after must be 0 or an id the stream has sent."));
+      return abortableFollow((signal) => ctx.app.log.followNamed(APPROVAL_EVENT_NAMES, after, signal), approvalChanges);
+    },
+    resolve: (change) => {
+      if (change instanceof Error) throw change;
+      return change;
+    },
+  }),
+}));
