@@ -17,7 +17,7 @@ import { ROSTER, SERVICE_ROLE_NAMES } from "../flock/roster.ts";
 import type { RateLimiter } from "../flock/rate-limit.ts";
 import type { NestRecord, NestStore } from "./store.ts";
 import { DEFAULT_NEST } from "./store.ts";
-import { resolvedOf, type Resolved } from "./asks.ts";
+import { resolvedOf, type Resolved } from "./resolved.ts";
 
 export const MAX_MESSAGE_CHARS = 2000;
 export const MAX_PHRASE_CHARS = 200;
