@@ -7,6 +7,9 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { withKit, type Kit } from "./helpers/nest-kit.ts";
+import { OfflineBrain } from "../src/models/offline.ts";
+import type { Model } from "../src/models/model.ts";
+import { requestedSpinTerms } from "../src/nests/registry.ts";
 
 const CLASSIFIERS: Array<[string, Parameters<typeof withKit>[1]]> = [
   ["the offline classifier", { env: { CROWS_JEV: "offline" } }],
@@ -170,5 +173,57 @@ for (const [label, options] of CLASSIFIERS) {
       { ...options, env: { ...options?.env, CROWS_MAX_SPUN: "3" } },
     ));
 }
+
+test("the persona and trust a spin request names in so many words", () => {
+  const cases: Array<[string, { persona?: string; trust?: string }]> = [
+    ["Spin up a crow named Zed on Gandalf", { persona: "Gandalf" }],
+    ["Spin up a crow named Bran on Hugin's habits", { persona: "Hugin" }],
+    ["spin up Kit, persona is Merlin", { persona: "Merlin" }],
+    ["new crow called Fin, persona: gollum", { persona: "gollum" }],
+    ["hire Ada with the Frodo persona, trusted please", { persona: "Frodo", trust: "trusted" }],
+    ["recruit Wren based on sable as a regular", { persona: "sable", trust: "regular" }],
+    ["Make a crow named Io backed by Pepper", { persona: "Pepper" }],
+    ["Add a crow named Lux, modelled on Sherlock", { persona: "Sherlock" }],
+    ["Spin up a crow named Bran", {}],
+    ["spin up a new persona crow named X", {}],
+    ["Make a trusted crow named Tess, not a stranger", { trust: "stranger" }],
+    ["A regular crow named Pim, please", { trust: "regular" }],
+  ];
+  for (const [text, expected] of cases) assert.equal(requestedSpinTerms(text), expected, text);
+});
+
+test("whatever the model writes, Boss's spin is checked against the requester's words", async () => {
+  // A model that answers every Boss request with the same confident order: Corvina, trusted.
+  const brain = new OfflineBrain();
+  const model: Model = {
+    name: "boss-always-corvina",
+    async generate(request) {
+      if (request.role !== "boss") return brain.generate(request);
+      const name = /named (\w+)/.exec(request.input.text)?.[1] ?? "Nova";
+      return { text: `SPIN {"name":"${name}","persona":"Corvina","trust":"trusted"}`, usage: { inputTokens: 1, outputTokens: 1 }, model: "test" };
+    },
+  };
+  await withKit(
+    async (kit) => {
+      const cases: Array<[string, string]> = [
+        ["Spin up a crow named Zed, persona Gandalf", "Refused to spin up Zed: persona unknown."],
+        ["Spin up a crow named Ada on Hugin's habits, as a stranger", "Spun up Ada: a new crow joined the flock, running on Hugin's habits, starting as a stranger."],
+        ["Spin up a crow named Bo", "Spun up Bo: a new crow joined the flock, running on Corvina's habits, starting as a regular."],
+      ];
+      for (const [text, say] of cases) {
+        const posted = await kit.post("todo", { author: "owner", text, to: "Boss", kind: "request" });
+        await kit.idle();
+        const reply = repliesTo(await kit.messages("todo"), posted.body.msg_id);
+        assert.equal(reply.map((r) => [r.kind, r.tagged_by]), [["say", "harness"]], text);
+        assert.ok(reply[0].text.startsWith(say), `${text} -> ${reply[0].text}`);
+      }
+      assert.equal((await kit.server.get("/api/crows")).body.crows, [
+        { name: "Ada", persona: "Hugin", trust: "stranger" },
+        { name: "Bo", persona: "Corvina", trust: "regular" },
+      ]);
+    },
+    { deps: { model } },
+  );
+});
 
 test.run();
