@@ -1,9 +1,10 @@
 // GET /api/events?list_id=<id> (or ?nest_id=<id>): the SSE stream of a list's events or a nest's
 // messages, replayed from the durable log after Last-Event-ID, then live. Wire rules: SSE-PROTOCOL.md.
+// A Last-Event-ID the stream never sent (malformed, or past its end) is a 400 naming the last id.
 import { HttpError } from "./http-error.ts";
 import type { Route } from "./router.ts";
 import { eventStream } from "./sse.ts";
-import { parseCursor } from "../src/log/cursor.ts";
+import { resumePoint } from "../src/log/cursor.ts";
 import { listStream } from "../src/flock/events.ts";
 import { msgIdOf, nestStream } from "../src/nests/messages.ts";
 
@@ -19,15 +20,19 @@ export const eventRoutes: Route[] = [
       const rawLastId = request.headers["last-event-id"] ?? request.query.get("last_event_id");
       if (listId) {
         if (!(await app.flock.listExists(listId))) throw new HttpError(404, `No list ${listId}.`);
-        const afterSeq = parseCursor(rawLastId);
-        if (afterSeq === "invalid") throw new HttpError(400, "Last-Event-ID must be an event id this stream sent.");
+        const afterSeq = await resumePoint(rawLastId, { lastSeq: () => app.log.lastSeq(listStream(listId)) }, "Last-Event-ID");
+        if (typeof afterSeq !== "number") throw new HttpError(400, afterSeq.refused);
         const [stream, init] = eventStream({ log: app.log, stream: listStream(listId), afterSeq, heartbeatMs: app.config.heartbeatMs, signal: request.signal });
         return { stream, init };
       }
       const nest = nestId!;
       await app.nests.require(nest); // 404 for an unknown nest
-      const afterSeq = parseCursor(rawLastId, nest);
-      if (afterSeq === "invalid") throw new HttpError(400, "Last-Event-ID must be a msg_id or message number this stream sent.");
+      const afterSeq = await resumePoint(
+        rawLastId,
+        { lastSeq: () => app.log.lastSeq(nestStream(nest)), idOf: (seq) => msgIdOf(nest, seq), prefix: nest },
+        "Last-Event-ID",
+      );
+      if (typeof afterSeq !== "number") throw new HttpError(400, afterSeq.refused);
       const [stream, init] = eventStream({
         log: app.log,
         stream: nestStream(nest),

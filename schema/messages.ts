@@ -6,9 +6,9 @@ import { builder } from "./builder.ts";
 import { Nest } from "./nests.ts";
 import { BadInputError, ForbiddenError, NotFoundError, RateLimitedError } from "../src/errors.ts";
 import type { App } from "../src/app.ts";
-import type { StoredEvent } from "../src/log/event-log.ts";
-import { nestStream, type MessageEntry } from "../src/nests/messages.ts";
-import { parseCursor } from "../src/log/cursor.ts";
+import type { EventLog, StoredEvent } from "../src/log/event-log.ts";
+import { msgIdOf, nestStream, type MessageEntry } from "../src/nests/messages.ts";
+import { resumePoint } from "../src/log/cursor.ts";
 import { abortableFollow } from "./follow.ts";
 
 export const Message = builder.objectRef<MessageEntry>("Message").implement({
@@ -173,10 +173,10 @@ builder.mutationFields((t) => ({
   }),
 }));
 
-/** "launch-copy-3", "3" or "" -> 3 / 0; anything else is bad input. */
-function afterNumber(nestId: string, after: string | null | undefined): number {
-  const cursor = parseCursor(after, nestId);
-  if (cursor === "invalid") throw new BadInputError(`after must be a msg_id of nest "${nestId}" or its number, got "${after}".`);
+/** "launch-copy-3", "3" or "" -> 3 / 0; anything the stream never sent (malformed, past its end) is bad input. */
+async function afterNumber(log: EventLog, nestId: string, after: string | null | undefined): Promise<number> {
+  const cursor = await resumePoint(after, { lastSeq: () => log.lastSeq(nestStream(nestId)), idOf: (seq) => msgIdOf(nestId, seq), prefix: nestId }, "after");
+  if (typeof cursor !== "number") throw new BadInputError(cursor.refused);
   return cursor;
 }
 
@@ -190,7 +190,7 @@ builder.subscriptionFields((t) => ({
     subscribe: async (_root, args, ctx) => {
       const nestId = String(args.nestId);
       await ctx.app.chat.requireNest(nestId);
-      const after = afterNumber(nestId, args.after);
+      const after = await afterNumber(ctx.app.log, nestId, args.after);
       return abortableFollow((signal) => ctx.app.log.follow(nestStream(nestId), after, signal));
     },
     // `resolved` as of delivery, like every other read.

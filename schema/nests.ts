@@ -58,7 +58,7 @@ builder.mutationFields((t) => ({
   createNest: t.prismaField({
     type: "Nest",
     description:
-      "Creates a nest (REST: POST /api/nests). BadInputError for a broken guardrail (name 1-40 characters, 1-8 roster or spun crows, no duplicates, no service roles, at most 20 nests besides todo); ConflictError when the nest_id is taken.",
+      "Creates a nest (REST: POST /api/nests). BadInputError for a broken guardrail (name 1-40 characters, 1-8 roster or spun crows, no duplicates, no service roles, at most 20 nests, todo included); ConflictError when the nest_id is taken.",
     args: {
       name: t.arg.string({ required: true }),
       crows: t.arg.stringList({ required: true }),

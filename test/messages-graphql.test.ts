@@ -148,7 +148,8 @@ test("nestMessages resumes from a msg_id over Yoga SSE and graphql-sse, then fol
     assert.equal(seen, ["todo-4 four", "todo-5 five"]);
     // A bad resume point or an unknown nest is refused in-band, and the stream ends.
     for (const [variables, message] of [
-      [{ nestId: "todo", after: "lists-3" }, 'after must be a msg_id of nest \\"todo\\" or its number, got \\"lists-3\\".'],
+      [{ nestId: "todo", after: "lists-3" }, 'after \\"lists-3\\" is not an id this stream sent; its last id is todo-5.'],
+      [{ nestId: "todo", after: "999" }, 'after \\"999\\" is not an id this stream sent; its last id is todo-5.'],
       [{ nestId: "nope" }, 'No nest \\"nope\\".'],
     ] as const) {
       const response = await fetch(kit.server.url + "/graphql", {

@@ -1,11 +1,14 @@
 // The must-respond loop as a client sees it on the nest stream: exactly one responder per message
 // that calls for one, answering through the same POST path; nothing for a message that needs none.
 // Quill's deliver, relay and say-back; Boss's spin-up, its refusal at the cap, a NEST order and
-// silence when saturated; a conspiracy's distinct claims; a crow that cannot finish declines.
+// silence when saturated (BOSS_ORDERS in progress); a conspiracy's distinct claims; a crow that cannot finish declines.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { withKit, waitForRecord } from "./helpers/nest-kit.ts";
 import { failingWhen } from "./helpers/models.ts";
+import { OfflineBrain } from "../src/models/offline.ts";
+import type { Model } from "../src/models/model.ts";
+import { BOSS_ORDERS } from "../src/nests/responders.ts";
 
 const strip = (list: any[]) => list.map((r) => `${r.msg_id} ${r.kind} ${r.author}->${r.to} re:${r.refers_to}`);
 
@@ -26,7 +29,7 @@ test("a request to a member crow: that crow claims, then delivers to the request
     ]);
     assert.is(deliver.author, "Sable");
     assert.ok(deliver.text.includes("[offline]"), "the deliver is the crow's model answer");
-    assert.equal(all[1].tagged_by, "header", "the crow's own header, Jev being unsure");
+    assert.equal([all[1].tagged_by, all[2].tagged_by], ["harness", "harness"], "the loop fixed the claim's and the deliver's kinds");
     sse.close();
   }));
 
@@ -99,7 +102,7 @@ test("a crow whose model call fails declines with the reason (it still counts as
     async (kit) => {
       await kit.post("todo", { author: "owner", text: "Write the haiku", kind: "request", to: "Corvina" });
       await kit.idle();
-      assert.equal(strip(await kit.messages("todo")), ["todo-1 request owner->Corvina re:", "todo-2 claim Corvina->owner re:todo-1", "todo-3 decline Corvina-> re:todo-1"]);
+      assert.equal(strip(await kit.messages("todo")), ["todo-1 request owner->Corvina re:", "todo-2 claim Corvina->owner re:todo-1", "todo-3 decline Corvina->owner re:todo-1"]);
       assert.ok((await kit.messages("todo"))[2].text.includes("provider answered 503"));
     },
     { deps: { model: failingWhen((r) => r.role === "crow") } },
@@ -202,17 +205,40 @@ test("Boss refuses a taken name and runs a NEST order through the nest store", (
     assert.equal(nests.find((n: any) => n.nest_id === "garden"), { nest_id: "garden", name: "Garden", crows: ["Rook", "Munin"] });
   }));
 
-test("a saturated flock: Boss in a cooldown gives no reply and writes nothing", () =>
-  withKit(async (kit) => {
-    await kit.server.app.prisma.requester.create({ data: { name: "Boss", pranks: 1, cooldownUntil: new Date(Date.now() + 60_000) } });
-    const request = await kit.post("todo", { author: "owner", text: "Spin up a crow named Bran", kind: "request", to: "Boss" });
-    assert.is(request.status, 201);
-    await kit.idle();
-    assert.is((await kit.messages("todo")).length, 1);
-    assert.equal((await kit.server.get("/api/crows")).body, { crows: [] });
-  }));
+test("a saturated flock: with BOSS_ORDERS orders in progress, one more gets no reply and writes nothing", async () => {
+  // Boss's model call waits until the test lets it go, so the orders pile up in progress.
+  const brain = new OfflineBrain();
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const model: Model = {
+    name: "offline-gated",
+    async generate(request) {
+      if (request.role === "boss") await gate;
+      return brain.generate(request);
+    },
+  };
+  await withKit(
+    async (kit) => {
+      // Several requesters, so no poster nears its own rate limit.
+      const requesters = ["owner", "Hugin", "Munin", "Pepper", "Inky"];
+      for (const [i, author] of requesters.entries()) {
+        const response = await kit.post("todo", { author, text: `Spin up a crow named Crow${i}`, kind: "request", to: "Boss" });
+        assert.is(response.status, 201);
+      }
+      // Four orders are waiting on the model; the fifth found Boss saturated and is already done with.
+      release();
+      await kit.idle();
+      const all = await kit.messages("todo");
+      const says = all.filter((r: any) => r.author === "Boss");
+      assert.is(BOSS_ORDERS, 4);
+      assert.equal(says.map((r: any) => r.refers_to).sort(), ["todo-1", "todo-2", "todo-3", "todo-4"]);
+      assert.equal((await kit.server.get("/api/crows")).body.crows.map((c: any) => c.name), ["Crow0", "Crow1", "Crow2", "Crow3"], "no write for the fifth");
+    },
+    { deps: { model } },
+  );
+});
 
-test("a response never calls for another: a crow's deliver Jev tags as a request stays unanswered", () =>
+test("a response never calls for another: a crow's deliver Jev calls a request stays a deliver, unanswered", () =>
   withKit(async (kit) => {
     kit.plan.kind = (s) => (s.author === "Hugin" ? { choice: "request", confidence: 0.95 } : "unsure");
     await kit.post("todo", { author: "owner", text: "Look up the train times", kind: "request", to: "Hugin" });
@@ -220,8 +246,8 @@ test("a response never calls for another: a crow's deliver Jev tags as a request
     const all = await kit.messages("todo");
     assert.equal(
       all.map((r) => `${r.kind}/${r.tagged_by}`),
-      ["request/header", "request/disagreement", "request/disagreement"],
-      "Hugin's claim and deliver were retagged by Jev, and nobody answered them",
+      ["request/header", "claim/harness", "deliver/harness"],
+      "Jev was sure Hugin's replies were requests; the loop's kinds stood, and nobody answered them",
     );
   }));
 

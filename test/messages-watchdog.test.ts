@@ -155,7 +155,7 @@ test("the full quarantine story: breach, flag, ask, 403 before membership, retir
     );
   }));
 
-test("quarantined crows are skipped by the open and directed selectors", () =>
+test("quarantined crows are skipped by the open and directed selectors; a directed request gets their decline", () =>
   withKit(async (kit) => {
     const breachers = breaching(kit);
     await kit.server.post("/api/nests", { name: "Ops", crows: ["Inky", "Rook"] });
@@ -169,9 +169,12 @@ test("quarantined crows are skipped by the open and directed selectors", () =>
     const after = (await kit.messages("ops")).slice(before);
     assert.equal(
       after.map((r: any) => `${r.kind} ${r.author}`),
-      ["request owner", "claim Rook", "deliver Rook", "request owner"],
-      "Rook took the room's request; the request to quarantined Inky rests",
+      ["request owner", "claim Rook", "deliver Rook", "request owner", "decline Inky"],
+      "Rook took the room's request; quarantined Inky was not asked to work, and the loop declined for it",
     );
+    const decline = after[4];
+    assert.equal([decline.to, decline.refers_to, decline.tagged_by], ["owner", after[3].msg_id, "harness"]);
+    assert.ok(decline.text.includes("quarantined"), decline.text);
   }));
 
 test("an unanswered ask reads rejected after the window; a late exact reply and the timeout move nothing", () =>

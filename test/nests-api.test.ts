@@ -94,20 +94,20 @@ test("POST /api/nests: a slug clash is a 409, whatever the case, and todo is tak
   }
 });
 
-test("POST /api/nests: the 21st nest (todo not counted) is a 400", async () => {
+test("POST /api/nests: at most 20 nests, todo included, so the owner's 20th is a 400", async () => {
   const server = await startTestServer();
   try {
-    for (let i = 1; i <= 20; i++) {
+    for (let i = 1; i <= 19; i++) {
       const res = await server.post("/api/nests", { name: `Room ${i}`, crows: ["Rook"] });
       assert.is(res.status, 201, `Room ${i}`);
     }
-    const res = await server.post("/api/nests", { name: "Room 21", crows: ["Rook"] });
+    const res = await server.post("/api/nests", { name: "Room 20", crows: ["Rook"] });
     assert.is(res.status, 400);
-    assert.match(res.body.message, /At most 20 nests/);
+    assert.match(res.body.message, /At most 20 nests, todo included/);
     const nests = (await server.get("/api/nests")).body.nests;
-    assert.is(nests.length, 21);
+    assert.is(nests.length, 20, "GET /api/nests never lists more than 20");
     assert.equal(nests[0], TODO);
-    assert.equal(nests.slice(1).map((n: any) => n.nest_id), Array.from({ length: 20 }, (_, i) => `room-${i + 1}`));
+    assert.equal(nests.slice(1).map((n: any) => n.nest_id), Array.from({ length: 19 }, (_, i) => `room-${i + 1}`));
   } finally {
     await server.close();
   }

@@ -129,14 +129,14 @@ test("a slug clash is a ConflictError, whatever the case or punctuation, and tod
   }
 });
 
-test("at most 20 nests besides todo; the 21st is a BadInputError", async () => {
+test("at most 20 nests, todo included; the owner's 20th is a BadInputError", async () => {
   const ctx = await open();
   try {
-    for (let i = 1; i <= MAX_NESTS; i++) await ctx.nests.create({ name: `Nest ${i}`, crows: ["Hugin"] });
+    for (let i = 1; i < MAX_NESTS; i++) await ctx.nests.create({ name: `Nest ${i}`, crows: ["Hugin"] });
     const error = await refusal(ctx.nests.create({ name: "One more", crows: ["Hugin"] }));
     assert.instance(error, BadInputError);
-    assert.match(error.message, /At most 20 nests/);
-    assert.is((await ctx.nests.list()).length, MAX_NESTS + 1);
+    assert.match(error.message, /At most 20 nests, todo included; there are already 20/);
+    assert.is((await ctx.nests.list()).length, MAX_NESTS);
   } finally {
     await close(ctx);
   }

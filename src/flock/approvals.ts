@@ -80,7 +80,7 @@ export class ApprovalDesk {
   /** The owner's answer; NotFoundError when nothing is waiting (including a second answer). */
   async answer(subject: ApprovalSubject, approve: boolean): Promise<void> {
     const recorded = await this.record(subject, approve ? "approved" : "rejected");
-    if (!recorded) throw new NotFoundError(`Nothing is waiting for a ${subject.target} verdict on ${subject.itemId}.`);
+    if (!recorded) throw new NotFoundError(`Nothing is waiting for ${subject.target === "output" ? "an" : "a"} ${subject.target} verdict on ${subject.itemId}.`);
   }
 
   /**

@@ -3,6 +3,11 @@
 // poster: a 429 with a playful line and a cooldown of 60 s, doubling on each repeat prank, capped at
 // an hour. During a cooldown every submission is refused with the seconds left. State is stored,
 // so a restart does not forgive anyone.
+//
+// Only what a poster chooses to send is counted. The replies the nest's must-respond loop writes
+// (claims, delivers, declines, Quill's and Boss's replies) and the Sentry's flag and ask never come
+// here: the loop bounds them to one per request, so they cannot flood, and counting them would
+// prank a crow for answering the requests it was sent (src/nests/messages.ts, InternalPost.unmetered).
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import { KeyedLock } from "../util/keyed-lock.ts";
 import { numberArray } from "../util/json-column.ts";

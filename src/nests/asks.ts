@@ -15,8 +15,6 @@ import type { CrowRegistry } from "./registry.ts";
 import type { NestStore } from "./store.ts";
 import type { MessageRow, ReplyHook } from "./messages.ts";
 
-export type Resolved = "" | "approved" | "rejected";
-
 export const WATCH_HOLDER = "Sentry";
 export const WATCH_TASK_TYPE = "triage/watch";
 
@@ -27,13 +25,6 @@ export function normalisePhrase(text: string): string {
 
 export const reinstatePhrase = (crow: string) => `reinstate ${crow}`;
 export const retirePhrase = (crow: string) => `retire ${crow}`;
-
-/** `resolved` at `nowMs`: approved once an exact reply landed in time; rejected past the window. */
-export function resolvedOf(row: Pick<MessageRow, "kind" | "approvedAt" | "createdAt">, nowMs: number, windowMs: number): Resolved {
-  if (row.kind !== "ask_owner") return "";
-  if (row.approvedAt) return "approved";
-  return nowMs > row.createdAt.getTime() + windowMs ? "rejected" : "";
-}
 
 export interface AskDeskDeps {
   log: EventLog;

@@ -31,7 +31,7 @@ export function createNestChat(deps: NestChatDeps): NestChat {
   const { config, prisma, log, classifier, nests, registry, flock, logLine } = deps;
   const chat = new NestChat({ config, prisma, log, classifier, nests, limiter: flock.limiter, logLine });
   chat.setReplyHook(new AskDesk({ log, trust: flock.trust, registry, nests, windowMs: config.approvalWindowMs, logLine }));
-  chat.onPosted(new Responders(chat, { model: deps.model, picker: flock.picker, limiter: flock.limiter, registry, nests, logLine }).onPosted);
+  chat.onPosted(new Responders(chat, { model: deps.model, picker: flock.picker, registry, nests, logLine }).onPosted);
   chat.onPosted(new Watchdog(chat, { config, prisma, log, classifier }).onPosted);
   return chat;
 }

@@ -17,7 +17,7 @@ import { ROSTER, SERVICE_ROLE_NAMES } from "../flock/roster.ts";
 import type { RateLimiter } from "../flock/rate-limit.ts";
 import type { NestRecord, NestStore } from "./store.ts";
 import { DEFAULT_NEST } from "./store.ts";
-import { resolvedOf, type Resolved } from "./asks.ts";
+import { resolvedOf, type Resolved } from "./resolved.ts";
 
 export const MAX_MESSAGE_CHARS = 2000;
 export const MAX_PHRASE_CHARS = 200;
@@ -77,19 +77,26 @@ export interface PostInput {
 
 /**
  * How the harness posts on someone's behalf. Client posts pass none of this. Every internal post
- * still goes through the quarantine gate, the text rules and (unless `admitted`/`unmetered`) the
- * rate limit.
+ * still goes through the quarantine gate (unless `quarantineDecline`), the text rules and (unless
+ * `unmetered`) the rate limit.
  */
 export interface InternalPost {
-  /** The kind is the harness's, not Jev's (relay request, flag, nudge): tagged_by "harness". */
+  /**
+   * The kind the harness fixed, tagged_by "harness": every reply the must-respond loop writes
+   * (claim, deliver, decline, Quill's relay and say, Boss's say, the Elder's deliver), a nudge, the
+   * Sentry's flag. When it is a kind Jev chooses among, Jev is still asked and its answer stored
+   * with this kind as the truth (calibration data), but the answer never changes the kind.
+   */
   forcedKind?: Kind;
   /** A response to another message: may be posted by a borrowed crow or a service role, and never
    * calls for a response itself, whatever it is tagged (no cascades, no idle loop). */
   response?: boolean;
-  /** The author already passed the rate limit for this reply (Boss checks before acting). */
-  admitted?: boolean;
-  /** The Sentry's flag and ask are never rate-limited: a busy flock must not silence the watchdog. */
+  /** Not rate-limited: the loop's replies (the loop bounds them to one per request) and the
+   * Sentry's flag and ask (a busy flock must not silence the watchdog). */
   unmetered?: boolean;
+  /** The decline the loop writes for a crow that cannot answer because it is quarantined: it
+   * carries no work of the crow's, so it passes the quarantine gate. Only with forcedKind decline. */
+  quarantineDecline?: boolean;
   /** Extra writes in the message's own transaction (the Sentry's quarantine row). */
   within?: (tx: Tx, row: MessageRow) => Promise<void>;
 }
@@ -232,7 +239,8 @@ export class NestChat {
     const nest = await this.requireNest(nestId);
     const author = checkAuthor(input.author);
     // The quarantine gate runs before membership: a retired-but-quarantined crow reads 403.
-    if (author !== "owner" && (await this.isQuarantined(author))) {
+    const gated = author !== "owner" && !(internal?.quarantineDecline && internal.forcedKind === "decline");
+    if (gated && (await this.isQuarantined(author))) {
       throw new ForbiddenError(`${author} is quarantined pending the owner's decision.`);
     }
     const text = checkText(input.text, internal !== undefined);
@@ -249,7 +257,7 @@ export class NestChat {
     const modeHeader = checkModeHeader(input.mode);
     const invitedHeader = checkInvited(input.invited, this.deps.config.murderSize);
 
-    if (!internal?.admitted && !internal?.unmetered) {
+    if (!internal?.unmetered) {
       const admission = await this.deps.limiter.admit(author);
       if (!admission.admitted) throw new RateLimitedError(admission.message, admission.cooldownS);
     }
@@ -270,7 +278,7 @@ export class NestChat {
     const stream = nestStream(nest.id);
     const event = await this.deps.log.appendIn(stream, MESSAGE_EVENT, async (tx) => {
       // Again inside the transaction: a flag that landed while Jev was tagging still gates this post.
-      if (author !== "owner" && (await tx.quarantine.count({ where: { crow: author, status: "quarantined" } })) > 0) {
+      if (gated && (await tx.quarantine.count({ where: { crow: author, status: "quarantined" } })) > 0) {
         throw new ForbiddenError(`${author} is quarantined pending the owner's decision.`);
       }
       // The message number is the stream's next seq, so msg_id n and the SSE id always agree.
@@ -317,6 +325,8 @@ export class NestChat {
 
   // EVENTS.md Tagging: one classifier call; Jev's tag stands at or above the band; unsure falls to
   // the header; a sure Jev that differs from the header wins as "disagreement"; nothing: say.
+  // A kind the harness fixed stands whatever Jev says (tagged_by "harness"); Jev is asked anyway
+  // when the kind is one of its choices, so the answer is stored for calibration.
   private async tag(args: {
     provisional: string;
     text: string;
@@ -329,10 +339,14 @@ export class NestChat {
     modeHeader: RequestMode | undefined;
   }): Promise<Tag> {
     const { forced, crowHeader, modeHeader } = args;
-    if (forced !== undefined && forced !== "request") return { kind: forced, taggedBy: args.forcedBy, mode: "", modeTaggedBy: "" };
-    const questions = forced === "request" ? modeQuestions() : { ...tagQuestions(), ...modeQuestions() };
+    // ask_owner, nudge and flag are not among Jev's choices: there is nothing to ask.
+    const fixed = forced !== undefined && (CROW_KINDS as readonly string[]).includes(forced) ? (forced as CrowKind) : undefined;
+    if (forced !== undefined && fixed === undefined) return { kind: forced, taggedBy: args.forcedBy, mode: "", modeTaggedBy: "" };
+    // A fixed kind other than request has no mode to ask about.
+    const questions = fixed !== undefined && fixed !== "request" ? tagQuestions() : { ...tagQuestions(), ...modeQuestions() };
     const truth: Record<string, string> = {};
-    if (crowHeader) truth.kind = crowHeader;
+    const kindTruth = fixed ?? crowHeader;
+    if (kindTruth) truth.kind = kindTruth;
     if (modeHeader) truth.mode = modeHeader;
     const answers = await this.deps.classifier.ask({
       state: messageState({ text: args.text, author: args.author, to: args.to, refers_to: args.refersTo }),
@@ -341,7 +355,8 @@ export class NestChat {
       truth,
     });
     const threshold = this.deps.config.jevThreshold;
-    const [kind, taggedBy] = forced === "request" ? (["request", args.forcedBy] as const) : bandRule(bandedChoice(answers.kind, threshold), crowHeader, CROW_KINDS, "say");
+    // The loop's own replies keep the kind the loop gave them: Jev's answer is calibration data only.
+    const [kind, taggedBy] = fixed !== undefined ? ([fixed, args.forcedBy] as const) : bandRule(bandedChoice(answers.kind, threshold), crowHeader, CROW_KINDS, "say");
     if (kind !== "request") return { kind, taggedBy, mode: "", modeTaggedBy: "" };
     // A request with no usable mode is taken up by one crow.
     const [mode, modeTaggedBy] = bandRule(bandedChoice(answers.mode, threshold), modeHeader, REQUEST_MODES, "solo");

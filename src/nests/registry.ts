@@ -13,6 +13,10 @@
 //   quarantine.
 // - persona and trust are matched case-insensitively and stored canonical ("pepper" -> "Pepper");
 //   a missing trust starts the crow as a stranger; "trusted" is clamped to "regular".
+// - Boss's SPIN order is the model's reading of the requester's words, so the server checks the
+//   words too (requestedSpinTerms): a persona or trust level the requester named explicitly is
+//   what gets checked, whatever the order says. A model that quietly swaps an unknown persona for
+//   Corvina, or drops "trusted", cannot launder the request past the guardrails.
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import { BadInputError, ConflictError } from "../errors.ts";
 import { ROSTER, SERVICE_ROLE_NAMES } from "../flock/roster.ts";
@@ -63,6 +67,55 @@ export interface SpinInput {
   name: unknown;
   persona: unknown;
   trust?: unknown;
+}
+
+/** What a spin request's own words ask for, when they say it explicitly. */
+export interface RequestedSpinTerms {
+  persona?: string;
+  trust?: string;
+}
+
+// Words the patterns below can catch that are never a persona's name ("a new persona", "persona is").
+const NOT_A_NAME = new Set(
+  ["a", "an", "the", "new", "its", "their", "his", "her", "my", "your", "our", "same", "any", "some", "this", "that", "own", "other", "different"].concat(
+    ["crow", "is", "be", "and", "or", "for", "with", "to", "please", "named", "called", "it", "one", "of"],
+  ),
+);
+const WORD = "([\\p{L}][\\p{L}\\p{N}_-]*)";
+const PERSONA_PATTERNS: readonly RegExp[] = [
+  // "persona Gandalf", "persona: Gandalf", "persona of Gandalf", "persona \"Gandalf\""
+  new RegExp(`\\bpersona\\s*(?:of\\s+|:\\s*|=\\s*|is\\s+|should be\\s+)?["'“]?${WORD}`, "iu"),
+  // "the Gandalf persona", "Gandalf's persona"
+  new RegExp(`${WORD}(?:'s)?\\s+persona\\b`, "iu"),
+  // "on Gandalf's habits", "with Gandalf's style"
+  new RegExp(`\\b(?:on|with|using)\\s+${WORD}'s\\s+(?:habits|style|ways|voice|personality|persona)\\b`, "iu"),
+  // "based on Gandalf", "backed by Gandalf", "modelled on Gandalf", "running on Gandalf"
+  new RegExp(`\\b(?:based on|backed by|modell?ed on|modeled after|running on|runs on|built on)\\s+["'“]?${WORD}`, "iu"),
+  // "a crow named Zed on Gandalf": a capitalised name right after "on"
+  /\bon\s+(\p{Lu}[\p{L}\p{N}_-]*)/u,
+];
+
+/**
+ * The persona and trust a spin request names in so many words, or nothing for what it leaves
+ * unsaid. Trust: the lowest level the words mention ("trusted" still ends up regular: the registry
+ * clamps it), so a request that mentions two levels never gains by it.
+ */
+export function requestedSpinTerms(text: string): RequestedSpinTerms {
+  const terms: RequestedSpinTerms = {};
+  for (const pattern of PERSONA_PATTERNS) {
+    const word = pattern.exec(text)?.[1];
+    if (word !== undefined && !NOT_A_NAME.has(word.toLowerCase())) {
+      terms.persona = word;
+      break;
+    }
+  }
+  for (const level of ["stranger", "regular", "trusted"] as const) {
+    if (new RegExp(`\\b${level}\\b`, "i").test(text)) {
+      terms.trust = level;
+      break;
+    }
+  }
+  return terms;
 }
 
 // Letters and digits first, then letters, digits, spaces and - _ . '

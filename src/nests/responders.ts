@@ -4,18 +4,24 @@
 // the posting path calls onPosted once per message, and a message posted as a response never calls
 // for another (no cascades).
 //
-// - a request to a member crow: that crow claims, then delivers (or declines when it cannot);
+// - a request to a member crow: that crow claims, then delivers (or declines when it cannot:
+//   quarantined, or its model failed);
 // - a request to the room: the open selector picks one crow (core first, rotating, skipping
-//   quarantined); a conspiracy: up to `invited` crows, each claiming with a distinct lens;
+//   quarantined); one that cannot take it declines and the next eligible crow is picked (up to
+//   ROOM_TRIES crows); a conspiracy: up to `invited` crows, each claiming with a distinct lens;
 // - a nudge: its crow delivers;
 // - a request to Quill: one deliver to the requester, or a relay (a request authored by Quill to
 //   the named member, refers_to the owner's message, tagged_by "harness"), or one say back when
 //   Quill cannot name a member;
 // - a request to Boss: one say naming the outcome; SPIN / NEST orders run through the registry and
-//   the nest store and are refused with the reason. A saturated flock (Boss inside a rate-limit
-//   cooldown, or the flock stopping) means no reply and no write;
+//   the nest store and are refused with the reason. A saturated flock (BOSS_ORDERS orders already
+//   in progress, or the flock stopping) means no reply and no write;
 // - a request to the Elder: one deliver to the requester.
 // A request to the owner calls for no crow; neither does anything that is not a request or nudge.
+//
+// Every reply goes out through reply(): its kind is the loop's, not the classifier's (tagged_by
+// "harness"; Jev's answer is kept as calibration data only), and it is not rate-limited, since the
+// loop bounds it to one per request. A member's own posts are tagged and limited as always.
 import type { Model } from "../models/model.ts";
 import { renderRequest } from "../models/prompts.ts";
 import { parseBoss, parseQuill } from "../models/formats.ts";
@@ -23,24 +29,45 @@ import { taskTypeOf } from "../models/heuristics.ts";
 import { lensAngle, WORKER_PERSONA_NAMES } from "../models/prompts.ts";
 import { personaOf, ROSTER } from "../flock/roster.ts";
 import type { CrewPicker } from "../flock/crew.ts";
-import type { RateLimiter } from "../flock/rate-limit.ts";
-import { CrowsError } from "../errors.ts";
+import { CrowsError, ForbiddenError } from "../errors.ts";
 import { safeMessage } from "../flock/flights.ts";
 import type { CrowRegistry } from "./registry.ts";
-import { spinRefusalReason } from "./registry.ts";
+import { requestedSpinTerms, spinRefusalReason } from "./registry.ts";
 import type { NestRecord, NestStore } from "./store.ts";
 import type { MessageRecord, NestChat, PostedContext } from "./messages.ts";
+
+/** How many crows a room request (solo or split) goes to, one after another, before it rests. */
+export const ROOM_TRIES = 3;
+/** Boss orders in progress at once; a request beyond that finds the flock saturated. */
+export const BOSS_ORDERS = 4;
+
+/** The kinds the loop writes its replies in. */
+export type LoopKind = "claim" | "deliver" | "decline" | "say" | "request";
+
+export interface LoopReply {
+  author: string;
+  kind: LoopKind;
+  text: string;
+  to: string;
+  refers_to: string;
+}
+
+/** What became of one reply: stored, refused because its author is quarantined, or not stored. */
+type Posted = "posted" | "quarantined" | "dropped";
+/** What became of a crow's turn at a request. */
+type Turn = "answered" | "declined" | "abandoned";
 
 export interface RespondersDeps {
   model: Model;
   picker: CrewPicker;
-  limiter: RateLimiter;
   registry: CrowRegistry;
   nests: NestStore;
   logLine: (line: string) => void;
 }
 
 export class Responders {
+  private bossOrders = 0;
+
   constructor(
     private readonly chat: NestChat,
     private readonly deps: RespondersDeps,
@@ -73,55 +100,65 @@ export class Responders {
     }
   };
 
-  // A request to one crow: that crow, unless it is quarantined (the directed selector skips it and
-  // the request rests) or no longer a member.
+  // A request to one crow: that crow, or its decline when it cannot answer (quarantined: the
+  // directed selector skips it and no other crow is substituted, the requester asked for this one).
+  // A crow that is no longer a member is not asked.
   private async directed(nest: NestRecord, request: MessageRecord): Promise<void> {
     const crow = request.to;
-    if (await this.chat.isQuarantined(crow)) {
-      this.deps.logLine(`nests: ${request.msg_id} is addressed to ${crow}, who is quarantined; it rests.`);
+    if (!(await this.chat.isQuarantined(crow)) && !(await this.chat.members(nest)).includes(crow)) {
+      this.deps.logLine(`nests: ${request.msg_id} is addressed to ${crow}, who is no longer a member; it rests.`);
       return;
     }
-    if (!(await this.chat.members(nest)).includes(crow)) return;
     await this.crowResponds(nest, crow, request, { claim: true });
   }
 
   private async room(nest: NestRecord, request: MessageRecord): Promise<void> {
-    const conspiracy = request.mode === "conspiracy";
-    const count = conspiracy ? Math.max(1, request.invited) : 1;
-    const picks = await this.deps.picker.pick(nest.id, count, new Set([request.author]));
+    if (request.mode === "conspiracy") return this.conspiracy(nest, request);
+    // One crow takes it; a crow that cannot (it declines) hands it to the next eligible one.
+    const tried = new Set([request.author]);
+    for (let attempt = 0; attempt < ROOM_TRIES; attempt++) {
+      const [pick] = await this.deps.picker.pick(nest.id, 1, tried);
+      if (!pick) {
+        this.deps.logLine(`nests: no ${attempt === 0 ? "" : "other "}crow is free to take ${request.msg_id}; it rests.`);
+        return;
+      }
+      if ((await this.crowResponds(nest, pick.crow, request, { claim: true })) !== "declined") return;
+      tried.add(pick.crow);
+    }
+  }
+
+  // Every invitee claims first, each with its own lens, then they deliver side by side.
+  private async conspiracy(nest: NestRecord, request: MessageRecord): Promise<void> {
+    const picks = await this.deps.picker.pick(nest.id, Math.max(1, request.invited), new Set([request.author]));
     if (picks.length === 0) {
       this.deps.logLine(`nests: no crow is free to take ${request.msg_id}; it rests.`);
       return;
     }
-    if (!conspiracy) {
-      await this.crowResponds(nest, picks[0]!.crow, request, { claim: true });
-      return;
-    }
-    // Every invitee claims first, each with its own lens, then they deliver side by side.
     const lenses = picks.map((pick, index) => ({ crow: pick.crow, lens: { index, of: picks.length } }));
     const claimed: typeof lenses = [];
     for (const entry of lenses) {
-      const ok = await this.tryPost(nest, {
-        author: entry.crow,
-        kind: "claim",
-        text: `Claiming take ${entry.lens.index + 1} of ${entry.lens.of}: I'll give ${lensAngle(entry.lens.index)}.`,
-        refers_to: request.msg_id,
-      });
-      if (ok) claimed.push(entry);
+      const text = `Claiming take ${entry.lens.index + 1} of ${entry.lens.of}: I'll give ${lensAngle(entry.lens.index)}.`;
+      const posted = await this.reply(nest, { author: entry.crow, kind: "claim", text, to: request.author, refers_to: request.msg_id });
+      if (posted === "posted") claimed.push(entry);
+      else if (posted === "quarantined") await this.declineQuarantined(nest, entry.crow, request);
     }
     await Promise.all(claimed.map((entry) => this.deliver(nest, entry.crow, request, entry.lens)));
   }
 
-  private async crowResponds(nest: NestRecord, crow: string, request: MessageRecord, how: { claim: boolean }): Promise<void> {
+  /** A crow's turn: a claim (unless it answers a nudge), then its deliver, or its decline. */
+  private async crowResponds(nest: NestRecord, crow: string, request: MessageRecord, how: { claim: boolean }): Promise<Turn> {
+    if (await this.chat.isQuarantined(crow)) return this.declineQuarantined(nest, crow, request);
     if (how.claim) {
-      const claimed = await this.tryPost(nest, { author: crow, kind: "claim", text: `I'll take this one: ${clip(request.text, 120)}`, refers_to: request.msg_id });
-      if (!claimed) return;
+      const text = `I'll take this one: ${clip(request.text, 120)}`;
+      const claimed = await this.reply(nest, { author: crow, kind: "claim", text, to: request.author, refers_to: request.msg_id });
+      if (claimed === "quarantined") return this.declineQuarantined(nest, crow, request);
+      if (claimed === "dropped") return "abandoned";
     }
-    await this.deliver(nest, crow, request);
+    return this.deliver(nest, crow, request);
   }
 
-  /** The crow's model call, then its deliver, or a decline saying why it could not. */
-  private async deliver(nest: NestRecord, crow: string, request: MessageRecord, lens?: { index: number; of: number }): Promise<void> {
+  /** The crow's model call, then its deliver to the requester, or a decline saying why it could not. */
+  private async deliver(nest: NestRecord, crow: string, request: MessageRecord, lens?: { index: number; of: number }): Promise<Turn> {
     let text: string;
     let kind: "deliver" | "decline" = "deliver";
     try {
@@ -137,11 +174,22 @@ export class Responders {
       );
       text = reply.text.trim() || "(no answer)";
     } catch (error) {
-      if (this.chat.signal.aborted) return;
+      if (this.chat.signal.aborted) return "abandoned";
       kind = "decline";
       text = `I can't finish this one: ${safeMessage(error)}`;
     }
-    await this.tryPost(nest, { author: crow, kind, text, refers_to: request.msg_id });
+    const posted = await this.reply(nest, { author: crow, kind, text, to: request.author, refers_to: request.msg_id });
+    // Quarantined between its claim and its deliver (the Sentry flagged the claim): the work is withheld.
+    if (posted === "quarantined") return this.declineQuarantined(nest, crow, request);
+    if (posted === "dropped") return "abandoned";
+    return kind === "deliver" ? "answered" : "declined";
+  }
+
+  /** The loop's decline for a crow that cannot answer because it is quarantined; no model call. */
+  private async declineQuarantined(nest: NestRecord, crow: string, request: MessageRecord): Promise<Turn> {
+    const text = `I can't take this one: ${crow} is quarantined pending the owner's decision.`;
+    const posted = await this.reply(nest, { author: crow, kind: "decline", text, to: request.author, refers_to: request.msg_id }, { quarantineDecline: true });
+    return posted === "posted" ? "declined" : "abandoned";
   }
 
   private async quill(nest: NestRecord, request: MessageRecord): Promise<void> {
@@ -161,31 +209,41 @@ export class Responders {
       case "relay":
         if (members.includes(reply.to)) {
           // The relay rides the record shape: a request by Quill to the crow; it calls for that crow.
-          await this.tryPost(nest, { author: "Quill", text: reply.text, to: reply.to, refers_to: request.msg_id }, { forcedKind: "request", response: false });
+          await this.reply(nest, { author: "Quill", kind: "request", text: reply.text, to: reply.to, refers_to: request.msg_id }, { callsForResponse: true });
           return;
         }
-        await this.tryPost(nest, { ...back, kind: "say", text: `I can't pass this to ${reply.to}: ${reply.to} is not a member of this nest.` }, { response: true });
+        await this.reply(nest, { ...back, kind: "say", text: `I can't pass this to ${reply.to}: ${reply.to} is not a member of this nest.` });
         return;
       case "say":
-        await this.tryPost(nest, { ...back, kind: "say", text: reply.text }, { response: true });
+        await this.reply(nest, { ...back, kind: "say", text: reply.text });
         return;
       case "answer":
-        await this.tryPost(nest, { ...back, kind: "deliver", text: reply.text }, { response: true });
+        await this.reply(nest, { ...back, kind: "deliver", text: reply.text });
         return;
       case "invalid":
-        await this.tryPost(nest, { ...back, kind: "say", text: `I couldn't answer that just now (${reply.error}).` }, { response: true });
+        await this.reply(nest, { ...back, kind: "say", text: `I couldn't answer that just now (${reply.error}).` });
         return;
     }
   }
 
+  // Boss works through the flock like any crow, and its say is a loop reply like any crow's (not
+  // rate-limited: its requester's post already was). A saturated flock (the flock stopping, or
+  // BOSS_ORDERS orders already in progress) means no reply, no model call and no write.
   private async boss(nest: NestRecord, request: MessageRecord): Promise<void> {
-    // Boss works through the flock like any crow: in a cooldown it does nothing at all.
     if (this.chat.signal.aborted) return;
-    const admission = await this.deps.limiter.admit("Boss");
-    if (!admission.admitted) {
-      this.deps.logLine(`nests: Boss is saturated (cooldown ${admission.cooldownS}s); ${request.msg_id} gets no reply.`);
+    if (this.bossOrders >= BOSS_ORDERS) {
+      this.deps.logLine(`nests: Boss is saturated (${this.bossOrders} orders in progress); ${request.msg_id} gets no reply.`);
       return;
     }
+    this.bossOrders++;
+    try {
+      await this.bossOrder(nest, request);
+    } finally {
+      this.bossOrders--;
+    }
+  }
+
+  private async bossOrder(nest: NestRecord, request: MessageRecord): Promise<void> {
     const [registry, nests] = await Promise.all([this.deps.registry.list(), this.deps.nests.list()]);
     let text: string;
     try {
@@ -204,20 +262,23 @@ export class Responders {
           signal: this.chat.signal,
         }),
       );
-      text = await this.execute(parseBoss(answer.text));
+      text = await this.execute(parseBoss(answer.text), request);
     } catch (error) {
       if (this.chat.signal.aborted) return;
       text = `Boss couldn't take that order just now (${safeMessage(error)}).`;
     }
-    await this.tryPost(nest, { author: "Boss", kind: "say", to: request.author, refers_to: request.msg_id, text }, { response: true, admitted: true });
+    await this.reply(nest, { author: "Boss", kind: "say", to: request.author, refers_to: request.msg_id, text });
   }
 
   /** Runs a Boss order through the registry or the nest store; the say that names the outcome. */
-  private async execute(order: ReturnType<typeof parseBoss>): Promise<string> {
+  private async execute(order: ReturnType<typeof parseBoss>, request: MessageRecord): Promise<string> {
     switch (order.kind) {
       case "spin":
         try {
-          const crow = await this.deps.registry.spin({ name: order.name, persona: order.persona, trust: order.trust });
+          // The requester's explicit persona and trust are what the guardrails check, whatever the
+          // model put in the order: an unknown persona is refused, "trusted" is clamped to regular.
+          const asked = requestedSpinTerms(request.text);
+          const crow = await this.deps.registry.spin({ name: order.name, persona: asked.persona ?? order.persona, trust: asked.trust ?? order.trust });
           return `Spun up ${crow.name}: a new crow joined the flock, running on ${crow.persona}'s habits, starting as a ${crow.trust}.`;
         } catch (error) {
           const reason = spinRefusalReason(error);
@@ -252,23 +313,30 @@ export class Responders {
       kind = "say";
       text = `The Elder couldn't answer just now (${safeMessage(error)}).`;
     }
-    await this.tryPost(nest, { author: "Elder", kind, to: request.author, refers_to: request.msg_id, text }, { response: true });
+    await this.reply(nest, { author: "Elder", kind, to: request.author, refers_to: request.msg_id, text });
   }
 
-  /** Posts through the one path; a guardrail's refusal (403, 429, ...) ends this response, logged. */
-  private async tryPost(
-    nest: NestRecord,
-    input: { author: string; text: string; kind?: string; to?: string; refers_to?: string },
-    internal: { forcedKind?: "request"; response?: boolean; admitted?: boolean } = { response: true },
-  ): Promise<boolean> {
-    if (this.chat.signal.aborted) return false;
+  /**
+   * Posts one reply of the loop's through the one posting path. Its kind is the loop's (tagged_by
+   * "harness"; Jev is asked only for calibration) and it is not rate-limited: the loop bounds it to
+   * one per request. A reply never calls for another, except Quill's relay (`callsForResponse`).
+   * A guardrail's refusal (403, 400, ...) ends this reply, logged.
+   */
+  private async reply(nest: NestRecord, reply: LoopReply, options: { callsForResponse?: boolean; quarantineDecline?: boolean } = {}): Promise<Posted> {
+    if (this.chat.signal.aborted) return "dropped";
+    const { kind, ...input } = reply;
     try {
-      await this.chat.post(nest.id, input, { response: true, ...internal });
-      return true;
+      await this.chat.post(nest.id, input, {
+        forcedKind: kind,
+        response: !options.callsForResponse,
+        unmetered: true,
+        ...(options.quarantineDecline ? { quarantineDecline: true } : {}),
+      });
+      return "posted";
     } catch (error) {
       if (!(error instanceof CrowsError)) throw error;
-      this.deps.logLine(`nests: ${input.author}'s ${input.kind ?? "message"} in ${nest.id} was refused: ${error.message}`);
-      return false;
+      this.deps.logLine(`nests: ${reply.author}'s ${kind} in ${nest.id} was refused: ${error.message}`);
+      return error instanceof ForbiddenError ? "quarantined" : "dropped";
     }
   }
 

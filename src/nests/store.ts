@@ -3,7 +3,8 @@
 // REST, GraphQL and Boss's NEST order all create through here.
 //
 // Decisions where the contract is silent (docs/nests.md):
-// - The 20-nest cap counts nests the owner created; `todo` is not one of them.
+// - "At most 20 nests" counts every nest, `todo` included: GET /api/nests never lists more than 20,
+//   so the owner can create 19.
 // - The slug folds accents ("Café" -> "cafe") before dropping other characters; a name with no
 //   letter or digit left has no slug and is a 400.
 // - Crow names are exact ("pepper" is not Pepper); the message suggests the right spelling.
@@ -16,6 +17,7 @@ import { KeyedLock } from "../util/keyed-lock.ts";
 
 export { DEFAULT_NEST };
 export const DEFAULT_NEST_NAME = "todo";
+/** Every nest counts, todo included. */
 export const MAX_NESTS = 20;
 export const MAX_NEST_NAME = 40;
 export const MAX_CORE = 8;
@@ -88,9 +90,10 @@ export class NestStore {
         checkCrowNames(crows, spun);
         const clash = id === DEFAULT_NEST ? { name: DEFAULT_NEST_NAME } : await tx.nest.findUnique({ where: { id } });
         if (clash) throw new ConflictError(`A nest with nest_id "${id}" already exists ("${clash.name}"); pick another name.`);
-        const created = await tx.nest.count({ where: { id: { not: DEFAULT_NEST } } });
-        if (created >= MAX_NESTS) {
-          throw new BadInputError(`At most ${MAX_NESTS} nests (besides todo); there are already ${created}.`);
+        // todo always exists (ensureDefault), so it is counted whether or not its row is there yet.
+        const existing = 1 + (await tx.nest.count({ where: { id: { not: DEFAULT_NEST } } }));
+        if (existing >= MAX_NESTS) {
+          throw new BadInputError(`At most ${MAX_NESTS} nests, todo included; there are already ${existing}.`);
         }
         await tx.nest.create({
           data: { id, name, members: { create: crows.map((crow, position) => ({ crow, position })) } },

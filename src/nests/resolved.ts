@@ -1,0 +1,19 @@
+// `resolved` (EVENTS.md Payload): computed whenever a record is read, never stored and never on a
+// timer. It sits below both the posting path (messages.ts) and the ask desk (asks.ts), so neither
+// has to import the other for it.
+
+export type Resolved = "" | "approved" | "rejected";
+
+/** The parts of a message row `resolved` depends on. */
+export interface ResolvableRow {
+  kind: string;
+  approvedAt: Date | null;
+  createdAt: Date;
+}
+
+/** `resolved` at `nowMs`: approved once an exact reply landed in time; rejected past the window. */
+export function resolvedOf(row: ResolvableRow, nowMs: number, windowMs: number): Resolved {
+  if (row.kind !== "ask_owner") return "";
+  if (row.approvedAt) return "approved";
+  return nowMs > row.createdAt.getTime() + windowMs ? "rejected" : "";
+}
