@@ -59,7 +59,10 @@ function maskCrowsError(error: unknown, message: string, isDev?: boolean): Error
   const original = error instanceof GraphQLError ? error.originalError : error;
   if (original instanceof CrowsError) {
     const extensions: Record<string, unknown> = { code: original.code, http: { status: STATUS[original.code] } };
-    if (original instanceof RateLimitedError) extensions.cooldownS = original.cooldownS;
+    if (original instanceof RateLimitedError) {
+      extensions.cooldownS = original.cooldownS;
+      extensions.http = { status: 429, headers: { "retry-after": String(original.cooldownS) } };
+    }
     return new GraphQLError(original.message, {
       ...(error instanceof GraphQLError ? { nodes: error.nodes, path: error.path, source: error.source, positions: error.positions } : {}),
       extensions,
