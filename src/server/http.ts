@@ -54,7 +54,8 @@ export async function startServer(app: App): Promise<RunningServer> {
   ];
   const notFound = () => new HttpError(404, "Not found. The REST API lives under /api, GraphQL at /graphql.");
 
-  const server = http.createServer((req, res) => {
+  // requireHostHeader off: a request without Host reaches the access check and gets its JSON 421.
+  const server = http.createServer({ requireHostHeader: false }, (req, res) => {
     void (async () => {
       try {
         const url = parseTarget(req.url);
