@@ -110,6 +110,7 @@ const readOnlyTokens: Plugin<{ role?: Role }> = {
     if ((args.contextValue as { role?: Role }).role !== "reader") return;
     if (getOperationAST(args.document, args.operationName ?? undefined)?.operation !== "mutation") return;
     setResultAndStopExecution({
+      data: null, // graphql-sse only recognizes a result that has a data key
       errors: [new GraphQLError("This token may read but not write.", { extensions: { code: "forbidden", http: { status: 403 } } })],
     });
   },
