@@ -34,7 +34,7 @@ const graphql = (query: string, headers: Record<string, string>) =>
   call("/graphql", { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify({ query }) });
 
 test("without a token every path is a 401 with a message; with a wrong one too", async () => {
-  for (const headers of [{}, bearer("wrong-token-0123456789abcdef"), bearer(OWNER.slice(0, -1)), bearer(OWNER + "x"), { authorization: OWNER }, { authorization: `Basic ${OWNER}` }, { cookie: "crows_token=nope" }, { cookie: `other=${OWNER}` }]) {
+  for (const headers of [{} as Record<string, string>, bearer("wrong-token-0123456789abcdef"), bearer(OWNER.slice(0, -1)), bearer(OWNER + "x"), { authorization: OWNER }, { authorization: `Basic ${OWNER}` }, { cookie: "crows_token=nope" }, { cookie: `other=${OWNER}` }]) {
     for (const path of ["/api/nests", "/api/trust", "/graphql?query=%7B__typename%7D", "/api/events?list_id=x", "/", "/nope"]) {
       const response = await call(path, { headers });
       assert.is(response.status, 401, `${path} with ${JSON.stringify(headers)}`);
