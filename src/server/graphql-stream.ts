@@ -18,7 +18,9 @@ function refusal(errors: readonly GraphQLError[]): readonly [string, { status: n
     const { http: _http, ...extensions } = error.extensions as Record<string, unknown>;
     return { ...error.toJSON(), extensions };
   });
-  return [JSON.stringify({ errors: body }), { status: 400, statusText: "Bad Request", headers: jsonHeaders() }];
+  // The status an error asks for (Yoga's "mutation over GET" is a 405), else 400.
+  const status = Math.max(400, ...errors.map((error) => Number((error.extensions as { http?: { status?: number } }).http?.status ?? 0)));
+  return [JSON.stringify({ errors: body }), { status, statusText: "", headers: jsonHeaders() }];
 }
 
 export function useGraphQLStream(endpoint: string, log: (line: string) => void): Plugin {

@@ -36,7 +36,7 @@ const STATUS: Record<ErrorCode, number> = {
   rate_limited: 429,
 };
 
-const EXAMPLE_QUERY = `# Submit a list, then paste its listId into the subscription below.
+export const EXAMPLE_QUERY = `# Submit a list, then paste its listId into the subscription below.
 mutation Submit {
   submitList(text: "buy milk\\nwrite a haiku about crows", requester: "owner") {
     __typename
