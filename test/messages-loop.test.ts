@@ -3,6 +3,7 @@
 // Quill's deliver, relay and say-back; Boss's spin-up, its refusal at the cap, a NEST order and
 // silence when saturated; a conspiracy's distinct claims; a crow that cannot finish declines.
 import { test } from "uvu";
+import { requesterKey } from "../src/flock/rate-limit.ts";
 import * as assert from "uvu/assert";
 import { withKit, waitForRecord } from "./helpers/nest-kit.ts";
 import { failingWhen } from "./helpers/models.ts";
@@ -204,7 +205,7 @@ test("Boss refuses a taken name and runs a NEST order through the nest store", (
 
 test("a saturated flock: Boss in a cooldown gives no reply and writes nothing", () =>
   withKit(async (kit) => {
-    await kit.server.app.prisma.requester.create({ data: { name: "Boss", pranks: 1, cooldownUntil: new Date(Date.now() + 60_000) } });
+    await kit.server.app.prisma.requester.create({ data: { name: requesterKey("Boss"), pranks: 1, cooldownUntil: new Date(Date.now() + 60_000) } });
     const request = await kit.post("todo", { author: "owner", text: "Spin up a crow named Bran", kind: "request", to: "Boss" });
     assert.is(request.status, 201);
     await kit.idle();
