@@ -11,7 +11,7 @@ export const GRAPHQL_LIMITS = {
   /** Lexical tokens in one document. */
   maxTokens: 2000,
   /** Nested selections (introspection's own nesting is not counted). */
-  maxDepth: 6,
+  maxDepth: 5,
   /** Aliased fields (__typename aliases are counted too). */
   maxAliases: 15,
   /** graphql-armor's static cost: 2 per object field, 1 per scalar, x1.5 per level of nesting. */
@@ -50,7 +50,7 @@ export function graphqlLimits(): Plugin[] {
     maxDirectives: { n: L.maxDirectives, ...report("TOO_MANY_DIRECTIVES", L.maxDirectives) },
     maxAliases: { n: L.maxAliases, allowList: [], ...report("TOO_MANY_ALIASES", L.maxAliases) },
     costLimit: { maxCost: L.maxCost, ...report("QUERY_TOO_COSTLY", L.maxCost) },
-    maxDepth: { n: L.maxDepth, ...report("QUERY_TOO_DEEP", L.maxDepth) },
+    maxDepth: { n: L.maxDepth, flattenFragments: true, ...report("QUERY_TOO_DEEP", L.maxDepth) },
     // Introspection is open (GraphiQL), so "did you mean" suggestions reveal nothing; they help.
     blockFieldSuggestion: { enabled: false },
   });
