@@ -1,8 +1,9 @@
 // GraphQL over one node:http handler: Yoga at /graphql (queries and mutations, GraphiQL with its
 // assets inline so a closed network can load it, and Yoga's own SSE subscriptions) and the
-// graphql-sse protocol at /graphql/stream (useGraphQLSSE runs it through the same envelop, so it
-// gets the same context, limits and error masking). Any other path is a 404. The limits live in
-// src/server/graphql-limits.ts; the body is read here with the one size limit REST uses.
+// graphql-sse protocol at /graphql/stream (src/server/graphql-stream.ts runs it through the same
+// envelop, so it gets the same context, limits and error masking). http.ts sends only those two
+// paths here. The limits live in src/server/graphql-limits.ts; the body is read here with the one
+// size limit REST uses.
 import type http from "node:http";
 import { GraphQLError, getOperationAST } from "graphql";
 import { createYoga, maskError, type Plugin } from "graphql-yoga";
