@@ -145,6 +145,12 @@ test("CSRF: a form-encoded or GET mutation stores nothing; a JSON POST without t
       assert.ok(response.status === 415 || response.status === 403, `${type} to ${path}: ${response.status}`);
     }
   }
+  // With no content type at all the gate has no body to judge; Yoga's CSRF rule refuses it.
+  const bare = await fetch(`${server.url}/graphql?query=${encodeURIComponent(mutation)}`, { method: "POST" });
+  assert.is(bare.status, 403);
+  assert.is((await bare.json()).errors[0].extensions.code, "CSRF_PREVENTED");
+  const withHeader = await fetch(`${server.url}/graphql`, { method: "POST", headers: { "x-graphql-yoga-csrf": "1" } });
+  assert.ok([400, 415].includes(withHeader.status), `the CSRF header lets it through to Yoga, which judges the empty request: ${withHeader.status}`);
   assert.is(await server.app.prisma.todoList.count(), before, "nothing stored");
   const json = await post("/graphql", { query: mutation });
   assert.is(json.json.data.submitList.__typename, "SubmittedList");
