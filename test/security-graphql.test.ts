@@ -97,6 +97,8 @@ test("hostile documents are refused with a coded error before they run, on /grap
     const started = Date.now();
     const { status, json, text } = await post("/graphql", { query });
     const tookMs = Date.now() - started;
+    const limitCode = LIMIT_CODES.includes(code);
+    assert.is(status, limitCode ? 400 : status, `${what}: a limit refusal is a 400`);
     assert.ok(status === 200 || status === 400, `${what}: ${status}`);
     assert.is(json.data, undefined, `${what}: nothing ran`);
     const codes = json.errors.map((e: { extensions?: { code?: string } }) => e.extensions?.code);

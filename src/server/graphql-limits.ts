@@ -23,7 +23,9 @@ export const GRAPHQL_LIMITS = {
 type LimitCode = "TOO_MANY_TOKENS" | "QUERY_TOO_DEEP" | "TOO_MANY_ALIASES" | "QUERY_TOO_COSTLY" | "TOO_MANY_DIRECTIVES";
 
 function coded(error: GraphQLError, code: LimitCode, limit: number): GraphQLError {
-  return new GraphQLError(error.message.replace(/^Syntax Error: /, ""), { extensions: { code, limit, http: { status: 400 } } });
+  // spec: false keeps Yoga from answering 200 over application/json (its rule for ordinary
+  // validation errors): a refused document is the client's error, a 400 whatever it accepts.
+  return new GraphQLError(error.message.replace(/^Syntax Error: /, ""), { extensions: { code, limit, http: { status: 400, spec: false } } });
 }
 
 /** Armor's validation rules report a coded error instead of throwing their plain one. */
