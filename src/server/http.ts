@@ -70,12 +70,19 @@ export async function startServer(app: App): Promise<RunningServer> {
   });
   // A request the HTTP parser itself rejects (a broken request line or header) still gets JSON.
   server.on("clientError", (error: NodeJS.ErrnoException, socket) => {
-    if (!socket.writable || (error as { code?: string }).code === "ECONNRESET") {
+    if (!socket.writable || error.code === "ECONNRESET") {
       socket.destroy();
       return;
     }
-    const status = error.code === "HPE_HEADER_OVERFLOW" ? 431 : error.code === "HPE_CHUNK_EXTENSIONS_OVERFLOW" ? 413 : 400;
-    const body = JSON.stringify({ message: status === 431 ? "The request headers are too large." : "The request is not valid HTTP." });
+    const [status, message] =
+      error.code === "HPE_HEADER_OVERFLOW"
+        ? [431, "The request headers are too large."]
+        : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+          ? [408, "The request took too long to arrive."]
+          : error.code === "HPE_CHUNK_EXTENSIONS_OVERFLOW"
+            ? [413, "The chunk extensions are too large."]
+            : [400, "The request is not valid HTTP."];
+    const body = JSON.stringify({ message });
     const reason = http.STATUS_CODES[status];
     socket.end(`HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
   });
