@@ -21,6 +21,7 @@ export const GRAPHQL_LIMITS = {
 } as const;
 
 type LimitCode = "TOO_MANY_TOKENS" | "QUERY_TOO_DEEP" | "TOO_MANY_ALIASES" | "QUERY_TOO_COSTLY" | "TOO_MANY_DIRECTIVES";
+const LIMIT_CODES = new Set<string>(["TOO_MANY_TOKENS", "QUERY_TOO_DEEP", "TOO_MANY_ALIASES", "QUERY_TOO_COSTLY", "TOO_MANY_DIRECTIVES"] satisfies LimitCode[]);
 
 function coded(error: GraphQLError, code: LimitCode, limit: number): GraphQLError {
   // spec: false keeps Yoga from answering 200 over application/json (its rule for ordinary
@@ -56,5 +57,18 @@ export function graphqlLimits(): Plugin[] {
     // Introspection is open (GraphiQL), so "did you mean" suggestions reveal nothing; they help.
     blockFieldSuggestion: { enabled: false },
   });
-  return armor.protect().plugins as Plugin[];
+  // Yoga marks every parse error as a spec error (`spec ||= true`, in a plugin that runs after ours),
+  // which would make the token refusal a 200 over application/json; just before the answer is
+  // written, a limit refusal is made a plain 400 again.
+  const limitRefusalStays400: Plugin = {
+    onResultProcess({ result }) {
+      for (const single of Array.isArray(result) ? result : [result]) {
+        for (const error of (single as { errors?: readonly GraphQLError[] }).errors ?? []) {
+          const http = error.extensions?.http as { spec?: boolean } | undefined;
+          if (http && LIMIT_CODES.has(String(error.extensions.code))) http.spec = false;
+        }
+      }
+    },
+  };
+  return [...(armor.protect().plugins as Plugin[]), limitRefusalStays400];
 }
