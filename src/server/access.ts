@@ -13,7 +13,7 @@ import type http from "node:http";
 import os from "node:os";
 import type { Config } from "../config.ts";
 import { HttpError } from "../../compat/http-error.ts";
-import { declaredTooLarge, drain, MAX_BODY_BYTES } from "./body.ts";
+import { declaredTooLarge, drain, tooLarge } from "./body.ts";
 
 export const TOKEN_COOKIE = "crows_token";
 
@@ -128,7 +128,7 @@ export class AccessGate {
     if (!SAFE_METHODS.has(method) && hasBody(req)) {
       if (declaredTooLarge(req)) {
         await drain(req);
-        throw new HttpError(413, `The body is larger than ${MAX_BODY_BYTES} bytes.`, { limit_bytes: MAX_BODY_BYTES }, { connection: "close" });
+        throw tooLarge();
       }
       if (!isJson(req.headers["content-type"])) {
         await drain(req);

@@ -10,7 +10,8 @@ export const MAX_BODY_BYTES = 1_000_000;
 const DRAIN_CAP_BYTES = 16_000_000;
 const DRAIN_TIMEOUT_MS = 3_000;
 
-function tooLarge(): HttpError {
+/** The 413 for a body over the limit; Connection: close, since the rest of the body is not wanted. */
+export function tooLarge(): HttpError {
   return new HttpError(413, `The body is larger than ${MAX_BODY_BYTES} bytes.`, { limit_bytes: MAX_BODY_BYTES }, { connection: "close" });
 }
 
