@@ -1,6 +1,7 @@
-// One HTTP error type and one error handler for the compat API. Every refusal leaves as JSON with
-// a "message" (plus "cooldown_s" on a 429), with the status EVENTS.md names; anything unexpected is
-// a 500 whose body says nothing about internals.
+// One HTTP error type and one error handler, for every path the server answers (the compat API,
+// the access check, request parsing). Every refusal leaves as JSON with a "message" (plus
+// "cooldown_s" on a 429, with Retry-After saying the same), with the status EVENTS.md names;
+// anything unexpected is a 500 whose body says nothing about internals.
 import { CrowsError, RateLimitedError } from "../src/errors.ts";
 import type { ErrorCode } from "../src/errors.ts";
 
@@ -9,6 +10,8 @@ export class HttpError extends Error {
     readonly status: number,
     message: string,
     readonly extra: Record<string, unknown> = {},
+    /** Response headers the refusal needs (Allow, WWW-Authenticate, Connection: close). */
+    readonly headers: Record<string, string> = {},
   ) {
     super(message);
   }
@@ -25,12 +28,27 @@ const STATUS_OF: Record<ErrorCode, number> = {
 export interface ErrorResponse {
   status: number;
   body: Record<string, unknown>;
+  headers: Record<string, string>;
 }
 
 export function toErrorResponse(error: unknown, log: (line: string) => void = console.error): ErrorResponse {
-  if (error instanceof HttpError) return { status: error.status, body: { message: error.message, ...error.extra } };
-  if (error instanceof RateLimitedError) return { status: 429, body: { message: error.message, cooldown_s: error.cooldownS } };
-  if (error instanceof CrowsError) return { status: STATUS_OF[error.code], body: { message: error.message } };
+  if (error instanceof HttpError) return { status: error.status, body: { message: error.message, ...error.extra }, headers: error.headers };
+  if (error instanceof RateLimitedError) {
+    return { status: 429, body: { message: error.message, cooldown_s: error.cooldownS }, headers: { "retry-after": String(error.cooldownS) } };
+  }
+  if (error instanceof CrowsError) return { status: STATUS_OF[error.code], body: { message: error.message }, headers: {} };
   log(`compat: unexpected error: ${(error as Error)?.stack ?? String(error)}`);
-  return { status: 500, body: { message: "Internal error; nothing you sent was lost." } };
+  return { status: 500, body: { message: "Internal error; nothing you sent was lost." }, headers: {} };
+}
+
+/** The one place an error becomes bytes on a node response (or is dropped when it is too late). */
+export function sendError(
+  res: { headersSent: boolean; writableEnded: boolean; writeHead(status: number, headers: Record<string, string>): { end(body: string): unknown } },
+  error: unknown,
+  log?: (line: string) => void,
+): void {
+  if (res.headersSent || res.writableEnded) return;
+  const { status, body, headers } = toErrorResponse(error, log);
+  const text = JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": String(Buffer.byteLength(text)), ...headers }).end(text);
 }

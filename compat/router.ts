@@ -48,18 +48,27 @@ export class Router {
 
   /** The route and its params; a 404 or 405 HttpError when nothing matches. */
   match(method: string, path: string): { route: Route; params: Record<string, string> } {
-    let pathMatched = false;
+    const allowed: string[] = [];
     for (const route of this.routes) {
       const m = route.pattern.exec(path);
       if (!m) continue;
-      pathMatched = true;
+      allowed.push(route.method);
       if (route.method !== method) continue;
       const params: Record<string, string> = {};
-      route.names.forEach((name, i) => (params[name] = decodeURIComponent(m[i + 1] ?? "")));
+      route.names.forEach((name, i) => (params[name] = decodeSegment(m[i + 1] ?? "")));
       return { route, params };
     }
-    if (pathMatched) throw new HttpError(405, `${method} is not allowed on ${path}.`);
+    if (allowed.length > 0) throw new HttpError(405, `${method} is not allowed on ${path}.`, {}, { allow: allowed.join(", ") });
     throw new HttpError(404, `No such endpoint: ${method} ${path}.`);
+  }
+}
+
+/** A path segment, percent-decoded; a 400 (not a crash) when its encoding is broken. */
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new HttpError(400, "The path has a malformed percent-encoding.");
   }
 }
 

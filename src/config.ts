@@ -33,6 +33,14 @@ export interface Config {
   leaseMs: number;
   /** This instance's name on the lists it runs; default: one kept in the data folder. */
   instanceId: string | undefined;
+  /** The owner's access token (docs/security.md); unset = no token asked on loopback. */
+  token: string | undefined;
+  /** Tokens that may query and subscribe but not mutate. */
+  readTokens: string[];
+  /** Origins (scheme://host[:port]) a web page may call from; default none. */
+  corsOrigins: string[];
+  /** Host names besides the loopback ones this server answers to (behind a proxy, a LAN name). */
+  publicHosts: string[];
 }
 
 export class ConfigError extends Error {}
@@ -57,6 +65,42 @@ function fraction(env: Env, name: string, fallback: number): number {
     throw new ConfigError(`${name} must be a number above 0.5 and below 1, got ${JSON.stringify(raw)}`);
   }
   return value;
+}
+
+function list(env: Env, name: string): string[] {
+  return (env[name] ?? "").split(",").map((part) => part.trim()).filter((part) => part !== "");
+}
+
+// A token travels in a header and a cookie: printable ASCII without separators, long enough to guess never.
+const TOKEN_SHAPE = /^[A-Za-z0-9._~+/=-]{16,512}$/;
+
+function checkToken(name: string, token: string): string {
+  if (!TOKEN_SHAPE.test(token)) {
+    // The message never repeats the value: it is a secret.
+    throw new ConfigError(`${name} must be 16 to 512 characters of A-Z a-z 0-9 . _ ~ + / = - (generate one: openssl rand -hex 32)`);
+  }
+  return token;
+}
+
+function origins(env: Env, name: string): string[] {
+  return list(env, name).map((raw) => {
+    let url: URL | undefined;
+    try {
+      url = new URL(raw);
+    } catch {
+      url = undefined;
+    }
+    if (!url || (url.protocol !== "http:" && url.protocol !== "https:") || url.origin !== raw.replace(/\/$/, "").toLowerCase()) {
+      throw new ConfigError(`${name} lists origins like http://localhost:5173 (scheme, host, optional port; no path), got ${JSON.stringify(raw)}`);
+    }
+    return url.origin;
+  });
+}
+
+/** True for an address or name that only this machine can reach. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, "").toLowerCase();
+  return h === "localhost" || h === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h) || h === "::ffff:127.0.0.1";
 }
 
 function text(env: Env, name: string): string | undefined {
@@ -91,10 +135,28 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     jevTimeoutMs: int(env, "CROWS_JEV_TIMEOUT_MS", 5_000, 10),
     leaseMs: int(env, "CROWS_LEASE_MS", 30_000, 100),
     instanceId: text(env, "CROWS_INSTANCE_ID"),
+    token: text(env, "CROWS_TOKEN"),
+    readTokens: list(env, "CROWS_READ_TOKENS"),
+    corsOrigins: origins(env, "CROWS_CORS_ORIGINS"),
+    publicHosts: list(env, "CROWS_PUBLIC_HOSTS").map((h) => h.toLowerCase()),
     ...overrides,
   };
   if (!["offline", "systemone"].includes(config.jev)) {
     throw new ConfigError(`CROWS_JEV must be "offline" or "systemone", got ${JSON.stringify(config.jev)}`);
+  }
+  if (config.token !== undefined) checkToken("CROWS_TOKEN", config.token);
+  config.readTokens.forEach((token) => checkToken("CROWS_READ_TOKENS", token));
+  if (config.readTokens.length > 0 && config.token === undefined) {
+    throw new ConfigError("CROWS_READ_TOKENS needs CROWS_TOKEN too: without an owner token nothing is asked, so read-only tokens would mean nothing");
+  }
+  if (config.token !== undefined && config.readTokens.includes(config.token)) {
+    throw new ConfigError("CROWS_READ_TOKENS must not contain CROWS_TOKEN");
+  }
+  for (const name of config.publicHosts) {
+    if (!/^[a-z0-9.-]+$|^\[[0-9a-f:.]+\]$/.test(name)) throw new ConfigError(`CROWS_PUBLIC_HOSTS lists host names without scheme or port, got ${JSON.stringify(name)}`);
+  }
+  if (!isLoopbackHost(config.host) && config.token === undefined) {
+    throw new ConfigError(`CROWS_HOST=${config.host} is reachable from other machines; set CROWS_TOKEN to a long random secret first (docs/security.md)`);
   }
   return config;
 }

@@ -2,6 +2,7 @@
 // queries with `resolved` computed at read time, and the nestMessages subscription resuming from a
 // msg_id over Yoga's SSE and over the graphql-sse protocol.
 import { test } from "uvu";
+import { requesterKey } from "../src/flock/rate-limit.ts";
 import * as assert from "uvu/assert";
 import { createClient } from "graphql-sse";
 import { startKit, type Kit } from "./helpers/nest-kit.ts";
@@ -51,7 +52,7 @@ test("postMessage: the stored record, and each refusal as a typed error", async 
     await kit.server.app.prisma.quarantine.create({ data: { crow: "Hugin", nestId: "todo", flagMsgId: "a", askMsgId: "b", referent: "c" } });
     const forbidden = await gql(kit, POST, { nestId: "todo", author: "Hugin", text: "hi", kind: "say" });
     assert.equal(forbidden.data.postMessage, { __typename: "ForbiddenError", code: "forbidden", message: "Hugin is quarantined pending the owner's decision." });
-    await kit.server.app.prisma.requester.create({ data: { name: "Rook", pranks: 1, cooldownUntil: new Date(Date.now() + 30_000) } });
+    await kit.server.app.prisma.requester.create({ data: { name: requesterKey("Rook"), pranks: 1, cooldownUntil: new Date(Date.now() + 30_000) } });
     const limited = await gql(kit, POST, { nestId: "todo", author: "Rook", text: "hi", kind: "say" });
     assert.is(limited.data.postMessage.__typename, "RateLimitedError");
     assert.ok(limited.data.postMessage.cooldownS > 0 && limited.data.postMessage.cooldownS <= 30);

@@ -12,7 +12,7 @@ import { ApprovalDesk, approvalSubject } from "./approvals.ts";
 import { CrewPicker, DEFAULT_NEST, type CrewDirectory } from "./crew.ts";
 import { listStream, wirePayload, type Target } from "./events.ts";
 import { ListRun } from "./list-run.ts";
-import { RateLimiter } from "./rate-limit.ts";
+import { RateLimiter, requesterKey } from "./rate-limit.ts";
 import { parseRequester, parseTodoText } from "./todo-text.ts";
 import { TrustLedger } from "./trust.ts";
 import { instanceIdOf } from "../storage/instance.ts";
@@ -221,7 +221,10 @@ export class Flock {
 
   /** requester.pranked goes to every list of the requester still flying. */
   private async prank(requester: string, message: string, cooldownS: number): Promise<void> {
-    const flying = await this.deps.prisma.todoList.findMany({ where: { requester, status: "running" }, select: { id: true } });
+    // The same requester under any spelling the rate limit treats as one (requesterKey).
+    const key = requesterKey(requester);
+    const running = await this.deps.prisma.todoList.findMany({ where: { status: "running" }, select: { id: true, requester: true } });
+    const flying = running.filter((list) => requesterKey(list.requester) === key);
     await Promise.all(
       flying.map(({ id }) => this.deps.log.append(listStream(id), "requester.pranked", wirePayload<"requester.pranked">(id, { message, cooldown_s: cooldownS }))),
     );

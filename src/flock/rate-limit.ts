@@ -2,7 +2,8 @@
 // More than 5 submissions in 60 seconds earns a strike; 3 strikes within 10 minutes prank the
 // poster: a 429 with a playful line and a cooldown of 60 s, doubling on each repeat prank, capped at
 // an hour. During a cooldown every submission is refused with the seconds left. State is stored,
-// so a restart does not forgive anyone.
+// so a restart does not forgive anyone. Names are compared by requesterKey, so "ANA", "ana." and
+// "ana" with a zero-width space are one requester, not three fresh ones.
 //
 // Only what a poster chooses to send is counted. The replies the nest's must-respond loop writes
 // (claims, delivers, declines, Quill's and Boss's replies) and the Sentry's flag and ask never come
@@ -27,6 +28,30 @@ const PRANK_LINES = [
   "The crows are holding a meeting about you. It may take a while.",
 ];
 
+// Invisible characters a renamer can slip into a name: format characters (zero-width spaces and
+// joiners, the BOM, bidi controls, the soft hyphen), controls, the combining grapheme joiner, the
+// Mongolian vowel separator and the Hangul fillers that render as nothing.
+const INVISIBLE = /[\p{Cf}\p{Cc}\u034F\u180E\u115F\u1160\u3164\uFFA0]/gu;
+// Punctuation, symbols and spaces at either end ("ana.", "(ana)", "~ana~", "ana!!").
+const SURROUNDING = /^[\p{P}\p{S}\p{Z}\s]+|[\p{P}\p{S}\p{Z}\s]+$/gu;
+
+/**
+ * The name the rate limit keys on: NFKC (full-width and styled letters become plain ones), case
+ * folded (upper then lower, so ß and SS meet), invisible characters removed, surrounding
+ * punctuation and spaces stripped, inner runs of spaces made one. A name with nothing left keys on
+ * "" (all such names share one bucket).
+ */
+export function requesterKey(name: string): string {
+  return name
+    .normalize("NFKC")
+    .replace(INVISIBLE, "")
+    .toUpperCase()
+    .toLowerCase()
+    .normalize("NFKC")
+    .replace(SURROUNDING, "")
+    .replace(/[\p{Z}\s]+/gu, " ");
+}
+
 export type Admission =
   | { admitted: true }
   | { admitted: false; message: string; cooldownS: number; /** true when this very submission earned the prank */ pranked: boolean };
@@ -39,7 +64,9 @@ export class RateLimiter {
     private readonly now: () => number = Date.now,
   ) {}
 
-  admit(key: string): Promise<Admission> {
+  /** Admits one submission from `name` (compared as requesterKey(name)). */
+  admit(name: string): Promise<Admission> {
+    const key = requesterKey(name);
     return this.lock.run(key, () => this.admitNow(key));
   }
 

@@ -1,19 +1,32 @@
 // GraphQL over one node:http handler: Yoga at /graphql (queries and mutations, GraphiQL with its
 // assets inline so a closed network can load it, and Yoga's own SSE subscriptions) and the
-// graphql-sse protocol at /graphql/stream (useGraphQLSSE runs it through the same envelop, so it
-// gets the same context and error masking). Any other path is a 404.
+// graphql-sse protocol at /graphql/stream (src/server/graphql-stream.ts runs it through the same
+// envelop, so it gets the same context, limits and error masking). http.ts sends only those two
+// paths here. The limits live in src/server/graphql-limits.ts; the body is read here with the one
+// size limit REST uses.
 import type http from "node:http";
-import { GraphQLError } from "graphql";
-import { createYoga, maskError } from "graphql-yoga";
+import { GraphQLError, getOperationAST } from "graphql";
+import { createYoga, maskError, type Plugin } from "graphql-yoga";
 import { renderGraphiQL } from "@graphql-yoga/render-graphiql";
-import { useGraphQLSSE } from "@graphql-yoga/plugin-graphql-sse";
 import type { App } from "../app.ts";
 import { CrowsError, RateLimitedError, type ErrorCode } from "../errors.ts";
 import { schema } from "../../schema/index.ts";
 import type { Context } from "../../schema/builder.ts";
+import { readBody } from "./body.ts";
+import { roleOf, type Role } from "./access.ts";
+import { graphqlLimits } from "./graphql-limits.ts";
+import { useGraphQLStream } from "./graphql-stream.ts";
 
 export const GRAPHQL_PATH = "/graphql";
 export const GRAPHQL_SSE_PATH = "/graphql/stream";
+
+export const isGraphQLPath = (pathname: string): boolean => pathname === GRAPHQL_PATH || pathname === GRAPHQL_SSE_PATH;
+
+/** What the node adapter hands Yoga as its server context. */
+interface ServerContext {
+  req: http.IncomingMessage;
+  res: http.ServerResponse;
+}
 
 /** The status the REST API gives each domain refusal (compat/http-error.ts says the same). */
 const STATUS: Record<ErrorCode, number> = {
@@ -24,7 +37,7 @@ const STATUS: Record<ErrorCode, number> = {
   rate_limited: 429,
 };
 
-const EXAMPLE_QUERY = `# Submit a list, then paste its listId into the subscription below.
+export const EXAMPLE_QUERY = `# Submit a list, then paste its listId into the subscription below.
 mutation Submit {
   submitList(text: "buy milk\\nwrite a haiku about crows", requester: "owner") {
     __typename
@@ -47,7 +60,10 @@ function maskCrowsError(error: unknown, message: string, isDev?: boolean): Error
   const original = error instanceof GraphQLError ? error.originalError : error;
   if (original instanceof CrowsError) {
     const extensions: Record<string, unknown> = { code: original.code, http: { status: STATUS[original.code] } };
-    if (original instanceof RateLimitedError) extensions.cooldownS = original.cooldownS;
+    if (original instanceof RateLimitedError) {
+      extensions.cooldownS = original.cooldownS;
+      extensions.http = { status: 429, headers: { "retry-after": String(original.cooldownS) } };
+    }
     return new GraphQLError(original.message, {
       ...(error instanceof GraphQLError ? { nodes: error.nodes, path: error.path, source: error.source, positions: error.positions } : {}),
       extensions,
@@ -56,16 +72,62 @@ function maskCrowsError(error: unknown, message: string, isDev?: boolean): Error
   return maskError(error, message, isDev);
 }
 
-export function createGraphQLHandler(app: App): (req: http.IncomingMessage, res: http.ServerResponse) => void {
-  const yoga = createYoga<Record<string, unknown>, Context>({
+/**
+ * Yoga's CSRF prevention (the rule of @graphql-yoga/plugin-csrf-prevention, which is not installed
+ * here): a request a browser could send cross-site without a preflight (a form or text/plain body)
+ * is refused unless it carries x-graphql-yoga-csrf. GET needs nothing: over GET Yoga runs queries
+ * only (a mutation is a 405), and a cross-site page cannot read the answer.
+ */
+const SIMPLE_CONTENT_TYPES = ["application/x-www-form-urlencoded", "multipart/form-data", "text/plain"];
+const csrfPrevention: Plugin = {
+  onRequestParse({ request }) {
+    if (request.method === "GET" || request.method === "HEAD") return;
+    const mediaType = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+    if (mediaType !== "" && !SIMPLE_CONTENT_TYPES.includes(mediaType)) return;
+    if (request.headers.has("x-graphql-yoga-csrf")) return;
+    throw new GraphQLError("Required CSRF header(s) not present", { extensions: { code: "CSRF_PREVENTED", http: { status: 403 } } });
+  },
+};
+
+/** GET's variables and extensions are JSON in the query string: broken JSON is the client's 400. */
+const queryStringJson: Plugin = {
+  onRequestParse({ request, url }) {
+    if (request.method !== "GET") return;
+    for (const name of ["variables", "extensions"]) {
+      const raw = url.searchParams.get(name);
+      if (raw === null || raw === "") continue;
+      try {
+        JSON.parse(raw);
+      } catch {
+        throw new GraphQLError(`The "${name}" parameter is not valid JSON.`, { extensions: { code: "BAD_REQUEST", http: { status: 400 } } });
+      }
+    }
+  },
+};
+
+/** A read-only token (CROWS_READ_TOKENS) may query and subscribe; a mutation is a 403. */
+const readOnlyTokens: Plugin<{ role?: Role }> = {
+  onExecute({ args, setResultAndStopExecution }) {
+    if ((args.contextValue as { role?: Role }).role !== "reader") return;
+    if (getOperationAST(args.document, args.operationName ?? undefined)?.operation !== "mutation") return;
+    setResultAndStopExecution({
+      data: null, // graphql-sse only recognizes a result that has a data key
+      errors: [new GraphQLError("This token may read but not write.", { extensions: { code: "forbidden", http: { status: 403 } } })],
+    });
+  },
+};
+
+export function createGraphQLHandler(app: App): (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void> {
+  const yoga = createYoga<ServerContext, Context & { role: Role }>({
     schema,
     graphqlEndpoint: GRAPHQL_PATH,
-    context: () => ({ app }),
+    context: ({ req }) => ({ app, role: roleOf(req) }),
+    cors: false, // CORS is decided once, for every path, by the access check (src/server/access.ts)
     graphiql: { title: "crows", defaultQuery: EXAMPLE_QUERY, subscriptionsProtocol: "SSE" },
     renderGraphiQL,
     landingPage: false,
     maskedErrors: { maskError: maskCrowsError },
-    plugins: [useGraphQLSSE({ endpoint: GRAPHQL_SSE_PATH })],
+    plugins: [csrfPrevention, queryStringJson, ...graphqlLimits(), readOnlyTokens, useGraphQLStream(GRAPHQL_SSE_PATH, (line) => app.logLine(line))],
     logging: {
       debug: () => {},
       info: () => {},
@@ -78,13 +140,12 @@ export function createGraphQLHandler(app: App): (req: http.IncomingMessage, res:
     },
   });
 
-  return (req, res) => {
-    const path = new URL(req.url ?? "/", "http://localhost").pathname;
-    if (path !== GRAPHQL_PATH && path !== GRAPHQL_SSE_PATH) {
-      res.writeHead(404, { "content-type": "text/plain; charset=utf-8" }).end("Not found. GraphQL lives at /graphql.\n");
-      return;
+  return async (req, res) => {
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      // Read here, under the shared limit (a 413 past it); Yoga takes a body already read from req.body.
+      (req as http.IncomingMessage & { body?: Buffer }).body = await readBody(req);
     }
     // Yoga's request listener sends the response itself and logs its own failures.
-    void yoga.requestListener(req, res);
+    await yoga.requestListener(req, res);
   };
 }

@@ -1,16 +1,42 @@
-// One node:http server, dispatching by prefix: /api/* to the compat layer (EVENTS.md, exact),
-// everything else to GraphQL (Yoga at /graphql with GraphiQL and its own SSE; the graphql-sse
-// protocol at /graphql/stream). Listens on 127.0.0.1 unless configured otherwise.
+// One node:http server. Every request is parsed inside the error handling, passes the access
+// check (src/server/access.ts: Host, Origin/CORS, token, body size and type), then goes to the
+// first handler whose path matches: /api/* to the compat layer (EVENTS.md, exact), /graphql and
+// /graphql/stream to GraphQL. Listens on 127.0.0.1 unless configured otherwise.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { App } from "../app.ts";
 import { compatRouter } from "../../compat/index.ts";
 import type { CompatRequest, CompatResponse } from "../../compat/router.ts";
-import { HttpError, toErrorResponse } from "../../compat/http-error.ts";
-import { createGraphQLHandler } from "./graphql.ts";
+import { HttpError, sendError, toErrorResponse } from "../../compat/http-error.ts";
+import { createGraphQLHandler, isGraphQLPath } from "./graphql.ts";
+import { AccessGate } from "./access.ts";
+import { readJson } from "./body.ts";
 import { isConsolePath, serveConsole } from "../../console/serve.ts";
 
-const MAX_BODY_BYTES = 1_000_000;
+/** One entry per path family; the first whose `matches` is true serves the request. */
+interface Handler {
+  matches(pathname: string): boolean;
+  serve(req: http.IncomingMessage, res: http.ServerResponse, url: URL): void | Promise<void>;
+}
+
+/**
+ * The request target as a URL. Origin-form ("/path?query") is read against a fixed base, never as
+ * "//host" (which is how "//[" used to crash the process). Refused with a 400: a path that starts
+ * with "//", a "%" not followed by two hex digits, anything but origin-form or absolute http(s)-form.
+ */
+export function parseTarget(target: string | undefined): URL {
+  const raw = target ?? "/";
+  let url: URL | undefined;
+  try {
+    if (raw.startsWith("/") && !raw.startsWith("//")) url = new URL(`http://crows.invalid${raw}`);
+    else if (/^https?:\/\//i.test(raw)) url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  if (!url) throw new HttpError(400, "The request target must be a path such as /api/lists.");
+  if (/%(?![0-9a-fA-F]{2})/.test(url.pathname)) throw new HttpError(400, "The path has a malformed percent-encoding.");
+  return url;
+}
 
 export interface RunningServer {
   server: http.Server;
@@ -22,16 +48,45 @@ export interface RunningServer {
 
 export async function startServer(app: App): Promise<RunningServer> {
   const router = compatRouter();
-  const graphql = createGraphQLHandler(app);
-  const server = http.createServer((req, res) => {
-    const url = new URL(req.url ?? "/", "http://localhost");
-    if (url.pathname === "/api" || url.pathname.startsWith("/api/")) {
-      void serveCompat(app, router, req, res, url);
-    } else if (isConsolePath(url.pathname)) {
-      void serveConsole(req, res, url);
-    } else {
-      graphql(req, res);
+  const gate = new AccessGate(app.config);
+  const handlers: Handler[] = [
+    { matches: (p) => p === "/api" || p.startsWith("/api/"), serve: (req, res, url) => serveCompat(app, router, req, res, url) },
+    { matches: isGraphQLPath, serve: createGraphQLHandler(app) },
+    { matches: isConsolePath, serve: (req, res, url) => serveConsole(req, res, url) },
+  ];
+  const notFound = () => new HttpError(404, "Not found. The REST API lives under /api, GraphQL at /graphql.");
+
+  // requireHostHeader off: a request without Host reaches the access check and gets its JSON 421.
+  const server = http.createServer({ requireHostHeader: false }, (req, res) => {
+    void (async () => {
+      try {
+        const url = parseTarget(req.url);
+        if ((await gate.admit(req, res, url)) === "answered") return;
+        const handler = handlers.find((h) => h.matches(url.pathname));
+        if (!handler) throw notFound();
+        await handler.serve(req, res, url);
+      } catch (error) {
+        sendError(res, error, app.logLine);
+      }
+    })();
+  });
+  // A request the HTTP parser itself rejects (a broken request line or header) still gets JSON.
+  server.on("clientError", (error: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable || error.code === "ECONNRESET") {
+      socket.destroy();
+      return;
     }
+    const [status, message] =
+      error.code === "HPE_HEADER_OVERFLOW"
+        ? [431, "The request headers are too large."]
+        : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+          ? [408, "The request took too long to arrive."]
+          : error.code === "HPE_CHUNK_EXTENSIONS_OVERFLOW"
+            ? [413, "The chunk extensions are too large."]
+            : [400, "The request is not valid HTTP."];
+    const body = JSON.stringify({ message });
+    const reason = http.STATUS_CODES[status];
+    socket.end(`HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
   });
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
@@ -83,8 +138,8 @@ async function serveCompat(
     };
     response = await route.handle(app, request);
   } catch (error) {
-    const { status, body } = toErrorResponse(error, app.logLine);
-    response = { status, json: body };
+    const { status, body, headers } = toErrorResponse(error, app.logLine);
+    response = { status, json: body, headers };
   }
   if ("stream" in response) {
     res.writeHead(response.init.status, response.init.headers);
@@ -109,21 +164,4 @@ async function serveCompat(
   res
     .writeHead(response.status, { "content-type": "application/json; charset=utf-8", "content-length": String(Buffer.byteLength(body)), ...headers })
     .end(body);
-}
-
-async function readJson(req: http.IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new HttpError(400, `The body is larger than ${MAX_BODY_BYTES} bytes.`);
-    chunks.push(chunk as Buffer);
-  }
-  const text = Buffer.concat(chunks).toString("utf8");
-  if (text.trim() === "") throw new HttpError(400, "The body is empty; send a JSON object.");
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new HttpError(400, "The body is not valid JSON.");
-  }
 }

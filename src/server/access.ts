@@ -1,0 +1,188 @@
+// The access check: one gate in front of every path the server answers (the REST API, GraphQL, the
+// console and its assets, health and metrics), so a rule here holds everywhere. In order:
+//   1. Host: only this server's own loopback names and addresses, its listen address, and the names
+//      in CROWS_PUBLIC_HOSTS (421 otherwise): a DNS-rebound page never gets an answer.
+//   2. Origin: a browser request from another origin is refused (403) unless CROWS_CORS_ORIGINS lists
+//      it; listed origins get CORS headers (preflights answered here), unlisted ones never do.
+//   3. Token: with CROWS_TOKEN set, a Bearer token or the crows_token cookie (401 otherwise);
+//      `GET /?token=` trades the token for the cookie. Read-only tokens may not write (403).
+//   4. Writes: a body over the limit is a 413, a body that is not application/json a 415.
+// The rules and their reasons are in docs/security.md.
+import { createHash, timingSafeEqual } from "node:crypto";
+import type http from "node:http";
+import os from "node:os";
+import type { Config } from "../config.ts";
+import { HttpError } from "../../compat/http-error.ts";
+import { declaredTooLarge, drain, tooLarge } from "./body.ts";
+
+export const TOKEN_COOKIE = "crows_token";
+
+/** owner: everything; reader: queries and subscriptions only (CROWS_READ_TOKENS). */
+export type Role = "owner" | "reader";
+
+const CORS_ALLOW_HEADERS = "authorization, content-type, accept, last-event-id, x-graphql-yoga-csrf, x-graphql-event-stream-token";
+const CORS_EXPOSE_HEADERS = "retry-after, content-type";
+const CORS_MAX_AGE_S = "600";
+
+const roles = new WeakMap<http.IncomingMessage, Role>();
+
+/** The role the gate admitted this request with (owner when no token is configured). */
+export function roleOf(req: http.IncomingMessage): Role {
+  return roles.get(req) ?? "owner";
+}
+
+const digest = (value: string) => createHash("sha256").update(value, "utf8").digest();
+
+/** The hostname of a Host header (no port, IPv6 without brackets, lower case), or undefined. */
+function hostnameOf(host: string | undefined): string | undefined {
+  if (!host) return undefined;
+  const m = /^(\[[0-9a-fA-F:.]+\]|[^:\[\]]+)(?::(\d{1,5}))?$/.exec(host.trim());
+  if (!m) return undefined;
+  return m[1]!.replace(/^\[|\]$/g, "").toLowerCase();
+}
+
+function cookie(header: string | undefined, name: string): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(";")) {
+    const eq = part.indexOf("=");
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+function isJson(contentType: string | undefined): boolean {
+  const mediaType = (contentType ?? "").split(";")[0]!.trim().toLowerCase();
+  return mediaType === "application/json";
+}
+
+function hasBody(req: http.IncomingMessage): boolean {
+  if (req.headers["transfer-encoding"] !== undefined) return true;
+  const length = Number(req.headers["content-length"] ?? "0");
+  return !(Number.isFinite(length) && length === 0);
+}
+
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+export class AccessGate {
+  private readonly ownerDigest: Buffer | undefined;
+  private readonly readerDigests: Buffer[];
+  private readonly names: Set<string>;
+
+  constructor(private readonly config: Config) {
+    this.ownerDigest = config.token === undefined ? undefined : digest(config.token);
+    this.readerDigests = config.readTokens.map(digest);
+    this.names = new Set(["localhost", "127.0.0.1", "::1", ...config.publicHosts.map((h) => h.replace(/^\[|\]$/g, ""))]);
+    const listen = config.host.replace(/^\[|\]$/g, "").toLowerCase();
+    if (listen === "0.0.0.0" || listen === "::") {
+      // Listening everywhere: this machine's own addresses are its names (an address cannot be rebound).
+      for (const addresses of Object.values(os.networkInterfaces())) {
+        for (const a of addresses ?? []) this.names.add(a.address.toLowerCase());
+      }
+    } else {
+      this.names.add(listen);
+    }
+  }
+
+  /** Host, Origin, token and body checks; throws the HttpError to answer with. Sets CORS headers on res. */
+  async admit(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<"continue" | "answered"> {
+    const hostname = hostnameOf(req.headers.host);
+    if (hostname === undefined || !this.names.has(hostname)) {
+      throw new HttpError(421, "This server does not answer to that Host; use its own address or a name in CROWS_PUBLIC_HOSTS.");
+    }
+
+    const origin = req.headers.origin;
+    const method = req.method ?? "GET";
+    if (origin !== undefined && !this.isOwnOrigin(origin, req.headers.host!)) {
+      if (!this.config.corsOrigins.includes(origin)) {
+        throw new HttpError(403, "This origin may not call this server; the owner can list it in CROWS_CORS_ORIGINS.");
+      }
+      res.setHeader("access-control-allow-origin", origin);
+      res.setHeader("access-control-allow-credentials", "true");
+      res.setHeader("access-control-expose-headers", CORS_EXPOSE_HEADERS);
+      res.setHeader("vary", "Origin");
+      if (method === "OPTIONS" && req.headers["access-control-request-method"] !== undefined) {
+        // A preflight carries no credentials by design: answer it before the token check.
+        res
+          .writeHead(204, {
+            "access-control-allow-methods": "GET, POST, OPTIONS",
+            "access-control-allow-headers": CORS_ALLOW_HEADERS,
+            "access-control-max-age": CORS_MAX_AGE_S,
+          })
+          .end();
+        return "answered";
+      }
+    }
+
+    if (url.pathname === "/" && url.searchParams.has("token") && (method === "GET" || method === "HEAD")) {
+      this.exchangeToken(url.searchParams.get("token") ?? "", res);
+      return "answered";
+    }
+
+    const role = this.roleFor(req);
+    roles.set(req, role);
+    if (role === "reader" && !SAFE_METHODS.has(method) && !url.pathname.startsWith("/graphql")) {
+      // GraphQL posts queries too; its mutations are refused inside (src/server/graphql.ts).
+      throw new HttpError(403, "This token may read but not write.");
+    }
+
+    if (!SAFE_METHODS.has(method) && hasBody(req)) {
+      if (declaredTooLarge(req)) {
+        await drain(req);
+        throw tooLarge();
+      }
+      if (!isJson(req.headers["content-type"])) {
+        await drain(req);
+        throw new HttpError(415, "Send the body as application/json.", {}, { accept: "application/json" });
+      }
+    }
+    return "continue";
+  }
+
+  /** A same-origin browser request: the Origin names the very host the request was sent to. */
+  private isOwnOrigin(origin: string, host: string): boolean {
+    let parsed: URL;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      return false; // "null" (a sandboxed frame, a file) is nobody's own origin
+    }
+    return (parsed.protocol === "http:" || parsed.protocol === "https:") && parsed.host === host.toLowerCase();
+  }
+
+  /** The role a request's token grants; a 401 when a token is needed and none matches. */
+  private roleFor(req: http.IncomingMessage): Role {
+    if (this.ownerDigest === undefined) return "owner";
+    const authorization = req.headers.authorization;
+    const bearer = authorization && /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
+    const presented = bearer || cookie(req.headers.cookie, TOKEN_COOKIE);
+    const role = presented ? this.match(presented) : undefined;
+    if (role) return role;
+    throw new HttpError(
+      401,
+      presented ? "That token is not valid here." : "This server needs a token: send Authorization: Bearer <token>, or open /?token=<token> once in a browser.",
+      {},
+      { "www-authenticate": 'Bearer realm="crows"' },
+    );
+  }
+
+  /** Compares against every token in constant time (digests of equal length, no early exit). */
+  private match(presented: string): Role | undefined {
+    const given = digest(presented);
+    let role: Role | undefined;
+    if (this.ownerDigest && timingSafeEqual(given, this.ownerDigest)) role = "owner";
+    for (const reader of this.readerDigests) if (timingSafeEqual(given, reader) && role === undefined) role = "reader";
+    return role;
+  }
+
+  /** GET /?token=<token>: the cookie for a valid token, then a redirect so the token leaves the address bar. */
+  private exchangeToken(token: string, res: http.ServerResponse): void {
+    const headers: Record<string, string> = { location: "/", "cache-control": "no-store", "referrer-policy": "no-referrer" };
+    if (this.ownerDigest !== undefined) {
+      if (!token || this.match(token) === undefined) {
+        throw new HttpError(401, "That token is not valid here.", {}, { "www-authenticate": 'Bearer realm="crows"' });
+      }
+      headers["set-cookie"] = `${TOKEN_COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/`;
+    }
+    res.writeHead(303, headers).end();
+  }
+}

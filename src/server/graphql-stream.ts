@@ -1,0 +1,63 @@
+// The graphql-sse protocol at /graphql/stream, run through Yoga's envelop (same context, limits and
+// masking as /graphql). This is @graphql-yoga/plugin-graphql-sse's wiring with two fixes: a
+// document that does not parse or validate (a syntax error, a limit) is a 400 carrying its coded
+// GraphQL errors, where the plugin let the throw become a 500 with a stack trace, or answered
+// "Unable to detect operation AST"; and anything thrown inside the handler is a masked 500.
+import { GraphQLError, getOperationAST } from "graphql";
+import { createHandler } from "graphql-sse/lib/use/fetch";
+import type { Plugin } from "graphql-yoga";
+
+type GraphQLSseHandler = (request: Request) => Promise<Response>;
+
+// A fresh object each time: the fetch adapter writes content-length into the one it is given.
+const jsonHeaders = () => ({ "content-type": "application/json; charset=utf-8" });
+
+function refusal(errors: readonly GraphQLError[]): readonly [string, { status: number; statusText: string; headers: Record<string, string> }] {
+  // toJSON keeps message, locations and extensions, never a stack; the http hint is for Yoga only.
+  const body = errors.map((error) => {
+    const { http: _http, ...extensions } = error.extensions as Record<string, unknown>;
+    return { ...error.toJSON(), extensions };
+  });
+  // The status an error asks for (Yoga's "mutation over GET" is a 405), else 400.
+  const status = Math.max(400, ...errors.map((error) => Number((error.extensions as { http?: { status?: number } }).http?.status ?? 0)));
+  return [JSON.stringify({ errors: body }), { status, statusText: "", headers: jsonHeaders() }];
+}
+
+export function useGraphQLStream(endpoint: string, log: (line: string) => void): Plugin {
+  const serverContextOf = new WeakMap<Request, Record<string, unknown>>();
+  let handler: GraphQLSseHandler | undefined;
+  return {
+    onYogaInit({ yoga }) {
+      handler = createHandler(
+        {
+          onSubscribe(req, params) {
+            const enveloped = yoga.getEnveloped({ ...serverContextOf.get(req.raw), request: req.raw, params });
+            let document;
+            try {
+              document = enveloped.parse(params.query);
+            } catch (error) {
+              if (error instanceof GraphQLError) return refusal([error]);
+              throw error;
+            }
+            const errors = enveloped.validate(enveloped.schema, document);
+            if (errors.length > 0) return refusal(errors);
+            return Promise.resolve(enveloped.contextFactory()).then((contextValue) => {
+              const args = { schema: enveloped.schema, document, contextValue, variableValues: params.variables, operationName: params.operationName };
+              const operation = getOperationAST(document, params.operationName);
+              return operation?.operation === "subscription" ? enveloped.subscribe(args) : enveloped.execute(args);
+            });
+          },
+        },
+        yoga.fetchAPI,
+      );
+    },
+    onRequest({ request, url, endResponse, serverContext, fetchAPI }) {
+      if (url.pathname !== endpoint || !handler) return;
+      serverContextOf.set(request, serverContext as Record<string, unknown>);
+      return handler(request).then((r) => { endResponse(r); }, (error: unknown) => {
+        log(`graphql-sse: unexpected error: ${(error as Error)?.stack ?? String(error)}`);
+        endResponse(new fetchAPI.Response(JSON.stringify({ errors: [{ message: "Unexpected error." }] }), { status: 500, headers: jsonHeaders() }));
+      });
+    },
+  };
+}

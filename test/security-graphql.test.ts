@@ -1,0 +1,161 @@
+// GraphQL limits (graphql-armor): every documented query and GraphiQL's introspection pass; deep,
+// wide, aliased and long documents are refused with a coded error before anything runs, on /graphql
+// and /graphql/stream alike; errors are masked on both; CSRF prevention keeps form and GET mutations
+// from storing anything.
+import { readFileSync } from "node:fs";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { getIntrospectionQuery, parse, type OperationDefinitionNode } from "graphql";
+import { startTestServer, type TestServer } from "./helpers/server.ts";
+import { EXAMPLE_QUERY } from "../src/server/graphql.ts";
+import { GRAPHQL_LIMITS } from "../src/server/graphql-limits.ts";
+
+let server: TestServer;
+
+test.before(async () => {
+  server = await startTestServer();
+});
+test.after(async () => {
+  await server.close();
+});
+
+const LIMIT_CODES = ["TOO_MANY_TOKENS", "QUERY_TOO_DEEP", "TOO_MANY_ALIASES", "QUERY_TOO_COSTLY", "TOO_MANY_DIRECTIVES"];
+
+async function post(path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; text: string; json: any }> {
+  const response = await fetch(server.url + path, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+  const text = await response.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: response.status, text, json };
+}
+
+/** Every ```graphql block of the docs, and the GraphiQL example. */
+function documentedDocuments(): string[] {
+  const docs = ["docs/graphql.md", "docs/nests.md", "docs/nests-chat.md", "README.md"].map((file) => readFileSync(file, "utf8"));
+  const blocks = docs.flatMap((text) => [...text.matchAll(/```graphql\n([\s\S]*?)```/g)].map((m) => m[1]!));
+  const inline = docs.flatMap((text) => [...text.matchAll(/"query":\s*"((?:subscription|query|mutation|\{)[^"]*)"/g)].map((m) => m[1]!));
+  return [...blocks, ...inline, EXAMPLE_QUERY];
+}
+
+test("every documented query, mutation and subscription passes the limits", async () => {
+  const documents = documentedDocuments();
+  assert.ok(documents.length >= 6, `found ${documents.length} documented documents`);
+  const list = await server.post("/api/lists", { text: "buy milk", requester: "docs" });
+  const variables = { listId: list.body.list_id, id: list.body.list_id, after: 0 };
+  for (const source of documents) {
+    const operations = parse(source).definitions.filter((d): d is OperationDefinitionNode => d.kind === "OperationDefinition");
+    for (const operation of operations) {
+      const name = operation.name?.value;
+      if (operation.operation === "subscription") {
+        // Accepted means the stream opens (200); a refusal would be a 400 before any event.
+        const abort = new AbortController();
+        const response = await fetch(`${server.url}/graphql/stream`, {
+          method: "POST",
+          headers: { "content-type": "application/json", accept: "text/event-stream" },
+          body: JSON.stringify({ query: source, operationName: name, variables }),
+          signal: abort.signal,
+        });
+        assert.is(response.status, 200, `subscription ${name ?? source.slice(0, 60)}`);
+        abort.abort();
+        continue;
+      }
+      const { json } = await post("/graphql", { query: source, operationName: name, variables });
+      const codes = (json.errors ?? []).map((e: { extensions?: { code?: string } }) => e.extensions?.code);
+      assert.not.ok(codes.some((c: string) => LIMIT_CODES.includes(c) || c === "GRAPHQL_VALIDATION_FAILED" || c === "GRAPHQL_PARSE_FAILED"), `${name ?? source.slice(0, 60)}: ${JSON.stringify(json.errors)}`);
+    }
+  }
+});
+
+test("GraphiQL's introspection query passes, in every flavour GraphiQL sends", async () => {
+  for (const options of [{}, { descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true, inputValueDeprecation: true, oneOf: true }]) {
+    const { status, json } = await post("/graphql", { query: getIntrospectionQuery(options), operationName: "IntrospectionQuery" });
+    assert.is(status, 200);
+    assert.is(json.errors, undefined, JSON.stringify(json.errors));
+    assert.ok(json.data.__schema.types.length > 20);
+  }
+});
+
+const field = (depth: number): string => (depth === 0 ? "id" : `list(id: "x") { ${depth === 1 ? "id" : `items { ${field(depth - 2)} }`} }`);
+
+test("hostile documents are refused with a coded error before they run, on /graphql and /graphql/stream", async () => {
+  const hostile: [string, string, string][] = [
+    ["the issue's nested list query", `{ list(id: "x") { items { list { items { list { items { list { items { list { id } } } } } } } } } }`, "QUERY_TOO_DEEP"],
+    ["depth one over the limit", `{ ${"list(id: \"x\") { items { ".repeat(3)} id ${"} } ".repeat(3)} }`, "QUERY_TOO_DEEP"],
+    ["a 10,000-deep selection", `{${"a{".repeat(10_000)}b${"}".repeat(10_000)}}`, "TOO_MANY_TOKENS"],
+    ["10,000 aliases of lists", `{${Array.from({ length: 10_000 }, (_, i) => `a${i}: lists(limit: 100) { items { id text } }`).join(" ")}}`, "TOO_MANY_TOKENS"],
+    ["50,000 __typename aliases", `{${Array.from({ length: 50_000 }, (_, i) => `a${i}: __typename`).join(" ")}}`, "TOO_MANY_TOKENS"],
+    ["16 aliases", `{${Array.from({ length: GRAPHQL_LIMITS.maxAliases + 1 }, (_, i) => `a${i}: personas { name }`).join(" ")}}`, "TOO_MANY_ALIASES"],
+    ["16 __typename aliases", `{${Array.from({ length: GRAPHQL_LIMITS.maxAliases + 1 }, (_, i) => `a${i}: __typename`).join(" ")}}`, "TOO_MANY_ALIASES"],
+    ["11 directives", `{ personas { ${Array.from({ length: GRAPHQL_LIMITS.maxDirectives + 1 }, () => "name @include(if: true)").join(" ")} } }`, "TOO_MANY_DIRECTIVES"],
+    ["a fragment cycle's cost", `{ ...A } fragment A on Query { personas { name } ...B } fragment B on Query { ...A }`, "GRAPHQL_VALIDATION_FAILED"],
+  ];
+  for (const [what, query, code] of hostile) {
+    const started = Date.now();
+    const { status, json, text } = await post("/graphql", { query });
+    const tookMs = Date.now() - started;
+    const limitCode = LIMIT_CODES.includes(code);
+    assert.is(status, limitCode ? 400 : status, `${what}: a limit refusal is a 400`);
+    assert.ok(status === 200 || status === 400, `${what}: ${status}`);
+    assert.is(json.data, undefined, `${what}: nothing ran`);
+    const codes = json.errors.map((e: { extensions?: { code?: string } }) => e.extensions?.code);
+    assert.ok(codes.includes(code), `${what}: ${JSON.stringify(json.errors).slice(0, 300)}`);
+    assert.not.match(text, /\/work\/|node_modules|\n\s+at /, `${what}: no stack`);
+    void tookMs; // timings are printed by bench/graphql-limits.ts, not asserted here
+
+    const stream = await post("/graphql/stream", { query }, { accept: "text/event-stream" });
+    assert.is(stream.status, 400, `${what} over graphql-sse: ${stream.status}`);
+    assert.not.match(stream.text, /\/work\/|node_modules|\n\s+at |Syntax Error: Token/, `${what} over graphql-sse: no stack`);
+    assert.ok(stream.json.errors.some((e: { extensions?: { code?: string } }) => e.extensions?.code === code), `${what} over graphql-sse: ${stream.text.slice(0, 200)}`);
+  }
+  // Right at the limits is fine.
+  const atDepth = await post("/graphql", { query: `{ ${field(GRAPHQL_LIMITS.maxDepth - 1)} }` });
+  assert.is(atDepth.json.errors?.some((e: { extensions?: { code?: string } }) => LIMIT_CODES.includes(e.extensions?.code ?? "")) ?? false, false, JSON.stringify(atDepth.json.errors));
+  const atAliases = await post("/graphql", { query: `{${Array.from({ length: GRAPHQL_LIMITS.maxAliases }, (_, i) => `a${i}: __typename`).join(" ")}}` });
+  assert.is(atAliases.json.errors, undefined);
+});
+
+test("errors are masked on /graphql/stream like on /graphql: a syntax error, a bad body, a bad variable", async () => {
+  for (const body of ["{nope", "[]", '{"query": 5}', '{"query": "{", "variables": "x"}']) {
+    const response = await fetch(`${server.url}/graphql/stream`, { method: "POST", headers: { "content-type": "application/json", accept: "text/event-stream" }, body });
+    const text = await response.text();
+    assert.ok(response.status >= 400 && response.status < 500, `${body}: ${response.status}`);
+    assert.not.match(text, /\/work\/|node_modules|\n\s+at |stack/, `${body}: ${text.slice(0, 200)}`);
+  }
+  const syntax = await post("/graphql/stream", { query: "{" }, { accept: "text/event-stream" });
+  assert.is(syntax.status, 400);
+  assert.is(syntax.json.errors[0].extensions.code, "GRAPHQL_PARSE_FAILED");
+});
+
+test("CSRF: a form-encoded or GET mutation stores nothing; a JSON POST without the header still works", async () => {
+  const before = await server.app.prisma.todoList.count();
+  const mutation = 'mutation { submitList(text: "csrf", requester: "csrf") { __typename } }';
+  const get = await fetch(`${server.url}/graphql?query=${encodeURIComponent(mutation)}`);
+  assert.is(get.status, 405);
+  const stream = await fetch(`${server.url}/graphql/stream?query=${encodeURIComponent(mutation)}`, { headers: { accept: "text/event-stream" } });
+  assert.is(stream.status, 405);
+  for (const [type, body] of [
+    ["application/x-www-form-urlencoded", `query=${encodeURIComponent(mutation)}`],
+    ["text/plain", JSON.stringify({ query: mutation })],
+    ["multipart/form-data; boundary=x", `--x\r\nContent-Disposition: form-data; name="query"\r\n\r\n${mutation}\r\n--x--\r\n`],
+  ]) {
+    for (const path of ["/graphql", "/graphql/stream"]) {
+      const response = await fetch(server.url + path, { method: "POST", headers: { "content-type": type! }, body });
+      assert.ok(response.status === 415 || response.status === 403, `${type} to ${path}: ${response.status}`);
+    }
+  }
+  // With no content type at all the gate has no body to judge; Yoga's CSRF rule refuses it.
+  const bare = await fetch(`${server.url}/graphql?query=${encodeURIComponent(mutation)}`, { method: "POST" });
+  assert.is(bare.status, 403);
+  assert.is((await bare.json()).errors[0].extensions.code, "CSRF_PREVENTED");
+  const withHeader = await fetch(`${server.url}/graphql`, { method: "POST", headers: { "x-graphql-yoga-csrf": "1" } });
+  assert.ok([400, 415].includes(withHeader.status), `the CSRF header lets it through to Yoga, which judges the empty request: ${withHeader.status}`);
+  assert.is(await server.app.prisma.todoList.count(), before, "nothing stored");
+  const json = await post("/graphql", { query: mutation });
+  assert.is(json.json.data.submitList.__typename, "SubmittedList");
+});
+
+test.run();
