@@ -58,6 +58,7 @@ export async function createApp(config: Config, deps: AppDeps = {}): Promise<App
   const flock = new Flock({ config, prisma, log, bus, model, classifier, crew, logLine });
   await flock.resume();
   const chat = createNestChat({ config, prisma, log, model, classifier, flock, nests, registry, logLine });
+  await chat.resume(); // open obligations of the must-respond loop, as flock.resume() does lists
 
   let quiescing: Promise<void> | undefined;
   let closing: Promise<void> | undefined;

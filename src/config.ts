@@ -33,6 +33,8 @@ export interface Config {
   leaseMs: number;
   /** This instance's name on the lists it runs; default: one kept in the data folder. */
   instanceId: string | undefined;
+  /** How long a claimed nest request may go without a deliver before the harness nudges its crow. */
+  nudgeAfterMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -91,6 +93,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     jevTimeoutMs: int(env, "CROWS_JEV_TIMEOUT_MS", 5_000, 10),
     leaseMs: int(env, "CROWS_LEASE_MS", 30_000, 100),
     instanceId: text(env, "CROWS_INSTANCE_ID"),
+    nudgeAfterMs: int(env, "CROWS_NUDGE_AFTER_MS", 120_000, 10),
     ...overrides,
   };
   if (!["offline", "systemone"].includes(config.jev)) {

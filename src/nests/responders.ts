@@ -16,6 +16,10 @@
 //   cooldown, or the flock stopping) means no reply and no write;
 // - a request to the Elder: one deliver to the requester.
 // A request to the owner calls for no crow; neither does anything that is not a request or nudge.
+//
+// Each request's promise is stored (obligations.ts): the claim, the answer and the decline pass
+// `obligations.claim/close` as writes in their own transaction, so an answer to a request already
+// answered is refused and never stored; a resumed obligation comes back through respond/proceed.
 import type { Model } from "../models/model.ts";
 import { renderRequest } from "../models/prompts.ts";
 import { parseBoss, parseQuill } from "../models/formats.ts";
@@ -29,7 +33,8 @@ import { safeMessage } from "../flock/flights.ts";
 import type { CrowRegistry } from "./registry.ts";
 import { spinRefusalReason } from "./registry.ts";
 import type { NestRecord, NestStore } from "./store.ts";
-import type { MessageRecord, NestChat, PostedContext } from "./messages.ts";
+import type { InternalPost, MessageRecord, NestChat, PostedContext } from "./messages.ts";
+import type { ObligationRunner, Obligations } from "./obligations.ts";
 
 export interface RespondersDeps {
   model: Model;
@@ -37,10 +42,11 @@ export interface RespondersDeps {
   limiter: RateLimiter;
   registry: CrowRegistry;
   nests: NestStore;
+  obligations: Obligations;
   logLine: (line: string) => void;
 }
 
-export class Responders {
+export class Responders implements ObligationRunner {
   constructor(
     private readonly chat: NestChat,
     private readonly deps: RespondersDeps,
@@ -56,6 +62,11 @@ export class Responders {
       return;
     }
     if (record.kind !== "request") return;
+    await this.respond(nest, record);
+  };
+
+  /** A request's one responder, from the start (a fresh post, or an obligation resumed unclaimed). */
+  async respond(nest: NestRecord, record: MessageRecord): Promise<void> {
     switch (record.to) {
       case "Quill":
         return this.quill(nest, record);
@@ -71,7 +82,12 @@ export class Responders {
       default:
         return this.directed(nest, record);
     }
-  };
+  }
+
+  /** A crow that claimed the request proceeds (after a nudge, or on the instance that took it over). */
+  proceed(nest: NestRecord, crow: string, request: MessageRecord): Promise<void> {
+    return this.crowResponds(nest, crow, request, { claim: false });
+  }
 
   // A request to one crow: that crow, unless it is quarantined (the directed selector skips it and
   // the request rests) or no longer a member.
@@ -106,7 +122,7 @@ export class Responders {
         kind: "claim",
         text: `Claiming take ${entry.lens.index + 1} of ${entry.lens.of}: I'll give ${lensAngle(entry.lens.index)}.`,
         refers_to: request.msg_id,
-      });
+      }, { response: true, within: this.deps.obligations.claim(request, entry.crow) });
       if (ok) claimed.push(entry);
     }
     await Promise.all(claimed.map((entry) => this.deliver(nest, entry.crow, request, entry.lens)));
@@ -114,7 +130,11 @@ export class Responders {
 
   private async crowResponds(nest: NestRecord, crow: string, request: MessageRecord, how: { claim: boolean }): Promise<void> {
     if (how.claim) {
-      const claimed = await this.tryPost(nest, { author: crow, kind: "claim", text: `I'll take this one: ${clip(request.text, 120)}`, refers_to: request.msg_id });
+      const claimed = await this.tryPost(
+        nest,
+        { author: crow, kind: "claim", text: `I'll take this one: ${clip(request.text, 120)}`, refers_to: request.msg_id },
+        { response: true, within: this.deps.obligations.claim(request, crow) },
+      );
       if (!claimed) return;
     }
     await this.deliver(nest, crow, request);
@@ -141,7 +161,7 @@ export class Responders {
       kind = "decline";
       text = `I can't finish this one: ${safeMessage(error)}`;
     }
-    await this.tryPost(nest, { author: crow, kind, text, refers_to: request.msg_id });
+    await this.tryPost(nest, { author: crow, kind, text, refers_to: request.msg_id }, this.answering(request, crow, kind === "deliver" ? "answered" : "declined"));
   }
 
   private async quill(nest: NestRecord, request: MessageRecord): Promise<void> {
@@ -157,23 +177,24 @@ export class Responders {
       reply = { kind: "invalid" as const, error: safeMessage(error) };
     }
     const back = { author: "Quill", to: request.author, refers_to: request.msg_id };
+    const answering = this.answering(request, "Quill", "answered");
     switch (reply.kind) {
       case "relay":
         if (members.includes(reply.to)) {
           // The relay rides the record shape: a request by Quill to the crow; it calls for that crow.
-          await this.tryPost(nest, { author: "Quill", text: reply.text, to: reply.to, refers_to: request.msg_id }, { forcedKind: "request", response: false });
+          await this.tryPost(nest, { author: "Quill", text: reply.text, to: reply.to, refers_to: request.msg_id }, { ...answering, forcedKind: "request", response: false });
           return;
         }
-        await this.tryPost(nest, { ...back, kind: "say", text: `I can't pass this to ${reply.to}: ${reply.to} is not a member of this nest.` }, { response: true });
+        await this.tryPost(nest, { ...back, kind: "say", text: `I can't pass this to ${reply.to}: ${reply.to} is not a member of this nest.` }, answering);
         return;
       case "say":
-        await this.tryPost(nest, { ...back, kind: "say", text: reply.text }, { response: true });
+        await this.tryPost(nest, { ...back, kind: "say", text: reply.text }, answering);
         return;
       case "answer":
-        await this.tryPost(nest, { ...back, kind: "deliver", text: reply.text }, { response: true });
+        await this.tryPost(nest, { ...back, kind: "deliver", text: reply.text }, answering);
         return;
       case "invalid":
-        await this.tryPost(nest, { ...back, kind: "say", text: `I couldn't answer that just now (${reply.error}).` }, { response: true });
+        await this.tryPost(nest, { ...back, kind: "say", text: `I couldn't answer that just now (${reply.error}).` }, answering);
         return;
     }
   }
@@ -184,6 +205,7 @@ export class Responders {
     const admission = await this.deps.limiter.admit("Boss");
     if (!admission.admitted) {
       this.deps.logLine(`nests: Boss is saturated (cooldown ${admission.cooldownS}s); ${request.msg_id} gets no reply.`);
+      await this.deps.obligations.closeWithoutPost(request.msg_id, "Boss", "Boss is saturated");
       return;
     }
     const [registry, nests] = await Promise.all([this.deps.registry.list(), this.deps.nests.list()]);
@@ -209,7 +231,7 @@ export class Responders {
       if (this.chat.signal.aborted) return;
       text = `Boss couldn't take that order just now (${safeMessage(error)}).`;
     }
-    await this.tryPost(nest, { author: "Boss", kind: "say", to: request.author, refers_to: request.msg_id, text }, { response: true, admitted: true });
+    await this.tryPost(nest, { author: "Boss", kind: "say", to: request.author, refers_to: request.msg_id, text }, { ...this.answering(request, "Boss", "answered"), admitted: true });
   }
 
   /** Runs a Boss order through the registry or the nest store; the say that names the outcome. */
@@ -252,14 +274,14 @@ export class Responders {
       kind = "say";
       text = `The Elder couldn't answer just now (${safeMessage(error)}).`;
     }
-    await this.tryPost(nest, { author: "Elder", kind, to: request.author, refers_to: request.msg_id, text }, { response: true });
+    await this.tryPost(nest, { author: "Elder", kind, to: request.author, refers_to: request.msg_id, text }, this.answering(request, "Elder", "answered"));
   }
 
   /** Posts through the one path; a guardrail's refusal (403, 429, ...) ends this response, logged. */
   private async tryPost(
     nest: NestRecord,
     input: { author: string; text: string; kind?: string; to?: string; refers_to?: string },
-    internal: { forcedKind?: "request"; response?: boolean; admitted?: boolean } = { response: true },
+    internal: Pick<InternalPost, "response" | "admitted" | "within"> & { forcedKind?: "request" } = { response: true },
   ): Promise<boolean> {
     if (this.chat.signal.aborted) return false;
     try {
@@ -270,6 +292,11 @@ export class Responders {
       this.deps.logLine(`nests: ${input.author}'s ${input.kind ?? "message"} in ${nest.id} was refused: ${error.message}`);
       return false;
     }
+  }
+
+  /** A response that answers the request: it closes the respondent's obligation in its own transaction. */
+  private answering(request: MessageRecord, respondent: string, outcome: "answered" | "declined"): Pick<InternalPost, "response" | "within"> {
+    return { response: true, within: this.deps.obligations.close(request.msg_id, respondent, outcome) };
   }
 
   private async personaOf(crow: string): Promise<string> {
