@@ -16,9 +16,17 @@ function toStored(row: { id: number; stream: string; seq: number; name: string; 
   return { id: row.id, stream: row.stream, seq: row.seq, name: row.name, payload: row.payload, ts: row.ts.toISOString() };
 }
 
+/** Events read across streams by name in global-id order (followNamed): their ids must be commit order. */
+export const ORDERED_NAMES: ReadonlySet<string> = new Set(["trust.changed"]);
+
 export interface EventLogOptions {
   /** How many times an append retries when another instance took the same seq. */
   maxConflictRetries?: number;
+  /**
+   * Taken in a transaction just before it inserts an ORDERED_NAMES event, held to its commit, so
+   * those events' ids are commit order with several writers (storage/db.ts commitOrderLock).
+   */
+  commitOrderLock?: (tx: Tx) => Promise<void>;
 }
 
 export class EventLog {
@@ -76,6 +84,7 @@ export class EventLog {
         const rows = await this.prisma.$transaction(async (tx) => {
           const events = await build(tx);
           if (events.length === 0) return [];
+          if (this.options.commitOrderLock && events.some((e) => ORDERED_NAMES.has(e.name))) await this.options.commitOrderLock(tx);
           const last = await tx.event.findFirst({ where: { stream }, orderBy: { seq: "desc" }, select: { seq: true } });
           let seq = last?.seq ?? 0;
           const created = [];
@@ -111,7 +120,10 @@ export class EventLog {
     return rows.map(toStored);
   }
 
-  /** Events named `name` across every stream, after the log's global id `afterId`, in commit order. */
+  /**
+   * Events named `name` across every stream, after the log's global id `afterId`, in commit order:
+   * SQLite's single writer, and for ORDERED_NAMES on PostgreSQL the commit-order lock.
+   */
   async readNamed(name: string, afterId = 0, limit = 1000): Promise<StoredEvent[]> {
     const rows = await this.prisma.event.findMany({ where: { name, id: { gt: afterId } }, orderBy: { id: "asc" }, take: limit });
     return rows.map(toStored);
@@ -133,7 +145,7 @@ export class EventLog {
 
   /**
    * Every event named `name`, across streams, after global id `afterId`, then live ones (e.g. all
-   * trust.changed). Ordered by the log's id, which is commit order on SQLite's single writer.
+   * trust.changed). Ordered by the log's id, which is commit order for ORDERED_NAMES (see readNamed).
    */
   followNamed(name: string, afterId = 0, signal?: AbortSignal): AsyncGenerator<StoredEvent> {
     return this.tail(nameTopicOf(name), afterId, (after) => this.readNamed(name, after), (e) => e.id, signal);
