@@ -39,6 +39,8 @@ export function createNestChat(deps: NestChatDeps): NestChat {
   const responders = new Responders(chat, { model: deps.model, picker: flock.picker, limiter: flock.limiter, registry, nests, obligations, logLine });
   obligations.setRunner(responders);
   chat.onPosted(responders.onPosted);
-  chat.onPosted(new Watchdog(chat, { config, prisma, log, classifier }).onPosted);
+  const watchdog = new Watchdog(chat, { config, prisma, log, classifier, obligations });
+  obligations.setWatcher(watchdog);
+  chat.onPosted(watchdog.onPosted);
   return chat;
 }

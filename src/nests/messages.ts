@@ -107,9 +107,9 @@ export interface ReplyHook {
   inTx(tx: Tx, reply: MessageRow): Promise<(() => Promise<void>) | null>;
 }
 
-/** Stores the promise of a message that calls for a response, in its transaction (obligations.ts). */
+/** Stores the promises a message makes (a response it calls for, the Sentry's inspection), in its transaction (obligations.ts). */
 export interface ObligationHook {
-  inTx(tx: Tx, row: MessageRow): Promise<void>;
+  inTx(tx: Tx, row: MessageRow, context: { callsForResponse: boolean }): Promise<void>;
 }
 
 export interface ChatDeps {
@@ -314,7 +314,7 @@ export class NestChat {
         },
       });
       if (internal?.within) await internal.within(tx, row);
-      if (this.obligationHook && !internal?.response) await this.obligationHook.inTx(tx, row);
+      if (this.obligationHook) await this.obligationHook.inTx(tx, row, { callsForResponse: !internal?.response });
       if (this.replyHook) after = await this.replyHook.inTx(tx, row);
       return wirePayload(nest.id, this.toRecord(row), row.createdAt);
     });

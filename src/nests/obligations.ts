@@ -22,12 +22,19 @@
 // always closes, with at most one nudge per obligation. The deadlines are computed from the stored
 // claimedAt / nudgedAt, so a takeover arms what is left of them. Nothing polls the conversation:
 // timers fire at stored deadlines, and the sweep only keeps leases.
+//
+// The Sentry's inspection of a crow's claim or deliver is an obligation too (id "watch:<msg_id>",
+// respondent Sentry), stored with the claim or deliver: awaiting_claim until its `watch` verdict
+// is logged, which closes it in the same transaction (answered), or marks it claimed when the
+// verdict is a breach, until the Sentry's ask_owner closes it. A takeover re-inspects, or posts the
+// flag and ask that are still missing, so a quarantine always comes with its ask.
 import type { Config } from "../config.ts";
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { Tx } from "../log/event-log.ts";
 import { ConflictError, CrowsError } from "../errors.ts";
 import type { MessageRecord, MessageRow, NestChat, ObligationHook } from "./messages.ts";
 import type { NestRecord, NestStore } from "./store.ts";
+import { SERVICE_ROLE_NAMES } from "../flock/roster.ts";
 
 export const OPEN_STAGES = ["awaiting_claim", "claimed"] as const;
 export type Outcome = "answered" | "declined";
@@ -43,6 +50,23 @@ export function respondentOf(message: { kind: string; to: string }): string | nu
   if (message.kind !== "request") return null;
   if (message.to === "owner" || message.to === "Sentry") return null;
   return message.to;
+}
+
+/** The id of the Sentry's inspection of a crow's claim or deliver. */
+export const watchObligationId = (msgId: string) => `watch:${msgId}`;
+export const WATCHER = "Sentry";
+
+/** A crow's claim or deliver on something: the watchdog inspects it when it refers to a request. */
+function mayBeWatched(message: { kind: string; author: string; refersTo: string }): boolean {
+  if (message.kind !== "claim" && message.kind !== "deliver") return false;
+  if (message.author === "owner" || message.author === "harness" || SERVICE_ROLE_NAMES.includes(message.author)) return false;
+  return message.refersTo !== "";
+}
+
+/** What the watchdog does for an inspection it resumes (Watchdog implements it). */
+export interface WatchResumer {
+  /** stage awaiting_claim: inspect from the start; claimed: the breach was judged, post what is missing of flag and ask. */
+  resumeWatch(nest: NestRecord, message: MessageRecord, judged: boolean): Promise<void>;
 }
 
 /** What the loop does for an obligation it resumes (Responders implements it). */
@@ -68,6 +92,7 @@ export class Obligations implements ObligationHook {
   private readonly held = new Map<string, number>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private runner: ObligationRunner | undefined;
+  private watcher: WatchResumer | undefined;
   private sweeper: NodeJS.Timeout | undefined;
   private sweeping: Promise<void> | undefined;
   private readonly now: () => number;
@@ -84,6 +109,10 @@ export class Obligations implements ObligationHook {
     this.runner = runner;
   }
 
+  setWatcher(watcher: WatchResumer): void {
+    this.watcher = watcher;
+  }
+
   get instanceId(): string {
     return this.deps.instanceId;
   }
@@ -95,14 +124,45 @@ export class Obligations implements ObligationHook {
 
   // --- the posting path: inside the message's transaction ---------------------------------------
 
-  /** Stores the obligation of a message that calls for a response, owned by this instance. */
-  async inTx(tx: Tx, row: MessageRow): Promise<void> {
-    const respondent = respondentOf(row);
-    if (respondent === null) return;
-    await tx.obligation.create({
-      data: { id: row.id, requestId: row.id, nestId: row.nestId, respondent, ownerId: this.instanceId, leaseUntil: this.leaseEnd() },
-    });
-    this.held.set(row.id, this.now());
+  /** Stores what the message promises, owned by this instance: its response, the Sentry's inspection. */
+  async inTx(tx: Tx, row: MessageRow, context: { callsForResponse: boolean }): Promise<void> {
+    const respondent = context.callsForResponse ? respondentOf(row) : null;
+    if (respondent !== null) {
+      await tx.obligation.create({
+        data: { id: row.id, requestId: row.id, nestId: row.nestId, respondent, ownerId: this.instanceId, leaseUntil: this.leaseEnd() },
+      });
+      this.held.set(row.id, this.now());
+    }
+    if (mayBeWatched(row)) {
+      const referent = await tx.message.findUnique({ where: { id: row.refersTo }, select: { kind: true, nestId: true } });
+      if (referent?.kind !== "request" || referent.nestId !== row.nestId) return;
+      const id = watchObligationId(row.id);
+      await tx.obligation.create({ data: { id, requestId: row.id, nestId: row.nestId, respondent: WATCHER, ownerId: this.instanceId, leaseUntil: this.leaseEnd() } });
+      this.held.set(id, this.now());
+    }
+  }
+
+  /**
+   * The watch verdict on `msgId` is being logged: closes the inspection (answered), or on a breach
+   * marks it claimed until the ask_owner closes it. Refused when another instance judged it first.
+   */
+  judged(msgId: string, breach: boolean): (tx: Tx) => Promise<void> {
+    return async (tx) => {
+      const id = watchObligationId(msgId);
+      const at = new Date(this.now());
+      const moved = await tx.obligation.updateMany({
+        where: { id, stage: "awaiting_claim" },
+        data: breach ? { stage: "claimed", claimedAt: at } : { stage: "answered", closedAt: at },
+      });
+      if (moved.count === 0 && (await tx.obligation.count({ where: { id } })) > 0) throw new ConflictError(`${msgId} was inspected already.`);
+    };
+  }
+
+  /** The Sentry's ask_owner after a breach: closes the inspection of `msgId` in the ask's transaction. */
+  asked(msgId: string): Within {
+    return async (tx, row) => {
+      await tx.obligation.updateMany({ where: { id: watchObligationId(msgId), stage: { in: [...OPEN_STAGES] } }, data: { stage: "answered", answerId: row.id, closedAt: row.createdAt } });
+    };
   }
 
   /**
@@ -151,7 +211,7 @@ export class Obligations implements ObligationHook {
   /** Closes an obligation that ends with no post (Boss saturated, the respondent refused by a guardrail). */
   async closeWithoutPost(requestId: string, respondent: string, why: string): Promise<void> {
     const closed = await this.deps.prisma.obligation.updateMany({
-      where: { requestId, respondent: { in: [respondent, ""] }, stage: { in: [...OPEN_STAGES] } },
+      where: { requestId, respondent: { in: respondent === WATCHER ? [WATCHER] : [respondent, ""] }, stage: { in: [...OPEN_STAGES] } },
       data: { stage: "declined", closedAt: new Date(this.now()) },
     });
     if (closed.count > 0) this.deps.logLine(`nests: ${requestId} closed without a reply from ${respondent}: ${why}`);
@@ -229,8 +289,12 @@ export class Obligations implements ObligationHook {
   private async drive(row: ObligationRow): Promise<void> {
     const request = await this.chat.get(row.requestId);
     const nest = await this.deps.nests.get(row.nestId);
-    if (!request || !nest || !this.runner) {
+    if (!request || !nest || !this.runner || (row.id === watchObligationId(row.requestId) && !this.watcher)) {
       await this.closeWithoutPost(row.requestId, row.respondent, "its request or nest is gone");
+      return;
+    }
+    if (row.id === watchObligationId(row.requestId)) {
+      await this.watcher!.resumeWatch(nest, request, row.stage === "claimed");
       return;
     }
     if (row.stage === "awaiting_claim") {
