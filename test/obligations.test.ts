@@ -171,6 +171,41 @@ test("a slow crow is nudged and proceeds; its first, late answer is refused: one
     { env: { CROWS_NUDGE_AFTER_MS: "200" }, deps: { model: pacedCrows((n) => ({ delayMs: n === 0 ? 900 : 0 })) } },
   ));
 
+test("a room request handed on: the declining crow reopens it, the next crow claims and answers, once", () =>
+  withKit(
+    async (kit) => {
+      await kit.server.post("/api/nests", { name: "Ops", crows: ["Inky", "Rook"] });
+      const app = kit.server.app;
+      const gate = new Obligations(app.chat, { config: app.config, prisma: app.prisma, nests: app.nests, instanceId: "hand", logLine: () => {} });
+      const posted = await kit.post("ops", { author: "owner", kind: "request", text: "Sort out the shared drive" });
+      const request = posted.body;
+      const claimedBy = await eventually("the room's crow claims", async () => {
+        const row = (await rows(kit, request.msg_id))[0];
+        return row?.stage === "claimed" ? row.respondent : undefined;
+      });
+      const next = claimedBy === "Inky" ? "Rook" : "Inky";
+      const post = (author: string, kind: string, within: ReturnType<Obligations["close"]>) =>
+        app.chat.post("ops", { author, kind, text: `${author}'s ${kind} on the shared drive`, refers_to: request.msg_id }, { response: true, unmetered: true, within });
+      // Only the crow holding it may hand it on.
+      await post(next, "decline", gate.handOn(request.msg_id, next)).then(
+        () => assert.unreachable("handed on by a crow that did not hold it"),
+        (error) => assert.instance(error, ConflictError),
+      );
+      await post(claimedBy, "decline", gate.handOn(request.msg_id, claimedBy));
+      const reopened = await one(kit, request.msg_id);
+      assert.equal([reopened.stage, reopened.respondent, reopened.nudgeId], ["awaiting_claim", "", ""]);
+      await post(next, "claim", gate.claim(request, next));
+      assert.equal([(await one(kit, request.msg_id)).stage, (await one(kit, request.msg_id)).respondent], ["claimed", next]);
+      await post(claimedBy, "deliver", gate.close(request.msg_id, claimedBy, "answered")).then(
+        () => assert.unreachable("the crow that handed it on answered it anyway"),
+        (error) => assert.instance(error, ConflictError),
+      );
+      const answer = await post(next, "deliver", gate.close(request.msg_id, next, "answered"));
+      assert.equal([(await one(kit, request.msg_id)).stage, (await one(kit, request.msg_id)).answerId], ["answered", answer.msg_id]);
+    },
+    { deps: { model: pacedCrows(() => ({ never: true })) } },
+  ));
+
 test("a conspiracy: one obligation per invited crow, each closed by that crow's deliver", () =>
   withKit(async (kit) => {
     await kit.server.post("/api/nests", { name: "Names", crows: ["Pepper", "Sable", "Hugin", "Munin"] });

@@ -208,6 +208,23 @@ export class Obligations implements ObligationHook {
     };
   }
 
+  /**
+   * A room request's crow declines and hands it on to the next crow: its decline reopens the
+   * obligation (claimed -> awaiting_claim, no respondent) instead of closing it, so the next
+   * crow's claim takes it. Refused like an answer when the obligation is no longer the crow's.
+   */
+  handOn(requestId: string, crow: string): Within {
+    return async (tx, row) => {
+      const reopened = await tx.obligation.updateMany({
+        where: { id: requestId, respondent: crow, stage: "claimed" },
+        data: { respondent: "", stage: "awaiting_claim", claimedAt: null, nudgeId: "", nudgedAt: null },
+      });
+      if (reopened.count > 0) return this.disarm(requestId, crow);
+      if ((await tx.obligation.count({ where: { requestId } })) === 0) return;
+      throw new ConflictError(`${requestId} is no longer ${crow}'s to hand on; ${crow}'s ${row.kind} is not stored.`);
+    };
+  }
+
   /** Closes an obligation that ends with no post (Boss saturated, the respondent refused by a guardrail). */
   async closeWithoutPost(requestId: string, respondent: string, why: string): Promise<void> {
     const closed = await this.deps.prisma.obligation.updateMany({
