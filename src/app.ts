@@ -3,7 +3,7 @@
 // schema/); tests build an App in-process and may hand in their own model or classifier.
 import type { Config } from "./config.ts";
 import type { PrismaClient } from "./generated/prisma/client.ts";
-import { openDatabase, ensureDataDir } from "./storage/db.ts";
+import { commitOrderLock, openDatabase, ensureDataDir } from "./storage/db.ts";
 import { EventLog } from "./log/event-log.ts";
 import { createLocalBus, createRedisBus, type Bus } from "./log/bus.ts";
 import type { Model } from "./models/model.ts";
@@ -48,7 +48,8 @@ export async function createApp(config: Config, deps: AppDeps = {}): Promise<App
   const logLine = deps.logLine ?? ((line: string) => console.error(line));
   const prisma = await openDatabase(config);
   const bus = config.redisUrl ? await createRedisBus(config.redisUrl, logLine) : createLocalBus();
-  const log = new EventLog(prisma, bus);
+  const lock = commitOrderLock(config);
+  const log = new EventLog(prisma, bus, lock ? { commitOrderLock: lock } : {});
   const model = deps.model ?? createModel(config);
   const classifier = deps.classifier ?? createClassifier(config, prisma);
   const nests = new NestStore(prisma);
@@ -58,6 +59,7 @@ export async function createApp(config: Config, deps: AppDeps = {}): Promise<App
   const flock = new Flock({ config, prisma, log, bus, model, classifier, crew, logLine });
   await flock.resume();
   const chat = createNestChat({ config, prisma, log, model, classifier, flock, nests, registry, logLine });
+  await chat.resume(); // open obligations of the must-respond loop, as flock.resume() does lists
 
   let quiescing: Promise<void> | undefined;
   let closing: Promise<void> | undefined;

@@ -41,6 +41,8 @@ export interface Config {
   corsOrigins: string[];
   /** Host names besides the loopback ones this server answers to (behind a proxy, a LAN name). */
   publicHosts: string[];
+  /** How long a claimed nest request may go without a deliver before the harness nudges its crow. */
+  nudgeAfterMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -139,6 +141,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     readTokens: list(env, "CROWS_READ_TOKENS"),
     corsOrigins: origins(env, "CROWS_CORS_ORIGINS"),
     publicHosts: list(env, "CROWS_PUBLIC_HOSTS").map((h) => h.toLowerCase()),
+    nudgeAfterMs: int(env, "CROWS_NUDGE_AFTER_MS", 120_000, 10),
     ...overrides,
   };
   if (!["offline", "systemone"].includes(config.jev)) {

@@ -349,4 +349,27 @@ test("picker: todo never borrows; quarantined and excluded crows are skipped; sp
   }
 });
 
+
+test("picker: rotations are stored, so a new picker (a restart, another instance) carries each one on", async () => {
+  const ctx = await open();
+  try {
+    await ctx.nests.create({ name: "Ops", crows: ["Inky", "Rook", "Pepper"] });
+    const directory = new PrismaCrewDirectory(ctx.prisma, ctx.nests);
+    const outside = ROSTER.filter((c) => !["Inky", "Rook", "Pepper"].includes(c));
+    const taken: string[] = [];
+    const borrowedTaken: string[] = [];
+    // A fresh picker for every pick: nothing is remembered in memory between them.
+    for (let i = 0; i < 7; i++) taken.push((await new CrewPicker(directory).pick("ops", 1))[0]!.crow);
+    assert.equal(taken, ["Inky", "Rook", "Pepper", "Inky", "Rook", "Pepper", "Inky"]);
+    for (let i = 0; i < 3; i++) borrowedTaken.push((await new CrewPicker(directory).pick("ops", 4))[3]!.crow);
+    assert.equal(borrowedTaken, outside.slice(0, 3), "the borrow rotation carries on too");
+    // Concurrent picks in one process still rotate: they take turns on the cursor.
+    const picker = new CrewPicker(directory);
+    const together = await Promise.all([0, 1, 2].map(() => picker.pick("ops", 1)));
+    assert.equal(new Set(together.map((p) => p[0]!.crow)).size, 3, "three picks at once take three crows");
+  } finally {
+    await close(ctx);
+  }
+});
+
 test.run();

@@ -2,35 +2,11 @@
 // and SIGTERM stopping it cleanly (exit 0) with a list in flight and a stream open.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { openSse } from "./helpers/sse.ts";
-
-function startProcess(env: Record<string, string>) {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-  const ready = new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no ready line; stderr: ${stderr}`)), 20_000);
-    child.stdout.on("data", () => {
-      const line = stdout.split("\n").find((l) => l.startsWith("crows listening on "));
-      if (line) {
-        clearTimeout(timer);
-        resolve(line);
-      }
-    });
-    child.on("exit", (code) => reject(new Error(`exited ${code} before ready; stderr: ${stderr}`)));
-  });
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  return { child, ready, exited, output: () => ({ stdout, stderr }) };
-}
+import { startProcess } from "./helpers/process.ts";
 
 test("prints the ready line on 127.0.0.1 and exits 0 on SIGTERM with work in flight", async () => {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "crows-proc-"));

@@ -2,13 +2,20 @@
 // the nest's core, then borrowed from the rest of the flock, rotating, skipping quarantined crows
 // and any crow already tried on the item. The default nest `todo` has an empty core: its crows come
 // from the whole flock and are never "borrowed". The flock is the persona roster, then the spun
-// registry by name. Rotation cursors live in memory; a restart begins each rotation again.
+// registry by name. Each rotation's cursor (the last crow it took) is stored (RotationCursor), so a
+// restart or another instance carries the rotation on.
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { Tx } from "../log/event-log.ts";
 import { ROSTER, personaOf } from "./roster.ts";
-import type { NestStore } from "../nests/store.ts";
+import { KeyedLock } from "../util/keyed-lock.ts";
+import { DEFAULT_NEST } from "./default-nest.ts";
 
-export const DEFAULT_NEST = "todo";
+export { DEFAULT_NEST };
+
+/** Where the crew reads a nest's core (the nest store fits; the crew does not import it). */
+export interface NestLookup {
+  get(id: string): Promise<{ crows: string[] } | null>;
+}
 
 export interface CrewDirectory {
   /** The nest's core members in order, or null when the nest does not exist. */
@@ -20,7 +27,12 @@ export interface CrewDirectory {
   personaOf(crow: string): Promise<string>;
   /** Where a trust holder with no ledger record starts (a spun crow: the trust Boss gave it). */
   startingLevel(holder: string, db?: Tx | PrismaClient): Promise<number>;
+  /** The last crow a nest's rotation ("core" or "borrow") took, if any. */
+  lastPicked(nestId: string, ring: Ring): Promise<string | undefined>;
+  recordPick(nestId: string, ring: Ring, crow: string): Promise<void>;
 }
+
+export type Ring = "core" | "borrow";
 
 export interface Pick {
   crow: string;
@@ -30,7 +42,7 @@ export interface Pick {
 export class PrismaCrewDirectory implements CrewDirectory {
   constructor(
     private readonly prisma: PrismaClient,
-    private readonly nests: { get: NestStore["get"] },
+    private readonly nests: NestLookup,
   ) {}
 
   async core(nestId: string): Promise<string[] | null> {
@@ -57,43 +69,57 @@ export class PrismaCrewDirectory implements CrewDirectory {
     const spun = await db.spunCrow.findUnique({ where: { name: holder } });
     return spun?.trust === "regular" ? 1 : 0;
   }
+
+  async lastPicked(nestId: string, ring: Ring): Promise<string | undefined> {
+    return (await this.prisma.rotationCursor.findUnique({ where: { nestId_ring: { nestId, ring } } }))?.lastCrow;
+  }
+
+  async recordPick(nestId: string, ring: Ring, crow: string): Promise<void> {
+    await this.prisma.rotationCursor.upsert({ where: { nestId_ring: { nestId, ring } }, create: { nestId, ring, lastCrow: crow }, update: { lastCrow: crow } });
+  }
 }
 
 export class CrewPicker {
-  private readonly coreCursor = new Map<string, number>();
-  private readonly borrowCursor = new Map<string, number>();
+  // Picks in one nest take turns in this process, so two at once never read the same cursor.
+  private readonly lock = new KeyedLock();
 
   constructor(private readonly directory: CrewDirectory) {}
 
   /** Up to `count` distinct crows for a flight in `nestId`, none of them in `exclude`. */
-  async pick(nestId: string, count: number, exclude: ReadonlySet<string> = new Set()): Promise<Pick[]> {
-    const [core, flock, quarantined] = await Promise.all([this.directory.core(nestId), this.directory.flock(), this.directory.quarantined()]);
+  pick(nestId: string, count: number, exclude: ReadonlySet<string> = new Set()): Promise<Pick[]> {
+    return this.lock.run(nestId, () => this.pickNow(nestId, count, exclude));
+  }
+
+  private async pickNow(nestId: string, count: number, exclude: ReadonlySet<string>): Promise<Pick[]> {
+    const [core, flock, quarantined, lastCore, lastBorrowed] = await Promise.all([
+      this.directory.core(nestId),
+      this.directory.flock(),
+      this.directory.quarantined(),
+      this.directory.lastPicked(nestId, "core"),
+      this.directory.lastPicked(nestId, "borrow"),
+    ]);
     const usable = (crow: string) => !quarantined.has(crow) && !exclude.has(crow);
     const coreSet = new Set(core ?? []);
     const picks: Pick[] = [];
-    const fromCore = rotate(core ?? [], this.coreCursor, nestId).filter(usable).slice(0, count);
-    this.advance(this.coreCursor, nestId, core ?? [], fromCore);
+    const fromCore = rotateAfter(core ?? [], lastCore).filter(usable).slice(0, count);
     picks.push(...fromCore.map((crow) => ({ crow, borrowed: false })));
+    const borrowed: string[] = [];
     if (picks.length < count) {
       const outside = flock.filter((crow) => !coreSet.has(crow));
-      const borrowed = rotate(outside, this.borrowCursor, nestId).filter(usable).slice(0, count - picks.length);
-      this.advance(this.borrowCursor, nestId, outside, borrowed);
+      borrowed.push(...rotateAfter(outside, lastBorrowed).filter(usable).slice(0, count - picks.length));
       // In `todo` nothing is borrowed: the whole flock is its crew.
       picks.push(...borrowed.map((crow) => ({ crow, borrowed: nestId !== DEFAULT_NEST })));
     }
+    // The next rotation starts just after the last crow taken.
+    if (fromCore.length > 0) await this.directory.recordPick(nestId, "core", fromCore[fromCore.length - 1]!);
+    if (borrowed.length > 0) await this.directory.recordPick(nestId, "borrow", borrowed[borrowed.length - 1]!);
     return picks;
-  }
-
-  // The next rotation starts just after the last crow taken.
-  private advance(cursors: Map<string, number>, nestId: string, ring: string[], taken: string[]): void {
-    const last = taken[taken.length - 1];
-    if (last === undefined || ring.length === 0) return;
-    cursors.set(nestId, (ring.indexOf(last) + 1) % ring.length);
   }
 }
 
-function rotate(ring: string[], cursors: Map<string, number>, nestId: string): string[] {
+/** The ring starting just after `last` (from the top when `last` is unknown or left the ring). */
+function rotateAfter(ring: string[], last: string | undefined): string[] {
   if (ring.length === 0) return [];
-  const start = (cursors.get(nestId) ?? 0) % ring.length;
+  const start = last === undefined ? 0 : (ring.indexOf(last) + 1) % ring.length;
   return [...ring.slice(start), ...ring.slice(0, start)];
 }

@@ -80,6 +80,15 @@ export async function createRedisBus(url: string, logLine: (line: string) => voi
     confirmed.then(() => nudge(topics), (e: Error) => onError(e));
     return confirmed;
   }) as typeof subscribe;
+  // A SUBSCRIBE sent while Redis is down fails, and ioredis re-subscribes after a reconnect only to
+  // channels it had confirmed: a follower attached during an outage would be stranded. So on every
+  // reconnection subscribe again to every topic followed here (a no-op where still subscribed);
+  // the confirmation nudges those followers to re-read the log.
+  // (Registered after the first connect, so every "ready" seen here is a reconnection.)
+  subscribeClient.on("ready", () => {
+    const topics = [...listeners.keys()];
+    if (topics.length > 0) void subscribeClient.subscribe(...topics).catch(() => {});
+  });
   // The event target ignores these promises; a rejection (Redis down) must not go unhandled.
   const unsubscribe = subscribeClient.unsubscribe.bind(subscribeClient);
   subscribeClient.unsubscribe = ((...topics: Parameters<typeof unsubscribe>) => {

@@ -16,9 +16,17 @@ function toStored(row: { id: number; stream: string; seq: number; name: string; 
   return { id: row.id, stream: row.stream, seq: row.seq, name: row.name, payload: row.payload, ts: row.ts.toISOString() };
 }
 
+/** Events read across streams by name in global-id order (followNamed): their ids must be commit order. */
+export const ORDERED_NAMES: ReadonlySet<string> = new Set(["trust.changed"]);
+
 export interface EventLogOptions {
   /** How many times an append retries when another instance took the same seq. */
   maxConflictRetries?: number;
+  /**
+   * Taken in a transaction just before it inserts an ORDERED_NAMES event, held to its commit, so
+   * those events' ids are commit order with several writers (storage/db.ts commitOrderLock).
+   */
+  commitOrderLock?: (tx: Tx) => Promise<void>;
 }
 
 export class EventLog {
@@ -76,6 +84,7 @@ export class EventLog {
         const rows = await this.prisma.$transaction(async (tx) => {
           const events = await build(tx);
           if (events.length === 0) return [];
+          if (this.options.commitOrderLock && events.some((e) => ORDERED_NAMES.has(e.name))) await this.options.commitOrderLock(tx);
           const last = await tx.event.findFirst({ where: { stream }, orderBy: { seq: "desc" }, select: { seq: true } });
           let seq = last?.seq ?? 0;
           const created = [];
@@ -111,7 +120,11 @@ export class EventLog {
     return rows.map(toStored);
   }
 
-  /** Events named `name` (or any of several names) across every stream, after the log's global id `afterId`, in commit order. */
+  /**
+   * Events named `name` (or any of several names) across every stream, after the log's global id
+   * `afterId`, in commit order: SQLite's single writer, and for ORDERED_NAMES on PostgreSQL the
+   * commit-order lock.
+   */
   async readNamed(name: string | readonly string[], afterId = 0, limit = 1000): Promise<StoredEvent[]> {
     const names = typeof name === "string" ? name : { in: [...name] };
     const rows = await this.prisma.event.findMany({ where: { name: names, id: { gt: afterId } }, orderBy: { id: "asc" }, take: limit });
@@ -135,7 +148,7 @@ export class EventLog {
   /**
    * Every event named `name`, across streams, after global id `afterId`, then live ones (e.g. all
    * trust.changed), or named any of several names in one ordered stream (the approvals feed).
-   * Ordered by the log's id, which is commit order on SQLite's single writer.
+   * Ordered by the log's id, which is commit order for ORDERED_NAMES (see readNamed).
    */
   followNamed(name: string | readonly string[], afterId = 0, signal?: AbortSignal): AsyncGenerator<StoredEvent> {
     const topics = (typeof name === "string" ? [name] : name).map(nameTopicOf);

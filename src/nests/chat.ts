@@ -1,7 +1,8 @@
 // Wires nest conversations together: the posting path (messages.ts), the ask desk that resolves
 // owner replies inside the reply's transaction (asks.ts), and the two listeners every stored
 // message goes to in the background, the must-respond loop (responders.ts) and the Sentry's
-// watchdog (watchdog.ts).
+// watchdog (watchdog.ts). Obligations (obligations.ts) keep the loop's promises across restarts and
+// instances: stored with each message that calls for a response, resumed at start, leased.
 import type { Config } from "../config.ts";
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { EventLog } from "../log/event-log.ts";
@@ -10,6 +11,7 @@ import type { Model } from "../models/model.ts";
 import type { Flock } from "../flock/flock.ts";
 import { AskDesk } from "./asks.ts";
 import { NestChat } from "./messages.ts";
+import { Obligations } from "./obligations.ts";
 import type { CrowRegistry } from "./registry.ts";
 import { Responders } from "./responders.ts";
 import type { NestStore } from "./store.ts";
@@ -31,7 +33,14 @@ export function createNestChat(deps: NestChatDeps): NestChat {
   const { config, prisma, log, classifier, nests, registry, flock, logLine } = deps;
   const chat = new NestChat({ config, prisma, log, classifier, nests, limiter: flock.limiter, logLine });
   chat.setReplyHook(new AskDesk({ log, trust: flock.trust, registry, nests, windowMs: config.approvalWindowMs, logLine }));
-  chat.onPosted(new Responders(chat, { model: deps.model, picker: flock.picker, registry, nests, logLine }).onPosted);
-  chat.onPosted(new Watchdog(chat, { config, prisma, log, classifier }).onPosted);
+  const obligations = new Obligations(chat, { config, prisma, nests, instanceId: flock.instanceId, logLine });
+  chat.setObligationHook(obligations);
+  chat.onResume(() => obligations.resume());
+  const responders = new Responders(chat, { model: deps.model, picker: flock.picker, registry, nests, obligations, logLine });
+  obligations.setRunner(responders);
+  chat.onPosted(responders.onPosted);
+  const watchdog = new Watchdog(chat, { config, prisma, log, classifier, obligations });
+  obligations.setWatcher(watchdog);
+  chat.onPosted(watchdog.onPosted);
   return chat;
 }

@@ -114,6 +114,11 @@ export interface ReplyHook {
   inTx(tx: Tx, reply: MessageRow): Promise<(() => Promise<void>) | null>;
 }
 
+/** Stores the promises a message makes (a response it calls for, the Sentry's inspection), in its transaction (obligations.ts). */
+export interface ObligationHook {
+  inTx(tx: Tx, row: MessageRow, context: { callsForResponse: boolean }): Promise<void>;
+}
+
 export interface ChatDeps {
   config: Config;
   prisma: PrismaClient;
@@ -135,6 +140,8 @@ interface Tag {
 export class NestChat {
   private readonly listeners: PostListener[] = [];
   private replyHook: ReplyHook | undefined;
+  private obligationHook: ObligationHook | undefined;
+  private readonly resumers: Array<() => Promise<void>> = [];
   private readonly tasks = new Set<Promise<void>>();
   private readonly stopping = new AbortController();
   readonly now: () => number;
@@ -154,6 +161,19 @@ export class NestChat {
 
   setReplyHook(hook: ReplyHook): void {
     this.replyHook = hook;
+  }
+
+  setObligationHook(hook: ObligationHook): void {
+    this.obligationHook = hook;
+  }
+
+  /** Work to pick up when the server starts (open obligations). */
+  onResume(resumer: () => Promise<void>): void {
+    this.resumers.push(resumer);
+  }
+
+  async resume(): Promise<void> {
+    for (const resumer of this.resumers) await resumer();
   }
 
   /** Runs background work (responders, watchdog) so stop() can wait for it; errors are logged. */
@@ -302,6 +322,7 @@ export class NestChat {
         },
       });
       if (internal?.within) await internal.within(tx, row);
+      if (this.obligationHook) await this.obligationHook.inTx(tx, row, { callsForResponse: !internal?.response });
       if (this.replyHook) after = await this.replyHook.inTx(tx, row);
       return wirePayload(nest.id, this.toRecord(row), row.createdAt);
     });
@@ -319,8 +340,8 @@ export class NestChat {
    * The harness hands a Jev verdict to one crow so it proceeds on a missed expectation: a nudge,
    * to that crow, refers_to the expectation. Its crow answers through the must-respond loop.
    */
-  nudge(nestId: string, crow: string, text: string, refersTo: string): Promise<MessageRecord> {
-    return this.post(nestId, { author: "harness", text, to: crow, refers_to: refersTo }, { forcedKind: "nudge", unmetered: true });
+  nudge(nestId: string, crow: string, text: string, refersTo: string, within?: InternalPost["within"]): Promise<MessageRecord> {
+    return this.post(nestId, { author: "harness", text, to: crow, refers_to: refersTo }, { forcedKind: "nudge", unmetered: true, ...(within ? { within } : {}) });
   }
 
   // EVENTS.md Tagging: one classifier call; Jev's tag stands at or above the band; unsure falls to

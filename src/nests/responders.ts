@@ -22,6 +22,11 @@
 // Every reply goes out through reply(): its kind is the loop's, not the classifier's (tagged_by
 // "harness"; Jev's answer is kept as calibration data only), and it is not rate-limited, since the
 // loop bounds it to one per request. A member's own posts are tagged and limited as always.
+//
+// Each request's promise is stored (obligations.ts): the claim, the answer and the decline carry
+// `obligations.claim/close/handOn` as writes in their own transaction, so an answer to a request
+// already answered is refused and never stored; a resumed obligation comes back through
+// respond/proceed.
 import type { Model } from "../models/model.ts";
 import { renderRequest } from "../models/prompts.ts";
 import { parseBoss, parseQuill } from "../models/formats.ts";
@@ -34,7 +39,8 @@ import { safeMessage } from "../flock/flights.ts";
 import type { CrowRegistry } from "./registry.ts";
 import { requestedSpinTerms, spinRefusalReason } from "./registry.ts";
 import type { NestRecord, NestStore } from "./store.ts";
-import type { MessageRecord, NestChat, PostedContext } from "./messages.ts";
+import type { InternalPost, MessageRecord, NestChat, PostedContext } from "./messages.ts";
+import type { ObligationRunner, Obligations } from "./obligations.ts";
 
 /** How many crows a room request (solo or split) goes to, one after another, before it rests. */
 export const ROOM_TRIES = 3;
@@ -56,16 +62,20 @@ export interface LoopReply {
 type Posted = "posted" | "quarantined" | "dropped";
 /** What became of a crow's turn at a request. */
 type Turn = "answered" | "declined" | "abandoned";
+/** What a crow's decline does to the request's obligation: closes it, or hands it to the next crow. */
+type OnDecline = "close" | "handOn";
+type Within = NonNullable<InternalPost["within"]>;
 
 export interface RespondersDeps {
   model: Model;
   picker: CrewPicker;
   registry: CrowRegistry;
   nests: NestStore;
+  obligations: Obligations;
   logLine: (line: string) => void;
 }
 
-export class Responders {
+export class Responders implements ObligationRunner {
   private bossOrders = 0;
 
   constructor(
@@ -83,6 +93,11 @@ export class Responders {
       return;
     }
     if (record.kind !== "request") return;
+    await this.respond(nest, record);
+  };
+
+  /** A request's one responder, from the start (a fresh post, or an obligation resumed unclaimed). */
+  async respond(nest: NestRecord, record: MessageRecord): Promise<void> {
     switch (record.to) {
       case "Quill":
         return this.quill(nest, record);
@@ -98,7 +113,12 @@ export class Responders {
       default:
         return this.directed(nest, record);
     }
-  };
+  }
+
+  /** A crow that claimed the request proceeds (after a nudge, or on the instance that took it over). */
+  async proceed(nest: NestRecord, crow: string, request: MessageRecord): Promise<void> {
+    await this.crowResponds(nest, crow, request, { claim: false });
+  }
 
   // A request to one crow: that crow, or its decline when it cannot answer (quarantined: the
   // directed selector skips it and no other crow is substituted, the requester asked for this one).
@@ -114,15 +134,19 @@ export class Responders {
 
   private async room(nest: NestRecord, request: MessageRecord): Promise<void> {
     if (request.mode === "conspiracy") return this.conspiracy(nest, request);
-    // One crow takes it; a crow that cannot (it declines) hands it to the next eligible one.
+    // One crow takes it; a crow that cannot (it declines) hands it to the next eligible one. Its
+    // decline reopens the obligation for that crow, except the last try's, which closes it.
     const tried = new Set([request.author]);
     for (let attempt = 0; attempt < ROOM_TRIES; attempt++) {
       const [pick] = await this.deps.picker.pick(nest.id, 1, tried);
       if (!pick) {
         this.deps.logLine(`nests: no ${attempt === 0 ? "" : "other "}crow is free to take ${request.msg_id}; it rests.`);
+        // Declined and handed on, with nobody left to take it: the decline already posted is the answer.
+        if (attempt > 0) await this.deps.obligations.closeWithoutPost(request.msg_id, "", "no other crow is free");
         return;
       }
-      if ((await this.crowResponds(nest, pick.crow, request, { claim: true })) !== "declined") return;
+      const onDecline: OnDecline = attempt < ROOM_TRIES - 1 ? "handOn" : "close";
+      if ((await this.crowResponds(nest, pick.crow, request, { claim: true }, onDecline)) !== "declined") return;
       tried.add(pick.crow);
     }
   }
@@ -138,7 +162,7 @@ export class Responders {
     const claimed: typeof lenses = [];
     for (const entry of lenses) {
       const text = `Claiming take ${entry.lens.index + 1} of ${entry.lens.of}: I'll give ${lensAngle(entry.lens.index)}.`;
-      const posted = await this.reply(nest, { author: entry.crow, kind: "claim", text, to: request.author, refers_to: request.msg_id });
+      const posted = await this.reply(nest, { author: entry.crow, kind: "claim", text, to: request.author, refers_to: request.msg_id }, { within: this.deps.obligations.claim(request, entry.crow) });
       if (posted === "posted") claimed.push(entry);
       else if (posted === "quarantined") await this.declineQuarantined(nest, entry.crow, request);
     }
@@ -146,19 +170,19 @@ export class Responders {
   }
 
   /** A crow's turn: a claim (unless it answers a nudge), then its deliver, or its decline. */
-  private async crowResponds(nest: NestRecord, crow: string, request: MessageRecord, how: { claim: boolean }): Promise<Turn> {
-    if (await this.chat.isQuarantined(crow)) return this.declineQuarantined(nest, crow, request);
+  private async crowResponds(nest: NestRecord, crow: string, request: MessageRecord, how: { claim: boolean }, onDecline: OnDecline = "close"): Promise<Turn> {
+    if (await this.chat.isQuarantined(crow)) return this.declineQuarantined(nest, crow, request, onDecline);
     if (how.claim) {
       const text = `I'll take this one: ${clip(request.text, 120)}`;
-      const claimed = await this.reply(nest, { author: crow, kind: "claim", text, to: request.author, refers_to: request.msg_id });
-      if (claimed === "quarantined") return this.declineQuarantined(nest, crow, request);
+      const claimed = await this.reply(nest, { author: crow, kind: "claim", text, to: request.author, refers_to: request.msg_id }, { within: this.deps.obligations.claim(request, crow) });
+      if (claimed === "quarantined") return this.declineQuarantined(nest, crow, request, onDecline);
       if (claimed === "dropped") return "abandoned";
     }
-    return this.deliver(nest, crow, request);
+    return this.deliver(nest, crow, request, undefined, onDecline);
   }
 
   /** The crow's model call, then its deliver to the requester, or a decline saying why it could not. */
-  private async deliver(nest: NestRecord, crow: string, request: MessageRecord, lens?: { index: number; of: number }): Promise<Turn> {
+  private async deliver(nest: NestRecord, crow: string, request: MessageRecord, lens?: { index: number; of: number }, onDecline: OnDecline = "close"): Promise<Turn> {
     let text: string;
     let kind: "deliver" | "decline" = "deliver";
     try {
@@ -178,18 +202,25 @@ export class Responders {
       kind = "decline";
       text = `I can't finish this one: ${safeMessage(error)}`;
     }
-    const posted = await this.reply(nest, { author: crow, kind, text, to: request.author, refers_to: request.msg_id });
+    const within = kind === "deliver" ? this.deps.obligations.close(request.msg_id, crow, "answered") : this.declined(request, crow, onDecline);
+    const posted = await this.reply(nest, { author: crow, kind, text, to: request.author, refers_to: request.msg_id }, { within });
     // Quarantined between its claim and its deliver (the Sentry flagged the claim): the work is withheld.
-    if (posted === "quarantined") return this.declineQuarantined(nest, crow, request);
+    if (posted === "quarantined") return this.declineQuarantined(nest, crow, request, onDecline);
     if (posted === "dropped") return "abandoned";
     return kind === "deliver" ? "answered" : "declined";
   }
 
   /** The loop's decline for a crow that cannot answer because it is quarantined; no model call. */
-  private async declineQuarantined(nest: NestRecord, crow: string, request: MessageRecord): Promise<Turn> {
+  private async declineQuarantined(nest: NestRecord, crow: string, request: MessageRecord, onDecline: OnDecline = "close"): Promise<Turn> {
     const text = `I can't take this one: ${crow} is quarantined pending the owner's decision.`;
-    const posted = await this.reply(nest, { author: crow, kind: "decline", text, to: request.author, refers_to: request.msg_id }, { quarantineDecline: true });
+    const within = this.declined(request, crow, onDecline);
+    const posted = await this.reply(nest, { author: crow, kind: "decline", text, to: request.author, refers_to: request.msg_id }, { quarantineDecline: true, within });
     return posted === "posted" ? "declined" : "abandoned";
+  }
+
+  /** A decline's write on the obligation: it closes it, or hands it on to the room's next crow. */
+  private declined(request: MessageRecord, crow: string, onDecline: OnDecline): Within {
+    return onDecline === "handOn" ? this.deps.obligations.handOn(request.msg_id, crow) : this.deps.obligations.close(request.msg_id, crow, "declined");
   }
 
   private async quill(nest: NestRecord, request: MessageRecord): Promise<void> {
@@ -205,23 +236,24 @@ export class Responders {
       reply = { kind: "invalid" as const, error: safeMessage(error) };
     }
     const back = { author: "Quill", to: request.author, refers_to: request.msg_id };
+    const answering = { within: this.deps.obligations.close(request.msg_id, "Quill", "answered") };
     switch (reply.kind) {
       case "relay":
         if (members.includes(reply.to)) {
           // The relay rides the record shape: a request by Quill to the crow; it calls for that crow.
-          await this.reply(nest, { author: "Quill", kind: "request", text: reply.text, to: reply.to, refers_to: request.msg_id }, { callsForResponse: true });
+          await this.reply(nest, { author: "Quill", kind: "request", text: reply.text, to: reply.to, refers_to: request.msg_id }, { ...answering, callsForResponse: true });
           return;
         }
-        await this.reply(nest, { ...back, kind: "say", text: `I can't pass this to ${reply.to}: ${reply.to} is not a member of this nest.` });
+        await this.reply(nest, { ...back, kind: "say", text: `I can't pass this to ${reply.to}: ${reply.to} is not a member of this nest.` }, answering);
         return;
       case "say":
-        await this.reply(nest, { ...back, kind: "say", text: reply.text });
+        await this.reply(nest, { ...back, kind: "say", text: reply.text }, answering);
         return;
       case "answer":
-        await this.reply(nest, { ...back, kind: "deliver", text: reply.text });
+        await this.reply(nest, { ...back, kind: "deliver", text: reply.text }, answering);
         return;
       case "invalid":
-        await this.reply(nest, { ...back, kind: "say", text: `I couldn't answer that just now (${reply.error}).` });
+        await this.reply(nest, { ...back, kind: "say", text: `I couldn't answer that just now (${reply.error}).` }, answering);
         return;
     }
   }
@@ -233,6 +265,7 @@ export class Responders {
     if (this.chat.signal.aborted) return;
     if (this.bossOrders >= BOSS_ORDERS) {
       this.deps.logLine(`nests: Boss is saturated (${this.bossOrders} orders in progress); ${request.msg_id} gets no reply.`);
+      await this.deps.obligations.closeWithoutPost(request.msg_id, "Boss", "Boss is saturated");
       return;
     }
     this.bossOrders++;
@@ -267,7 +300,7 @@ export class Responders {
       if (this.chat.signal.aborted) return;
       text = `Boss couldn't take that order just now (${safeMessage(error)}).`;
     }
-    await this.reply(nest, { author: "Boss", kind: "say", to: request.author, refers_to: request.msg_id, text });
+    await this.reply(nest, { author: "Boss", kind: "say", to: request.author, refers_to: request.msg_id, text }, { within: this.deps.obligations.close(request.msg_id, "Boss", "answered") });
   }
 
   /** Runs a Boss order through the registry or the nest store; the say that names the outcome. */
@@ -313,16 +346,17 @@ export class Responders {
       kind = "say";
       text = `The Elder couldn't answer just now (${safeMessage(error)}).`;
     }
-    await this.reply(nest, { author: "Elder", kind, to: request.author, refers_to: request.msg_id, text });
+    await this.reply(nest, { author: "Elder", kind, to: request.author, refers_to: request.msg_id, text }, { within: this.deps.obligations.close(request.msg_id, "Elder", "answered") });
   }
 
   /**
    * Posts one reply of the loop's through the one posting path. Its kind is the loop's (tagged_by
    * "harness"; Jev is asked only for calibration) and it is not rate-limited: the loop bounds it to
    * one per request. A reply never calls for another, except Quill's relay (`callsForResponse`).
-   * A guardrail's refusal (403, 400, ...) ends this reply, logged.
+   * A guardrail's refusal (403, 400, ...) ends this reply, logged; so does a refusal from `within`
+   * (the obligation is no longer this reply's to close: another answer got there first).
    */
-  private async reply(nest: NestRecord, reply: LoopReply, options: { callsForResponse?: boolean; quarantineDecline?: boolean } = {}): Promise<Posted> {
+  private async reply(nest: NestRecord, reply: LoopReply, options: { callsForResponse?: boolean; quarantineDecline?: boolean; within?: Within } = {}): Promise<Posted> {
     if (this.chat.signal.aborted) return "dropped";
     const { kind, ...input } = reply;
     try {
@@ -331,6 +365,7 @@ export class Responders {
         response: !options.callsForResponse,
         unmetered: true,
         ...(options.quarantineDecline ? { quarantineDecline: true } : {}),
+        ...(options.within ? { within: options.within } : {}),
       });
       return "posted";
     } catch (error) {

@@ -11,7 +11,7 @@
 // - Guardrails are checked in order: name, crows, slug clash (409), cap (400).
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import { BadInputError, ConflictError, NotFoundError } from "../errors.ts";
-import { DEFAULT_NEST } from "../flock/crew.ts";
+import { DEFAULT_NEST } from "../flock/default-nest.ts";
 import { ROSTER, SERVICE_ROLE_NAMES } from "../flock/roster.ts";
 import { KeyedLock } from "../util/keyed-lock.ts";
 

@@ -7,6 +7,11 @@
 // one flag per crow per referent; later breaches are logged, not posted. An unsure answer never
 // quarantines. Every verdict is logged as a `watch` event on the stream watch:<nest_id>, kept off
 // the nest stream so a nest's seq stays its message number. Owner messages are never inspected.
+//
+// Each inspection is stored as an obligation with the claim or deliver (obligations.ts), so it has
+// one owner and survives that instance's death: the verdict's `watch` event closes it (or, on a
+// breach, the Sentry's ask does), and an instance taking it over inspects again or posts the flag
+// and ask still missing.
 import type { Config } from "../config.ts";
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { EventLog } from "../log/event-log.ts";
@@ -14,8 +19,11 @@ import type { Classifier } from "../classifier/jev.ts";
 import { watchQuestions, watchState, watchVerdict, type WatchVerdict } from "../classifier/questions.ts";
 import { SERVICE_ROLE_NAMES } from "../flock/roster.ts";
 import { KeyedLock } from "../util/keyed-lock.ts";
+import { ConflictError } from "../errors.ts";
 import { reinstatePhrase, retirePhrase } from "./asks.ts";
 import { watchStream, type MessageRecord, type NestChat, type PostedContext } from "./messages.ts";
+import type { Obligations, WatchResumer } from "./obligations.ts";
+import type { NestRecord } from "./store.ts";
 
 /** How many earlier messages the contradicts_earlier question sees. */
 export const EARLIER_CONTEXT = 10;
@@ -25,9 +33,10 @@ export interface WatchdogDeps {
   prisma: PrismaClient;
   log: EventLog;
   classifier: Classifier;
+  obligations: Obligations;
 }
 
-export class Watchdog {
+export class Watchdog implements WatchResumer {
   // One inspection per crow at a time: "at most one flag per crow per referent" must not race.
   private readonly lock = new KeyedLock();
 
@@ -73,7 +82,7 @@ export class Watchdog {
       : null;
     const flagging = verdict.sure && verdict.breach && !already;
     const { answers_request, states_fact_without_source, contradicts_earlier } = verdict.scores;
-    await this.deps.log.append(watchStream(nestId), "watch", {
+    const logged = await this.deps.log.append(watchStream(nestId), "watch", {
       nest_id: nestId,
       msg_id: record.msg_id,
       crow,
@@ -86,8 +95,32 @@ export class Watchdog {
       // "flagged": this breach was posted; a repeat for the same referent is logged only.
       flagged: flagging,
       ts: new Date().toISOString(),
+    }, this.deps.obligations.judged(record.msg_id, flagging)).catch((error: unknown) => {
+      if (error instanceof ConflictError) return null; // another instance judged it first
+      throw error;
     });
-    if (flagging) await this.flag(nestId, record, referent, verdict);
+    if (logged && flagging) await this.flag(nestId, record, referent, verdict);
+  }
+
+  /** An inspection taken over from a dead instance: inspect from the start, or finish flag and ask. */
+  async resumeWatch(nest: NestRecord, record: MessageRecord, judged: boolean): Promise<void> {
+    if (!judged) return this.onPosted(record, { nest, mayCallForResponse: false });
+    const crow = record.author;
+    const quarantine = await this.deps.prisma.quarantine.findUnique({ where: { crow_referent: { crow, referent: record.refers_to } } });
+    if (quarantine && quarantine.askMsgId === "") {
+      const flag = await this.chat.get(quarantine.flagMsgId);
+      if (flag) return this.ask(nest.id, record, flag, quarantine.id);
+    }
+    if (!quarantine) {
+      // Judged a breach, then the instance died before the flag: the verdict is in the watch log.
+      const events = await this.deps.log.read(watchStream(nest.id), 0, 100_000);
+      const verdict = events.map((e) => JSON.parse(e.payload)).find((p) => p.msg_id === record.msg_id && p.flagged === true);
+      if (verdict) {
+        const scores = { answers_request: verdict.answers_request ?? undefined, states_fact_without_source: verdict.states_fact_without_source ?? undefined, contradicts_earlier: verdict.contradicts_earlier ?? undefined };
+        return this.flag(nest.id, record, record.refers_to, { sure: true, breach: true, scores } as WatchVerdict);
+      }
+    }
+    await this.deps.obligations.closeWithoutPost(record.msg_id, "Sentry", "its flag and ask were already posted");
   }
 
   private async flag(nestId: string, record: MessageRecord, referent: string, verdict: WatchVerdict): Promise<void> {
@@ -113,6 +146,12 @@ export class Watchdog {
         },
       },
     );
+    await this.ask(nestId, record, flag, quarantineId);
+  }
+
+  /** The Sentry's ask_owner after its flag; it closes the inspection in its own transaction. */
+  private async ask(nestId: string, record: MessageRecord, flag: MessageRecord, quarantineId: number): Promise<void> {
+    const crow = record.author;
     const minutes = Math.max(1, Math.round(this.deps.config.approvalWindowMs / 60_000));
     const askText =
       `The Sentry quarantined ${crow}. Flag ${flag.msg_id}: "${flag.text}" ` +
@@ -127,6 +166,7 @@ export class Watchdog {
         response: true,
         within: async (tx, row) => {
           await tx.quarantine.update({ where: { id: quarantineId }, data: { askMsgId: row.id } });
+          await this.deps.obligations.asked(record.msg_id)(tx, row);
         },
       },
     );

@@ -48,6 +48,24 @@ export async function openDatabase(config: Config): Promise<PrismaClient> {
   return prisma;
 }
 
+/**
+ * What makes the log's global id commit order for the events followed by name (trust.changed), on
+ * PostgreSQL: a transaction-scoped advisory lock taken just before those events are inserted and
+ * held until commit, so such rows get their ids one transaction after another, and a reader that
+ * saw id N can never later find a smaller one commit. (A sequence hands ids out at insert time, so
+ * without it two writers can commit out of id order and a follower resuming after N would skip the
+ * other.) SQLite has one writer: its ids already are commit order, so it needs nothing.
+ */
+export function commitOrderLock(config: Pick<Config, "databaseUrl">): ((tx: Parameters<Parameters<PrismaClient["$transaction"]>[0]>[0]) => Promise<void>) | undefined {
+  if (providerOf(config.databaseUrl) !== "postgresql") return undefined;
+  return async (tx) => {
+    await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${NAMED_ORDER_LOCK})`);
+  };
+}
+
+/** The advisory lock key of commitOrderLock (any constant no other code uses). */
+const NAMED_ORDER_LOCK = 7_261_013;
+
 // Typecheck guards for the cast above: the same model delegates, and rows of the same shape.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 type Delegates<C> = Exclude<keyof C, `$${string}` | symbol>;
@@ -67,4 +85,6 @@ export type ClientsAgree = AllTrue<[
   Same<Sqlite.Message, Pg.Message>,
   Same<Sqlite.Quarantine, Pg.Quarantine>,
   Same<Sqlite.ClassifierAnswer, Pg.ClassifierAnswer>,
+  Same<Sqlite.Obligation, Pg.Obligation>,
+  Same<Sqlite.RotationCursor, Pg.RotationCursor>,
 ]>;

@@ -1,0 +1,49 @@
+// The server as a real child process, the way `npm start` runs it: waits for the ready line and
+// gives back its URL, its exit and its output. kill("SIGKILL") is a crash: nothing is flushed.
+import { spawn, type ChildProcess } from "node:child_process";
+
+export interface ServerProcess {
+  child: ChildProcess;
+  /** The ready line ("crows listening on <url>"). */
+  ready: Promise<string>;
+  exited: Promise<number | null>;
+  output(): { stdout: string; stderr: string };
+}
+
+export function startProcess(env: Record<string, string>): ServerProcess {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+  const ready = new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no ready line; stderr: ${stderr}`)), 20_000);
+    child.stdout.on("data", () => {
+      const line = stdout.split("\n").find((l) => l.startsWith("crows listening on "));
+      if (line) {
+        clearTimeout(timer);
+        resolve(line);
+      }
+    });
+    child.on("exit", (code) => reject(new Error(`exited ${code} before ready; stderr: ${stderr}`)));
+  });
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  return { child, ready, exited, output: () => ({ stdout, stderr }) };
+}
+
+/** Starts the process and resolves with its base URL once it is ready. */
+export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess & { url: string }> {
+  const proc = startProcess(env);
+  const line = await proc.ready;
+  return { ...proc, url: line.slice("crows listening on ".length) };
+}
+
+/** kill -9, and wait until the process is gone. */
+export async function crash(proc: ServerProcess): Promise<void> {
+  if (proc.child.exitCode !== null || proc.child.signalCode !== null) return;
+  proc.child.kill("SIGKILL");
+  await proc.exited;
+}

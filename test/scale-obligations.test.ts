@@ -1,0 +1,95 @@
+// Obligations on two instances sharing one PostgreSQL and one Redis: orphaned obligations (their
+// instance gone, lease lapsed) are taken over by exactly one instance each and answered once; and
+// answers racing from both instances for one open obligation store exactly one (the conditional
+// close under PostgreSQL's concurrent writers).
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { startTestServer } from "./helpers/server.ts";
+import { eventually, freshDatabase, services } from "./helpers/scale-services.ts";
+import { pacedCrows } from "./helpers/models.ts";
+import { ConflictError } from "../src/errors.ts";
+import { Obligations } from "../src/nests/obligations.ts";
+
+const svc = services("scale-obligations");
+const it = svc ? test : test.skip;
+
+async function pair(env: Record<string, string>, models: Parameters<typeof pacedCrows>[0][]) {
+  const db = await freshDatabase(svc!.pgUrl);
+  const shared = { DATABASE_URL: db.url, REDIS_URL: svc!.redisUrl, ...env };
+  const lines: string[][] = [[], []];
+  const a = await startTestServer({ env: shared, deps: { model: pacedCrows(models[0]!), logLine: (l) => lines[0]!.push(l) } });
+  const b = await startTestServer({ env: shared, deps: { model: pacedCrows(models[1]!), logLine: (l) => lines[1]!.push(l) } });
+  const done = async () => {
+    await Promise.allSettled([a.close(), b.close()]);
+    await db.drop();
+  };
+  return { a, b, lines, done };
+}
+
+it("orphaned obligations: each is taken over by exactly one instance and answered exactly once", async () => {
+  // Both instances' crows answer in 50 ms: whichever instance takes an obligation over answers it.
+  const { a, b, lines, done } = await pair({ CROWS_LEASE_MS: "400" }, [() => ({ delayMs: 50 }), () => ({ delayMs: 50 })]);
+  try {
+    await a.post("/api/nests", { name: "Ops", crows: ["Inky", "Rook", "Pepper", "Sable"] });
+    const crows = ["Inky", "Rook", "Pepper", "Sable"];
+    const requests: string[] = [];
+    const prisma = a.app.prisma;
+    // Four claimed requests whose instance is gone: stored as a dead instance would have left them.
+    for (const [i, crow] of crows.entries()) {
+      const posted = await a.post("/api/nests/ops/messages", { author: "owner", kind: "request", text: `Errand ${i}: tidy the ${["shed", "attic", "garage", "porch"][i]}`, to: crow });
+      requests.push(posted.body.msg_id);
+    }
+    await a.app.chat.idle();
+    // Reopen them as claimed, owned by an instance that no longer exists, lease lapsed; drop the answers.
+    await prisma.message.deleteMany({ where: { nestId: "ops", kind: { in: ["deliver", "decline"] } } });
+    await prisma.obligation.updateMany({
+      where: { requestId: { in: requests }, respondent: { not: "Sentry" } },
+      data: { stage: "claimed", answerId: "", closedAt: null, ownerId: "gone", leaseUntil: new Date(Date.now() - 1000), claimedAt: new Date() },
+    });
+    for (const requestId of requests) {
+      await eventually(`${requestId} answered`, async () => {
+        const row = await prisma.obligation.findUnique({ where: { id: requestId } });
+        return row && row.stage !== "claimed" ? row : undefined;
+      }, 15_000);
+    }
+    await new Promise((r) => setTimeout(r, 800)); // a few more sweeps on both
+    const all = await a.app.chat.list("ops");
+    for (const requestId of requests) {
+      const takers = lines.filter((l) => l.some((line) => line.includes(`resuming obligation ${requestId} (`)));
+      assert.is(takers.length, 1, `${requestId} was taken over by ${takers.length} instances`);
+      assert.is(all.filter((m) => m.kind === "nudge" && m.refers_to === requestId).length, 1, "one nudge");
+      const answers = all.filter((m) => m.refers_to === requestId && (m.kind === "deliver" || m.kind === "decline"));
+      assert.is(answers.length, 1, `${requestId}: ${answers.length} answers`);
+    }
+    const owners = await prisma.obligation.findMany({ where: { requestId: { in: requests } }, select: { ownerId: true } });
+    assert.ok(owners.every((o) => o.ownerId === a.app.flock.instanceId || o.ownerId === b.app.flock.instanceId), "no obligation is left with the dead instance");
+  } finally {
+    await done();
+  }
+});
+
+it("answers racing from both instances for one open obligation: exactly one is stored", async () => {
+  const { a, b, done } = await pair({}, [() => ({ never: true }), () => ({ never: true })]);
+  try {
+    const crows = ["Inky", "Rook", "Pepper"];
+    await a.post("/api/nests", { name: "Ops", crows });
+    const gates = [a, b].map((s) => new Obligations(s.app.chat, { config: s.app.config, prisma: s.app.prisma, nests: s.app.nests, instanceId: "racer", logLine: () => {} }));
+    for (const [round, crow] of crows.entries()) {
+      const posted = await a.post("/api/nests/ops/messages", { author: "owner", kind: "request", text: `Errand ${round}`, to: crow });
+      const requestId = posted.body.msg_id as string;
+      await eventually("the claim", async () => ((await a.app.prisma.obligation.findUnique({ where: { id: requestId } }))?.stage === "claimed" ? true : undefined));
+      const racers = [a, b, a, b].map((server, i) =>
+        server.app.chat.post("ops", { author: crow, kind: "deliver", text: `Answer ${i} from ${i % 2 ? "B" : "A"}`, refers_to: requestId }, { response: true, unmetered: true, within: gates[i % 2]!.close(requestId, crow, "answered") }),
+      );
+      const settled = await Promise.allSettled(racers);
+      assert.is(settled.filter((s) => s.status === "fulfilled").length, 1, `round ${round}`);
+      for (const s of settled) if (s.status === "rejected") assert.instance(s.reason, ConflictError, String(s.reason));
+      const answers = (await b.app.chat.list("ops")).filter((m) => m.refers_to === requestId && m.kind === "deliver");
+      assert.is(answers.length, 1);
+    }
+  } finally {
+    await done();
+  }
+});
+
+test.run();
