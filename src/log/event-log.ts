@@ -19,6 +19,8 @@ function toStored(row: { id: number; stream: string; seq: number; name: string; 
 export interface EventLogOptions {
   /** How many times an append retries when another instance took the same seq. */
   maxConflictRetries?: number;
+  /** Told of every event this process committed, after the bus (metrics, the server log). */
+  onAppended?: (event: StoredEvent) => void;
 }
 
 export class EventLog {
@@ -88,6 +90,7 @@ export class EventLog {
         for (const event of stored) {
           this.bus.dispatchEvent(new CustomEvent(topicOf(stream), { detail: event }) as BusEvent);
           this.bus.dispatchEvent(new CustomEvent(nameTopicOf(event.name), { detail: event }) as BusEvent);
+          this.options.onAppended?.(event);
         }
         return stored;
       } catch (error) {

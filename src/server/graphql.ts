@@ -11,6 +11,7 @@ import type { App } from "../app.ts";
 import { CrowsError, RateLimitedError, type ErrorCode } from "../errors.ts";
 import { schema } from "../../schema/index.ts";
 import type { Context } from "../../schema/builder.ts";
+import { graphqlMetricsPlugin } from "../ops/metrics.ts";
 
 export const GRAPHQL_PATH = "/graphql";
 export const GRAPHQL_SSE_PATH = "/graphql/stream";
@@ -65,7 +66,7 @@ export function createGraphQLHandler(app: App): (req: http.IncomingMessage, res:
     renderGraphiQL,
     landingPage: false,
     maskedErrors: { maskError: maskCrowsError },
-    plugins: [useGraphQLSSE({ endpoint: GRAPHQL_SSE_PATH })],
+    plugins: [useGraphQLSSE({ endpoint: GRAPHQL_SSE_PATH }), graphqlMetricsPlugin(app.metrics)],
     logging: {
       debug: () => {},
       info: () => {},

@@ -8,6 +8,9 @@ import { compatRouter } from "../../compat/index.ts";
 import type { CompatRequest, CompatResponse } from "../../compat/router.ts";
 import { HttpError, toErrorResponse } from "../../compat/http-error.ts";
 import { createGraphQLHandler } from "./graphql.ts";
+import { serveOps, refuseWhileStopping } from "../ops/health.ts";
+import { observeHttp } from "../ops/metrics.ts";
+import { trackInFlight } from "../ops/shutdown.ts";
 
 const MAX_BODY_BYTES = 1_000_000;
 
@@ -15,15 +18,21 @@ export interface RunningServer {
   server: http.Server;
   url: string;
   port: number;
-  /** Stops accepting, ends open streams, waits for in-flight writes. Idempotent. */
+  /**
+   * Stops accepting (a request on a kept-alive connection gets a 503 with Retry-After), ends open
+   * streams, answers the requests in flight, then waits for the flock's in-flight writes. Idempotent.
+   */
   close(): Promise<void>;
 }
 
 export async function startServer(app: App): Promise<RunningServer> {
   const router = compatRouter();
   const graphql = createGraphQLHandler(app);
+  let stopping = false;
   const server = http.createServer((req, res) => {
+    if (stopping) return refuseWhileStopping(res);
     const url = new URL(req.url ?? "/", "http://localhost");
+    if (serveOps(app, req, res, url.pathname)) return;
     if (url.pathname === "/api" || url.pathname.startsWith("/api/")) {
       void serveCompat(app, router, req, res, url);
     } else {
@@ -31,6 +40,8 @@ export async function startServer(app: App): Promise<RunningServer> {
     }
   });
   server.keepAliveTimeout = 5_000;
+  observeHttp(app.metrics, server, router);
+  const inFlight = trackInFlight(server);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(app.config.port, app.config.host, () => {
@@ -47,9 +58,11 @@ export async function startServer(app: App): Promise<RunningServer> {
     url: `http://${host}:${port}`,
     close: () =>
       (closing ??= (async () => {
+        stopping = true;
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         app.log.close(); // ends every open SSE stream and subscription
         server.closeIdleConnections();
+        await inFlight.idle(10_000); // answered before the flock stops, so a list posted just now is kept
         await app.quiesce();
         server.closeAllConnections();
         await stopped;
