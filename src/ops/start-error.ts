@@ -11,6 +11,7 @@ export class StartError extends Error {
     message: string,
   ) {
     super(message);
+    this.name = "StartError";
   }
 }
 
