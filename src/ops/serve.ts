@@ -5,15 +5,14 @@
 // stderr and exits 3. SIGTERM/SIGINT stop gracefully: stop accepting, answer what is in flight,
 // close streams, finish writes, record "stopped", release the lock, exit 0.
 import { loadConfig, type Config } from "../config.ts";
-import { createApp, type App } from "../app.ts";
-import { startServer, type RunningServer } from "../server/http.ts";
+import type { App } from "../app.ts";
+import type { RunningServer } from "../server/http.ts";
 import { prepareDataDir } from "./data-dir.ts";
 import { acquireLock, type HeldLock } from "./lock.ts";
 import { dataDirFromEnv, dataFiles, type DataFiles } from "./paths.ts";
 import { clearStartError, updateServerState, writeServerState, writeStartError, type ServerState } from "./state.ts";
 import { createServerLog, describeError, type ServerLog } from "./server-log.ts";
 import { toStartError } from "./start-error.ts";
-import { createMetrics } from "./metrics.ts";
 import { crowsVersion } from "./version.ts";
 import { startTickOf } from "./processes.ts";
 
@@ -32,15 +31,20 @@ export async function serve(env: Env = process.env): Promise<void> {
     config = loadConfig(env);
     files = dataFiles(config.dataDir);
     const folder = prepareDataDir(config.dataDir);
+    // Lines go to stderr too once the server is live (a supervisor's journal); before that, a
+    // failed start keeps stderr to its one JSON line.
+    let echo = false;
     log = createServerLog(files.log, {
       secrets: [config.modelApiKey, config.jevApiKey, env.CROWS_TOKEN, ...(env.CROWS_READ_TOKENS ?? "").split(",")],
-      echo: (line) => process.stderr.write(`${line}\n`),
+      echo: (line) => echo && process.stderr.write(`${line}\n`),
     });
     log.line(`start: crows ${crowsVersion()} pid ${process.pid}, data folder ${folder.dir} (${folder.created ? "created" : "existing"})`);
     lock = acquireLock(files);
     log.line("start: lock taken");
     const restartReason = env.CROWS_RESTART_REASON?.trim().slice(0, 200) || undefined;
     if (restartReason) log.line(`start: restart requested: ${restartReason}`);
+    // Loaded after the lock: a second server refuses before it loads (or touches) the database.
+    const [{ createApp }, { startServer }, { createMetrics }] = await Promise.all([import("../app.ts"), import("../server/http.ts"), import("./metrics.ts")]);
     app = await createApp(config, { logLine: log.line, metrics: createMetrics({ processMetrics: true }) });
     log.line("start: database open, migrations applied, flock resumed");
     server = await startServer(app);
@@ -60,6 +64,7 @@ export async function serve(env: Env = process.env): Promise<void> {
     writeServerState(files, state);
     clearStartError(files);
     log.line(`listening on ${server.url}`);
+    echo = true;
     const { pid, url, started, version, data_dir } = state;
     process.stdout.write(JSON.stringify({ state: "live", url, pid, started, version, data_dir, log: files.log }) + "\n");
   } catch (error) {
