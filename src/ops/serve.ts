@@ -4,6 +4,7 @@
 // and one JSON line on stdout. A start that fails writes start-error.json, prints one JSON line on
 // stderr and exits 3. SIGTERM/SIGINT stop gracefully: stop accepting, answer what is in flight,
 // close streams, finish writes, record "stopped", release the lock, exit 0.
+import net from "node:net";
 import { loadConfig, type Config } from "../config.ts";
 import type { App } from "../app.ts";
 import type { RunningServer } from "../server/http.ts";
@@ -43,6 +44,7 @@ export async function serve(env: Env = process.env): Promise<void> {
     log.line("start: lock taken");
     const restartReason = env.CROWS_RESTART_REASON?.trim().slice(0, 200) || undefined;
     if (restartReason) log.line(`start: restart requested: ${restartReason}`);
+    await tryListen(config.host, config.port); // a taken port or a bad host fails now, not after migrations
     // Loaded after the lock: a second server refuses before it loads (or touches) the database.
     const [{ createApp }, { startServer }, { createMetrics }] = await Promise.all([import("../app.ts"), import("../server/http.ts"), import("./metrics.ts")]);
     app = await createApp(config, { logLine: log.line, metrics: createMetrics({ processMetrics: true }) });
@@ -82,6 +84,15 @@ export async function serve(env: Env = process.env): Promise<void> {
     process.exit(EXIT.cannotRun);
   }
   watchForStop({ files, log: log!, lock: lock!, app: app!, server: server! });
+}
+
+/** Binds and releases the address the server will listen on, so its errors come first and fast. */
+function tryListen(host: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once("error", reject);
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
+  });
 }
 
 function watchForStop(s: { files: DataFiles; log: ServerLog; lock: HeldLock; app: App; server: RunningServer }): void {
