@@ -3,6 +3,7 @@
 // a 500 whose body says nothing about internals.
 import { CrowsError, RateLimitedError } from "../src/errors.ts";
 import type { ErrorCode } from "../src/errors.ts";
+import { describeError } from "../src/ops/server-log.ts";
 
 export class HttpError extends Error {
   constructor(
@@ -31,6 +32,6 @@ export function toErrorResponse(error: unknown, log: (line: string) => void = co
   if (error instanceof HttpError) return { status: error.status, body: { message: error.message, ...error.extra } };
   if (error instanceof RateLimitedError) return { status: 429, body: { message: error.message, cooldown_s: error.cooldownS } };
   if (error instanceof CrowsError) return { status: STATUS_OF[error.code], body: { message: error.message } };
-  log(`compat: unexpected error: ${(error as Error)?.stack ?? String(error)}`);
+  log(`compat: unexpected error: ${describeError(error)}`);
   return { status: 500, body: { message: "Internal error; nothing you sent was lost." } };
 }

@@ -65,7 +65,7 @@ export async function createApp(config: Config, deps: AppDeps = {}): Promise<App
   });
   // Counted at the interfaces, so every provider and backend is measured the same way.
   const model = countedModel(deps.model ?? createModel(config), metrics, (flight) =>
-    logLine(`flight failed: ${flight.request.role} ${flight.request.speaker} on ${flight.backend} after ${Math.round(flight.seconds * 1000)} ms: ${describeError(flight.error)}`),
+    logLine(`model call failed: ${flight.request.role} ${flight.request.speaker} on ${flight.backend} after ${Math.round(flight.seconds * 1000)} ms: ${describeError(flight.error)}`),
   );
   const classifier = countedClassifier(
     deps.classifier ?? createClassifier(config, prisma, (error) => logLine(`classifier: could not record answers: ${describeError(error)}`)),

@@ -267,7 +267,7 @@ export class Responders {
       return true;
     } catch (error) {
       if (!(error instanceof CrowsError)) throw error;
-      this.deps.logLine(`nests: ${input.author}'s ${input.kind ?? "message"} in ${nest.id} was refused: ${error.message}`);
+      this.deps.logLine(`nests: ${input.author}'s ${input.kind ?? "message"} in ${nest.id} was refused (${error.code}).`);
       return false;
     }
   }

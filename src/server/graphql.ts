@@ -12,6 +12,7 @@ import { CrowsError, RateLimitedError, type ErrorCode } from "../errors.ts";
 import { schema } from "../../schema/index.ts";
 import type { Context } from "../../schema/builder.ts";
 import { graphqlMetricsPlugin } from "../ops/metrics.ts";
+import { describeError } from "../ops/server-log.ts";
 
 export const GRAPHQL_PATH = "/graphql";
 export const GRAPHQL_SSE_PATH = "/graphql/stream";
@@ -38,6 +39,12 @@ subscription Follow($listId: ID!) {
   listEvents(listId: $listId, after: 0) { seq name ts payload }
 }
 `;
+
+/** What Yoga's log arguments may say in server.log: an error's shape, never its message (it can quote input). */
+function logSafe(arg: unknown): string {
+  if (arg instanceof GraphQLError) return `${describeError(arg.originalError ?? arg)}${arg.path ? ` at ${arg.path.join(".")}` : ""}`;
+  return arg instanceof Error ? describeError(arg) : typeof arg === "string" ? arg : typeof arg;
+}
 
 /**
  * Masking stays on: unexpected failures read "Unexpected error." A domain refusal that reaches the
@@ -70,11 +77,11 @@ export function createGraphQLHandler(app: App): (req: http.IncomingMessage, res:
     logging: {
       debug: () => {},
       info: () => {},
-      warn: (...args: unknown[]) => app.logLine(`graphql: ${args.map(String).join(" ")}`),
+      warn: (...args: unknown[]) => app.logLine(`graphql: ${args.map(logSafe).join(" ")}`),
       // Yoga logs every resolver error before masking; a domain refusal is an answer, not a fault.
       error: (...args: unknown[]) => {
         if (args.some((a) => a instanceof GraphQLError && a.originalError instanceof CrowsError)) return;
-        app.logLine(`graphql: ${args.map(String).join(" ")}`);
+        app.logLine(`graphql: ${args.map(logSafe).join(" ")}`);
       },
     },
   });

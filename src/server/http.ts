@@ -11,6 +11,7 @@ import { createGraphQLHandler } from "./graphql.ts";
 import { serveOps, refuseWhileStopping } from "../ops/health.ts";
 import { observeHttp } from "../ops/metrics.ts";
 import { trackInFlight } from "../ops/shutdown.ts";
+import { describeError } from "../ops/server-log.ts";
 
 const MAX_BODY_BYTES = 1_000_000;
 
@@ -104,7 +105,7 @@ async function serveCompat(
         if (!res.write(chunk)) await new Promise((resolve) => res.once("drain", resolve));
       }
     } catch (error) {
-      app.logLine(`compat: stream ended with an error: ${(error as Error).message}`);
+      app.logLine(`compat: stream ended with an error: ${describeError(error)}`);
     } finally {
       res.end();
     }
