@@ -51,7 +51,7 @@ test("up starts, up finds, a second server refuses, restart keeps the port, a ki
     assert.is(refusal.error, "folder_busy");
     assert.ok(refusal.message.includes(`pid ${live.pid}`) && refusal.message.includes(live.url), refusal.message);
     assert.not.match(second.stderr, /\n\s+at /);
-    assert.ok(second.ms < 1000, `refused in ${second.ms} ms`);
+    // How fast it refuses is measured in bench/second-server.ts, next to baselines (not timed here).
     assert.equal(JSON.parse(readFileSync(path.join(dir, "start-error.json"), "utf8")).message, refusal.message);
     assert.ok(pidRunning(live.pid), "the first server still runs");
 
