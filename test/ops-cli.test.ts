@@ -106,6 +106,23 @@ test("up starts, up finds, a second server refuses, restart keeps the port, a ki
   }
 });
 
+test("two ups at once start one server: one says started, the other found it", async () => {
+  const dir = tempDataDir();
+  const env = baseEnv(dir);
+  try {
+    const [a, b] = await Promise.all([crows(["up"], env), crows(["up"], env)]);
+    assert.is(a.code, 0, a.stderr);
+    assert.is(b.code, 0, b.stderr);
+    const [first, second] = [oneJsonLine(a.stdout), oneJsonLine(b.stdout)];
+    assert.is(first.pid, second.pid);
+    assert.is(first.url, second.url);
+    assert.equal([first.server, second.server].sort(), ["found", "started"]);
+  } finally {
+    await crows(["stop"], env);
+    removeDir(dir);
+  }
+});
+
 test("usage errors exit 2 with one JSON line on stderr", async () => {
   const dir = tempDataDir();
   const env = baseEnv(dir);

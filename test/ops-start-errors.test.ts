@@ -96,6 +96,7 @@ test("data folders crows must not use are refused by the command, never changed"
       cases.push([readOnly, /is not writable/]);
     }
     await Promise.all(cases.map(([dir, pattern]) => refusedStart(["serve"], baseEnv(dir), "data_dir", pattern)));
+    await Promise.all(cases.map(([dir, pattern]) => refusedStart(["up"], baseEnv(dir), "data_dir", pattern)));
     assert.is(statSync(open).mode & 0o777, 0o755, "a folder crows did not create keeps its mode");
     assert.is(readFileSync(file, "utf8"), "not a folder");
     assert.not.ok(existsSync(path.join(real, "crows.db")), "nothing was written through the link");

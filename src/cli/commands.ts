@@ -9,6 +9,8 @@ import { readServerState, readStartError, writeServerState, type ServerState } f
 import { sameProcessAlive } from "../ops/processes.ts";
 import { LOG_FILES_KEPT } from "../ops/server-log.ts";
 import { EXIT } from "../ops/exit.ts";
+import { prepareDataDir } from "../ops/data-dir.ts";
+import { StartError } from "../ops/start-error.ts";
 
 export class CommandError extends Error {
   constructor(
@@ -69,6 +71,13 @@ export async function up(extraEnv: Env = {}): Promise<ReturnType<typeof live>> {
     if (state) return live(state, "found");
     throw new CommandError(EXIT.failed, "failed", `the server pid ${holder.pid} stopped while starting; run crows up again`);
   }
+  // A folder the server would refuse cannot hold start-error.json: say why here, exit 3 like serve.
+  try {
+    prepareDataDir(f.dir);
+  } catch (error) {
+    if (error instanceof StartError) throw new CommandError(EXIT.cannotRun, error.code, error.message);
+    throw error;
+  }
   const spawnedAt = Date.now();
   const child = spawn(process.execPath, [BIN, "serve"], { detached: true, stdio: "ignore", env });
   let exitCode: number | null | undefined;
@@ -92,7 +101,9 @@ export async function status() {
   const state = readServerState(f);
   const holder = liveHolder(f);
   const startError = readStartError(f);
-  const startErrorIsNewer = startError && (!state || Date.parse(startError.at) > Date.parse(state.started));
+  // A start error counts once the last server had stopped; a second server refused while it ran
+  // (folder_busy) is not that server's error.
+  const startErrorIsNewer = startError && (!state || Date.parse(startError.at) > Date.parse(state.stopped_at ?? state.started));
   const last_error = (startErrorIsNewer ? startError.message : state?.last_error) ?? null;
   if (holder) {
     const ours = state?.pid === holder.pid ? state : undefined;
