@@ -10,7 +10,7 @@ import path from "node:path";
 import { StartError } from "./start-error.ts";
 
 /** The files crows writes in its data folder; the only ones it ever changes the mode of. */
-const OWN_FILE = /^(crows\.db(-wal|-shm|-journal)?|instance-id|server\.(lock|json|log(\.\d+)?)|start-error\.json)$/;
+const OWN_FILE = /^(crows\.db(-wal|-shm|-journal)?|instance-id|server\.(lock(\.takeover)?|json|log(\.\d+)?)|server\.(lock|json)\.\d+\.tmp|start-error\.json)$/;
 
 export interface PreparedDataDir {
   dir: string;
