@@ -2,7 +2,7 @@
 // port, stop, a killed server found "gone" and its lock taken over, and usage errors.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { baseEnv, crows, pidRunning, removeDir, tempDataDir, waitFor } from "./helpers/crows-cli.ts";
 
@@ -119,6 +119,28 @@ test("two ups at once start one server: one says started, the other found it", a
     assert.equal([first.server, second.server].sort(), ["found", "started"]);
   } finally {
     await crows(["stop"], env);
+    removeDir(dir);
+  }
+});
+
+test("logs reads the newest lines across the rotated files, oldest first, at most 1000", async () => {
+  const dir = tempDataDir();
+  const env = baseEnv(dir);
+  try {
+    // 3 files as rotation leaves them: server.log.2 oldest, server.log newest; 1,500 lines in all.
+    const line = (n: number) => `2026-01-01T00:00:00.000Z event ${n}`;
+    const chunk = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => line(from + i)).join("\n") + "\n";
+    writeFileSync(path.join(dir, "server.log.2"), chunk(0, 500));
+    writeFileSync(path.join(dir, "server.log.1"), chunk(500, 1000));
+    writeFileSync(path.join(dir, "server.log"), chunk(1000, 1500));
+    const expectTail = (count: number) => Array.from({ length: count }, (_, i) => line(1500 - count + i));
+    const cases: Array<[string[], number]> = [[[], 50], [["--lines", "1"], 1], [["--lines", "500"], 500], [["--lines", "501"], 501], [["--lines", "1000"], 1000]];
+    for (const [args, count] of cases) {
+      const result = await crows(["logs", ...args], env);
+      assert.is(result.code, 0, result.stderr);
+      assert.equal(oneJsonLine(result.stdout).lines, expectTail(count), args.join(" "));
+    }
+  } finally {
     removeDir(dir);
   }
 });

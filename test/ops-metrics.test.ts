@@ -54,9 +54,14 @@ test("health, readiness, and metrics that follow real traffic", async () => {
     assert.ok(bad.body.errors?.length > 0);
 
     const sse = await openSse(`${server.url}/api/events?list_id=${listId}`);
+    const subscription = await openSse(`${server.url}/graphql/stream`, { json: { query: "subscription ($id: ID!) { listEvents(listId: $id, after: 0) { seq name } }", variables: { id: listId } } });
     await sse.waitFor((m) => m.event === "item.triaged" && m.data.needs_approval === true);
+    await subscription.waitFor((m) => m.event === "next");
     const during = await scrape(server);
     assert.is(during.get('crows_sse_streams_open{kind="api"}'), 1);
+    assert.is(during.get('crows_sse_streams_open{kind="graphql"}'), 1);
+    assert.is(during.get('crows_graphql_operations_total{type="subscription",field="listEvents",outcome="subscribed"}'), 1);
+    subscription.close();
     assert.ok((during.get("crows_approvals_pending") ?? 0) >= 1, "a triage waits for the owner");
 
     // The owner approves everything; the list runs to the end.
@@ -82,6 +87,7 @@ test("health, readiness, and metrics that follow real traffic", async () => {
     await new Promise((r) => setTimeout(r, 100));
     const closed = await scrape(server);
     assert.is(closed.get('crows_sse_streams_open{kind="api"}'), 0, "the stream is no longer counted");
+    assert.is(closed.get('crows_sse_streams_open{kind="graphql"}'), 0);
     assert.is(after.get("crows_approvals_pending"), 0);
 
     const events = sse.messages();
@@ -97,7 +103,7 @@ test("health, readiness, and metrics that follow real traffic", async () => {
     assert.is(after.get('crows_http_requests_total{route="/api/verdicts",method="POST",status="204"}'), approved.size);
     assert.is(after.get('crows_http_request_duration_seconds_count{route="/api/lists",method="POST"}'), 1);
     assert.is(after.get('crows_graphql_operations_total{type="query",field="__typename",outcome="ok"}'), 1);
-    assert.is(sum(after, "crows_graphql_operations_total"), 1, "an invalid query never executes");
+    assert.is(sum(after, "crows_graphql_operations_total"), 2, "the query and the subscription; an invalid query never executes");
 
     const sentryFlights = after.get('crows_model_flights_total{backend="offline:brain-1",role="sentry",outcome="ok"}') ?? 0;
     assert.ok(sentryFlights >= 3, `sentry flights: ${sentryFlights}`);

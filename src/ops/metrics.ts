@@ -147,7 +147,8 @@ export function observeHttp(metrics: Metrics, server: http.Server, router: Route
       path = "?";
     }
     const route = routeOf(method, path);
-    const stream = method === "GET" && (STREAM_PATHS.has(path) || /text\/event-stream/.test(req.headers.accept ?? ""));
+    // Compat streams are GETs; GraphQL subscriptions over SSE are POSTs that accept event streams.
+    const stream = (method === "GET" && STREAM_PATHS.has(path)) || /text\/event-stream/.test(req.headers.accept ?? "");
     const kind = path.startsWith("/api") ? "api" : "graphql";
     if (stream) metrics.sseOpen.inc({ kind });
     res.once("close", () => {
