@@ -3,7 +3,7 @@
 // a 500 whose body says nothing about internals.
 import { CrowsError, RateLimitedError } from "../src/errors.ts";
 import type { ErrorCode } from "../src/errors.ts";
-import { describeError } from "../src/ops/server-log.ts";
+import { describeError } from "../src/ops/describe-error.ts";
 
 export class HttpError extends Error {
   constructor(

@@ -18,7 +18,7 @@ import type { NestChat } from "./nests/messages.ts";
 import { createNestChat } from "./nests/chat.ts";
 import { createMetrics, countAppended, countedModel, countedClassifier, type Metrics } from "./ops/metrics.ts";
 import { eventLogLine } from "./ops/event-lines.ts";
-import { describeError } from "./ops/server-log.ts";
+import { describeError } from "./ops/describe-error.ts";
 
 export interface AppDeps {
   model?: Model;

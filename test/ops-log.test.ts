@@ -9,7 +9,8 @@ import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { baseEnv, crows, removeDir, tempDataDir } from "./helpers/crows-cli.ts";
 import { startFakeOpenAI, roleOfSystemPrompt } from "./helpers/fake-openai.ts";
 import { openSse } from "./helpers/sse.ts";
-import { createServerLog, describeError } from "../src/ops/server-log.ts";
+import { createServerLog } from "../src/ops/server-log.ts";
+import { describeError } from "../src/ops/describe-error.ts";
 
 const MARKER = "ZEBRA-MARKER-7731";
 const KEY = "sk-test-KEYMARKER-99182";

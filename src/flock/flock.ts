@@ -16,7 +16,7 @@ import { RateLimiter } from "./rate-limit.ts";
 import { parseRequester, parseTodoText } from "./todo-text.ts";
 import { TrustLedger } from "./trust.ts";
 import { instanceIdOf } from "../storage/instance.ts";
-import { describeError } from "../ops/server-log.ts";
+import { describeError } from "../ops/describe-error.ts";
 
 export interface FlockDeps {
   config: Config;

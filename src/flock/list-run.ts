@@ -12,7 +12,7 @@ import { StoppedError, approvalSubject } from "./approvals.ts";
 import { classifierHints, readTriage, type Triage } from "./triage.ts";
 import { Banter } from "./banter.ts";
 import { stringArray } from "../util/json-column.ts";
-import { describeError } from "../ops/server-log.ts";
+import { describeError } from "../ops/describe-error.ts";
 
 const TERMINAL = new Set(["done", "skipped"]);
 

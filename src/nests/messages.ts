@@ -18,7 +18,7 @@ import type { RateLimiter } from "../flock/rate-limit.ts";
 import type { NestRecord, NestStore } from "./store.ts";
 import { DEFAULT_NEST } from "./store.ts";
 import { resolvedOf, type Resolved } from "./asks.ts";
-import { describeError } from "../ops/server-log.ts";
+import { describeError } from "../ops/describe-error.ts";
 
 export const MAX_MESSAGE_CHARS = 2000;
 export const MAX_PHRASE_CHARS = 200;

@@ -12,7 +12,7 @@ import { CrowsError, RateLimitedError, type ErrorCode } from "../errors.ts";
 import { schema } from "../../schema/index.ts";
 import type { Context } from "../../schema/builder.ts";
 import { graphqlMetricsPlugin } from "../ops/metrics.ts";
-import { describeError } from "../ops/server-log.ts";
+import { describeError } from "../ops/describe-error.ts";
 
 export const GRAPHQL_PATH = "/graphql";
 export const GRAPHQL_SSE_PATH = "/graphql/stream";

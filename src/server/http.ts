@@ -11,7 +11,7 @@ import { createGraphQLHandler } from "./graphql.ts";
 import { serveOps, refuseWhileStopping } from "../ops/health.ts";
 import { observeHttp } from "../ops/metrics.ts";
 import { trackInFlight } from "../ops/shutdown.ts";
-import { describeError } from "../ops/server-log.ts";
+import { describeError } from "../ops/describe-error.ts";
 
 const MAX_BODY_BYTES = 1_000_000;
 
