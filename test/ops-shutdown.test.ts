@@ -6,7 +6,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import net from "node:net";
 import path from "node:path";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { openSse } from "./helpers/sse.ts";
 import { baseEnv, pidRunning, removeDir, startProcess, tempDataDir, waitFor } from "./helpers/crows-cli.ts";
 
@@ -102,6 +102,30 @@ test("SIGTERM to npm start answers the request in flight, 503s a late list, ends
     socket.destroy();
   } finally {
     if (npm.child.exitCode === null) npm.child.kill("SIGKILL");
+    removeDir(dir);
+  }
+});
+
+test("SIGTERM while the server is still starting: it finishes starting, then stops gracefully and releases the folder", async () => {
+  const dir = tempDataDir();
+  const serve = startProcess(process.execPath, ["bin/crows", "serve"], baseEnv(dir));
+  try {
+    const log = path.join(dir, "server.log");
+    await waitFor("the lock to be taken", () => {
+      try {
+        return readFileSync(log, "utf8").includes("start: lock taken");
+      } catch {
+        return false;
+      }
+    });
+    serve.child.kill("SIGTERM");
+    assert.is(await serve.exited, 0, serve.output().stderr);
+    const text = readFileSync(log, "utf8");
+    assert.match(text, /stop: SIGTERM received( while starting)?; /);
+    assert.match(text, /Z stopped\n$/);
+    assert.not.ok(existsSync(path.join(dir, "server.lock")), "the folder is free again");
+  } finally {
+    if (serve.child.exitCode === null) serve.child.kill("SIGKILL");
     removeDir(dir);
   }
 });

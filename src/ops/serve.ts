@@ -29,6 +29,12 @@ export async function serve(env: Env = process.env): Promise<void> {
   let lock: HeldLock | undefined;
   let app: App | undefined;
   let server: RunningServer | undefined;
+  // A signal during the start (a supervisor stopping a slow start) is kept and acted on once the
+  // server is up, so the stop is still graceful and the lock is released.
+  let signalledEarly: string | undefined;
+  const early = (signal: NodeJS.Signals) => (signalledEarly ??= signal);
+  process.on("SIGTERM", early);
+  process.on("SIGINT", early);
   try {
     config = loadConfig(env);
     files = dataFiles(config.dataDir);
@@ -84,7 +90,9 @@ export async function serve(env: Env = process.env): Promise<void> {
     process.stderr.write(JSON.stringify({ error: failure.code, message: failure.message }) + "\n");
     process.exit(EXIT.cannotRun);
   }
-  watchForStop({ files, log: log!, lock: lock!, app: app!, server: server! });
+  process.off("SIGTERM", early);
+  process.off("SIGINT", early);
+  watchForStop({ files, log: log!, lock: lock!, app: app!, server: server! }, signalledEarly);
 }
 
 /** Binds and releases the address the server will listen on, so its errors come first and fast. */
@@ -96,7 +104,7 @@ function tryListen(host: string, port: number): Promise<void> {
   });
 }
 
-function watchForStop(s: { files: DataFiles; log: ServerLog; lock: HeldLock; app: App; server: RunningServer }): void {
+function watchForStop(s: { files: DataFiles; log: ServerLog; lock: HeldLock; app: App; server: RunningServer }, signalledEarly?: string): void {
   let stopping = false;
   const stop = async (why: string) => {
     if (stopping) {
@@ -131,4 +139,5 @@ function watchForStop(s: { files: DataFiles; log: ServerLog; lock: HeldLock; app
   process.on("SIGINT", () => void stop("SIGINT received"));
   process.on("uncaughtException", (error) => fail(`error: uncaught ${describeError(error)}`));
   process.on("unhandledRejection", (error) => fail(`error: unhandled rejection ${describeError(error)}`));
+  if (signalledEarly) void stop(`${signalledEarly} received while starting`);
 }
