@@ -4,6 +4,7 @@
 // anything unexpected is a 500 whose body says nothing about internals.
 import { CrowsError, RateLimitedError } from "../src/errors.ts";
 import type { ErrorCode } from "../src/errors.ts";
+import { describeError } from "../src/ops/describe-error.ts";
 
 export class HttpError extends Error {
   constructor(
@@ -37,7 +38,7 @@ export function toErrorResponse(error: unknown, log: (line: string) => void = co
     return { status: 429, body: { message: error.message, cooldown_s: error.cooldownS }, headers: { "retry-after": String(error.cooldownS) } };
   }
   if (error instanceof CrowsError) return { status: STATUS_OF[error.code], body: { message: error.message }, headers: {} };
-  log(`compat: unexpected error: ${(error as Error)?.stack ?? String(error)}`);
+  log(`compat: unexpected error: ${describeError(error)}`);
   return { status: 500, body: { message: "Internal error; nothing you sent was lost." }, headers: {} };
 }
 

@@ -16,12 +16,17 @@ import { NestStore } from "./nests/store.ts";
 import { CrowRegistry } from "./nests/registry.ts";
 import type { NestChat } from "./nests/messages.ts";
 import { createNestChat } from "./nests/chat.ts";
+import { createMetrics, countAppended, countedModel, countedClassifier, type Metrics } from "./ops/metrics.ts";
+import { eventLogLine } from "./ops/event-lines.ts";
+import { describeError } from "./ops/describe-error.ts";
 
 export interface AppDeps {
   model?: Model;
   classifier?: Classifier;
   /** Where diagnostics go (never keys or prompts); stderr by default. */
   logLine?: (line: string) => void;
+  /** Where counts go; a fresh registry by default (`crows serve` adds process metrics). */
+  metrics?: Metrics;
 }
 
 export interface App {
@@ -36,6 +41,8 @@ export interface App {
   readonly registry: CrowRegistry;
   /** Nest conversations: posting, tagging, the must-respond loop, asks, the watchdog. */
   readonly chat: NestChat;
+  /** Prometheus metrics (GET /metrics). */
+  readonly metrics: Metrics;
   logLine(line: string): void;
   /** Stops starting new work and waits for the writes already under way. */
   quiesce(): Promise<void>;
@@ -48,10 +55,25 @@ export async function createApp(config: Config, deps: AppDeps = {}): Promise<App
   const logLine = deps.logLine ?? ((line: string) => console.error(line));
   const prisma = await openDatabase(config);
   const bus = config.redisUrl ? await createRedisBus(config.redisUrl, logLine) : createLocalBus();
+  const metrics = deps.metrics ?? createMetrics();
   const lock = commitOrderLock(config);
-  const log = new EventLog(prisma, bus, lock ? { commitOrderLock: lock } : {});
-  const model = deps.model ?? createModel(config);
-  const classifier = deps.classifier ?? createClassifier(config, prisma);
+  const log = new EventLog(prisma, bus, {
+    ...(lock ? { commitOrderLock: lock } : {}),
+    onAppended: (event) => {
+      countAppended(metrics, event);
+      const line = eventLogLine(event);
+      if (line) logLine(line);
+    },
+  });
+  // Counted at the interfaces, so every provider and backend is measured the same way.
+  const model = countedModel(deps.model ?? createModel(config), metrics, (flight) =>
+    logLine(`model call failed: ${flight.request.role} ${flight.request.speaker} on ${flight.backend} after ${Math.round(flight.seconds * 1000)} ms: ${describeError(flight.error)}`),
+  );
+  const classifier = countedClassifier(
+    deps.classifier ?? createClassifier(config, prisma, (error) => logLine(`classifier: could not record answers: ${describeError(error)}`)),
+    metrics,
+  );
+  metrics.pendingApprovals = () => prisma.approval.count({ where: { status: "pending" } });
   const nests = new NestStore(prisma);
   const registry = new CrowRegistry(prisma, config.maxSpun);
   await nests.ensureDefault(); // todo always exists, before anything lists or posts to it
@@ -74,6 +96,7 @@ export async function createApp(config: Config, deps: AppDeps = {}): Promise<App
     nests,
     registry,
     chat,
+    metrics,
     logLine,
     quiesce: () =>
       (quiescing ??= (async () => {

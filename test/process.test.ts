@@ -1,4 +1,4 @@
-// The server as a process, the way `npm start` runs it: the ready line, the localhost default,
+// The server as a process, the way src/main.ts runs it (crows serve): the ready JSON line, the localhost default,
 // and SIGTERM stopping it cleanly (exit 0) with a list in flight and a stream open.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -12,9 +12,11 @@ test("prints the ready line on 127.0.0.1 and exits 0 on SIGTERM with work in fli
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "crows-proc-"));
   try {
     const proc = startProcess({ CROWS_PORT: "0", CROWS_DATA_DIR: dataDir });
-    const line = await proc.ready;
-    assert.match(line, /^crows listening on http:\/\/127\.0\.0\.1:\d+$/);
-    const url = line.slice("crows listening on ".length);
+    const ready = JSON.parse(await proc.ready) as { state: string; url: string; pid: number };
+    assert.is(ready.state, "live");
+    assert.match(ready.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.is(ready.pid, proc.child.pid);
+    const url = ready.url;
     const res = await fetch(`${url}/api/lists`, {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -42,7 +44,8 @@ test("a bad configuration value stops the start with a message naming the variab
     (e: Error) => e,
   );
   assert.ok(error);
-  assert.is(await proc.exited, 1);
+  assert.is(await proc.exited, 3);
+  assert.equal(JSON.parse(proc.output().stderr.trim()).error, "config");
   assert.match(proc.output().stderr, /CROWS_PORT must be a whole number/);
 });
 

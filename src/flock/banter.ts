@@ -10,6 +10,7 @@ import { listStream, wirePayload } from "./events.ts";
 import type { ListBudget } from "./flights.ts";
 import type { FlockContext } from "./flock.ts";
 import { personaOf, relationshipOf } from "./roster.ts";
+import { describeError } from "../ops/describe-error.ts";
 
 export const MAX_BANTER_PER_LIST = 2;
 const MAX_LINE_CHARS = 280;
@@ -41,7 +42,7 @@ export class Banter {
     if (!speaker || !to) return;
     this.count += 1;
     const line = this.speak(itemId, speaker, to).catch((error: unknown) => {
-      this.ctx.logLine(`flock: banter dropped on ${itemId}: ${(error as Error).message}`);
+      this.ctx.logLine(`flock: banter dropped on ${itemId}: ${describeError(error)}`);
     });
     this.inFlight.add(line);
     void line.finally(() => this.inFlight.delete(line));

@@ -16,6 +16,7 @@ import { RateLimiter, requesterKey } from "./rate-limit.ts";
 import { parseRequester, parseTodoText } from "./todo-text.ts";
 import { TrustLedger } from "./trust.ts";
 import { instanceIdOf } from "../storage/instance.ts";
+import { describeError } from "../ops/describe-error.ts";
 
 export interface FlockDeps {
   config: Config;
@@ -142,7 +143,7 @@ export class Flock {
   /** One pass of lease upkeep; never two at once. */
   private sweep(): Promise<void> {
     this.sweeping ??= this.renewAndTakeOver()
-      .catch((error: unknown) => this.deps.logLine(`flock: lease sweep failed: ${(error as Error).message}`))
+      .catch((error: unknown) => this.deps.logLine(`flock: lease sweep failed: ${describeError(error)}`))
       .finally(() => (this.sweeping = undefined));
     return this.sweeping;
   }
@@ -203,7 +204,7 @@ export class Flock {
       // reclaims it on restart.)
       await this.deps.prisma.todoList.updateMany({ where: { id: listId, ownerId: this.instanceId, status: "finished" }, data: { ownerId: null, leaseUntil: null } });
     })()
-      .catch((error: unknown) => this.deps.logLine(`flock: list ${listId} stopped on an error: ${(error as Error).stack ?? String(error)}`))
+      .catch((error: unknown) => this.deps.logLine(`flock: list ${listId} stopped on an error: ${describeError(error)}`))
       .finally(() => {
         this.runs.delete(listId);
         if (this.held.get(listId) === lost) this.held.delete(listId);

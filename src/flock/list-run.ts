@@ -12,6 +12,7 @@ import { StoppedError, approvalSubject } from "./approvals.ts";
 import { classifierHints, readTriage, type Triage } from "./triage.ts";
 import { Banter } from "./banter.ts";
 import { stringArray } from "../util/json-column.ts";
+import { describeError } from "../ops/describe-error.ts";
 
 const TERMINAL = new Set(["done", "skipped"]);
 
@@ -61,7 +62,7 @@ export class ListRun {
       if (error instanceof StoppedError || this.ctx.signal.aborted) return; // resumes on the next start
       if (error instanceof SkipItem) return this.skip(item, error.reason);
       if (error instanceof BudgetSpentError) return this.skip(item, "budget");
-      this.ctx.logLine(`flock: item ${item.id} failed unexpectedly: ${(error as Error).stack ?? String(error)}`);
+      this.ctx.logLine(`flock: item ${item.id} failed unexpectedly: ${describeError(error)}`);
       await this.skip(item, "failure").catch(() => {});
     }
   }

@@ -16,7 +16,11 @@ export interface AppendedEvent {
 }
 
 export type BusEvent = CustomEvent<AppendedEvent>;
-export type Bus = TypedEventTarget<BusEvent> & { close(): Promise<void> };
+export type Bus = TypedEventTarget<BusEvent> & {
+  close(): Promise<void>;
+  /** Whether a networked bus can reach its server now (readiness); absent for the local bus. */
+  isConnected?(): boolean;
+};
 
 export function topicOf(stream: string): string {
   return `crows:${stream}`;
@@ -122,6 +126,7 @@ export async function createRedisBus(url: string, logLine: (line: string) => voi
       target.removeEventListener(topic, listener);
     },
     dispatchEvent: (event) => target.dispatchEvent(event),
+    isConnected: () => publishClient.status === "ready" && subscribeClient.status === "ready",
     close: async () => {
       publishClient.disconnect();
       subscribeClient.disconnect();

@@ -27,6 +27,8 @@ export interface EventLogOptions {
    * those events' ids are commit order with several writers (storage/db.ts commitOrderLock).
    */
   commitOrderLock?: (tx: Tx) => Promise<void>;
+  /** Told of every event this process committed, after the bus (metrics, the server log). */
+  onAppended?: (event: StoredEvent) => void;
 }
 
 export class EventLog {
@@ -97,6 +99,7 @@ export class EventLog {
         for (const event of stored) {
           this.bus.dispatchEvent(new CustomEvent(topicOf(stream), { detail: event }) as BusEvent);
           this.bus.dispatchEvent(new CustomEvent(nameTopicOf(event.name), { detail: event }) as BusEvent);
+          this.options.onAppended?.(event);
         }
         return stored;
       } catch (error) {

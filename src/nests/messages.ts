@@ -18,6 +18,7 @@ import type { RateLimiter } from "../flock/rate-limit.ts";
 import type { NestRecord, NestStore } from "./store.ts";
 import { DEFAULT_NEST } from "./store.ts";
 import { resolvedOf, type Resolved } from "./resolved.ts";
+import { describeError } from "../ops/describe-error.ts";
 
 export const MAX_MESSAGE_CHARS = 2000;
 export const MAX_PHRASE_CHARS = 200;
@@ -181,7 +182,7 @@ export class NestChat {
     if (this.stopping.signal.aborted) return;
     const run = task()
       .catch((error: unknown) => {
-        if (!this.stopping.signal.aborted) this.deps.logLine(`nests: ${what} failed: ${(error as Error)?.stack ?? String(error)}`);
+        if (!this.stopping.signal.aborted) this.deps.logLine(`nests: ${what} failed: ${describeError(error)}`);
       })
       .finally(() => this.tasks.delete(run));
     this.tasks.add(run);

@@ -370,7 +370,7 @@ export class Responders implements ObligationRunner {
       return "posted";
     } catch (error) {
       if (!(error instanceof CrowsError)) throw error;
-      this.deps.logLine(`nests: ${reply.author}'s ${kind} in ${nest.id} was refused: ${error.message}`);
+      this.deps.logLine(`nests: ${reply.author}'s ${kind} in ${nest.id} was refused (${error.code}).`);
       return error instanceof ForbiddenError ? "quarantined" : "dropped";
     }
   }

@@ -16,6 +16,8 @@ import { readBody } from "./body.ts";
 import { roleOf, type Role } from "./access.ts";
 import { graphqlLimits } from "./graphql-limits.ts";
 import { useGraphQLStream } from "./graphql-stream.ts";
+import { graphqlMetricsPlugin } from "../ops/metrics.ts";
+import { describeError } from "../ops/describe-error.ts";
 
 export const GRAPHQL_PATH = "/graphql";
 export const GRAPHQL_SSE_PATH = "/graphql/stream";
@@ -50,6 +52,12 @@ subscription Follow($listId: ID!) {
   listEvents(listId: $listId, after: 0) { seq name ts payload }
 }
 `;
+
+/** What Yoga's log arguments may say in server.log: an error's shape, never its message (it can quote input). */
+function logSafe(arg: unknown): string {
+  if (arg instanceof GraphQLError) return `${describeError(arg.originalError ?? arg)}${arg.path ? ` at ${arg.path.join(".")}` : ""}`;
+  return arg instanceof Error ? describeError(arg) : typeof arg === "string" ? arg : typeof arg;
+}
 
 /**
  * Masking stays on: unexpected failures read "Unexpected error." A domain refusal that reaches the
@@ -127,15 +135,15 @@ export function createGraphQLHandler(app: App): (req: http.IncomingMessage, res:
     renderGraphiQL,
     landingPage: false,
     maskedErrors: { maskError: maskCrowsError },
-    plugins: [csrfPrevention, queryStringJson, ...graphqlLimits(), readOnlyTokens, useGraphQLStream(GRAPHQL_SSE_PATH, (line) => app.logLine(line))],
+    plugins: [csrfPrevention, queryStringJson, ...graphqlLimits(), readOnlyTokens, useGraphQLStream(GRAPHQL_SSE_PATH, (line) => app.logLine(line)), graphqlMetricsPlugin(app.metrics)],
     logging: {
       debug: () => {},
       info: () => {},
-      warn: (...args: unknown[]) => app.logLine(`graphql: ${args.map(String).join(" ")}`),
+      warn: (...args: unknown[]) => app.logLine(`graphql: ${args.map(logSafe).join(" ")}`),
       // Yoga logs every resolver error before masking; a domain refusal is an answer, not a fault.
       error: (...args: unknown[]) => {
         if (args.some((a) => a instanceof GraphQLError && a.originalError instanceof CrowsError)) return;
-        app.logLine(`graphql: ${args.map(String).join(" ")}`);
+        app.logLine(`graphql: ${args.map(logSafe).join(" ")}`);
       },
     },
   });

@@ -12,6 +12,10 @@ import { createGraphQLHandler, isGraphQLPath } from "./graphql.ts";
 import { AccessGate } from "./access.ts";
 import { readJson } from "./body.ts";
 import { isConsolePath, serveConsole } from "../../console/serve.ts";
+import { serveOps, refuseWhileStopping } from "../ops/health.ts";
+import { observeHttp } from "../ops/metrics.ts";
+import { trackInFlight } from "../ops/shutdown.ts";
+import { describeError } from "../ops/describe-error.ts";
 
 /** One entry per path family; the first whose `matches` is true serves the request. */
 interface Handler {
@@ -42,7 +46,10 @@ export interface RunningServer {
   server: http.Server;
   url: string;
   port: number;
-  /** Stops accepting, ends open streams, waits for in-flight writes. Idempotent. */
+  /**
+   * Stops accepting (a request on a kept-alive connection gets a 503 with Retry-After), ends open
+   * streams, answers the requests in flight, then waits for the flock's in-flight writes. Idempotent.
+   */
   close(): Promise<void>;
 }
 
@@ -56,12 +63,15 @@ export async function startServer(app: App): Promise<RunningServer> {
   ];
   const notFound = () => new HttpError(404, "Not found. The REST API lives under /api, GraphQL at /graphql.");
 
+  let stopping = false;
   // requireHostHeader off: a request without Host reaches the access check and gets its JSON 421.
   const server = http.createServer({ requireHostHeader: false }, (req, res) => {
+    if (stopping) return refuseWhileStopping(res);
     void (async () => {
       try {
         const url = parseTarget(req.url);
         if ((await gate.admit(req, res, url)) === "answered") return;
+        if (serveOps(app, req, res, url.pathname)) return; // /healthz, /readyz, /metrics: behind the gate too
         const handler = handlers.find((h) => h.matches(url.pathname));
         if (!handler) throw notFound();
         await handler.serve(req, res, url);
@@ -89,6 +99,8 @@ export async function startServer(app: App): Promise<RunningServer> {
     socket.end(`HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
   });
   server.keepAliveTimeout = 5_000;
+  observeHttp(app.metrics, server, router);
+  const inFlight = trackInFlight(server);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(app.config.port, app.config.host, () => {
@@ -105,9 +117,11 @@ export async function startServer(app: App): Promise<RunningServer> {
     url: `http://${host}:${port}`,
     close: () =>
       (closing ??= (async () => {
+        stopping = true;
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         app.log.close(); // ends every open SSE stream and subscription
         server.closeIdleConnections();
+        await inFlight.idle(10_000); // answered before the flock stops, so a list posted just now is kept
         await app.quiesce();
         server.closeAllConnections();
         await stopped;
@@ -149,7 +163,7 @@ async function serveCompat(
         if (!res.write(chunk)) await new Promise((resolve) => res.once("drain", resolve));
       }
     } catch (error) {
-      app.logLine(`compat: stream ended with an error: ${(error as Error).message}`);
+      app.logLine(`compat: stream ended with an error: ${describeError(error)}`);
     } finally {
       res.end();
     }

@@ -8,7 +8,7 @@
 // cast once, here. The guards below fail the typecheck if the two ever differ in models or rows.
 // The code base keeps to what both providers mean alike: no raw SQL outside this file, no
 // provider-only filters (`mode: "insensitive"`) and no isolation levels.
-import { mkdirSync, chmodSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
 import { PrismaClient } from "../generated/prisma/client.ts";
@@ -17,12 +17,13 @@ import type * as Pg from "../generated/prisma-pg/client.ts";
 import type { Config } from "../config.ts";
 import { ConfigError } from "../config.ts";
 import { deployMigrations, providerOf } from "./migrate.ts";
+import { prepareDataDir } from "../ops/data-dir.ts";
 
 export type { PrismaClient };
 
+/** Creates the data folder 700 or refuses one crows must not use (rules in src/ops/data-dir.ts). */
 export function ensureDataDir(dataDir: string): void {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  chmodSync(dataDir, 0o700);
+  prepareDataDir(dataDir);
 }
 
 export async function openDatabase(config: Config): Promise<PrismaClient> {

@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 
 export interface ServerProcess {
   child: ChildProcess;
-  /** The ready line ("crows listening on <url>"). */
+  /** The ready line: one JSON object, {"state":"live","url",...}. */
   ready: Promise<string>;
   exited: Promise<number | null>;
   output(): { stdout: string; stderr: string };
@@ -22,7 +22,7 @@ export function startProcess(env: Record<string, string>): ServerProcess {
   const ready = new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no ready line; stderr: ${stderr}`)), 20_000);
     child.stdout.on("data", () => {
-      const line = stdout.split("\n").find((l) => l.startsWith("crows listening on "));
+      const line = stdout.split("\n").find((l) => l.startsWith("{"));
       if (line) {
         clearTimeout(timer);
         resolve(line);
@@ -38,7 +38,7 @@ export function startProcess(env: Record<string, string>): ServerProcess {
 export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess & { url: string }> {
   const proc = startProcess(env);
   const line = await proc.ready;
-  return { ...proc, url: line.slice("crows listening on ".length) };
+  return { ...proc, url: (JSON.parse(line) as { url: string }).url };
 }
 
 /** kill -9, and wait until the process is gone. */

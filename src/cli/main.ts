@@ -1,0 +1,67 @@
+// The `crows` command line (docs/operations.md): serve, up, status, stop, restart, logs. Every
+// command prints one JSON line on stdout; an error is one JSON line on stderr. Exit codes: 0 done,
+// 1 a step failed, 2 usage, 3 the server cannot run (start-error.json says why).
+import { EXIT } from "../ops/exit.ts";
+import { up, status, stop, restart, logs, CommandError } from "./commands.ts";
+
+const USAGE = "usage: crows serve | up | status | stop | restart [--reason TEXT] | logs [--lines N]";
+
+type Flags = Record<string, string>;
+
+function parse(argv: string[], allowed: string[]): Flags {
+  const flags: Flags = {};
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? "";
+    const [name, inline] = arg.startsWith("--") ? arg.slice(2).split(/=(.*)/s, 2) : [undefined, undefined];
+    if (!name || !allowed.includes(name)) throw new CommandError(EXIT.usage, "usage", `unknown argument ${JSON.stringify(arg)}; ${USAGE}`);
+    const value = inline ?? argv[++i];
+    if (value === undefined) throw new CommandError(EXIT.usage, "usage", `--${name} needs a value; ${USAGE}`);
+    flags[name] = value;
+  }
+  return flags;
+}
+
+async function run(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case "serve":
+      parse(rest, []);
+      // Loaded only here: the other commands never load the server (fast, and they work with it down).
+      return (await import("../ops/serve.ts")).serve();
+    case "up":
+      parse(rest, []);
+      return print(await up());
+    case "status":
+      parse(rest, []);
+      return print(await status());
+    case "stop":
+      parse(rest, []);
+      return print(await stop());
+    case "restart":
+      return print(await restart(parse(rest, ["reason"]).reason));
+    case "logs": {
+      const raw = parse(rest, ["lines"]).lines;
+      const lines = raw === undefined ? 50 : Number(raw);
+      if (!Number.isInteger(lines) || lines < 1 || lines > 1000) throw new CommandError(EXIT.usage, "usage", `--lines must be a whole number from 1 to 1000, got ${JSON.stringify(raw)}`);
+      return print(await logs(lines));
+    }
+    case "help":
+    case "--help":
+    case "-h":
+      return print({ usage: USAGE });
+    default:
+      throw new CommandError(EXIT.usage, "usage", command === undefined ? USAGE : `unknown command ${JSON.stringify(command)}; ${USAGE}`);
+  }
+}
+
+function print(value: unknown): void {
+  process.stdout.write(JSON.stringify(value) + "\n");
+}
+
+try {
+  await run(process.argv.slice(2));
+} catch (error) {
+  const failure = error instanceof CommandError ? error : new CommandError(EXIT.failed, "failed", (error as Error)?.message?.split("\n")[0] ?? String(error));
+  process.stderr.write(JSON.stringify({ error: failure.code, message: failure.message }) + "\n");
+  process.exitCode = failure.exit;
+}

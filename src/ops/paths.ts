@@ -1,0 +1,25 @@
+// The files crows keeps beside its database in the data folder (docs/operations.md lists them).
+import path from "node:path";
+
+export interface DataFiles {
+  dir: string;
+  lock: string;
+  state: string;
+  startError: string;
+  log: string;
+}
+
+export function dataFiles(dataDir: string): DataFiles {
+  return {
+    dir: dataDir,
+    lock: path.join(dataDir, "server.lock"),
+    state: path.join(dataDir, "server.json"),
+    startError: path.join(dataDir, "start-error.json"),
+    log: path.join(dataDir, "server.log"),
+  };
+}
+
+/** The data folder a command means: CROWS_DATA_DIR, or .crows in the working folder (as config.ts). */
+export function dataDirFromEnv(env: Record<string, string | undefined> = process.env): string {
+  return path.resolve(env.CROWS_DATA_DIR?.trim() || ".crows");
+}

@@ -1,0 +1,143 @@
+// `crows serve`: the server in the foreground, what `npm start` and a supervisor run. In order:
+// the data folder rules, the lock (before the database is touched, so a second server refuses in
+// well under a second instead of fighting over the file), the app, the listener; then server.json
+// and one JSON line on stdout. A start that fails writes start-error.json, prints one JSON line on
+// stderr and exits 3. SIGTERM/SIGINT stop gracefully: stop accepting, answer what is in flight,
+// close streams, finish writes, record "stopped", release the lock, exit 0.
+import net from "node:net";
+import { loadConfig, type Config } from "../config.ts";
+import type { App } from "../app.ts";
+import type { RunningServer } from "../server/http.ts";
+import { prepareDataDir } from "./data-dir.ts";
+import { acquireLock, type HeldLock } from "./lock.ts";
+import { dataDirFromEnv, dataFiles, type DataFiles } from "./paths.ts";
+import { clearStartError, updateServerState, writeServerState, writeStartError, type ServerState } from "./state.ts";
+import { createServerLog, type ServerLog } from "./server-log.ts";
+import { describeError } from "./describe-error.ts";
+import { toStartError } from "./start-error.ts";
+import { crowsVersion } from "./version.ts";
+import { startTickOf } from "./processes.ts";
+
+import { EXIT } from "./exit.ts";
+
+type Env = Record<string, string | undefined>;
+
+export async function serve(env: Env = process.env): Promise<void> {
+  let files: DataFiles = dataFiles(dataDirFromEnv(env));
+  let config: Config | undefined;
+  let log: ServerLog | undefined;
+  let lock: HeldLock | undefined;
+  let app: App | undefined;
+  let server: RunningServer | undefined;
+  // A signal during the start (a supervisor stopping a slow start) is kept and acted on once the
+  // server is up, so the stop is still graceful and the lock is released.
+  let signalledEarly: string | undefined;
+  const early = (signal: NodeJS.Signals) => (signalledEarly ??= signal);
+  process.on("SIGTERM", early);
+  process.on("SIGINT", early);
+  try {
+    config = loadConfig(env);
+    files = dataFiles(config.dataDir);
+    const folder = prepareDataDir(config.dataDir);
+    // Lines go to stderr too once the server is live (a supervisor's journal); before that, a
+    // failed start keeps stderr to its one JSON line.
+    let echo = false;
+    log = createServerLog(files.log, {
+      secrets: [config.modelApiKey, config.jevApiKey, env.CROWS_TOKEN, ...(env.CROWS_READ_TOKENS ?? "").split(",")],
+      echo: (line) => echo && process.stderr.write(`${line}\n`),
+    });
+    log.line(`start: crows ${crowsVersion()} pid ${process.pid}, data folder ${folder.dir} (${folder.created ? "created" : "existing"})`);
+    lock = acquireLock(files);
+    log.line("start: lock taken");
+    const restartReason = env.CROWS_RESTART_REASON?.trim().slice(0, 200) || undefined;
+    if (restartReason) log.line(`start: restart requested: ${restartReason}`);
+    await tryListen(config.host, config.port); // a taken port or a bad host fails now, not after migrations
+    // Loaded after the lock: a second server refuses before it loads (or touches) the database.
+    const [{ createApp }, { startServer }, { createMetrics }] = await Promise.all([import("../app.ts"), import("../server/http.ts"), import("./metrics.ts")]);
+    app = await createApp(config, { logLine: log.line, metrics: createMetrics({ processMetrics: true }) });
+    log.line("start: database open, migrations applied, flock resumed");
+    server = await startServer(app);
+    const state: ServerState = {
+      pid: process.pid,
+      tick: startTickOf(process.pid),
+      started: lock.record.started,
+      port: server.port,
+      url: server.url,
+      version: crowsVersion(),
+      data_dir: files.dir,
+      log: files.log,
+      stopped: false,
+      last_error: null,
+      ...(restartReason ? { restart_reason: restartReason } : {}),
+    };
+    writeServerState(files, state);
+    clearStartError(files);
+    log.line(`listening on ${server.url}`);
+    echo = true;
+    const { pid, url, started, version, data_dir } = state;
+    process.stdout.write(JSON.stringify({ state: "live", url, pid, started, version, data_dir, log: files.log }) + "\n");
+  } catch (error) {
+    const failure = toStartError(error, { host: config?.host ?? env.CROWS_HOST ?? "127.0.0.1", port: config?.port ?? Number(env.CROWS_PORT ?? 7717) });
+    log?.line(`start failed: ${failure.code}: ${failure.message}`);
+    try {
+      writeStartError(files, { code: failure.code, message: failure.message, at: new Date().toISOString(), pid: process.pid });
+    } catch {
+      // the data folder itself is the problem (not a folder, not writable): stderr still says why
+    }
+    await server?.close().catch(() => {});
+    await app?.close().catch(() => {});
+    lock?.release();
+    process.stderr.write(JSON.stringify({ error: failure.code, message: failure.message }) + "\n");
+    process.exit(EXIT.cannotRun);
+  }
+  process.off("SIGTERM", early);
+  process.off("SIGINT", early);
+  watchForStop({ files, log: log!, lock: lock!, app: app!, server: server! }, signalledEarly);
+}
+
+/** Binds and releases the address the server will listen on, so its errors come first and fast. */
+function tryListen(host: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once("error", reject);
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
+  });
+}
+
+function watchForStop(s: { files: DataFiles; log: ServerLog; lock: HeldLock; app: App; server: RunningServer }, signalledEarly?: string): void {
+  let stopping = false;
+  const stop = async (why: string) => {
+    if (stopping) {
+      s.log.line(`stop: ${why} again; exiting without waiting`);
+      s.lock.release();
+      process.exit(EXIT.failed);
+    }
+    stopping = true;
+    s.log.line(`stop: ${why}; answering requests in flight, finishing writes`);
+    try {
+      await s.server.close();
+      await s.app.close();
+      updateServerState(s.files, { stopped: true, stopped_at: new Date().toISOString() });
+      s.log.line("stopped");
+      s.lock.release();
+      process.exit(EXIT.done);
+    } catch (error) {
+      fail(`stop failed: ${describeError(error)}`);
+    }
+  };
+  const fail = (line: string) => {
+    s.log.line(line);
+    try {
+      updateServerState(s.files, { last_error: line });
+    } catch {
+      // nothing more to do
+    }
+    s.lock.release();
+    process.exit(EXIT.failed);
+  };
+  process.on("SIGTERM", () => void stop("SIGTERM received"));
+  process.on("SIGINT", () => void stop("SIGINT received"));
+  process.on("uncaughtException", (error) => fail(`error: uncaught ${describeError(error)}`));
+  process.on("unhandledRejection", (error) => fail(`error: unhandled rejection ${describeError(error)}`));
+  if (signalledEarly) void stop(`${signalledEarly} received while starting`);
+}
