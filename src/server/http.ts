@@ -8,6 +8,7 @@ import { compatRouter } from "../../compat/index.ts";
 import type { CompatRequest, CompatResponse } from "../../compat/router.ts";
 import { HttpError, toErrorResponse } from "../../compat/http-error.ts";
 import { createGraphQLHandler } from "./graphql.ts";
+import { writeSse } from "./sse-writer.ts";
 
 const MAX_BODY_BYTES = 1_000_000;
 
@@ -84,17 +85,7 @@ async function serveCompat(
     response = { status, json: body };
   }
   if ("stream" in response) {
-    res.writeHead(response.init.status, response.init.headers);
-    res.flushHeaders();
-    try {
-      for await (const chunk of response.stream) {
-        if (!res.write(chunk)) await new Promise((resolve) => res.once("drain", resolve));
-      }
-    } catch (error) {
-      app.logLine(`compat: stream ended with an error: ${(error as Error).message}`);
-    } finally {
-      res.end();
-    }
+    await writeSse(res, response.stream, response.init, app.logLine);
     return;
   }
   const headers: Record<string, string> = { ...response.headers };
