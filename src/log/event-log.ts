@@ -5,43 +5,61 @@ import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { AppendedEvent, Bus, BusEvent } from "./bus.ts";
 import { nameTopicOf, topicOf } from "./bus.ts";
 import { KeyedLock } from "../util/keyed-lock.ts";
+import { eventStoreOf, type EventStore, type NewEvent, type Tx } from "../storage/event-store.ts";
 
-export type Tx = Parameters<Parameters<PrismaClient["$transaction"]>[0]>[0];
+export type { Tx };
 export type StoredEvent = AppendedEvent;
 
 /** How many announced events a follower holds ahead of its reader before it reads the log instead. */
 const MAX_AHEAD = 1000;
 
-function toStored(row: { id: number; stream: string; seq: number; name: string; payload: string; ts: Date }): StoredEvent {
-  return { id: row.id, stream: row.stream, seq: row.seq, name: row.name, payload: row.payload, ts: row.ts.toISOString() };
+/**
+ * The moment an event happened: its payload's own `ts` when it has one (EVENTS.md payloads do), so
+ * the log's column and the wire's field are one moment; otherwise now.
+ */
+function momentOf(payload: object): Date {
+  const ts = (payload as { ts?: unknown }).ts;
+  if (typeof ts === "string") {
+    const date = new Date(ts);
+    if (!Number.isNaN(date.getTime())) return date;
+  }
+  return new Date();
 }
 
-export interface EventLogOptions {
-  /** How many times an append retries when another instance took the same seq. */
-  maxConflictRetries?: number;
+function toNew(name: string, payload: object): NewEvent {
+  return { name, payload: JSON.stringify(payload), ts: momentOf(payload) };
 }
 
 export class EventLog {
   // Appends to one stream are chained so a process never races itself for the next seq.
   private readonly appends = new KeyedLock();
   private readonly closers = new Set<() => void>();
+  private readonly store: EventStore;
   private closed = false;
 
   constructor(
     private readonly prisma: PrismaClient,
     private readonly bus: Bus,
-    private readonly options: EventLogOptions = {},
-  ) {}
+  ) {
+    // The log's SQL goes around Prisma for speed (src/storage/event-store.ts says why).
+    this.store = eventStoreOf(prisma);
+  }
 
   /**
    * Appends one event to `stream`. `writes` run in the same transaction, so state and log never
-   * disagree. The payload is stored as the exact JSON text clients receive.
+   * disagree. The payload is stored as the exact JSON text clients receive. Without `writes`, the
+   * event commits in a transaction shared with the other appends of the same moment.
    */
   append(stream: string, name: string, payload: object, writes?: (tx: Tx) => Promise<unknown>): Promise<StoredEvent> {
-    return this.appendIn(stream, name, async (tx) => {
-      if (writes) await writes(tx);
-      return payload;
-    }) as Promise<StoredEvent>;
+    if (writes) {
+      return this.appendIn(stream, name, async (tx) => {
+        await writes(tx);
+        return payload;
+      }) as Promise<StoredEvent>;
+    }
+    const event = toNew(name, payload);
+    return this.appends.run(stream, async () => this.announce(stream, await this.store.append(stream, [event])))
+      .then((events) => events[0]!);
   }
 
   /**
@@ -61,7 +79,10 @@ export class EventLog {
    * transaction: a verdict and the trust changes it causes commit together or not at all.
    */
   appendBatch(stream: string, build: (tx: Tx) => Promise<Array<{ name: string; payload: object }>>): Promise<StoredEvent[]> {
-    return this.appends.run(stream, () => this.appendNow(stream, build));
+    return this.appends.run(stream, async () => {
+      const stored = await this.store.appendWith(this.prisma, stream, async (tx) => (await build(tx)).map((e) => toNew(e.name, e.payload)));
+      return this.announce(stream, stored);
+    });
   }
 
   /** Resolves once every append already started has settled (used by shutdown). */
@@ -69,57 +90,26 @@ export class EventLog {
     await this.appends.idle();
   }
 
-  private async appendNow(stream: string, build: (tx: Tx) => Promise<Array<{ name: string; payload: object }>>): Promise<StoredEvent[]> {
-    const retries = this.options.maxConflictRetries ?? 25;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const rows = await this.prisma.$transaction(async (tx) => {
-          const events = await build(tx);
-          if (events.length === 0) return [];
-          const last = await tx.event.findFirst({ where: { stream }, orderBy: { seq: "desc" }, select: { seq: true } });
-          let seq = last?.seq ?? 0;
-          const created = [];
-          for (const { name, payload } of events) {
-            created.push(await tx.event.create({ data: { stream, seq: ++seq, name, payload: JSON.stringify(payload) } }));
-          }
-          return created;
-        });
-        const stored = rows.map(toStored);
-        for (const event of stored) {
-          this.bus.dispatchEvent(new CustomEvent(topicOf(stream), { detail: event }) as BusEvent);
-          this.bus.dispatchEvent(new CustomEvent(nameTopicOf(event.name), { detail: event }) as BusEvent);
-        }
-        return stored;
-      } catch (error) {
-        // Another instance appended the same seq first (PostgreSQL deployments): try again.
-        // A short random pause breaks the lockstep of two instances appending one after another.
-        if (attempt < retries && (error as { code?: string }).code === "P2002") {
-          await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 * (attempt + 1))));
-          continue;
-        }
-        throw error;
-      }
+  /** Tells the bus, after the commit: whatever a client sees can be replayed. */
+  private announce(stream: string, stored: StoredEvent[]): StoredEvent[] {
+    for (const event of stored) {
+      this.bus.dispatchEvent(new CustomEvent(topicOf(stream), { detail: event }) as BusEvent);
+      this.bus.dispatchEvent(new CustomEvent(nameTopicOf(event.name), { detail: event }) as BusEvent);
     }
+    return stored;
   }
 
-  async read(stream: string, afterSeq = 0, limit = 1000): Promise<StoredEvent[]> {
-    const rows = await this.prisma.event.findMany({
-      where: { stream, seq: { gt: afterSeq } },
-      orderBy: { seq: "asc" },
-      take: limit,
-    });
-    return rows.map(toStored);
+  read(stream: string, afterSeq = 0, limit = 1000): Promise<StoredEvent[]> {
+    return this.store.read(stream, afterSeq, limit);
   }
 
   /** Events named `name` across every stream, after the log's global id `afterId`, in commit order. */
-  async readNamed(name: string, afterId = 0, limit = 1000): Promise<StoredEvent[]> {
-    const rows = await this.prisma.event.findMany({ where: { name, id: { gt: afterId } }, orderBy: { id: "asc" }, take: limit });
-    return rows.map(toStored);
+  readNamed(name: string, afterId = 0, limit = 1000): Promise<StoredEvent[]> {
+    return this.store.readNamed(name, afterId, limit);
   }
 
-  async lastSeq(stream: string): Promise<number> {
-    const last = await this.prisma.event.findFirst({ where: { stream }, orderBy: { seq: "desc" }, select: { seq: true } });
-    return last?.seq ?? 0;
+  lastSeq(stream: string): Promise<number> {
+    return this.store.lastSeq(stream);
   }
 
   /**
