@@ -24,6 +24,12 @@ export function frame(id: string, name: string, data: string): string {
 
 export const HEARTBEAT = ": heartbeat\n\n";
 
+/** How long a client waits before it reconnects after a dropped stream (SSE-PROTOCOL.md). */
+export const RETRY_MS = 2000;
+
+/** The first thing a stream sends: the reconnection delay, as its own field block (no event). */
+export const OPENING = `retry: ${RETRY_MS}\n\n`;
+
 export function eventStream(options: SseOptions): [AsyncIterable<string>, SseInit] {
   const init: SseInit = {
     status: 200,
@@ -43,6 +49,7 @@ async function* merge({ log, stream, afterSeq, heartbeatMs, signal, idOf }: SseO
   let nextEvent = events.next();
   let timer: NodeJS.Timeout | undefined;
   try {
+    yield OPENING;
     while (!signal.aborted) {
       const beat = new Promise<"beat">((resolve) => {
         timer = setTimeout(() => resolve("beat"), heartbeatMs);
