@@ -2,10 +2,13 @@
 // messages, replayed from the durable log after Last-Event-ID, then live. Wire rules: SSE-PROTOCOL.md.
 import { HttpError } from "./http-error.ts";
 import type { Route } from "./router.ts";
+import type { App } from "../src/app.ts";
 import { eventStream } from "./sse.ts";
 import { parseCursor } from "../src/log/cursor.ts";
 import { listStream } from "../src/flock/events.ts";
 import { msgIdOf, nestStream } from "../src/nests/messages.ts";
+
+const streamError = (app: App) => (error: unknown) => app.logLine(`compat: stream ended with an error: ${(error as Error).message}`);
 
 export const eventRoutes: Route[] = [
   {
@@ -21,7 +24,7 @@ export const eventRoutes: Route[] = [
         if (!(await app.flock.listExists(listId))) throw new HttpError(404, `No list ${listId}.`);
         const afterSeq = parseCursor(rawLastId);
         if (afterSeq === "invalid") throw new HttpError(400, "Last-Event-ID must be an event id this stream sent.");
-        const [stream, init] = eventStream({ log: app.log, stream: listStream(listId), afterSeq, heartbeatMs: app.config.heartbeatMs, signal: request.signal });
+        const [stream, init] = eventStream({ log: app.log, stream: listStream(listId), afterSeq, heartbeatMs: app.config.heartbeatMs, signal: request.signal, onError: streamError(app) });
         return { stream, init };
       }
       const nest = nestId!;
@@ -35,6 +38,7 @@ export const eventRoutes: Route[] = [
         heartbeatMs: app.config.heartbeatMs,
         signal: request.signal,
         idOf: (event) => msgIdOf(nest, event.seq),
+        onError: streamError(app),
       });
       return { stream, init };
     },

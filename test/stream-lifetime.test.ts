@@ -3,6 +3,8 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import net from "node:net";
+import http from "node:http";
+import { openSse } from "./helpers/sse.ts";
 import { getEventListeners } from "node:events";
 import { startTestServer } from "./helpers/server.ts";
 import { topicOf } from "../src/log/bus.ts";
@@ -45,5 +47,42 @@ for (const pauseBeforeDisconnect of [true, false]) {
     }
   });
 }
+
+test("a client that falls behind catches up from the log: every event once, in order, while others stay live", async () => {
+  const server = await startTestServer();
+  try {
+    const listId = "lifetime-lagging";
+    await server.app.prisma.todoList.create({ data: { id: listId, requester: "bench", text: "-", tokenBudget: 1, status: "finished" } });
+    const stream = `list:${listId}`;
+    for (let i = 0; i < 5; i++) await server.app.log.append(stream, "early", { i });
+    const live = await openSse(`${server.url}/api/events?list_id=${listId}`);
+    let text = "";
+    let response!: http.IncomingMessage;
+    await new Promise<void>((resolve) => {
+      http.get(`${server.url}/api/events?list_id=${listId}`, { headers: { "last-event-id": "2" } }, (res) => {
+        response = res;
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => (text += chunk));
+        resolve();
+      });
+    });
+    await until(() => text.includes("id: 5\n"), 5000, "the slow client's replay");
+    response.pause();
+    const big = "y".repeat(32 * 1024);
+    const total = 120;
+    for (let i = 0; i < total; i++) await server.app.log.append(stream, "bench.big", { i, big });
+    await live.waitForCount(5 + total, 10_000);
+    response.resume();
+    await until(() => text.includes(`id: ${5 + total}\n`), 10_000, "the slow client to catch up");
+    const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+    assert.equal(ids, Array.from({ length: 3 + total }, (_, i) => i + 3), "no gap, no duplicate");
+    assert.equal(live.messages().map((m) => Number(m.id)), Array.from({ length: 5 + total }, (_, i) => i + 1));
+    response.destroy();
+    live.close();
+    await until(() => listenersOn(server.app.bus, stream) === 0, 5000, "the follower to detach");
+  } finally {
+    await server.close();
+  }
+});
 
 test.run();

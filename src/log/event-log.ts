@@ -6,6 +6,7 @@ import type { AppendedEvent, Bus, BusEvent } from "./bus.ts";
 import { nameTopicOf, topicOf } from "./bus.ts";
 import { KeyedLock } from "../util/keyed-lock.ts";
 import { eventStoreOf, type EventStore, type NewEvent, type Tx } from "../storage/event-store.ts";
+import { StreamTap } from "./stream-tap.ts";
 
 export type { Tx };
 export type StoredEvent = AppendedEvent;
@@ -35,6 +36,7 @@ export class EventLog {
   private readonly appends = new KeyedLock();
   private readonly closers = new Set<() => void>();
   private readonly store: EventStore;
+  private readonly taps = new Map<string, StreamTap>();
   private closed = false;
 
   constructor(
@@ -195,6 +197,39 @@ export class EventLog {
       this.closers.delete(end);
       signal?.removeEventListener("abort", end);
     }
+  }
+
+  /**
+   * The one shared follower of `stream` (src/log/stream-tap.ts); whoever opens it calls
+   * `releaseTap` when its last listener is gone.
+   */
+  openTap(stream: string, onError: (error: unknown) => void = () => {}): StreamTap {
+    let tap = this.taps.get(stream);
+    if (!tap) {
+      tap = new StreamTap(this.bus, stream, (after, limit) => this.read(stream, after, limit), () => this.lastSeq(stream), onError);
+      this.taps.set(stream, tap);
+    }
+    return tap;
+  }
+
+  releaseTap(tap: StreamTap): void {
+    if (tap.size > 0 || this.taps.get(tap.stream) !== tap) return;
+    tap.stop();
+    this.taps.delete(tap.stream);
+  }
+
+  /** Calls `end` at shutdown (close()); returns the function that cancels that. */
+  onClose(end: () => void): () => void {
+    if (this.closed) {
+      end();
+      return () => {};
+    }
+    this.closers.add(end);
+    return () => this.closers.delete(end);
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
   }
 
   /** Ends every follower (shutdown). */

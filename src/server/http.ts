@@ -85,7 +85,7 @@ async function serveCompat(
     response = { status, json: body };
   }
   if ("stream" in response) {
-    await writeSse(res, response.stream, response.init, app.logLine);
+    await writeSse(res, response.stream, response.init);
     return;
   }
   const headers: Record<string, string> = { ...response.headers };

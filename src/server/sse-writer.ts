@@ -1,28 +1,32 @@
-// The node:http adapter for compat/sse.ts: copies a stream's status, headers and chunks onto a
-// ServerResponse. A slow client is waited for ('drain'), but a client that goes away while it is
-// not reading ends the wait too ('close'): otherwise its follower would stay attached for good.
+// The node:http adapter for compat/sse.ts: copies a stream's status and headers onto a
+// ServerResponse and lets the stream write onto it. A slow client is waited for ('drain'), but a
+// client that goes away while it is not reading ends the wait too ('close'), and its going stops
+// the stream: otherwise its follower would stay attached for good.
 import type http from "node:http";
-import type { SseInit } from "../../compat/sse.ts";
+import type { SseBody, SseInit, SseSink } from "../../compat/sse.ts";
 
-export async function writeSse(
-  res: http.ServerResponse,
-  stream: AsyncIterable<string | Buffer>,
-  init: SseInit,
-  logLine: (line: string) => void,
-): Promise<void> {
+export function writeSse(res: http.ServerResponse, body: SseBody, init: SseInit): Promise<void> {
   res.writeHead(init.status, init.headers);
-  res.flushHeaders();
-  try {
-    for await (const chunk of stream) {
-      if (res.destroyed) break;
-      if (!res.write(chunk)) await drainedOrClosed(res);
-      if (res.destroyed) break; // leaving the loop returns the stream, which detaches its follower
+  const sink: SseSink = {
+    write: (chunk) => (res.destroyed ? false : res.write(chunk)),
+    drained: () => drainedOrClosed(res),
+    end: () => res.end(),
+    get closed() {
+      return res.destroyed || res.writableEnded;
+    },
+  };
+  return new Promise((resolve) => {
+    const stop = body.start(sink);
+    if (res.destroyed) {
+      stop();
+      resolve();
+      return;
     }
-  } catch (error) {
-    logLine(`compat: stream ended with an error: ${(error as Error).message}`);
-  } finally {
-    res.end();
-  }
+    res.once("close", () => {
+      stop();
+      resolve();
+    });
+  });
 }
 
 function drainedOrClosed(res: http.ServerResponse): Promise<void> {
