@@ -39,6 +39,7 @@ if (process.argv[2] === "clients") {
   process.on("message", async (message: { open?: { urls: string[] }; report?: true; reset?: true; close?: true }) => {
     if (message.open) {
       let opened = 0;
+      let failed = 0;
       const urls = message.open.urls;
       await new Promise<void>((resolve) => {
         const next = (i: number) => {
@@ -66,15 +67,18 @@ if (process.argv[2] === "clients") {
             });
             if (++opened === urls.length) resolve();
           });
-          req.on("error", () => {});
+          req.on("error", () => {
+            failed += 1;
+            if (++opened === urls.length) resolve();
+          });
           requests.push(req);
           // A few at a time, so the listen backlog is not overrun.
-          if (i % 50 === 49) setTimeout(() => next(i + 1), 5);
+          if (i % 50 === 49) setTimeout(() => next(i + 1), 20);
           else next(i + 1);
         };
         next(0);
       });
-      process.send!({ opened });
+      process.send!({ opened: opened - failed, failed });
     } else if (message.reset) {
       latencies.length = 0;
       delivered = 0;
@@ -133,7 +137,8 @@ async function runCrows(child: ChildProcess): Promise<Stats & { sent: number }> 
     const ids = Array.from({ length: LISTS }, (_, i) => `fan-${i}`);
     for (const id of ids) await server.app.prisma.todoList.create({ data: { id, requester: "bench", text: "-", tokenBudget: 1, status: "finished" } });
     const urls = Array.from({ length: SUBSCRIBERS }, (_, i) => `${server.url}/api/events?list_id=${ids[i % LISTS]}`);
-    await ask(child, { open: { urls } }, "opened");
+    const opened = await ask<number>(child, { open: { urls } }, "opened");
+    if (opened < SUBSCRIBERS) console.log(`  (only ${opened} of ${SUBSCRIBERS} connections opened)`);
     await sleep(500);
     await ask(child, { reset: true }, "reset");
     const log = server.app.log;
@@ -160,7 +165,8 @@ async function runBare(child: ChildProcess): Promise<Stats & { sent: number }> {
   const { port } = server.address() as AddressInfo;
   try {
     const urls = Array.from({ length: SUBSCRIBERS }, (_, i) => `http://127.0.0.1:${port}/?list=${i % LISTS}`);
-    await ask(child, { open: { urls } }, "opened");
+    const opened = await ask<number>(child, { open: { urls } }, "opened");
+    if (opened < SUBSCRIBERS) console.log(`  (only ${opened} of ${SUBSCRIBERS} connections opened)`);
     await sleep(500);
     await ask(child, { reset: true }, "reset");
     const sent = await drive((list, payload) => {

@@ -37,8 +37,6 @@ export class EventLog {
   private readonly closers = new Set<() => void>();
   private readonly store: EventStore;
   private readonly taps = new Map<string, StreamTap>();
-  /** Per stream, the commit of its last queued append that carries no state. */
-  private readonly queued = new Map<string, Promise<StoredEvent>>();
   private closed = false;
 
   constructor(
@@ -62,19 +60,8 @@ export class EventLog {
       }) as Promise<StoredEvent>;
     }
     const event = toNew(name, payload);
-    // The stream's lock is held only until the event is queued, not until it commits: appends to
-    // one stream that arrive together then share a commit too, and the queue keeps their order.
-    return new Promise<StoredEvent>((resolve, reject) => {
-      this.appends
-        .run(stream, async () => {
-          const committed = this.store.append(stream, [event]).then((rows) => this.announce(stream, rows)[0]!);
-          this.queued.set(stream, committed);
-          committed.then(resolve, reject).finally(() => {
-            if (this.queued.get(stream) === committed) this.queued.delete(stream);
-          });
-        })
-        .catch(reject);
-    });
+    return this.appends.run(stream, async () => this.announce(stream, await this.store.append(stream, [event])))
+      .then((events) => events[0]!);
   }
 
   /**
@@ -95,7 +82,6 @@ export class EventLog {
    */
   appendBatch(stream: string, build: (tx: Tx) => Promise<Array<{ name: string; payload: object }>>): Promise<StoredEvent[]> {
     return this.appends.run(stream, async () => {
-      await this.queued.get(stream)?.catch(() => {}); // events appended before this one commit first
       const stored = await this.store.appendWith(this.prisma, stream, async (tx) => (await build(tx)).map((e) => toNew(e.name, e.payload)));
       return this.announce(stream, stored);
     });
@@ -103,9 +89,7 @@ export class EventLog {
 
   /** Resolves once every append already started has settled (used by shutdown). */
   async drain(): Promise<void> {
-    while (this.queued.size > 0 || (await this.appends.idle(), this.queued.size > 0)) {
-      await Promise.allSettled([...this.queued.values()]);
-    }
+    await this.appends.idle();
   }
 
   /** Tells the bus, after the commit: whatever a client sees can be replayed. */
