@@ -37,6 +37,8 @@ export class EventLog {
   private readonly closers = new Set<() => void>();
   private readonly store: EventStore;
   private readonly taps = new Map<string, StreamTap>();
+  /** Per stream, the commit of its last queued append that carries no state. */
+  private readonly queued = new Map<string, Promise<StoredEvent>>();
   private closed = false;
 
   constructor(
@@ -60,8 +62,19 @@ export class EventLog {
       }) as Promise<StoredEvent>;
     }
     const event = toNew(name, payload);
-    return this.appends.run(stream, async () => this.announce(stream, await this.store.append(stream, [event])))
-      .then((events) => events[0]!);
+    // The stream's lock is held only until the event is queued, not until it commits: appends to
+    // one stream that arrive together then share a commit too, and the queue keeps their order.
+    return new Promise<StoredEvent>((resolve, reject) => {
+      this.appends
+        .run(stream, async () => {
+          const committed = this.store.append(stream, [event]).then((rows) => this.announce(stream, rows)[0]!);
+          this.queued.set(stream, committed);
+          committed.then(resolve, reject).finally(() => {
+            if (this.queued.get(stream) === committed) this.queued.delete(stream);
+          });
+        })
+        .catch(reject);
+    });
   }
 
   /**
@@ -82,6 +95,7 @@ export class EventLog {
    */
   appendBatch(stream: string, build: (tx: Tx) => Promise<Array<{ name: string; payload: object }>>): Promise<StoredEvent[]> {
     return this.appends.run(stream, async () => {
+      await this.queued.get(stream)?.catch(() => {}); // events appended before this one commit first
       const stored = await this.store.appendWith(this.prisma, stream, async (tx) => (await build(tx)).map((e) => toNew(e.name, e.payload)));
       return this.announce(stream, stored);
     });
@@ -89,7 +103,9 @@ export class EventLog {
 
   /** Resolves once every append already started has settled (used by shutdown). */
   async drain(): Promise<void> {
-    await this.appends.idle();
+    while (this.queued.size > 0 || (await this.appends.idle(), this.queued.size > 0)) {
+      await Promise.allSettled([...this.queued.values()]);
+    }
   }
 
   /** Tells the bus, after the commit: whatever a client sees can be replayed. */
