@@ -3,10 +3,14 @@
 // A Last-Event-ID the stream never sent (malformed, or past its end) is a 400 naming the last id.
 import { HttpError } from "./http-error.ts";
 import type { Route } from "./router.ts";
+import type { App } from "../src/app.ts";
 import { eventStream } from "./sse.ts";
 import { resumePoint } from "../src/log/cursor.ts";
 import { listStream } from "../src/flock/events.ts";
 import { msgIdOf, nestStream } from "../src/nests/messages.ts";
+import { describeError } from "../src/ops/describe-error.ts";
+
+const streamError = (app: App) => (error: unknown) => app.logLine(`compat: stream ended with an error: ${describeError(error)}`);
 
 export const eventRoutes: Route[] = [
   {
@@ -22,7 +26,7 @@ export const eventRoutes: Route[] = [
         if (!(await app.flock.listExists(listId))) throw new HttpError(404, `No list ${listId}.`);
         const afterSeq = await resumePoint(rawLastId, { lastSeq: () => app.log.lastSeq(listStream(listId)) }, "Last-Event-ID");
         if (typeof afterSeq !== "number") throw new HttpError(400, afterSeq.refused);
-        const [stream, init] = eventStream({ log: app.log, stream: listStream(listId), afterSeq, heartbeatMs: app.config.heartbeatMs, signal: request.signal });
+        const [stream, init] = eventStream({ log: app.log, stream: listStream(listId), afterSeq, heartbeatMs: app.config.heartbeatMs, signal: request.signal, onError: streamError(app) });
         return { stream, init };
       }
       const nest = nestId!;
@@ -40,6 +44,7 @@ export const eventRoutes: Route[] = [
         heartbeatMs: app.config.heartbeatMs,
         signal: request.signal,
         idOf: (event) => msgIdOf(nest, event.seq),
+        onError: streamError(app),
       });
       return { stream, init };
     },

@@ -2,7 +2,7 @@
 // src/server/http.ts turns a request into a CompatRequest and writes the CompatResponse back.
 import type { App } from "../src/app.ts";
 import { HttpError } from "./http-error.ts";
-import type { SseInit } from "./sse.ts";
+import type { SseBody, SseInit } from "./sse.ts";
 
 export interface CompatRequest {
   method: string;
@@ -17,7 +17,7 @@ export interface CompatRequest {
 
 export type CompatResponse =
   | { status: number; json?: unknown; headers?: Record<string, string> }
-  | { stream: AsyncIterable<string>; init: SseInit };
+  | { stream: SseBody; init: SseInit };
 
 export interface Route {
   method: "GET" | "POST";

@@ -1,11 +1,34 @@
 // The SSE core, transport-agnostic: it turns a stream of the durable log into `[body, init]`, where
-// body is an async iterable of wire chunks and init the status and headers. Adapters (node:http in
-// src/server/http.ts, or a fetch Response) only copy them out. The wire rules are in SSE-PROTOCOL.md.
+// init is the status and headers and body starts writing onto a sink (the node:http adapter is
+// src/server/sse-writer.ts). The wire rules are in SSE-PROTOCOL.md.
+//
+// Fan-out (issue 9): one channel per stream, whatever the number of subscribers. It listens to the
+// stream's one shared follower (src/log/stream-tap.ts), builds each frame once, as a Buffer, and
+// writes it to every subscriber that has caught up. A subscriber whose write() returns false is
+// behind: it leaves the live set and reads the log from its own cursor, one page per write, until
+// it has caught up again; so nothing is buffered for a slow client beyond one page in its socket.
+// One timer per heartbeat interval beats for every live subscriber.
 import type { EventLog, StoredEvent } from "../src/log/event-log.ts";
+import type { StreamTap } from "../src/log/stream-tap.ts";
 
 export interface SseInit {
   status: number;
   headers: Record<string, string>;
+}
+
+/** Where a stream's bytes go: a socket, or anything that says when it is full. */
+export interface SseSink {
+  /** false: the client is behind; wait for drained() before writing more. */
+  write(chunk: Buffer): boolean;
+  /** Resolves once the client has taken what was written, or has gone. */
+  drained(): Promise<void>;
+  end(): void;
+  readonly closed: boolean;
+}
+
+export interface SseBody {
+  /** Starts writing onto `sink`; the returned function stops (call it when the client goes). */
+  start(sink: SseSink): () => void;
 }
 
 export interface SseOptions {
@@ -16,6 +39,7 @@ export interface SseOptions {
   signal: AbortSignal;
   /** The `id:` a stored event goes out with (a nest uses the msg number). */
   idOf?: (event: StoredEvent) => string;
+  onError?: (error: unknown) => void;
 }
 
 export function frame(id: string, name: string, data: string): string {
@@ -23,8 +47,18 @@ export function frame(id: string, name: string, data: string): string {
 }
 
 export const HEARTBEAT = ": heartbeat\n\n";
+const HEARTBEAT_BYTES = Buffer.from(HEARTBEAT);
 
-export function eventStream(options: SseOptions): [AsyncIterable<string>, SseInit] {
+/** How long a client waits before it reconnects after a dropped stream (SSE-PROTOCOL.md). */
+export const RETRY_MS = 2000;
+
+/** The first thing a stream sends: the reconnection delay, as its own field block (no event). */
+export const OPENING = `retry: ${RETRY_MS}\n\n`;
+const OPENING_BYTES = Buffer.from(OPENING);
+
+const PAGE = 1000;
+
+export function eventStream(options: SseOptions): [SseBody, SseInit] {
   const init: SseInit = {
     status: 200,
     headers: {
@@ -34,32 +68,175 @@ export function eventStream(options: SseOptions): [AsyncIterable<string>, SseIni
       "x-accel-buffering": "no",
     },
   };
-  return [merge(options), init];
+  return [{ start: (sink) => subscribe(options, sink) }, init];
 }
 
-// Interleaves log events with heartbeats until the client goes or the server closes.
-async function* merge({ log, stream, afterSeq, heartbeatMs, signal, idOf }: SseOptions): AsyncGenerator<string> {
-  const events = log.follow(stream, afterSeq, signal)[Symbol.asyncIterator]();
-  let nextEvent = events.next();
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    while (!signal.aborted) {
-      const beat = new Promise<"beat">((resolve) => {
-        timer = setTimeout(() => resolve("beat"), heartbeatMs);
-      });
-      const result = await Promise.race([nextEvent, beat]);
-      clearTimeout(timer);
-      if (result === "beat") {
-        yield HEARTBEAT;
-        continue;
-      }
-      if (result.done) return;
-      const event = result.value;
-      yield frame(idOf ? idOf(event) : String(event.seq), event.name, event.payload);
-      nextEvent = events.next();
-    }
-  } finally {
-    clearTimeout(timer);
-    await events.return?.(undefined);
+class Subscriber {
+  stopped = false;
+  constructor(
+    readonly sink: SseSink,
+    public cursor: number,
+    readonly stop: () => void,
+  ) {}
+}
+
+/** A shared timer per interval, beating for every live subscriber that uses it. */
+class Heartbeat {
+  readonly members = new Set<Subscriber>();
+  private readonly timer: NodeJS.Timeout;
+  constructor(
+    ms: number,
+    private readonly onBehind: (subscriber: Subscriber) => void,
+  ) {
+    this.timer = setInterval(() => this.beat(), ms);
+    this.timer.unref();
   }
+
+  private beat(): void {
+    for (const subscriber of this.members) {
+      if (!subscriber.sink.write(HEARTBEAT_BYTES)) this.onBehind(subscriber);
+    }
+  }
+
+  dispose(): void {
+    clearInterval(this.timer);
+  }
+}
+
+class Channel {
+  readonly members = new Set<Subscriber>();
+  readonly live = new Set<Subscriber>();
+  readonly tap: StreamTap;
+  private readonly heartbeats = new Map<number, Heartbeat>();
+  private readonly heartbeatOf = new Map<Subscriber, Heartbeat>();
+
+  constructor(
+    readonly log: EventLog,
+    readonly stream: string,
+    private readonly idOf: (event: StoredEvent) => string,
+    private readonly onError: (error: unknown) => void,
+  ) {
+    this.tap = log.openTap(stream, onError);
+    this.tap.add(this.onEvent);
+  }
+
+  render(event: StoredEvent): string {
+    return frame(this.idOf(event), event.name, event.payload);
+  }
+
+  private readonly onEvent = (event: StoredEvent) => {
+    if (this.live.size === 0) return;
+    const bytes = Buffer.from(this.render(event)); // built once for every live subscriber
+    for (const subscriber of this.live) {
+      if (event.seq <= subscriber.cursor) continue; // resumed past it (Last-Event-ID ahead)
+      subscriber.cursor = event.seq;
+      if (!subscriber.sink.write(bytes)) this.fallBehind(subscriber);
+    }
+  };
+
+  join(subscriber: Subscriber, heartbeatMs: number): void {
+    this.members.add(subscriber);
+    let heartbeat = this.heartbeats.get(heartbeatMs);
+    if (!heartbeat) {
+      heartbeat = new Heartbeat(heartbeatMs, (s) => this.fallBehind(s));
+      this.heartbeats.set(heartbeatMs, heartbeat);
+    }
+    this.heartbeatOf.set(subscriber, heartbeat);
+    void this.catchUp(subscriber);
+  }
+
+  leave(subscriber: Subscriber): void {
+    this.members.delete(subscriber);
+    this.live.delete(subscriber);
+    const heartbeat = this.heartbeatOf.get(subscriber);
+    this.heartbeatOf.delete(subscriber);
+    if (heartbeat) {
+      heartbeat.members.delete(subscriber);
+      if (heartbeat.members.size === 0 && ![...this.heartbeatOf.values()].includes(heartbeat)) {
+        heartbeat.dispose();
+        for (const [ms, h] of this.heartbeats) if (h === heartbeat) this.heartbeats.delete(ms);
+      }
+    }
+  }
+
+  /** The last subscriber left: let go of the stream's follower. */
+  dispose(): void {
+    this.tap.delete(this.onEvent);
+    this.log.releaseTap(this.tap);
+  }
+
+  private fallBehind(subscriber: Subscriber): void {
+    if (!this.live.delete(subscriber)) return;
+    this.heartbeatOf.get(subscriber)?.members.delete(subscriber);
+    void subscriber.sink.drained().then(() => this.catchUp(subscriber));
+  }
+
+  /** Reads the log from the subscriber's cursor until it is level with the stream, then goes live. */
+  private async catchUp(subscriber: Subscriber): Promise<void> {
+    try {
+      await this.tap.ready;
+      while (!subscriber.stopped && !subscriber.sink.closed) {
+        // Checked and joined in one turn: the tap hands on events synchronously, so none slips by.
+        if (this.tap.cursor !== undefined && subscriber.cursor >= this.tap.cursor) {
+          this.live.add(subscriber);
+          this.heartbeatOf.get(subscriber)?.members.add(subscriber);
+          return;
+        }
+        const batch = await this.log.read(this.stream, subscriber.cursor, PAGE);
+        if (subscriber.stopped || subscriber.sink.closed) return;
+        if (batch.length === 0) {
+          await new Promise((resolve) => setTimeout(resolve, 5)); // announced, not yet visible here
+          continue;
+        }
+        subscriber.cursor = batch[batch.length - 1]!.seq;
+        // A page in one write.
+        if (!subscriber.sink.write(Buffer.from(batch.map((event) => this.render(event)).join("")))) await subscriber.sink.drained();
+      }
+    } catch (error) {
+      this.onError(error);
+      subscriber.stop();
+      subscriber.sink.end();
+    }
+  }
+}
+
+const channelsOf = new WeakMap<EventLog, Map<string, Channel>>();
+
+function subscribe(options: SseOptions, sink: SseSink): () => void {
+  const { log, stream, afterSeq, heartbeatMs, signal } = options;
+  const onError = options.onError ?? (() => {});
+  let channels = channelsOf.get(log);
+  if (!channels) channelsOf.set(log, (channels = new Map()));
+  let channel = channels.get(stream);
+  if (!channel) {
+    channel = new Channel(log, stream, options.idOf ?? ((event) => String(event.seq)), onError);
+    channels.set(stream, channel);
+  }
+  const joined = channel;
+  let cancelClose = () => {};
+  const stop = () => {
+    if (subscriber.stopped) return;
+    subscriber.stopped = true;
+    cancelClose();
+    signal.removeEventListener("abort", stop);
+    joined.leave(subscriber);
+    if (joined.members.size === 0) {
+      joined.dispose();
+      if (channels!.get(stream) === joined) channels!.delete(stream);
+    }
+  };
+  const subscriber = new Subscriber(sink, afterSeq, stop);
+  if (signal.aborted || log.isClosed) {
+    sink.end();
+    return () => {};
+  }
+  signal.addEventListener("abort", stop, { once: true });
+  // Shutdown ends the response; the adapter then sees the close and stops.
+  cancelClose = log.onClose(() => {
+    stop();
+    sink.end();
+  });
+  sink.write(OPENING_BYTES);
+  joined.join(subscriber, heartbeatMs);
+  return stop;
 }

@@ -6,6 +6,7 @@ import { BadInputError } from "../src/errors.ts";
 import type { StoredEvent } from "../src/log/event-log.ts";
 import { abortableFollow, refusal } from "./follow.ts";
 import { listStream } from "../src/flock/events.ts";
+import { parsedPayload } from "../src/log/parsed-payload.ts";
 
 export const Event = builder.objectRef<StoredEvent>("Event").implement({
   description: "One event of a list's stream, exactly as the REST SSE stream carries it.",
@@ -14,7 +15,7 @@ export const Event = builder.objectRef<StoredEvent>("Event").implement({
     name: t.exposeString("name", { description: "list.started, item.triaged, crow.flying, ... (EVENTS.md)." }),
     ts: t.field({ type: "DateTime", resolve: (e) => e.ts }),
     stream: t.exposeString("stream", { description: "list:<list_id>." }),
-    payload: t.field({ type: "JSON", description: "The payload, parsed.", resolve: (e) => JSON.parse(e.payload) as unknown }),
+    payload: t.field({ type: "JSON", description: "The payload, parsed.", resolve: (e) => parsedPayload(e) }),
     raw: t.exposeString("payload", { description: "The payload's exact JSON text, as on the wire." }),
   }),
 });

@@ -5,6 +5,7 @@ import type { TrustLedger } from "../src/flock/trust.ts";
 import type { StoredEvent } from "../src/log/event-log.ts";
 import { BadInputError } from "../src/errors.ts";
 import { abortableFollow, refusal } from "./follow.ts";
+import { parsedPayload } from "../src/log/parsed-payload.ts";
 
 type TrustRow = Awaited<ReturnType<TrustLedger["snapshot"]>>[number];
 type Entry = TrustRow["history"][number];
@@ -70,7 +71,7 @@ const TrustChange = builder.objectRef<StoredEvent>("TrustChange").implement({
 });
 
 function payloadOf(event: StoredEvent): TrustChangedPayload {
-  return JSON.parse(event.payload) as TrustChangedPayload;
+  return parsedPayload<TrustChangedPayload>(event);
 }
 
 builder.subscriptionFields((t) => ({

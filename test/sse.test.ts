@@ -17,7 +17,8 @@ test("frames are id/event/data lines, heartbeats are comments, headers say event
     await sse.waitFor((m) => m.event === "item.triaged");
     await sse.waitForComment(2000);
     const raw = sse.text();
-    const first = raw.split("\n\n")[0]!;
+    const [opening, first] = raw.split("\n\n") as [string, string];
+    assert.is(opening, "retry: 2000", "the stream opens with its reconnection delay");
     const lines = first.split("\n");
     assert.is(lines.length, 3);
     assert.is(lines[0], "id: 1");

@@ -5,23 +5,39 @@ import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { AppendedEvent, Bus, BusEvent } from "./bus.ts";
 import { nameTopicOf, topicOf } from "./bus.ts";
 import { KeyedLock } from "../util/keyed-lock.ts";
+import { eventStoreOf, type EventStore, type NewEvent, type Tx } from "../storage/event-store.ts";
+import { StreamTap } from "./stream-tap.ts";
 
-export type Tx = Parameters<Parameters<PrismaClient["$transaction"]>[0]>[0];
+export type { Tx };
 export type StoredEvent = AppendedEvent;
 
 /** How many announced events a follower holds ahead of its reader before it reads the log instead. */
 const MAX_AHEAD = 1000;
 
-function toStored(row: { id: number; stream: string; seq: number; name: string; payload: string; ts: Date }): StoredEvent {
-  return { id: row.id, stream: row.stream, seq: row.seq, name: row.name, payload: row.payload, ts: row.ts.toISOString() };
+/**
+ * The moment an event happened: its payload's own `ts` when it has one (EVENTS.md payloads do), so
+ * the log's column and the wire's field are one moment; otherwise now.
+ */
+function momentOf(payload: object): Date {
+  const ts = (payload as { ts?: unknown }).ts;
+  if (typeof ts === "string") {
+    const date = new Date(ts);
+    if (!Number.isNaN(date.getTime())) return date;
+  }
+  return new Date();
 }
 
-/** Events read across streams by name in global-id order (followNamed): their ids must be commit order. */
-export const ORDERED_NAMES: ReadonlySet<string> = new Set(["trust.changed"]);
+function toNew(name: string, payload: object): NewEvent {
+  return { name, payload: JSON.stringify(payload), ts: momentOf(payload) };
+}
+
+/**
+ * Events read across streams by name in global-id order (followNamed: trust changes, the approvals
+ * feed): their ids must be commit order, which on PostgreSQL takes the commit-order lock.
+ */
+export const ORDERED_NAMES: ReadonlySet<string> = new Set(["trust.changed", "item.triaged", "item.answered", "verdict"]);
 
 export interface EventLogOptions {
-  /** How many times an append retries when another instance took the same seq. */
-  maxConflictRetries?: number;
   /**
    * Taken in a transaction just before it inserts an ORDERED_NAMES event, held to its commit, so
    * those events' ids are commit order with several writers (storage/db.ts commitOrderLock).
@@ -35,23 +51,48 @@ export class EventLog {
   // Appends to one stream are chained so a process never races itself for the next seq.
   private readonly appends = new KeyedLock();
   private readonly closers = new Set<() => void>();
+  private readonly store: EventStore;
+  private readonly taps = new Map<string, StreamTap>();
+  /** Per stream, the commit of its last queued append that carries no state. */
+  private readonly queued = new Map<string, Promise<StoredEvent>>();
   private closed = false;
 
   constructor(
     private readonly prisma: PrismaClient,
     private readonly bus: Bus,
     private readonly options: EventLogOptions = {},
-  ) {}
+  ) {
+    // The log's SQL goes around Prisma for speed (src/storage/event-store.ts says why).
+    this.store = eventStoreOf(prisma);
+  }
 
   /**
    * Appends one event to `stream`. `writes` run in the same transaction, so state and log never
-   * disagree. The payload is stored as the exact JSON text clients receive.
+   * disagree. The payload is stored as the exact JSON text clients receive. Without `writes`, the
+   * event commits in a transaction shared with the other appends of the same moment.
    */
   append(stream: string, name: string, payload: object, writes?: (tx: Tx) => Promise<unknown>): Promise<StoredEvent> {
-    return this.appendIn(stream, name, async (tx) => {
-      if (writes) await writes(tx);
-      return payload;
-    }) as Promise<StoredEvent>;
+    // An event that must take the commit-order lock goes through a transaction that can hold it.
+    if (writes || (this.options.commitOrderLock && ORDERED_NAMES.has(name))) {
+      return this.appendIn(stream, name, async (tx) => {
+        await writes?.(tx);
+        return payload;
+      }) as Promise<StoredEvent>;
+    }
+    const event = toNew(name, payload);
+    // The stream's lock is held only until the event is queued, not until it commits: appends to
+    // one stream that arrive together then share a commit too, and the queue keeps their order.
+    return new Promise<StoredEvent>((resolve, reject) => {
+      this.appends
+        .run(stream, async () => {
+          const committed = this.store.append(stream, [event]).then((rows) => this.announce(stream, rows)[0]!);
+          this.queued.set(stream, committed);
+          committed.then(resolve, reject).finally(() => {
+            if (this.queued.get(stream) === committed) this.queued.delete(stream);
+          });
+        })
+        .catch(reject);
+    });
   }
 
   /**
@@ -71,56 +112,37 @@ export class EventLog {
    * transaction: a verdict and the trust changes it causes commit together or not at all.
    */
   appendBatch(stream: string, build: (tx: Tx) => Promise<Array<{ name: string; payload: object }>>): Promise<StoredEvent[]> {
-    return this.appends.run(stream, () => this.appendNow(stream, build));
+    return this.appends.run(stream, async () => {
+      await this.queued.get(stream)?.catch(() => {}); // events appended before this one commit first
+      const lock = this.options.commitOrderLock;
+      const stored = await this.store.appendWith(this.prisma, stream, async (tx) => {
+        const events = await build(tx);
+        if (lock && events.some((e) => ORDERED_NAMES.has(e.name))) await lock(tx);
+        return events.map((e) => toNew(e.name, e.payload));
+      });
+      return this.announce(stream, stored);
+    });
   }
 
   /** Resolves once every append already started has settled (used by shutdown). */
   async drain(): Promise<void> {
-    await this.appends.idle();
-  }
-
-  private async appendNow(stream: string, build: (tx: Tx) => Promise<Array<{ name: string; payload: object }>>): Promise<StoredEvent[]> {
-    const retries = this.options.maxConflictRetries ?? 25;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const rows = await this.prisma.$transaction(async (tx) => {
-          const events = await build(tx);
-          if (events.length === 0) return [];
-          if (this.options.commitOrderLock && events.some((e) => ORDERED_NAMES.has(e.name))) await this.options.commitOrderLock(tx);
-          const last = await tx.event.findFirst({ where: { stream }, orderBy: { seq: "desc" }, select: { seq: true } });
-          let seq = last?.seq ?? 0;
-          const created = [];
-          for (const { name, payload } of events) {
-            created.push(await tx.event.create({ data: { stream, seq: ++seq, name, payload: JSON.stringify(payload) } }));
-          }
-          return created;
-        });
-        const stored = rows.map(toStored);
-        for (const event of stored) {
-          this.bus.dispatchEvent(new CustomEvent(topicOf(stream), { detail: event }) as BusEvent);
-          this.bus.dispatchEvent(new CustomEvent(nameTopicOf(event.name), { detail: event }) as BusEvent);
-          this.options.onAppended?.(event);
-        }
-        return stored;
-      } catch (error) {
-        // Another instance appended the same seq first (PostgreSQL deployments): try again.
-        // A short random pause breaks the lockstep of two instances appending one after another.
-        if (attempt < retries && (error as { code?: string }).code === "P2002") {
-          await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 * (attempt + 1))));
-          continue;
-        }
-        throw error;
-      }
+    while (this.queued.size > 0 || (await this.appends.idle(), this.queued.size > 0)) {
+      await Promise.allSettled([...this.queued.values()]);
     }
   }
 
-  async read(stream: string, afterSeq = 0, limit = 1000): Promise<StoredEvent[]> {
-    const rows = await this.prisma.event.findMany({
-      where: { stream, seq: { gt: afterSeq } },
-      orderBy: { seq: "asc" },
-      take: limit,
-    });
-    return rows.map(toStored);
+  /** Tells the bus, after the commit: whatever a client sees can be replayed. */
+  private announce(stream: string, stored: StoredEvent[]): StoredEvent[] {
+    for (const event of stored) {
+      this.bus.dispatchEvent(new CustomEvent(topicOf(stream), { detail: event }) as BusEvent);
+      this.bus.dispatchEvent(new CustomEvent(nameTopicOf(event.name), { detail: event }) as BusEvent);
+      this.options.onAppended?.(event);
+    }
+    return stored;
+  }
+
+  read(stream: string, afterSeq = 0, limit = 1000): Promise<StoredEvent[]> {
+    return this.store.read(stream, afterSeq, limit);
   }
 
   /**
@@ -128,15 +150,12 @@ export class EventLog {
    * `afterId`, in commit order: SQLite's single writer, and for ORDERED_NAMES on PostgreSQL the
    * commit-order lock.
    */
-  async readNamed(name: string | readonly string[], afterId = 0, limit = 1000): Promise<StoredEvent[]> {
-    const names = typeof name === "string" ? name : { in: [...name] };
-    const rows = await this.prisma.event.findMany({ where: { name: names, id: { gt: afterId } }, orderBy: { id: "asc" }, take: limit });
-    return rows.map(toStored);
+  readNamed(name: string | readonly string[], afterId = 0, limit = 1000): Promise<StoredEvent[]> {
+    return this.store.readNamed(typeof name === "string" ? [name] : name, afterId, limit);
   }
 
-  async lastSeq(stream: string): Promise<number> {
-    const last = await this.prisma.event.findFirst({ where: { stream }, orderBy: { seq: "desc" }, select: { seq: true } });
-    return last?.seq ?? 0;
+  lastSeq(stream: string): Promise<number> {
+    return this.store.lastSeq(stream);
   }
 
   /**
@@ -145,7 +164,7 @@ export class EventLog {
    * appended in between is lost; a live event that skips ahead makes the reader fill from the log.
    */
   follow(stream: string, afterSeq = 0, signal?: AbortSignal): AsyncGenerator<StoredEvent> {
-    return this.tail(topicOf(stream), afterSeq, (after) => this.read(stream, after), (e) => e.seq, signal);
+    return this.tail([topicOf(stream)], afterSeq, (after) => this.read(stream, after), (e) => e.seq, signal);
   }
 
   /**
@@ -159,7 +178,7 @@ export class EventLog {
   }
 
   private async *tail(
-    topicOrTopics: string | readonly string[],
+    topics: readonly string[],
     start: number,
     readAfter: (cursor: number) => Promise<StoredEvent[]>,
     cursorOf: (event: AppendedEvent) => number,
@@ -185,7 +204,6 @@ export class EventLog {
       ended = true;
       wake?.();
     };
-    const topics = typeof topicOrTopics === "string" ? [topicOrTopics] : topicOrTopics;
     for (const topic of topics) this.bus.addEventListener(topic, onEvent);
     this.closers.add(end);
     signal?.addEventListener("abort", end, { once: true });
@@ -225,6 +243,39 @@ export class EventLog {
       this.closers.delete(end);
       signal?.removeEventListener("abort", end);
     }
+  }
+
+  /**
+   * The one shared follower of `stream` (src/log/stream-tap.ts); whoever opens it calls
+   * `releaseTap` when its last listener is gone.
+   */
+  openTap(stream: string, onError: (error: unknown) => void = () => {}): StreamTap {
+    let tap = this.taps.get(stream);
+    if (!tap) {
+      tap = new StreamTap(this.bus, stream, (after, limit) => this.read(stream, after, limit), () => this.lastSeq(stream), onError);
+      this.taps.set(stream, tap);
+    }
+    return tap;
+  }
+
+  releaseTap(tap: StreamTap): void {
+    if (tap.size > 0 || this.taps.get(tap.stream) !== tap) return;
+    tap.stop();
+    this.taps.delete(tap.stream);
+  }
+
+  /** Calls `end` at shutdown (close()); returns the function that cancels that. */
+  onClose(end: () => void): () => void {
+    if (this.closed) {
+      end();
+      return () => {};
+    }
+    this.closers.add(end);
+    return () => this.closers.delete(end);
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
   }
 
   /** Ends every follower (shutdown). */

@@ -15,7 +15,7 @@ import { isConsolePath, serveConsole } from "../../console/serve.ts";
 import { serveOps, refuseWhileStopping } from "../ops/health.ts";
 import { observeHttp } from "../ops/metrics.ts";
 import { trackInFlight } from "../ops/shutdown.ts";
-import { describeError } from "../ops/describe-error.ts";
+import { writeSse } from "./sse-writer.ts";
 
 /** One entry per path family; the first whose `matches` is true serves the request. */
 interface Handler {
@@ -156,17 +156,7 @@ async function serveCompat(
     response = { status, json: body, headers };
   }
   if ("stream" in response) {
-    res.writeHead(response.init.status, response.init.headers);
-    res.flushHeaders();
-    try {
-      for await (const chunk of response.stream) {
-        if (!res.write(chunk)) await new Promise((resolve) => res.once("drain", resolve));
-      }
-    } catch (error) {
-      app.logLine(`compat: stream ended with an error: ${describeError(error)}`);
-    } finally {
-      res.end();
-    }
+    await writeSse(res, response.stream, response.init);
     return;
   }
   const headers: Record<string, string> = { ...response.headers };

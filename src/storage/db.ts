@@ -6,8 +6,9 @@
 // client is generated from the same models (scripts/pg-schema.ts), so its model API is the same,
 // but TypeScript cannot relate the deferred conditional types of two generated copies, so it is
 // cast once, here. The guards below fail the typecheck if the two ever differ in models or rows.
-// The code base keeps to what both providers mean alike: no raw SQL outside this file, no
-// provider-only filters (`mode: "insensitive"`) and no isolation levels.
+// The code base keeps to what both providers mean alike: no raw SQL outside src/storage (this file
+// and the event log's hot path, event-store.ts), no provider-only filters (`mode: "insensitive"`)
+// and no isolation levels.
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
@@ -18,6 +19,8 @@ import type { Config } from "../config.ts";
 import { ConfigError } from "../config.ts";
 import { deployMigrations, providerOf } from "./migrate.ts";
 import { prepareDataDir } from "../ops/data-dir.ts";
+import { PgEventStore, SqliteEventStore, pairEventStore } from "./event-store.ts";
+import type BetterSqlite3 from "better-sqlite3";
 
 export type { PrismaClient };
 
@@ -33,24 +36,33 @@ export async function openDatabase(config: Config): Promise<PrismaClient> {
   if (provider === "postgresql") {
     await deployMigrations(url);
     // Loaded only here, so a SQLite deployment never loads the PostgreSQL client.
-    const [{ PrismaClient: PgClient }, { PrismaPg }] = await Promise.all([import("../generated/prisma-pg/client.ts"), import("@prisma/adapter-pg")]);
-    const prisma = new PgClient({ adapter: new PrismaPg({ connectionString: url }) });
+    const [{ PrismaClient: PgClient }, { PrismaPg }, { default: pg }] = await Promise.all([
+      import("../generated/prisma-pg/client.ts"),
+      import("@prisma/adapter-pg"),
+      import("pg"),
+    ]);
+    // One pool for Prisma and for the event log's own statements (event-store.ts); Prisma ends it.
+    const pool = new pg.Pool({ connectionString: url });
+    const prisma = new PgClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
     await prisma.$connect();
+    pairEventStore(prisma as unknown as PrismaClient, new PgEventStore(pool));
     return prisma as unknown as PrismaClient; // the one cast: see the header
   }
   const file = url.slice("file:".length);
   if (file !== ":memory:") mkdirSync(path.dirname(path.resolve(file)), { recursive: true, mode: 0o700 });
   await deployMigrations(url);
-  const adapter = new PrismaBetterSqlite3({ url });
-  const prisma = new PrismaClient({ adapter });
+  const events = new SqliteEventStore(file);
+  const prisma = new PrismaClient({ adapter: sharedWithEventStore(new PrismaBetterSqlite3({ url }), events) });
   // WAL lets SSE readers run while the engine writes; a busy timeout rides out short write locks.
   await prisma.$queryRawUnsafe("PRAGMA journal_mode = WAL");
   await prisma.$queryRawUnsafe("PRAGMA busy_timeout = 5000");
+  pairEventStore(prisma, events);
   return prisma;
 }
 
 /**
- * What makes the log's global id commit order for the events followed by name (trust.changed), on
+ * What makes the log's global id commit order for the events followed by name (ORDERED_NAMES in
+ * src/log/event-log.ts: trust changes and the approvals feed), on
  * PostgreSQL: a transaction-scoped advisory lock taken just before those events are inserted and
  * held until commit, so such rows get their ids one transaction after another, and a reader that
  * saw id N can never later find a smaller one commit. (A sequence hands ids out at insert time, so
@@ -66,6 +78,44 @@ export function commitOrderLock(config: Pick<Config, "databaseUrl">): ((tx: Para
 
 /** The advisory lock key of commitOrderLock (any constant no other code uses). */
 const NAMED_ORDER_LOCK = 7_261_013;
+
+type SqliteFactory = InstanceType<typeof PrismaBetterSqlite3>;
+type SqliteAdapter = Awaited<ReturnType<SqliteFactory["connect"]>>;
+
+/**
+ * Hands Prisma's better-sqlite3 connection to the event store, and makes Prisma's interactive
+ * transactions take the store's gate: the store's group commits run on the same connection and
+ * must never land inside an open Prisma transaction (nor it inside theirs).
+ */
+function sharedWithEventStore(factory: SqliteFactory, events: SqliteEventStore): SqliteFactory {
+  const connect = async (): Promise<SqliteAdapter> => {
+    const adapter = await factory.connect();
+    events.attach((adapter as unknown as { client: BetterSqlite3.Database }).client);
+    const startTransaction = adapter.startTransaction.bind(adapter);
+    adapter.startTransaction = async (isolationLevel) => {
+      const release = await events.gate.acquire();
+      try {
+        const tx = await startTransaction(isolationLevel);
+        const commit = tx.commit.bind(tx);
+        const rollback = tx.rollback.bind(tx);
+        tx.commit = () => commit().finally(release);
+        tx.rollback = () => rollback().finally(release);
+        return tx;
+      } catch (error) {
+        release();
+        throw error;
+      }
+    };
+    const dispose = adapter.dispose.bind(adapter);
+    adapter.dispose = async () => {
+      await events.close();
+      await dispose();
+    };
+    return adapter;
+  };
+  const shared = { provider: factory.provider, adapterName: factory.adapterName, connect, connectToShadowDb: () => factory.connectToShadowDb() };
+  return shared as unknown as SqliteFactory;
+}
 
 // Typecheck guards for the cast above: the same model delegates, and rows of the same shape.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;

@@ -23,7 +23,10 @@ export async function ownerFollows(baseUrl: string, listId: string, script: Owne
   const finished = (async () => {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const pending = sse.messages().filter((m) => !seen.has(m.id ?? "") && m.event !== "");
+      // Counted before answering: messages that arrive while a verdict is being POSTed are handled
+      // on the next pass, not mistaken for already seen (the wait below returns at once for them).
+      const count = sse.messages().length;
+      const pending = sse.messages().slice(0, count).filter((m) => !seen.has(m.id ?? "") && m.event !== "");
       for (const message of pending) {
         seen.add(message.id ?? "");
         const target = message.event === "item.triaged" ? "triage" : message.event === "item.answered" ? "output" : undefined;
@@ -41,7 +44,6 @@ export async function ownerFollows(baseUrl: string, listId: string, script: Owne
       }
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`list ${listId} did not finish; saw ${sse.messages().map((m) => m.event).join(", ")}`);
-      const count = sse.messages().length;
       await sse.waitFor((_m) => sse.messages().length > count, left).catch(() => undefined);
     }
   })();

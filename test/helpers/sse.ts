@@ -12,7 +12,12 @@ export interface SseComment {
   comment: string;
 }
 
-export type SseRecord = SseMessage | SseComment;
+export interface SseFields {
+  /** A block that sets fields (retry:) and carries no data: not an event. */
+  fields: string;
+}
+
+export type SseRecord = SseMessage | SseComment | SseFields;
 
 export interface SseClient {
   status: number;
@@ -135,6 +140,8 @@ function parseBlock(block: string): SseRecord {
     else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
   }
   if (data.length === 0 && comments.length > 0) return { comment: comments.join("\n") };
+  // A block with no data is no event (a `retry:` field on its own): the browser dispatches nothing.
+  if (data.length === 0) return { fields: block };
   const raw = data.join("\n");
   let parsed: unknown = raw === "" ? null : raw;
   try {
