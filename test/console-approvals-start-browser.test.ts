@@ -173,7 +173,11 @@ if (executable) {
   });
 
   test("changes between the cursor and the pending read are neither missed nor doubled", async () => {
-    await reloadHolding(isQuery("PendingApprovals"), async () => {
+    // Held: whichever of the two load queries comes second (the pending read, if the cursor is taken
+    // first as it must be; a page that read first and took the cursor after would miss these).
+    let loadQueries = 0;
+    const secondLoadQuery = (request: HTTPRequest) => (isQuery("ApprovalsCursor")(request) || isQuery("PendingApprovals")(request)) && ++loadQueries === 2;
+    await reloadHolding(secondLoadQuery, async () => {
       // The page holds its cursor; these commit after it and before the read: in both.
       await submit("- Arrived before the read");
       await waitForPending((p) => p.some((x) => x.label === "Triage of Arrived before the read"), "its triage");
