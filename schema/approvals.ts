@@ -1,8 +1,9 @@
 // The approvals feed: every approval that opens (item.triaged / item.answered asking for a verdict)
 // and every one that closes (a verdict: approved, rejected, timeout), across all lists, in commit
 // order, resumable by the log's global id like trustChanges. A client that keeps the pending set
-// from it (opened adds, closed removes) always sees exactly what waits on the owner: the console's
-// Approvals region is built on it.
+// from it (opened adds, closed removes) always sees exactly what waits on the owner. The console's
+// Approvals region starts from the pending rows instead of the whole history: approvalChangesCursor
+// first, then approvals(status: pending), then this feed after that cursor.
 import { builder } from "./builder.ts";
 import { VerdictTarget } from "./verdicts.ts";
 import type { StoredEvent } from "../src/log/event-log.ts";
@@ -73,6 +74,18 @@ const ApprovalChange = builder.objectRef<ApprovalChangeShape>("ApprovalChange").
     }),
   }),
 });
+
+builder.queryFields((t) => ({
+  approvalChangesCursor: t.int({
+    description:
+      "The log's current global id. To show what waits without replaying history: read this first, then " +
+      "approvals(status: pending), then subscribe to approvalChanges(after: this cursor); a change the read already " +
+      "reflects may arrive again (key the pending set by itemId and target), and none can fall in between.",
+    // The newest id of the whole log (its primary key, one index step): any id at or above the
+    // newest approval event is a cursor that skips no approval change committed after this read.
+    resolve: async (_root, _args, ctx) => (await ctx.app.prisma.event.findFirst({ orderBy: { id: "desc" }, select: { id: true } }))?.id ?? 0,
+  }),
+}));
 
 builder.subscriptionFields((t) => ({
   approvalChanges: t.field({

@@ -1,13 +1,27 @@
-// The Approvals region: every pending approval, live from approvalChanges (opened adds, closed
-// removes), with what is proposed, the time left before it fails closed, Approve and Reject.
+// The Approvals region: every pending approval, with what is proposed, the time left before it
+// fails closed, Approve and Reject. It starts from what waits now, not from the whole history:
+// the log's cursor first, then the pending rows, then approvalChanges after that cursor (opened
+// adds, closed removes). Whatever commits in between shows up in the read, the feed, or both, and
+// the set is keyed by approval (item and target), so nothing is missed and nothing shows twice.
 import { useEffect, useState } from "preact/hooks";
-import { follow, mutate } from "./api.ts";
-import { attempt } from "./status.ts";
+import { follow, gql, mutate } from "./api.ts";
+import { attempt, reportError, setStreamState } from "./status.ts";
 import { timeLeft, useNow } from "./hooks.ts";
+
+const ITEM_FIELDS = "text mode taskType subtasks reason answer crows";
+
+const APPROVALS_CURSOR = "query ApprovalsCursor { approvalChangesCursor }";
+
+/** At most this many pending rows are read at load; beyond it the owner is told, not misled. */
+const PENDING_LIMIT = 500;
+
+const PENDING_NOW = `query PendingApprovals { approvals(status: pending, limit: ${PENDING_LIMIT}) {
+  itemId target status deadline item { listId ${ITEM_FIELDS} }
+} }`;
 
 const APPROVAL_CHANGES = `subscription Approvals($after: Int) { approvalChanges(after: $after) {
   id change listId itemId target verdict
-  approval { status deadline item { text mode taskType subtasks reason answer crows } }
+  approval { status deadline item { ${ITEM_FIELDS} } }
 } }`;
 
 const POST_VERDICT = `mutation Verdict($itemId: ID!, $target: VerdictTarget!, $approve: Boolean!) {
@@ -16,17 +30,43 @@ const POST_VERDICT = `mutation Verdict($itemId: ID!, $target: VerdictTarget!, $a
   }
 }`;
 
+interface ProposedItem {
+  text: string;
+  mode: string | null;
+  taskType: string | null;
+  subtasks: string[];
+  reason: string | null;
+  answer: string | null;
+  crows: string[];
+}
+
+interface ApprovalRow {
+  status: string;
+  deadline: string;
+  item: ProposedItem;
+}
+
 interface Change {
   id: number;
   change: "opened" | "closed";
   listId: string;
   itemId: string;
   target: "triage" | "output";
-  approval: {
-    status: string;
-    deadline: string;
-    item: { text: string; mode: string | null; taskType: string | null; subtasks: string[]; reason: string | null; answer: string | null; crows: string[] };
-  } | null;
+  approval: ApprovalRow | null;
+}
+
+interface PendingRow extends ApprovalRow {
+  itemId: string;
+  target: "triage" | "output";
+  item: ProposedItem & { listId: string };
+}
+
+/** One pending approval as the region shows it. */
+interface Card {
+  listId: string;
+  itemId: string;
+  target: "triage" | "output";
+  approval: ApprovalRow | null;
 }
 
 /**
@@ -37,34 +77,63 @@ export const approvalListeners = new Set<(change: { change: "opened" | "closed";
 
 const keyOf = (c: { itemId: string; target: string }) => `${c.itemId}|${c.target}`;
 
+/** Most urgent first: the deadline is when silence rejects it. */
+const byDeadline = (a: Card, b: Card) => (a.approval?.deadline ?? "").localeCompare(b.approval?.deadline ?? "") || keyOf(a).localeCompare(keyOf(b));
+
 export function Approvals({ onOpenList }: { onOpenList: (listId: string) => void }) {
-  const [pending, setPending] = useState<Map<string, Change>>(new Map());
+  const [pending, setPending] = useState<Map<string, Card>>(new Map());
+  const [truncated, setTruncated] = useState(false);
   const [busy, setBusy] = useState<Set<string>>(new Set());
   const now = useNow();
 
-  useEffect(
-    () =>
-      follow<Change>({
-        name: "approvals",
-        query: APPROVAL_CHANGES,
-        field: "approvalChanges",
-        variables: (after) => ({ after: after ?? 0 }),
-        cursorOf: (c) => c.id,
-        onItem: (c) => {
-          approvalListeners.forEach((listener) => listener(c));
-          setPending((old) => {
-            const next = new Map(old);
-            // An opened approval already decided (replayed history) is not pending any more.
-            if (c.change === "opened" && c.approval?.status === "pending") next.set(keyOf(c), c);
-            else next.delete(keyOf(c));
-            return next;
-          });
-        },
-      }),
-    [],
-  );
+  useEffect(() => {
+    let cancelled = false;
+    let stop: (() => void) | undefined;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const start = async (tries: number) => {
+      try {
+        // In this order: a change committed after the cursor is in the feed, one before it is in the read.
+        const { approvalChangesCursor: cursor } = await gql<{ approvalChangesCursor: number }>(APPROVALS_CURSOR);
+        const { approvals } = await gql<{ approvals: PendingRow[] }>(PENDING_NOW);
+        if (cancelled) return;
+        setTruncated(approvals.length >= PENDING_LIMIT);
+        setPending(new Map(approvals.map((a) => [keyOf(a), { listId: a.item.listId, itemId: a.itemId, target: a.target, approval: a }])));
+        stop = follow<Change>({
+          name: "approvals",
+          query: APPROVAL_CHANGES,
+          field: "approvalChanges",
+          variables: (after) => ({ after: after ?? cursor }),
+          cursorOf: (c) => c.id,
+          onItem: (c) => {
+            approvalListeners.forEach((listener) => listener(c));
+            setPending((old) => {
+              const next = new Map(old);
+              // An opened approval already decided by the time it is read is not pending any more.
+              if (c.change === "opened" && c.approval?.status === "pending") next.set(keyOf(c), c);
+              else next.delete(keyOf(c));
+              return next;
+            });
+          },
+        });
+      } catch (error) {
+        if (cancelled) return;
+        // The server is down or refused the read: say so once, then try again like a stream would.
+        if (tries === 0) reportError(`approvals: ${(error as Error).message}`);
+        setStreamState("approvals", "reconnecting");
+        timer = setTimeout(() => void start(tries + 1), Math.min(5000, 250 * 2 ** tries));
+      }
+    };
+    setStreamState("approvals", "connecting");
+    void start(0);
+    return () => {
+      cancelled = true;
+      if (timer) clearTimeout(timer);
+      if (stop) stop();
+      else setStreamState("approvals", null);
+    };
+  }, []);
 
-  const answer = async (c: Change, approve: boolean) => {
+  const answer = async (c: Card, approve: boolean) => {
     const key = keyOf(c);
     setBusy((b) => new Set(b).add(key));
     const done = await attempt(`${approve ? "Approve" : "Reject"} ${c.target} of "${c.approval?.item.text ?? c.itemId}"`, () =>
@@ -83,11 +152,12 @@ export function Approvals({ onOpenList }: { onOpenList: (listId: string) => void
     });
   };
 
-  const rows = [...pending.values()].sort((a, b) => a.id - b.id);
+  const rows = [...pending.values()].sort(byDeadline);
   return (
     <section class="approvals" aria-labelledby="approvals-heading">
       <h2 id="approvals-heading">Approvals</h2>
       {rows.length === 0 ? <p class="quiet">Nothing waits on you.</p> : null}
+      {truncated ? <p class="quiet">More than {PENDING_LIMIT} approvals waited at load; the oldest {PENDING_LIMIT} are shown with every new one. Reload once some are answered.</p> : null}
       <ul class="cards">
         {rows.map((c) => {
           const item = c.approval?.item;

@@ -4,7 +4,8 @@
 //      in CROWS_PUBLIC_HOSTS (421 otherwise): a DNS-rebound page never gets an answer.
 //   2. Origin: a browser request from another origin is refused (403) unless CROWS_CORS_ORIGINS lists
 //      it; listed origins get CORS headers (preflights answered here), unlisted ones never do.
-//   3. Token: with CROWS_TOKEN set, a Bearer token or the crows_token cookie (401 otherwise);
+//   3. Token: with CROWS_TOKEN set, a Bearer token or the crows_token cookie (401 otherwise: JSON,
+//      or a small HTML page when a browser navigates here asking for text/html);
 //      `GET /?token=` trades the token for the cookie. Read-only tokens may not write (403).
 //   4. Writes: a body over the limit is a 413, a body that is not application/json a 415.
 // The rules and their reasons are in docs/security.md.
@@ -63,6 +64,58 @@ function hasBody(req: http.IncomingMessage): boolean {
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
+/** A browser navigating here (GET or HEAD asking for text/html by name), not an API client or a stream. */
+function wantsPage(req: http.IncomingMessage): boolean {
+  if (req.method !== "GET" && req.method !== "HEAD") return false;
+  const accept = req.headers.accept ?? "";
+  return accept.split(",").some((range) => range.split(";")[0]!.trim().toLowerCase() === "text/html");
+}
+
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/**
+ * The 401 as a page the owner can read: what went wrong, how to open the console (/?token=<token>,
+ * or the form, which does the same), and where the token comes from. Self-contained: no script,
+ * no asset, nothing it was sent echoed back; its CSP allows only its inline style and a form to /.
+ */
+function sendTokenPage(req: http.IncomingMessage, res: http.ServerResponse, refusal: HttpError): void {
+  const page = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>crows: token needed</title>
+<link rel="icon" href="data:,">
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem;color:#1d1d1f}code{background:#f1f1f4;padding:0 .25em;border-radius:3px}input{font:inherit;padding:.3em;width:18rem}button{font:inherit;padding:.3em .8em}</style>
+</head>
+<body>
+<main>
+<h1>crows: token needed</h1>
+<p><strong>${escapeHtml(refusal.message)}</strong></p>
+<p>This server runs with <code>CROWS_TOKEN</code> set. To open the console, open <code>/?token=&lt;token&gt;</code>
+once in this browser, with the owner's token in place of <code>&lt;token&gt;</code> (or a read-only one from
+<code>CROWS_READ_TOKENS</code>). The server then keeps it in an HttpOnly cookie for this browser session and takes
+it out of the address bar.</p>
+<form method="get" action="/">
+<p><label>Token <input type="password" name="token" autocomplete="off" required></label> <button type="submit">Open the console</button></p>
+</form>
+<p>API clients send <code>Authorization: Bearer &lt;token&gt;</code> instead.</p>
+</main>
+</body>
+</html>
+`;
+  res.writeHead(401, {
+    ...refusal.headers,
+    "content-type": "text/html; charset=utf-8",
+    "content-length": String(Buffer.byteLength(page)),
+    "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-store",
+  });
+  res.end(req.method === "HEAD" ? undefined : page);
+}
+
 export class AccessGate {
   private readonly ownerDigest: Buffer | undefined;
   private readonly readerDigests: Buffer[];
@@ -113,12 +166,21 @@ export class AccessGate {
       }
     }
 
-    if (url.pathname === "/" && url.searchParams.has("token") && (method === "GET" || method === "HEAD")) {
-      this.exchangeToken(url.searchParams.get("token") ?? "", res);
-      return "answered";
+    let role: Role;
+    try {
+      if (url.pathname === "/" && url.searchParams.has("token") && (method === "GET" || method === "HEAD")) {
+        this.exchangeToken(url.searchParams.get("token") ?? "", res);
+        return "answered";
+      }
+      role = this.roleFor(req);
+    } catch (error) {
+      // A person in a browser gets a page to read; an API client keeps the JSON 401.
+      if (error instanceof HttpError && error.status === 401 && wantsPage(req)) {
+        sendTokenPage(req, res, error);
+        return "answered";
+      }
+      throw error;
     }
-
-    const role = this.roleFor(req);
     roles.set(req, role);
     if (role === "reader" && !SAFE_METHODS.has(method) && !url.pathname.startsWith("/graphql")) {
       // GraphQL posts queries too; its mutations are refused inside (src/server/graphql.ts).

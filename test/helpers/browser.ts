@@ -5,7 +5,7 @@
 // leaves the allowed origins, so a test can assert the page ran clean and offline.
 import { existsSync } from "node:fs";
 import { test } from "uvu";
-import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import puppeteer, { type Browser, type BrowserContext, type Page } from "puppeteer-core";
 
 const CANDIDATES = [process.env.CROWS_TEST_CHROMIUM, "/usr/bin/chromium", "/usr/bin/chromium-browser"];
 
@@ -40,8 +40,8 @@ export interface WatchedPage {
   offOrigin: string[];
 }
 
-/** A new page that records errors and off-origin requests. */
-export async function openPage(browser: Browser, allowedOrigins: string[]): Promise<WatchedPage> {
+/** A new page (in the browser, or in one of its isolated contexts) that records errors and off-origin requests. */
+export async function openPage(browser: Browser | BrowserContext, allowedOrigins: string[]): Promise<WatchedPage> {
   const page = await browser.newPage();
   const errors: string[] = [];
   const offOrigin: string[] = [];
