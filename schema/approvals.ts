@@ -78,12 +78,15 @@ const ApprovalChange = builder.objectRef<ApprovalChangeShape>("ApprovalChange").
 builder.queryFields((t) => ({
   approvalChangesCursor: t.int({
     description:
-      "The log's current global id. To show what waits without replaying history: read this first, then " +
+      "The newest approval event's global id. To show what waits without replaying history: read this first, then " +
       "approvals(status: pending), then subscribe to approvalChanges(after: this cursor); a change the read already " +
       "reflects may arrive again (key the pending set by itemId and target), and none can fall in between.",
-    // The newest id of the whole log (its primary key, one index step): any id at or above the
-    // newest approval event is a cursor that skips no approval change committed after this read.
-    resolve: async (_root, _args, ctx) => (await ctx.app.prisma.event.findFirst({ orderBy: { id: "desc" }, select: { id: true } }))?.id ?? 0,
+    // The newest approval event's id, not the whole log's: approval events get their ids in commit
+    // order (ORDERED_NAMES, the commit-order lock on PostgreSQL), so one still in flight always gets
+    // a larger id than this. The log's newest id could belong to an unrelated event that committed
+    // first, and a cursor taken from it would skip that approval change.
+    // Read through the log (committed rows only), never a write connection that may hold an open transaction.
+    resolve: (_root, _args, ctx) => ctx.app.log.lastNamedId(APPROVAL_EVENT_NAMES),
   }),
 }));
 

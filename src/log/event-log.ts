@@ -158,6 +158,11 @@ export class EventLog {
     return this.store.lastSeq(stream);
   }
 
+  /** The newest committed global id among events named any of `names`: a followNamed cursor. */
+  lastNamedId(names: readonly string[]): Promise<number> {
+    return this.store.lastNamedId(names);
+  }
+
   /**
    * Every event of `stream` after `afterSeq`, in order, with no gap and no duplicate: first what the
    * log holds, then live appends. The listener is attached before the log is read, so nothing

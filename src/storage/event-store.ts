@@ -46,6 +46,8 @@ export interface EventStore {
   /** Events with any of `names`, after global id `afterId`, in id order. */
   readNamed(names: readonly string[], afterId: number, limit: number): Promise<EventRow[]>;
   lastSeq(stream: string): Promise<number>;
+  /** The newest committed id among events with any of `names` (0: none). */
+  lastNamedId(names: readonly string[]): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -177,6 +179,7 @@ export class SqliteEventStore implements EventStore {
       read: reader.prepare(`SELECT ${SQLITE_COLUMNS} FROM "Event" WHERE "stream" = ? AND "seq" > ? ORDER BY "seq" LIMIT ?`).safeIntegers(false),
       readNamed: reader.prepare(`SELECT ${SQLITE_COLUMNS} FROM "Event" WHERE "name" IN (SELECT value FROM json_each(?)) AND "id" > ? ORDER BY "id" LIMIT ?`).safeIntegers(false),
       lastSeq: reader.prepare(`SELECT COALESCE(MAX("seq"), 0) FROM "Event" WHERE "stream" = ?`).pluck().safeIntegers(false),
+      lastNamedId: reader.prepare(`SELECT COALESCE(MAX("id"), 0) FROM "Event" WHERE "name" IN (SELECT value FROM json_each(?))`).pluck().safeIntegers(false),
     };
   }
 
@@ -275,6 +278,10 @@ export class SqliteEventStore implements EventStore {
 
   lastSeq(stream: string): Promise<number> {
     return this.reading(() => this.sql.lastSeq.get(stream) as number);
+  }
+
+  lastNamedId(names: readonly string[]): Promise<number> {
+    return this.reading(() => this.sql.lastNamedId.get(JSON.stringify(names)) as number);
   }
 
   async close(): Promise<void> {
@@ -415,6 +422,16 @@ export class PgEventStore implements EventStore {
     });
     return rows[0]!.last;
   }
+
+  async lastNamedId(names: readonly string[]): Promise<number> {
+    const { rows } = await this.pool.query<{ last: number }>({
+      name: "crows-event-last-named-id",
+      text: `SELECT COALESCE(MAX("id"), 0)::int AS "last" FROM "Event" WHERE "name" = ANY($1::text[])`,
+      values: [[...names]],
+    });
+    return rows[0]!.last;
+  }
+
 
   async close(): Promise<void> {} // the pool is Prisma's: it ends with $disconnect
 }
