@@ -15,6 +15,7 @@ import type { Context } from "../../schema/builder.ts";
 import { readBody } from "./body.ts";
 import { roleOf, type Role } from "./access.ts";
 import { graphqlLimits } from "./graphql-limits.ts";
+import { decodeBody, refuseUnstorableText } from "./unstorable-text.ts";
 import { useGraphQLStream } from "./graphql-stream.ts";
 import { graphqlMetricsPlugin } from "../ops/metrics.ts";
 import { describeError } from "../ops/describe-error.ts";
@@ -135,7 +136,7 @@ export function createGraphQLHandler(app: App): (req: http.IncomingMessage, res:
     renderGraphiQL,
     landingPage: false,
     maskedErrors: { maskError: maskCrowsError },
-    plugins: [csrfPrevention, queryStringJson, ...graphqlLimits(), readOnlyTokens, useGraphQLStream(GRAPHQL_SSE_PATH, (line) => app.logLine(line)), graphqlMetricsPlugin(app.metrics)],
+    plugins: [csrfPrevention, queryStringJson, ...graphqlLimits(), readOnlyTokens, refuseUnstorableText, useGraphQLStream(GRAPHQL_SSE_PATH, (line) => app.logLine(line)), graphqlMetricsPlugin(app.metrics)],
     logging: {
       debug: () => {},
       info: () => {},
@@ -151,7 +152,9 @@ export function createGraphQLHandler(app: App): (req: http.IncomingMessage, res:
   return async (req, res) => {
     if (req.method !== "GET" && req.method !== "HEAD") {
       // Read here, under the shared limit (a 413 past it); Yoga takes a body already read from req.body.
-      (req as http.IncomingMessage & { body?: Buffer }).body = await readBody(req);
+      const body = await readBody(req);
+      decodeBody(body); // a 400 when it is not UTF-8 (Yoga would read the bad bytes as U+FFFD)
+      (req as http.IncomingMessage & { body?: Buffer }).body = body;
     }
     // Yoga's request listener sends the response itself and logs its own failures.
     await yoga.requestListener(req, res);

@@ -16,6 +16,7 @@ import { serveOps, refuseWhileStopping } from "../ops/health.ts";
 import { observeHttp } from "../ops/metrics.ts";
 import { trackInFlight } from "../ops/shutdown.ts";
 import { describeError } from "../ops/describe-error.ts";
+import { refuseUnstorable } from "./unstorable-text.ts";
 
 /** One entry per path family; the first whose `matches` is true serves the request. */
 interface Handler {
@@ -141,6 +142,8 @@ async function serveCompat(
   let response: CompatResponse;
   try {
     const { route, params } = router.match(req.method ?? "GET", url.pathname);
+    refuseUnstorable(params);
+    refuseUnstorable(Object.fromEntries(url.searchParams));
     const request: CompatRequest = {
       method: req.method ?? "GET",
       path: url.pathname,
