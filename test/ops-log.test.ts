@@ -11,6 +11,7 @@ import { startFakeOpenAI, roleOfSystemPrompt } from "./helpers/fake-openai.ts";
 import { ownerFollows } from "./helpers/owner.ts";
 import { createServerLog } from "../src/ops/server-log.ts";
 import { describeError } from "../src/ops/describe-error.ts";
+import { useGraphQLStream } from "../src/server/graphql-stream.ts";
 
 const MARKER = "ZEBRA-MARKER-7731";
 const KEY = "sk-test-KEYMARKER-99182";
@@ -113,6 +114,29 @@ test("describeError gives an error's shape, never a message that can quote input
   assert.match(describeError(Object.assign(new Error(`x ${MARKER}`), { code: "P2002" })), /^Error code P2002/);
   const system = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED", syscall: "connect" });
   assert.match(describeError(system), /ECONNREFUSED 127\.0\.0\.1:5432/, "system errors keep their message: it names no content");
+});
+
+test("an unexpected failure inside /graphql/stream is logged by its shape, never its message", async () => {
+  const lines: string[] = [];
+  const plugin = useGraphQLStream("/graphql/stream", (line) => lines.push(line)) as unknown as {
+    onYogaInit(arg: unknown): void;
+    onRequest(arg: unknown): Promise<void> | undefined;
+  };
+  // Whatever breaks inside the protocol handler (here: envelop itself) with a message quoting input.
+  plugin.onYogaInit({ yoga: { fetchAPI: globalThis, getEnveloped: () => { throw new TypeError(`could not read ${MARKER}`); } } });
+  const request = new Request("http://127.0.0.1/graphql/stream", {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "text/event-stream" },
+    body: JSON.stringify({ query: "{ __typename }" }),
+  });
+  let answer: Response | undefined;
+  await plugin.onRequest({ request, url: new URL(request.url), endResponse: (r: Response) => (answer = r), serverContext: {}, fetchAPI: globalThis });
+  assert.is(answer?.status, 500);
+  assert.not.match(await answer!.text(), MARKER);
+  assert.is(lines.length, 1);
+  assert.not.match(lines[0]!, MARKER);
+  assert.not.match(lines[0]!, /\n/);
+  assert.match(lines[0]!, /TypeError at /);
 });
 
 test.run();

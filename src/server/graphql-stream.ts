@@ -7,6 +7,7 @@
 import { GraphQLError, getOperationAST } from "graphql";
 import { createHandler } from "graphql-sse/lib/use/fetch";
 import type { Plugin } from "graphql-yoga";
+import { describeError } from "../ops/describe-error.ts";
 
 type GraphQLSseHandler = (request: Request) => Promise<Response>;
 
@@ -63,7 +64,7 @@ export function useGraphQLStream(endpoint: string, log: (line: string) => void):
       if (url.pathname !== endpoint || !handler) return;
       serverContextOf.set(request, serverContext as Record<string, unknown>);
       return handler(request).then((r) => { endResponse(r); }, (error: unknown) => {
-        log(`graphql-sse: unexpected error: ${(error as Error)?.stack ?? String(error)}`);
+        log(`graphql-sse: unexpected error: ${describeError(error)}`); // its shape: a message can quote input
         endResponse(new fetchAPI.Response(JSON.stringify({ errors: [{ message: "Unexpected error." }] }), { status: 500, headers: jsonHeaders() }));
       });
     },
