@@ -125,4 +125,29 @@ test("readyz answers 503 with the reason when a configured Redis is not connecte
   }
 });
 
+test("a failure behind /metrics, /readyz or /healthz is logged by its shape and answered by the one error handler", async () => {
+  const lines: string[] = [];
+  const server = await startTestServer({ deps: { logLine: (line: string) => lines.push(line) } });
+  try {
+    server.app.metrics.registry.metrics = () => Promise.reject(new RangeError("collector broke on SECRET-7731"));
+    const metrics = await server.get("/metrics");
+    assert.is(metrics.status, 500);
+    assert.type(metrics.body.message, "string");
+    assert.not.match(metrics.text, "SECRET-7731");
+    const logged = lines.filter((line) => line.includes("RangeError"));
+    assert.is(logged.length, 1, `the failure is logged once: ${JSON.stringify(lines)}`);
+    assert.not.match(logged[0]!, "SECRET-7731");
+    // A wrong method is the same JSON refusal every other path gives, with Allow.
+    for (const path of ["/healthz", "/readyz", "/metrics"]) {
+      const wrong = await server.request("POST", path, {});
+      assert.is(wrong.status, 405, path);
+      assert.is(wrong.headers.get("allow"), "GET, HEAD");
+      assert.type(wrong.body.message, "string");
+    }
+    assert.is((await server.get("/healthz")).status, 200);
+  } finally {
+    await server.close();
+  }
+});
+
 test.run();

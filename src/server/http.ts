@@ -12,7 +12,7 @@ import { createGraphQLHandler, isGraphQLPath } from "./graphql.ts";
 import { AccessGate } from "./access.ts";
 import { readJson } from "./body.ts";
 import { isConsolePath, serveConsole } from "../../console/serve.ts";
-import { serveOps, refuseWhileStopping } from "../ops/health.ts";
+import { OPS_PATHS, serveOps, whileStopping } from "../ops/health.ts";
 import { observeHttp } from "../ops/metrics.ts";
 import { trackInFlight } from "../ops/shutdown.ts";
 import { describeError } from "../ops/describe-error.ts";
@@ -61,18 +61,18 @@ export async function startServer(app: App): Promise<RunningServer> {
     { matches: (p) => p === "/api" || p.startsWith("/api/"), serve: (req, res, url) => serveCompat(app, router, req, res, url) },
     { matches: isGraphQLPath, serve: createGraphQLHandler(app) },
     { matches: isConsolePath, serve: (req, res, url) => serveConsole(req, res, url) },
+    { matches: (p) => OPS_PATHS.has(p), serve: (req, res, url) => serveOps(app, req, res, url.pathname) }, // behind the gate too
   ];
   const notFound = () => new HttpError(404, "Not found. The REST API lives under /api, GraphQL at /graphql.");
 
   let stopping = false;
   // requireHostHeader off: a request without Host reaches the access check and gets its JSON 421.
   const server = http.createServer({ requireHostHeader: false }, (req, res) => {
-    if (stopping) return refuseWhileStopping(res);
+    if (stopping) return sendError(res, whileStopping());
     void (async () => {
       try {
         const url = parseTarget(req.url);
         if ((await gate.admit(req, res, url)) === "answered") return;
-        if (serveOps(app, req, res, url.pathname)) return; // /healthz, /readyz, /metrics: behind the gate too
         const handler = handlers.find((h) => h.matches(url.pathname));
         if (!handler) throw notFound();
         await handler.serve(req, res, url);
