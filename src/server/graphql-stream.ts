@@ -2,8 +2,8 @@
 // masking as /graphql). This is @graphql-yoga/plugin-graphql-sse's wiring with two fixes: a
 // document that does not parse or validate (a syntax error, a limit) is a 400 carrying its coded
 // GraphQL errors, where the plugin let the throw become a 500 with a stack trace, or answered
-// "Unable to detect operation AST" (a subscription refused before its stream opens is such a 4xx
-// too); and anything thrown inside the handler is a masked 500.
+// "Unable to detect operation AST" (an operation refused before it runs, such as a bad variable or
+// a subscription cursor its stream never sent, is such a 4xx too); and anything thrown inside the handler is a masked 500.
 import { GraphQLError, getOperationAST } from "graphql";
 import { createHandler } from "graphql-sse/lib/use/fetch";
 import type { Plugin } from "graphql-yoga";
@@ -46,13 +46,12 @@ export function useGraphQLStream(endpoint: string, log: (line: string) => void):
             return Promise.resolve(enveloped.contextFactory()).then(async (contextValue) => {
               const args = { schema: enveloped.schema, document, contextValue, variableValues: params.variables, operationName: params.operationName };
               const operation = getOperationAST(document, params.operationName);
-              if (operation?.operation !== "subscription") return enveloped.execute(args);
-              const result = await enveloped.subscribe(args);
-              // A subscription refused before its stream opens (a bad variable, a cursor the stream
-              // never sent, an unknown nest) is a result with errors and no stream: answer it as the
-              // 4xx its errors name, as Yoga's own SSE does, instead of handing graphql-sse a result
-              // it reads as arguments ("Unable to detect operation AST").
-              if (!(Symbol.asyncIterator in result) && result.errors?.length) return refusal(result.errors);
+              const result = operation?.operation === "subscription" ? await enveloped.subscribe(args) : await enveloped.execute(args);
+              // An operation refused before it runs (a variable of the wrong type; for a subscription
+              // also a cursor its stream never sent, an unknown nest) is a result with errors and no
+              // `data`: answer it as the 4xx its errors name, as Yoga's own SSE does, instead of
+              // handing graphql-sse a result it reads as arguments ("Unable to detect operation AST").
+              if (!(Symbol.asyncIterator in result) && !("data" in result) && result.errors?.length) return refusal(result.errors);
               return result;
             });
           },

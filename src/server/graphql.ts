@@ -114,6 +114,24 @@ const queryStringJson: Plugin = {
   },
 };
 
+/**
+ * A request error (a variable of the wrong type or missing: the result has errors and no `data`) is
+ * coded BAD_USER_INPUT, as graphql-tools' subscribe already codes it; its execute leaves it uncoded.
+ */
+const requestErrorsCoded: Plugin = {
+  onExecute: () => ({
+    onExecuteDone({ result }) {
+      for (const single of Array.isArray(result) ? result : [result]) {
+        if (!single || "data" in single || Symbol.asyncIterator in single) continue;
+        for (const error of (single as { errors?: readonly GraphQLError[] }).errors ?? []) {
+          const extensions = error.extensions as Record<string, unknown>;
+          if (extensions.code === undefined) extensions.code = "BAD_USER_INPUT";
+        }
+      }
+    },
+  }),
+};
+
 /** A read-only token (CROWS_READ_TOKENS) may query and subscribe; a mutation is a 403. */
 const readOnlyTokens: Plugin<{ role?: Role }> = {
   onExecute({ args, setResultAndStopExecution }) {
@@ -136,7 +154,7 @@ export function createGraphQLHandler(app: App): (req: http.IncomingMessage, res:
     renderGraphiQL,
     landingPage: false,
     maskedErrors: { maskError: maskCrowsError },
-    plugins: [csrfPrevention, queryStringJson, ...graphqlLimits(), readOnlyTokens, refuseUnstorableText, useGraphQLStream(GRAPHQL_SSE_PATH, (line) => app.logLine(line)), graphqlMetricsPlugin(app.metrics)],
+    plugins: [csrfPrevention, queryStringJson, ...graphqlLimits(), readOnlyTokens, refuseUnstorableText, requestErrorsCoded, useGraphQLStream(GRAPHQL_SSE_PATH, (line) => app.logLine(line)), graphqlMetricsPlugin(app.metrics)],
     logging: {
       debug: () => {},
       info: () => {},
