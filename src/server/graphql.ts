@@ -9,7 +9,8 @@ import { GraphQLError, getOperationAST } from "graphql";
 import { createYoga, maskError, type Plugin } from "graphql-yoga";
 import { renderGraphiQL } from "@graphql-yoga/render-graphiql";
 import type { App } from "../app.ts";
-import { CrowsError, RateLimitedError, type ErrorCode } from "../errors.ts";
+import { CrowsError, RateLimitedError } from "../errors.ts";
+import { STATUS_OF } from "../../compat/http-error.ts";
 import { schema } from "../../schema/index.ts";
 import type { Context } from "../../schema/builder.ts";
 import { readBody } from "./body.ts";
@@ -30,15 +31,6 @@ interface ServerContext {
   req: http.IncomingMessage;
   res: http.ServerResponse;
 }
-
-/** The status the REST API gives each domain refusal (compat/http-error.ts says the same). */
-const STATUS: Record<ErrorCode, number> = {
-  bad_input: 400,
-  not_found: 404,
-  conflict: 409,
-  forbidden: 403,
-  rate_limited: 429,
-};
 
 export const EXAMPLE_QUERY = `# Submit a list, then paste its listId into the subscription below.
 mutation Submit {
@@ -68,7 +60,7 @@ function logSafe(arg: unknown): string {
 function maskCrowsError(error: unknown, message: string, isDev?: boolean): Error {
   const original = error instanceof GraphQLError ? error.originalError : error;
   if (original instanceof CrowsError) {
-    const extensions: Record<string, unknown> = { code: original.code, http: { status: STATUS[original.code] } };
+    const extensions: Record<string, unknown> = { code: original.code, http: { status: STATUS_OF[original.code] } };
     if (original instanceof RateLimitedError) {
       extensions.cooldownS = original.cooldownS;
       extensions.http = { status: 429, headers: { "retry-after": String(original.cooldownS) } };
