@@ -182,4 +182,25 @@ test("a variable of the wrong type is a 400 coded BAD_USER_INPUT on every mutati
   assert.is(await server.app.prisma.todoList.count(), before);
 });
 
+test("/graphql/stream keeps no reservations: PUT (single-connection mode) is a 405, so no client can pile up streams in memory", async () => {
+  for (let i = 0; i < 50; i++) {
+    const token = `reserve-${i}`;
+    const put = await fetch(server.url + "/graphql/stream", { method: "PUT", headers: { accept: "text/plain", "x-graphql-event-stream-token": token } });
+    const text = await put.text();
+    assert.is(put.status, 405, `PUT ${i}: ${put.status} ${text}`);
+    assert.is(put.headers.get("allow"), "GET, POST");
+    assert.not.match(text, token);
+  }
+  const del = await fetch(server.url + "/graphql/stream", { method: "DELETE", headers: { "x-graphql-event-stream-token": "reserve-1" } });
+  assert.is(del.status, 405);
+  // Distinct connections, what the console and the tests use, still work.
+  const ok = await fetch(server.url + "/graphql/stream", {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "text/event-stream" },
+    body: JSON.stringify({ query: "{ __typename }" }),
+  });
+  assert.is(ok.status, 200);
+  assert.match(await ok.text(), /"__typename":"Query"/);
+});
+
 test.run();

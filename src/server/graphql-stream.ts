@@ -61,6 +61,14 @@ export function useGraphQLStream(endpoint: string, log: (line: string) => void):
     },
     onRequest({ request, url, endResponse, serverContext, fetchAPI }) {
       if (url.pathname !== endpoint || !handler) return;
+      if (request.method === "PUT" || request.method === "DELETE") {
+        // Single-connection mode's reservations (PUT) live in the handler's memory until a client
+        // connects to them, with no bound: any caller could pile them up. Distinct connections (a
+        // POST or GET per subscription) are all crows serves.
+        const body = JSON.stringify({ errors: [{ message: "Use one POST (or GET) per subscription; reserved streams are not served here." }] });
+        endResponse(new fetchAPI.Response(body, { status: 405, headers: { ...jsonHeaders(), allow: "GET, POST" } }));
+        return;
+      }
       serverContextOf.set(request, serverContext as Record<string, unknown>);
       return handler(request).then((r) => { endResponse(r); }, (error: unknown) => {
         log(`graphql-sse: unexpected error: ${describeError(error)}`); // its shape: a message can quote input
