@@ -18,7 +18,8 @@ export class HttpError extends Error {
   }
 }
 
-const STATUS_OF: Record<ErrorCode, number> = {
+/** The status each domain refusal answers with, on REST and GraphQL alike. */
+export const STATUS_OF: Record<ErrorCode, number> = {
   bad_input: 400,
   forbidden: 403,
   not_found: 404,

@@ -7,8 +7,7 @@
 import { builder } from "./builder.ts";
 import { VerdictTarget } from "./verdicts.ts";
 import type { StoredEvent } from "../src/log/event-log.ts";
-import { BadInputError } from "../src/errors.ts";
-import { abortableFollow, refusal } from "./follow.ts";
+import { abortableFollow, lastIdNamed, resumeAfter } from "./follow.ts";
 
 /** The log events that open or close an approval. */
 const APPROVAL_EVENT_NAMES = ["item.triaged", "item.answered", "verdict"] as const;
@@ -95,16 +94,12 @@ builder.subscriptionFields((t) => ({
     type: ApprovalChange,
     description:
       "Pending approvals as they open and close, across every list: those after global id `after` (default 0: all) from the log, " +
-      "then live ones. Resume with the last id received.",
+      "then live ones. Resume with the last id received; an id the stream never sent (negative, past its end) is a 400 bad_input.",
     args: { after: t.arg.int() },
-    subscribe: (_root, args, ctx): AsyncIterable<ApprovalChangeShape | Error> => {
-      const after = args.after ?? 0;
-      if (after < 0) return refusal(new BadInputError("after must be 0 or an id the stream has sent."));
+    subscribe: async (_root, args, ctx) => {
+      const after = await resumeAfter(args.after, { lastSeq: () => lastIdNamed(ctx.app, APPROVAL_EVENT_NAMES) });
       return abortableFollow((signal) => ctx.app.log.followNamed(APPROVAL_EVENT_NAMES, after, signal), approvalChanges);
     },
-    resolve: (change) => {
-      if (change instanceof Error) throw change;
-      return change;
-    },
+    resolve: (change: ApprovalChangeShape) => change,
   }),
 }));

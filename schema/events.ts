@@ -4,7 +4,7 @@ import { builder } from "./builder.ts";
 import { TodoList } from "./lists.ts";
 import { BadInputError } from "../src/errors.ts";
 import type { StoredEvent } from "../src/log/event-log.ts";
-import { abortableFollow, refusal } from "./follow.ts";
+import { abortableFollow, resumeAfter } from "./follow.ts";
 import { listStream } from "../src/flock/events.ts";
 import { parsedPayload } from "../src/log/parsed-payload.ts";
 
@@ -54,22 +54,14 @@ builder.subscriptionFields((t) => ({
     type: Event,
     description:
       "A list's events: those after seq `after` (default 0: all of them) replayed from the log, then live ones. " +
-      "To resume after a dropped connection, pass the last seq you received. A bad argument arrives as one " +
-      "errored result (extensions.code), then the stream completes.",
+      "To resume after a dropped connection, pass the last seq you received. A seq the stream never sent " +
+      "(negative, past its end) refuses the subscription: a 400 with extensions.code bad_input.",
     args: { listId: t.arg.id({ required: true }), after: t.arg.int() },
-    subscribe: (_root, args, ctx): AsyncIterable<StoredEvent | Error> => {
-      try {
-        const after = afterSeq(args.after);
-        return abortableFollow((signal) => ctx.app.log.follow(listStream(String(args.listId)), after, signal));
-      } catch (error) {
-        // Refuse in-band: a throw here becomes a result without `data`, which graphql-sse's
-        // handler mistakes for execution arguments ("Unable to detect operation AST").
-        return refusal(error);
-      }
+    subscribe: async (_root, args, ctx) => {
+      const stream = listStream(String(args.listId));
+      const after = await resumeAfter(args.after, { lastSeq: () => ctx.app.log.lastSeq(stream) });
+      return abortableFollow((signal) => ctx.app.log.follow(stream, after, signal));
     },
-    resolve: (event) => {
-      if (event instanceof Error) throw event;
-      return event;
-    },
+    resolve: (event) => event,
   }),
 }));

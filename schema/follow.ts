@@ -3,6 +3,9 @@
 // for the next live event (a plain async-generator wrapper would queue that return() until another
 // event arrived, leaking the follower while the stream is idle).
 import type { StoredEvent } from "../src/log/event-log.ts";
+import { resumePoint, type CursorStream } from "../src/log/cursor.ts";
+import { BadInputError } from "../src/errors.ts";
+import type { App } from "../src/app.ts";
 
 // `map` (optional) reshapes or filters the events; aborting ends the follower, which ends the map.
 export function abortableFollow<T = StoredEvent>(
@@ -27,7 +30,20 @@ export function abortableFollow<T = StoredEvent>(
   return iterator;
 }
 
-/** A refusal delivered in-band: one errored result, then the stream completes. */
-export async function* refusal(error: unknown): AsyncGenerator<Error> {
-  yield error as Error;
+/**
+ * Where a subscription resumes, by the one rule every stream follows (src/log/cursor.ts): a cursor
+ * the stream never sent (negative, malformed, past its end) is bad input naming its last id. Thrown
+ * from `subscribe`, it refuses the subscription before any stream opens: a coded 4xx on both SSE
+ * transports.
+ */
+export async function resumeAfter(after: number | string | null | undefined, stream: CursorStream): Promise<number> {
+  const cursor = await resumePoint(after === null || after === undefined ? after : String(after), stream, "after");
+  if (typeof cursor !== "number") throw new BadInputError(cursor.refused);
+  return cursor;
+}
+
+/** The end of a stream read by name across the log (followNamed): the last global id among `names`. */
+export function lastIdNamed(app: App, names: string | readonly string[]): Promise<number> {
+  // Through the log: committed rows only (never a write connection holding an open transaction).
+  return app.log.lastNamedId(typeof names === "string" ? [names] : names);
 }

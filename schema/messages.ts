@@ -4,12 +4,11 @@
 // durable log after a msg_id (or its number) and then follows live posts.
 import { builder } from "./builder.ts";
 import { Nest } from "./nests.ts";
-import { BadInputError, ForbiddenError, NotFoundError, RateLimitedError } from "../src/errors.ts";
+import { ForbiddenError, NotFoundError, RateLimitedError } from "../src/errors.ts";
 import type { App } from "../src/app.ts";
-import type { EventLog, StoredEvent } from "../src/log/event-log.ts";
+import type { StoredEvent } from "../src/log/event-log.ts";
 import { msgIdOf, nestStream, type MessageEntry } from "../src/nests/messages.ts";
-import { resumePoint } from "../src/log/cursor.ts";
-import { abortableFollow } from "./follow.ts";
+import { abortableFollow, resumeAfter } from "./follow.ts";
 
 export const Message = builder.objectRef<MessageEntry>("Message").implement({
   description: "One nest message record (EVENTS.md payload table), as stored, with `resolved` computed when read.",
@@ -173,13 +172,6 @@ builder.mutationFields((t) => ({
   }),
 }));
 
-/** "launch-copy-3", "3" or "" -> 3 / 0; anything the stream never sent (malformed, past its end) is bad input. */
-async function afterNumber(log: EventLog, nestId: string, after: string | null | undefined): Promise<number> {
-  const cursor = await resumePoint(after, { lastSeq: () => log.lastSeq(nestStream(nestId)), idOf: (seq) => msgIdOf(nestId, seq), prefix: nestId }, "after");
-  if (typeof cursor !== "number") throw new BadInputError(cursor.refused);
-  return cursor;
-}
-
 builder.subscriptionFields((t) => ({
   nestMessages: t.field({
     type: Message,
@@ -190,7 +182,8 @@ builder.subscriptionFields((t) => ({
     subscribe: async (_root, args, ctx) => {
       const nestId = String(args.nestId);
       await ctx.app.chat.requireNest(nestId);
-      const after = await afterNumber(ctx.app.log, nestId, args.after);
+      // "launch-copy-3", "3" or "" -> 3 / 0.
+      const after = await resumeAfter(args.after, { lastSeq: () => ctx.app.log.lastSeq(nestStream(nestId)), idOf: (seq) => msgIdOf(nestId, seq), prefix: nestId });
       return abortableFollow((signal) => ctx.app.log.follow(nestStream(nestId), after, signal));
     },
     // `resolved` as of delivery, like every other read.

@@ -3,8 +3,7 @@
 import { builder } from "./builder.ts";
 import type { TrustLedger } from "../src/flock/trust.ts";
 import type { StoredEvent } from "../src/log/event-log.ts";
-import { BadInputError } from "../src/errors.ts";
-import { abortableFollow, refusal } from "./follow.ts";
+import { abortableFollow, lastIdNamed, resumeAfter } from "./follow.ts";
 import { parsedPayload } from "../src/log/parsed-payload.ts";
 
 type TrustRow = Awaited<ReturnType<TrustLedger["snapshot"]>>[number];
@@ -79,16 +78,12 @@ builder.subscriptionFields((t) => ({
     type: TrustChange,
     description:
       "Every trust.changed across lists and nests: those after global id `after` (default 0: all) from the log, " +
-      "then live ones. Resume with the last id received.",
+      "then live ones. Resume with the last id received; an id the stream never sent (negative, past its end) is a 400 bad_input.",
     args: { after: t.arg.int() },
-    subscribe: (_root, args, ctx): AsyncIterable<StoredEvent | Error> => {
-      const after = args.after ?? 0;
-      if (after < 0) return refusal(new BadInputError("after must be 0 or an id the stream has sent."));
+    subscribe: async (_root, args, ctx) => {
+      const after = await resumeAfter(args.after, { lastSeq: () => lastIdNamed(ctx.app, "trust.changed") });
       return abortableFollow((signal) => ctx.app.log.followNamed("trust.changed", after, signal));
     },
-    resolve: (event) => {
-      if (event instanceof Error) throw event;
-      return event;
-    },
+    resolve: (event: StoredEvent) => event,
   }),
 }));

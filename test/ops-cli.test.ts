@@ -149,7 +149,7 @@ test("usage errors exit 2 with one JSON line on stderr", async () => {
   const dir = tempDataDir();
   const env = baseEnv(dir);
   try {
-    const cases = [[], ["launch"], ["status", "--verbose"], ["logs", "--lines"], ["logs", "--lines", "0"], ["logs", "--lines", "1001"], ["logs", "--lines", "ten"], ["logs", "--lines", "2.5"], ["restart", "--reason"], ["up", "extra"]];
+    const cases = [[], ["launch"], ["status", "--verbose"], ["logs", "--lines"], ["logs", "--lines", "0"], ["logs", "--lines", "1001"], ["logs", "--lines", "ten"], ["logs", "--lines", "2.5"], ["logs", "--lines", "1e3"], ["logs", "--lines", "0x10"], ["logs", "--lines", " 5"], ["logs", "--lines", "+5"], ["logs", "--lines", "5 "], ["restart", "--reason"], ["up", "extra"]];
     const results = await Promise.all(cases.map((args) => crows(args, env)));
     results.forEach((result, i) => {
       assert.is(result.code, 2, `crows ${cases[i]!.join(" ")}`);

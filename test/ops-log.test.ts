@@ -8,9 +8,10 @@ import path from "node:path";
 import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { baseEnv, crows, removeDir, tempDataDir } from "./helpers/crows-cli.ts";
 import { startFakeOpenAI, roleOfSystemPrompt } from "./helpers/fake-openai.ts";
-import { openSse } from "./helpers/sse.ts";
+import { ownerFollows } from "./helpers/owner.ts";
 import { createServerLog } from "../src/ops/server-log.ts";
 import { describeError } from "../src/ops/describe-error.ts";
+import { useGraphQLStream } from "../src/server/graphql-stream.ts";
 
 const MARKER = "ZEBRA-MARKER-7731";
 const KEY = "sk-test-KEYMARKER-99182";
@@ -43,22 +44,9 @@ test("the server log of a real run holds ids and outcomes, never item text, mess
     const message = await fetch(`${url}/api/nests/todo/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ author: "owner", text: `Quill, tell everyone ${MARKER}` }) });
     assert.is(message.status, 201, await message.clone().text());
     // The owner approves every triage and answer, so crows fly (and some of their calls fail).
-    const sse = await openSse(`${url}/api/events?list_id=${list_id}`);
-    const approved = new Set<string>();
-    const deadline = Date.now() + 30_000;
-    while (!sse.messages().some((m) => m.event === "list.finished")) {
-      assert.ok(Date.now() < deadline, "the list finishes");
-      for (const m of sse.messages()) {
-        const target = m.event === "item.triaged" ? "triage" : m.event === "item.answered" ? "output" : undefined;
-        const key = `${m.data.item_id}/${target}`;
-        if (!target || !m.data.needs_approval || approved.has(key)) continue;
-        approved.add(key);
-        const verdict = await fetch(`${url}/api/verdicts`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ item_id: m.data.item_id, target, approve: true }) });
-        assert.ok(verdict.status === 204 || verdict.status === 404, String(verdict.status));
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    sse.close();
+    const owner = await ownerFollows(url, list_id, {}, 30_000);
+    await owner.finished;
+    owner.sse.close();
     assert.ok(fake.calls.some((c) => c.prompt.includes(MARKER)), "the marker did reach the model");
     const stopped = await crows(["stop"], env);
     assert.is(stopped.code, 0, stopped.stderr);
@@ -126,6 +114,29 @@ test("describeError gives an error's shape, never a message that can quote input
   assert.match(describeError(Object.assign(new Error(`x ${MARKER}`), { code: "P2002" })), /^Error code P2002/);
   const system = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED", syscall: "connect" });
   assert.match(describeError(system), /ECONNREFUSED 127\.0\.0\.1:5432/, "system errors keep their message: it names no content");
+});
+
+test("an unexpected failure inside /graphql/stream is logged by its shape, never its message", async () => {
+  const lines: string[] = [];
+  const plugin = useGraphQLStream("/graphql/stream", (line) => lines.push(line)) as unknown as {
+    onYogaInit(arg: unknown): void;
+    onRequest(arg: unknown): Promise<void> | undefined;
+  };
+  // Whatever breaks inside the protocol handler (here: envelop itself) with a message quoting input.
+  plugin.onYogaInit({ yoga: { fetchAPI: globalThis, getEnveloped: () => { throw new TypeError(`could not read ${MARKER}`); } } });
+  const request = new Request("http://127.0.0.1/graphql/stream", {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "text/event-stream" },
+    body: JSON.stringify({ query: "{ __typename }" }),
+  });
+  let answer: Response | undefined;
+  await plugin.onRequest({ request, url: new URL(request.url), endResponse: (r: Response) => (answer = r), serverContext: {}, fetchAPI: globalThis });
+  assert.is(answer?.status, 500);
+  assert.not.match(await answer!.text(), MARKER);
+  assert.is(lines.length, 1);
+  assert.not.match(lines[0]!, MARKER);
+  assert.not.match(lines[0]!, /\n/);
+  assert.match(lines[0]!, /TypeError at /);
 });
 
 test.run();

@@ -4,6 +4,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { openSse } from "./helpers/sse.ts";
+import { ownerFollows } from "./helpers/owner.ts";
 
 /** Prometheus text to { "name{labels}": value }, labels in the order the library prints them. */
 function parseMetrics(text: string): Map<string, number> {
@@ -65,20 +66,11 @@ test("health, readiness, and metrics that follow real traffic", async () => {
     assert.ok((during.get("crows_approvals_pending") ?? 0) >= 1, "a triage waits for the owner");
 
     // The owner approves everything; the list runs to the end.
-    const approved = new Set<string>();
-    const deadline = Date.now() + 30_000;
-    while (!sse.messages().some((m) => m.event === "list.finished")) {
-      assert.ok(Date.now() < deadline, "the list finishes");
-      for (const m of sse.messages()) {
-        const target = m.event === "item.triaged" ? "triage" : m.event === "item.answered" ? "output" : undefined;
-        if (!target || !m.data.needs_approval || approved.has(`${m.data.item_id}/${target}`)) continue;
-        approved.add(`${m.data.item_id}/${target}`);
-        const verdict = await server.post("/api/verdicts", { item_id: m.data.item_id, target, approve: true });
-        assert.is(verdict.status, 204, verdict.text);
-      }
-      await new Promise((r) => setTimeout(r, 20));
-    }
     sse.close();
+    const owner = await ownerFollows(server.url, listId, {}, 30_000);
+    const events = await owner.finished;
+    owner.sse.close();
+    assert.ok(owner.answers.length > 0 && owner.answers.every((a) => a.status === 204), JSON.stringify(owner.answers));
     const posts = await server.post("/api/nests/todo/messages", { author: "owner", text: "Quill, how is the flock?" });
     assert.is(posts.status, 201, posts.text);
     await server.app.chat.idle();
@@ -90,17 +82,16 @@ test("health, readiness, and metrics that follow real traffic", async () => {
     assert.is(closed.get('crows_sse_streams_open{kind="graphql"}'), 0);
     assert.is(after.get("crows_approvals_pending"), 0);
 
-    const events = sse.messages();
     const count = (name: string) => events.filter((m) => m.event === name).length;
     for (const name of ["list.started", "item.triaged", "item.answered", "verdict", "list.finished"]) {
       assert.ok(count(name) > 0, name);
       assert.ok((after.get(`crows_events_appended_total{name="${name}"}`) ?? 0) >= count(name), `${name}: ${after.get(`crows_events_appended_total{name="${name}"}`)} >= ${count(name)}`);
     }
-    assert.is(after.get('crows_verdicts_total{outcome="approved"}'), approved.size);
+    assert.is(after.get('crows_verdicts_total{outcome="approved"}'), owner.answers.length);
     assert.is(sum(after, "crows_verdicts_total"), count("verdict"));
     assert.is(after.get('crows_http_requests_total{route="/api/lists",method="POST",status="202"}'), 1);
     assert.is(after.get('crows_http_requests_total{route="/api/unknown",method="GET",status="404"}'), 1);
-    assert.is(after.get('crows_http_requests_total{route="/api/verdicts",method="POST",status="204"}'), approved.size);
+    assert.is(after.get('crows_http_requests_total{route="/api/verdicts",method="POST",status="204"}'), owner.answers.length);
     assert.is(after.get('crows_http_request_duration_seconds_count{route="/api/lists",method="POST"}'), 1);
     assert.is(after.get('crows_graphql_operations_total{type="query",field="__typename",outcome="ok"}'), 1);
     assert.is(sum(after, "crows_graphql_operations_total"), 2, "the query and the subscription; an invalid query never executes");
@@ -130,6 +121,31 @@ test("readyz answers 503 with the reason when a configured Redis is not connecte
     assert.is((await server.get("/readyz")).status, 200);
   } finally {
     (server.app.config as { redisUrl?: string }).redisUrl = undefined;
+    await server.close();
+  }
+});
+
+test("a failure behind /metrics, /readyz or /healthz is logged by its shape and answered by the one error handler", async () => {
+  const lines: string[] = [];
+  const server = await startTestServer({ deps: { logLine: (line: string) => lines.push(line) } });
+  try {
+    server.app.metrics.registry.metrics = () => Promise.reject(new RangeError("collector broke on SECRET-7731"));
+    const metrics = await server.get("/metrics");
+    assert.is(metrics.status, 500);
+    assert.type(metrics.body.message, "string");
+    assert.not.match(metrics.text, "SECRET-7731");
+    const logged = lines.filter((line) => line.includes("RangeError"));
+    assert.is(logged.length, 1, `the failure is logged once: ${JSON.stringify(lines)}`);
+    assert.not.match(logged[0]!, "SECRET-7731");
+    // A wrong method is the same JSON refusal every other path gives, with Allow.
+    for (const path of ["/healthz", "/readyz", "/metrics"]) {
+      const wrong = await server.request("POST", path, {});
+      assert.is(wrong.status, 405, path);
+      assert.is(wrong.headers.get("allow"), "GET, HEAD");
+      assert.type(wrong.body.message, "string");
+    }
+    assert.is((await server.get("/healthz")).status, 200);
+  } finally {
     await server.close();
   }
 });

@@ -158,4 +158,49 @@ test("CSRF: a form-encoded or GET mutation stores nothing; a JSON POST without t
   assert.is(json.json.data.submitList.__typename, "SubmittedList");
 });
 
+test("a variable of the wrong type is a 400 coded BAD_USER_INPUT on every mutation, query and subscription, on both endpoints", async () => {
+  const operations: Array<[string, Record<string, unknown>[]]> = [
+    ["mutation($t: String!, $r: String!) { submitList(text: $t, requester: $r) { __typename } }", [{ t: 5, r: "x" }, { t: null, r: "x" }, { t: "a", r: { n: 1 } }, { t: ["a"], r: "x" }, { t: "a" }]],
+    ["mutation($n: String!, $c: [String!]!) { createNest(name: $n, crows: $c) { __typename } }", [{ n: "x", c: [5] }, { n: "x", c: ["Pepper", null] }, { n: true, c: ["Pepper"] }]],
+    ["mutation($i: Int) { postMessage(nestId: \"todo\", author: \"owner\", text: \"hi\", invited: $i) { __typename } }", [{ i: 1.5 }, { i: "2" }, { i: 2 ** 31 }, { i: -(2 ** 31) - 1 }]],
+    ["mutation($a: Boolean!) { postVerdict(itemId: \"x\", target: triage, approve: $a) { __typename } }", [{ a: "yes" }, { a: 1 }, { a: null }]],
+    ["mutation($t: VerdictTarget!) { postVerdict(itemId: \"x\", target: $t, approve: true) { __typename } }", [{ t: "bogus" }, { t: 1 }]],
+    ["query($l: Int) { approvals(limit: $l) { itemId } }", [{ l: "ten" }, { l: 1e10 }]],
+    ["subscription($a: Int) { trustChanges(after: $a) { id } }", [{ a: "abc" }, { a: 0.5 }]],
+  ];
+  const before = await server.app.prisma.todoList.count();
+  for (const [query, variableSets] of operations) {
+    for (const variables of variableSets) {
+      for (const path of ["/graphql", "/graphql/stream"]) {
+        const accept = query.startsWith("subscription") || path === "/graphql/stream" ? "text/event-stream" : "application/json";
+        const answer = await post(path, { query, variables }, { accept });
+        assert.is(answer.status, 400, `${path} ${query} ${JSON.stringify(variables)}: ${answer.status} ${answer.text}`);
+        assert.match(answer.text, /"code":"BAD_USER_INPUT"/, `${path} ${query} ${JSON.stringify(variables)}: ${answer.text}`);
+      }
+    }
+  }
+  assert.is(await server.app.prisma.todoList.count(), before);
+});
+
+test("/graphql/stream keeps no reservations: PUT (single-connection mode) is a 405, so no client can pile up streams in memory", async () => {
+  for (let i = 0; i < 50; i++) {
+    const token = `reserve-${i}`;
+    const put = await fetch(server.url + "/graphql/stream", { method: "PUT", headers: { accept: "text/plain", "x-graphql-event-stream-token": token } });
+    const text = await put.text();
+    assert.is(put.status, 405, `PUT ${i}: ${put.status} ${text}`);
+    assert.is(put.headers.get("allow"), "GET, POST");
+    assert.not.match(text, token);
+  }
+  const del = await fetch(server.url + "/graphql/stream", { method: "DELETE", headers: { "x-graphql-event-stream-token": "reserve-1" } });
+  assert.is(del.status, 405);
+  // Distinct connections, what the console and the tests use, still work.
+  const ok = await fetch(server.url + "/graphql/stream", {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "text/event-stream" },
+    body: JSON.stringify({ query: "{ __typename }" }),
+  });
+  assert.is(ok.status, 200);
+  assert.match(await ok.text(), /"__typename":"Query"/);
+});
+
 test.run();

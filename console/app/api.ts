@@ -99,10 +99,13 @@ export function follow<T>(options: StreamOptions<T>): () => void {
           // to see, once per streak rather than on every retry.
           const status = (error as { response?: { status?: number } } | undefined)?.response?.status;
           if (status !== undefined && status >= 400 && attempt === 0) reportError(`${options.name}: the server refused the stream (${status}).`);
-          reconnectLater();
+          // A 400 refuses the subscription itself (a resume point the stream never sent, a limit):
+          // asking again with the same arguments would only be refused again.
+          if (status === 400) setStreamState(options.name, "stopped");
+          else reconnectLater();
         },
         complete: () => {
-          // The server ends streams when it shuts down; a refusal (bad argument) is not retried.
+          // The server ends streams when it shuts down; an in-band refusal is not retried.
           if (refused) setStreamState(options.name, "stopped");
           else reconnectLater();
         },

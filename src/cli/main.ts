@@ -41,7 +41,8 @@ async function run(argv: string[]): Promise<void> {
       return print(await restart(parse(rest, ["reason"]).reason));
     case "logs": {
       const raw = parse(rest, ["lines"]).lines;
-      const lines = raw === undefined ? 50 : Number(raw);
+      // Digits only: Number() would also read "1e3", "0x10" and " 5" as whole numbers.
+      const lines = raw === undefined ? 50 : /^\d{1,4}$/.test(raw) ? Number(raw) : NaN;
       if (!Number.isInteger(lines) || lines < 1 || lines > 1000) throw new CommandError(EXIT.usage, "usage", `--lines must be a whole number from 1 to 1000, got ${JSON.stringify(raw)}`);
       return print(await logs(lines));
     }

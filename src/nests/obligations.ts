@@ -35,6 +35,7 @@ import { ConflictError, CrowsError } from "../errors.ts";
 import type { MessageRecord, MessageRow, NestChat, ObligationHook } from "./messages.ts";
 import type { NestRecord, NestStore } from "./store.ts";
 import { SERVICE_ROLE_NAMES } from "../flock/roster.ts";
+import { describeError } from "../ops/describe-error.ts";
 
 export const OPEN_STAGES = ["awaiting_claim", "claimed"] as const;
 export type Outcome = "answered" | "declined";
@@ -255,7 +256,7 @@ export class Obligations implements ObligationHook {
   private sweep(): Promise<void> {
     this.sweeping ??= this.renewAndTakeOver()
       .catch((error: unknown) => {
-        if (!this.chat.signal.aborted) this.deps.logLine(`nests: obligation sweep failed: ${(error as Error).message}`);
+        if (!this.chat.signal.aborted) this.deps.logLine(`nests: obligation sweep failed: ${describeError(error)}`);
       })
       .finally(() => (this.sweeping = undefined));
     return this.sweeping;
@@ -376,7 +377,7 @@ export class Obligations implements ObligationHook {
       });
     } catch (error) {
       if (!(error instanceof CrowsError)) throw error;
-      this.deps.logLine(`nests: no nudge for ${row.id}: ${error.message}`);
+      this.deps.logLine(`nests: no nudge for ${row.id}: ${describeError(error)}`);
       return;
     }
     this.armAt(row.id, this.now() + this.deps.config.nudgeAfterMs);

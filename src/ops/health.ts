@@ -4,22 +4,14 @@
 // CROWS_TOKEN set they need the token like everything else.
 import type http from "node:http";
 import type { App } from "../app.ts";
+import { HttpError } from "../../compat/http-error.ts";
 
 export const OPS_PATHS = new Set(["/healthz", "/readyz", "/metrics"]);
 
-/** Answers an operations path; false when `path` is not one (the dispatcher goes on). */
-export function serveOps(app: App, req: http.IncomingMessage, res: http.ServerResponse, path: string): boolean {
-  if (!OPS_PATHS.has(path)) return false;
-  void answer(app, req, res, path).catch(() => {
-    if (!res.headersSent) send(res, 500, { status: "error", message: "Internal error." });
-  });
-  return true;
-}
-
-async function answer(app: App, req: http.IncomingMessage, res: http.ServerResponse, path: string): Promise<void> {
+/** Answers an operations path; a refusal or a failure is thrown to the server's one error handler. */
+export async function serveOps(app: App, req: http.IncomingMessage, res: http.ServerResponse, path: string): Promise<void> {
   if (req.method !== "GET" && req.method !== "HEAD") {
-    send(res, 405, { message: `${req.method} is not allowed on ${path}.` }, { allow: "GET, HEAD" });
-    return;
+    throw new HttpError(405, `${req.method} is not allowed on ${path}.`, {}, { allow: "GET, HEAD" });
   }
   if (path === "/healthz") {
     send(res, 200, { status: "ok", pid: process.pid, uptime_s: Math.round(process.uptime()) });
@@ -67,8 +59,5 @@ function send(res: http.ServerResponse, status: number, body: unknown, headers: 
 }
 
 /** What a request gets while the server shuts down: a 503 the client can retry, and no keep-alive. */
-export function refuseWhileStopping(res: http.ServerResponse): void {
-  const text = JSON.stringify({ message: "The server is shutting down; try again in a moment." });
-  res.writeHead(503, { "content-type": "application/json; charset=utf-8", "content-length": String(Buffer.byteLength(text)), "retry-after": "5", connection: "close" });
-  res.end(text);
-}
+export const whileStopping = () =>
+  new HttpError(503, "The server is shutting down; try again in a moment.", {}, { "retry-after": "5", connection: "close" });

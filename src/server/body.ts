@@ -4,6 +4,7 @@
 // and the connection closes so nothing half-read is left on it.
 import type http from "node:http";
 import { HttpError } from "../../compat/http-error.ts";
+import { decodeBody, refuseUnstorable } from "./unstorable-text.ts";
 
 export const MAX_BODY_BYTES = 1_000_000;
 /** How much of an oversized body is drained before answering; past it the socket is cut. */
@@ -103,13 +104,16 @@ export async function readBody(req: http.IncomingMessage): Promise<Buffer> {
   return body;
 }
 
-/** The body parsed as JSON; a 400 when it is empty or not JSON. */
+/** The body parsed as JSON; a 400 when it is empty, not UTF-8, not JSON, or holds text no store can keep. */
 export async function readJson(req: http.IncomingMessage): Promise<unknown> {
-  const text = (await readBody(req)).toString("utf8");
+  const text = decodeBody(await readBody(req));
   if (text.trim() === "") throw new HttpError(400, "The body is empty; send a JSON object.");
+  let body: unknown;
   try {
-    return JSON.parse(text);
+    body = JSON.parse(text);
   } catch {
     throw new HttpError(400, "The body is not valid JSON.");
   }
+  refuseUnstorable(body);
+  return body;
 }

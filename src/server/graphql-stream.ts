@@ -2,10 +2,12 @@
 // masking as /graphql). This is @graphql-yoga/plugin-graphql-sse's wiring with two fixes: a
 // document that does not parse or validate (a syntax error, a limit) is a 400 carrying its coded
 // GraphQL errors, where the plugin let the throw become a 500 with a stack trace, or answered
-// "Unable to detect operation AST"; and anything thrown inside the handler is a masked 500.
+// "Unable to detect operation AST" (an operation refused before it runs, such as a bad variable or
+// a subscription cursor its stream never sent, is such a 4xx too); and anything thrown inside the handler is a masked 500.
 import { GraphQLError, getOperationAST } from "graphql";
 import { createHandler } from "graphql-sse/lib/use/fetch";
 import type { Plugin } from "graphql-yoga";
+import { describeError } from "../ops/describe-error.ts";
 
 type GraphQLSseHandler = (request: Request) => Promise<Response>;
 
@@ -41,10 +43,16 @@ export function useGraphQLStream(endpoint: string, log: (line: string) => void):
             }
             const errors = enveloped.validate(enveloped.schema, document);
             if (errors.length > 0) return refusal(errors);
-            return Promise.resolve(enveloped.contextFactory()).then((contextValue) => {
+            return Promise.resolve(enveloped.contextFactory()).then(async (contextValue) => {
               const args = { schema: enveloped.schema, document, contextValue, variableValues: params.variables, operationName: params.operationName };
               const operation = getOperationAST(document, params.operationName);
-              return operation?.operation === "subscription" ? enveloped.subscribe(args) : enveloped.execute(args);
+              const result = operation?.operation === "subscription" ? await enveloped.subscribe(args) : await enveloped.execute(args);
+              // An operation refused before it runs (a variable of the wrong type; for a subscription
+              // also a cursor its stream never sent, an unknown nest) is a result with errors and no
+              // `data`: answer it as the 4xx its errors name, as Yoga's own SSE does, instead of
+              // handing graphql-sse a result it reads as arguments ("Unable to detect operation AST").
+              if (!(Symbol.asyncIterator in result) && !("data" in result) && result.errors?.length) return refusal(result.errors);
+              return result;
             });
           },
         },
@@ -53,9 +61,17 @@ export function useGraphQLStream(endpoint: string, log: (line: string) => void):
     },
     onRequest({ request, url, endResponse, serverContext, fetchAPI }) {
       if (url.pathname !== endpoint || !handler) return;
+      if (request.method === "PUT" || request.method === "DELETE") {
+        // Single-connection mode's reservations (PUT) live in the handler's memory until a client
+        // connects to them, with no bound: any caller could pile them up. Distinct connections (a
+        // POST or GET per subscription) are all crows serves.
+        const body = JSON.stringify({ errors: [{ message: "Use one POST (or GET) per subscription; reserved streams are not served here." }] });
+        endResponse(new fetchAPI.Response(body, { status: 405, headers: { ...jsonHeaders(), allow: "GET, POST" } }));
+        return;
+      }
       serverContextOf.set(request, serverContext as Record<string, unknown>);
       return handler(request).then((r) => { endResponse(r); }, (error: unknown) => {
-        log(`graphql-sse: unexpected error: ${(error as Error)?.stack ?? String(error)}`);
+        log(`graphql-sse: unexpected error: ${describeError(error)}`); // its shape: a message can quote input
         endResponse(new fetchAPI.Response(JSON.stringify({ errors: [{ message: "Unexpected error." }] }), { status: 500, headers: jsonHeaders() }));
       });
     },

@@ -9,12 +9,14 @@ import { GraphQLError, getOperationAST } from "graphql";
 import { createYoga, maskError, type Plugin } from "graphql-yoga";
 import { renderGraphiQL } from "@graphql-yoga/render-graphiql";
 import type { App } from "../app.ts";
-import { CrowsError, RateLimitedError, type ErrorCode } from "../errors.ts";
+import { CrowsError, RateLimitedError } from "../errors.ts";
+import { STATUS_OF } from "../../compat/http-error.ts";
 import { schema } from "../../schema/index.ts";
 import type { Context } from "../../schema/builder.ts";
 import { readBody } from "./body.ts";
 import { roleOf, type Role } from "./access.ts";
 import { graphqlLimits } from "./graphql-limits.ts";
+import { decodeBody, refuseUnstorableText } from "./unstorable-text.ts";
 import { useGraphQLStream } from "./graphql-stream.ts";
 import { graphqlMetricsPlugin } from "../ops/metrics.ts";
 import { describeError } from "../ops/describe-error.ts";
@@ -29,15 +31,6 @@ interface ServerContext {
   req: http.IncomingMessage;
   res: http.ServerResponse;
 }
-
-/** The status the REST API gives each domain refusal (compat/http-error.ts says the same). */
-const STATUS: Record<ErrorCode, number> = {
-  bad_input: 400,
-  not_found: 404,
-  conflict: 409,
-  forbidden: 403,
-  rate_limited: 429,
-};
 
 export const EXAMPLE_QUERY = `# Submit a list, then paste its listId into the subscription below.
 mutation Submit {
@@ -67,7 +60,7 @@ function logSafe(arg: unknown): string {
 function maskCrowsError(error: unknown, message: string, isDev?: boolean): Error {
   const original = error instanceof GraphQLError ? error.originalError : error;
   if (original instanceof CrowsError) {
-    const extensions: Record<string, unknown> = { code: original.code, http: { status: STATUS[original.code] } };
+    const extensions: Record<string, unknown> = { code: original.code, http: { status: STATUS_OF[original.code] } };
     if (original instanceof RateLimitedError) {
       extensions.cooldownS = original.cooldownS;
       extensions.http = { status: 429, headers: { "retry-after": String(original.cooldownS) } };
@@ -113,6 +106,24 @@ const queryStringJson: Plugin = {
   },
 };
 
+/**
+ * A request error (a variable of the wrong type or missing: the result has errors and no `data`) is
+ * coded BAD_USER_INPUT, as graphql-tools' subscribe already codes it; its execute leaves it uncoded.
+ */
+const requestErrorsCoded: Plugin = {
+  onExecute: () => ({
+    onExecuteDone({ result }) {
+      for (const single of Array.isArray(result) ? result : [result]) {
+        if (!single || "data" in single || Symbol.asyncIterator in single) continue;
+        for (const error of (single as { errors?: readonly GraphQLError[] }).errors ?? []) {
+          const extensions = error.extensions as Record<string, unknown>;
+          if (extensions.code === undefined) extensions.code = "BAD_USER_INPUT";
+        }
+      }
+    },
+  }),
+};
+
 /** A read-only token (CROWS_READ_TOKENS) may query and subscribe; a mutation is a 403. */
 const readOnlyTokens: Plugin<{ role?: Role }> = {
   onExecute({ args, setResultAndStopExecution }) {
@@ -135,7 +146,7 @@ export function createGraphQLHandler(app: App): (req: http.IncomingMessage, res:
     renderGraphiQL,
     landingPage: false,
     maskedErrors: { maskError: maskCrowsError },
-    plugins: [csrfPrevention, queryStringJson, ...graphqlLimits(), readOnlyTokens, useGraphQLStream(GRAPHQL_SSE_PATH, (line) => app.logLine(line)), graphqlMetricsPlugin(app.metrics)],
+    plugins: [csrfPrevention, queryStringJson, ...graphqlLimits(), readOnlyTokens, refuseUnstorableText, requestErrorsCoded, useGraphQLStream(GRAPHQL_SSE_PATH, (line) => app.logLine(line)), graphqlMetricsPlugin(app.metrics)],
     logging: {
       debug: () => {},
       info: () => {},
@@ -151,7 +162,9 @@ export function createGraphQLHandler(app: App): (req: http.IncomingMessage, res:
   return async (req, res) => {
     if (req.method !== "GET" && req.method !== "HEAD") {
       // Read here, under the shared limit (a 413 past it); Yoga takes a body already read from req.body.
-      (req as http.IncomingMessage & { body?: Buffer }).body = await readBody(req);
+      const body = await readBody(req);
+      decodeBody(body); // a 400 when it is not UTF-8 (Yoga would read the bad bytes as U+FFFD)
+      (req as http.IncomingMessage & { body?: Buffer }).body = body;
     }
     // Yoga's request listener sends the response itself and logs its own failures.
     await yoga.requestListener(req, res);

@@ -12,10 +12,11 @@ import { createGraphQLHandler, isGraphQLPath } from "./graphql.ts";
 import { AccessGate } from "./access.ts";
 import { readJson } from "./body.ts";
 import { isConsolePath, serveConsole } from "../../console/serve.ts";
-import { serveOps, refuseWhileStopping } from "../ops/health.ts";
+import { OPS_PATHS, serveOps, whileStopping } from "../ops/health.ts";
 import { observeHttp } from "../ops/metrics.ts";
 import { trackInFlight } from "../ops/shutdown.ts";
 import { writeSse } from "./sse-writer.ts";
+import { refuseUnstorable } from "./unstorable-text.ts";
 
 /** One entry per path family; the first whose `matches` is true serves the request. */
 interface Handler {
@@ -60,18 +61,18 @@ export async function startServer(app: App): Promise<RunningServer> {
     { matches: (p) => p === "/api" || p.startsWith("/api/"), serve: (req, res, url) => serveCompat(app, router, req, res, url) },
     { matches: isGraphQLPath, serve: createGraphQLHandler(app) },
     { matches: isConsolePath, serve: (req, res, url) => serveConsole(req, res, url) },
+    { matches: (p) => OPS_PATHS.has(p), serve: (req, res, url) => serveOps(app, req, res, url.pathname) }, // behind the gate too
   ];
   const notFound = () => new HttpError(404, "Not found. The REST API lives under /api, GraphQL at /graphql.");
 
   let stopping = false;
   // requireHostHeader off: a request without Host reaches the access check and gets its JSON 421.
   const server = http.createServer({ requireHostHeader: false }, (req, res) => {
-    if (stopping) return refuseWhileStopping(res);
+    if (stopping) return sendError(res, whileStopping());
     void (async () => {
       try {
         const url = parseTarget(req.url);
         if ((await gate.admit(req, res, url)) === "answered") return;
-        if (serveOps(app, req, res, url.pathname)) return; // /healthz, /readyz, /metrics: behind the gate too
         const handler = handlers.find((h) => h.matches(url.pathname));
         if (!handler) throw notFound();
         await handler.serve(req, res, url);
@@ -141,6 +142,8 @@ async function serveCompat(
   let response: CompatResponse;
   try {
     const { route, params } = router.match(req.method ?? "GET", url.pathname);
+    refuseUnstorable(params);
+    refuseUnstorable(Object.fromEntries(url.searchParams));
     const request: CompatRequest = {
       method: req.method ?? "GET",
       path: url.pathname,
