@@ -6,6 +6,8 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { BUNDLE_FILES, CONSOLE_DIST_DIR, buildConsole, bundleIsFresh } from "./build.ts";
+import { HttpError } from "../compat/http-error.ts";
+import { describeError } from "../src/ops/describe-error.ts";
 
 const DOCS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "docs");
 
@@ -66,26 +68,25 @@ function send(req: http.IncomingMessage, res: http.ServerResponse, status: numbe
   res.writeHead(status, headers).end(req.method === "HEAD" ? undefined : body);
 }
 
-export async function serveConsole(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> {
-  try {
-    if (req.method !== "GET" && req.method !== "HEAD") {
-      res.setHeader("allow", "GET, HEAD");
-      send(req, res, 405, "application/json; charset=utf-8", JSON.stringify({ message: "The console is read with GET." }));
-      return;
-    }
-    if (url.pathname === "/" || url.pathname === "/index.html") {
-      send(req, res, 200, "text/html; charset=utf-8", PAGE);
-      return;
-    }
-    const asset = (await loadBundle()).get(url.pathname);
-    if (!asset) {
-      send(req, res, 404, "application/json; charset=utf-8", JSON.stringify({ message: `No console file ${url.pathname}.` }));
-      return;
-    }
-    send(req, res, 200, asset.type, asset.body);
-  } catch (error) {
-    if (res.headersSent) return void res.end();
-    const message = `The console could not be built: ${(error as Error).message}`;
-    send(req, res, 503, "application/json; charset=utf-8", JSON.stringify({ message }));
+/**
+ * The page, or one of its files. Refusals are HttpErrors for the server's one error handler; a
+ * build that fails is logged (by class and place, never esbuild's text with its paths) and read
+ * as a 503 the owner can retry.
+ */
+export async function serveConsole(req: http.IncomingMessage, res: http.ServerResponse, url: URL, logLine: (line: string) => void): Promise<void> {
+  if (req.method !== "GET" && req.method !== "HEAD") throw new HttpError(405, "The console is read with GET.", {}, { allow: "GET, HEAD" });
+  if (url.pathname === "/" || url.pathname === "/index.html") {
+    send(req, res, 200, "text/html; charset=utf-8", PAGE);
+    return;
   }
+  let assets: Map<string, Asset>;
+  try {
+    assets = await loadBundle();
+  } catch (error) {
+    logLine(`console: the bundle could not be built: ${describeError(error)}`);
+    throw new HttpError(503, "The console could not be built; the server log says why. Try again.", {}, { "retry-after": "5" });
+  }
+  const asset = assets.get(url.pathname);
+  if (!asset) throw new HttpError(404, `No console file ${url.pathname}.`);
+  send(req, res, 200, asset.type, asset.body);
 }

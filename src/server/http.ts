@@ -60,7 +60,7 @@ export async function startServer(app: App): Promise<RunningServer> {
   const handlers: Handler[] = [
     { matches: (p) => p === "/api" || p.startsWith("/api/"), serve: (req, res, url) => serveCompat(app, router, req, res, url) },
     { matches: isGraphQLPath, serve: createGraphQLHandler(app) },
-    { matches: isConsolePath, serve: (req, res, url) => serveConsole(req, res, url) },
+    { matches: isConsolePath, serve: (req, res, url) => serveConsole(req, res, url, app.logLine) },
     { matches: (p) => OPS_PATHS.has(p), serve: (req, res, url) => serveOps(app, req, res, url.pathname) }, // behind the gate too
   ];
   const notFound = () => new HttpError(404, "Not found. The REST API lives under /api, GraphQL at /graphql.");
