@@ -395,7 +395,7 @@ export class Obligations implements ObligationHook {
     } catch (error) {
       if (!(error instanceof CrowsError)) throw error;
       // Answered meanwhile (conflict), or the crow may not post any more (quarantined, gone).
-      if (!(error instanceof ConflictError)) await this.closeWithoutPost(row.requestId, row.respondent, error.message);
+      if (!(error instanceof ConflictError)) await this.closeWithoutPost(row.requestId, row.respondent, `its decline was refused (${error.code})`);
     }
   }
 
