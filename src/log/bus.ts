@@ -4,16 +4,10 @@
 // that sees a gap re-reads the log (src/log/event-log.ts).
 import { setMaxListeners } from "node:events";
 import type { TypedEventTarget } from "@graphql-yoga/typed-event-target";
+import type { EventRow } from "../storage/event-store.ts";
 
-export interface AppendedEvent {
-  /** The log's global id: commit order across every stream. */
-  id: number;
-  stream: string;
-  seq: number;
-  name: string;
-  payload: string;
-  ts: string;
-}
+/** A committed event as the bus carries it: the stored row itself. */
+export type AppendedEvent = EventRow;
 
 export type BusEvent = CustomEvent<AppendedEvent>;
 export type Bus = TypedEventTarget<BusEvent> & {

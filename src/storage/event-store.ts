@@ -139,14 +139,8 @@ const SQLITE_COLUMNS = `"id", "stream", "seq", "name", "payload", "ts"`;
 /** Prisma's better-sqlite3 adapter stores DateTime as ISO 8601 text with +00:00; the same here. */
 const sqliteTs = (date: Date) => date.toISOString().replace("Z", "+00:00");
 
-interface SqliteRow {
-  id: number;
-  stream: string;
-  seq: number;
-  name: string;
-  payload: string;
-  ts: string;
-}
+/** A row as SQLite returns it: the same columns, `ts` in SQLite's own text form. */
+type SqliteRow = EventRow;
 
 const fromSqlite = (row: SqliteRow): EventRow => ({ ...row, ts: new Date(row.ts).toISOString() });
 
