@@ -37,7 +37,9 @@ try {
 
   const queries: [string, string][] = [
     ["{ __typename } (baseline)", "{ __typename }"],
-    ["trust ledger, with history", "{ trust { holder taskType level levelName streak approvals rejections autos history { verdict subject from to at } } }"],
+    ["trust ledger, no history", "{ trust { holder taskType level levelName streak approvals rejections autos } }"],
+    ["trust ledger, history(last: 5)", "{ trust { holder taskType level levelName streak approvals rejections autos history(last: 5) { id verdict subject from to at } } }"],
+    ["trust ledger, all history", "{ trust { holder taskType level levelName streak approvals rejections autos history { verdict subject from to at } } }"],
     ["trust, one holder, with history", `{ trust(holder: "crow-ada") { holder taskType level streak history { verdict subject from to at } } }`],
     ["list.events (seq name ts payload)", `{ list(id: "${listId}") { id status events { seq name ts payload } } }`],
     ["events(listId) (seq name raw)", `{ events(listId: "${listId}") { seq name raw } }`],
