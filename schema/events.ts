@@ -7,6 +7,8 @@ import type { StoredEvent } from "../src/log/event-log.ts";
 import { abortableFollow, refusal } from "./follow.ts";
 import { listStream } from "../src/flock/events.ts";
 import { parsedPayload } from "../src/log/parsed-payload.ts";
+import { resumePoint } from "../src/log/cursor.ts";
+import type { EventLog } from "../src/log/event-log.ts";
 
 export const Event = builder.objectRef<StoredEvent>("Event").implement({
   description: "One event of a list's stream, exactly as the REST SSE stream carries it.",
@@ -49,18 +51,30 @@ builder.objectField(TodoList, "events", (t) =>
   }),
 );
 
+/**
+ * Where listEvents resumes: the REST streams' rule (src/log/cursor.ts), so a seq the stream never
+ * sent (negative, or past its end) is refused with a bad_input naming the last seq, not waited on.
+ */
+async function resumeSeq(log: EventLog, stream: string, after: number | null | undefined): Promise<number> {
+  const cursor = await resumePoint(after == null ? null : String(after), { lastSeq: () => log.lastSeq(stream) }, "after");
+  if (typeof cursor !== "number") throw new BadInputError(cursor.refused);
+  return cursor;
+}
+
 builder.subscriptionFields((t) => ({
   listEvents: t.field({
     type: Event,
     description:
       "A list's events: those after seq `after` (default 0: all of them) replayed from the log, then live ones. " +
-      "To resume after a dropped connection, pass the last seq you received. A bad argument arrives as one " +
-      "errored result (extensions.code), then the stream completes.",
+      "To resume after a dropped connection, pass the last seq you received. A bad argument (a negative `after`, " +
+      "or one past the stream's last seq) arrives as one errored result (extensions.code bad_input, the message " +
+      "names the last seq), then the stream completes.",
     args: { listId: t.arg.id({ required: true }), after: t.arg.int() },
-    subscribe: (_root, args, ctx): AsyncIterable<StoredEvent | Error> => {
+    subscribe: async (_root, args, ctx): Promise<AsyncIterable<StoredEvent | Error>> => {
       try {
-        const after = afterSeq(args.after);
-        return abortableFollow((signal) => ctx.app.log.follow(listStream(String(args.listId)), after, signal));
+        const stream = listStream(String(args.listId));
+        const after = await resumeSeq(ctx.app.log, stream, args.after);
+        return abortableFollow((signal) => ctx.app.log.follow(stream, after, signal));
       } catch (error) {
         // Refuse in-band: a throw here becomes a result without `data`, which graphql-sse's
         // handler mistakes for execution arguments ("Unable to detect operation AST").
