@@ -1,17 +1,47 @@
 // The trust ledger (FLOCK.md section 3), in full with counts and history: the same snapshot
 // GET /api/trust serves, so the two surfaces cannot disagree.
 import { builder } from "./builder.ts";
-import type { TrustLedger } from "../src/flock/trust.ts";
+import { BadInputError } from "../src/errors.ts";
+import { historyKey, LEVEL_NAMES, type HistoryEntry, type LedgerFilter } from "../src/flock/trust.ts";
+import type { Context } from "./builder.ts";
 import type { StoredEvent } from "../src/log/event-log.ts";
 import { abortableFollow, lastIdNamed, resumeAfter } from "./follow.ts";
 import { parsedPayload } from "../src/log/parsed-payload.ts";
 
-type TrustRow = Awaited<ReturnType<TrustLedger["snapshot"]>>[number];
-type Entry = TrustRow["history"][number];
+/** A record as the query read it, with the filter it was read under (its history is read lazily). */
+interface TrustRow {
+  holder: string;
+  task_type: string;
+  level: number;
+  level_name: string;
+  streak: number;
+  approvals: number;
+  rejections: number;
+  autos: number;
+  filter: LedgerFilter;
+}
+type Entry = HistoryEntry;
+
+/**
+ * History is read only when a query asks for it, and then once per request for every record the
+ * query returned (one grouped query, not one per record): the ledger's cost grows with verdicts.
+ */
+const historiesByRequest = new WeakMap<Context, Map<string, Promise<Map<string, HistoryEntry[]>>>>();
+function historiesFor(ctx: Context, filter: LedgerFilter, page: { last: number | null; before: number | null }): Promise<Map<string, HistoryEntry[]>> {
+  let perRequest = historiesByRequest.get(ctx);
+  if (!perRequest) historiesByRequest.set(ctx, (perRequest = new Map()));
+  const key = JSON.stringify([filter.holder ?? null, filter.taskType ?? null, page.last, page.before]);
+  let histories = perRequest.get(key);
+  if (!histories) perRequest.set(key, (histories = ctx.app.flock.trust.histories(filter, page)));
+  return histories;
+}
+
+const MAX_HISTORY = 1000;
 
 const TrustHistoryEntry = builder.objectRef<Entry>("TrustHistoryEntry").implement({
   description: "One verdict that touched the record, with the level before and after.",
   fields: (t) => ({
+    id: t.exposeInt("id", { description: "The entry's place in the ledger: pass it as history's `before` for the page before." }),
     verdict: t.exposeString("verdict", { description: "approved, rejected, timeout or auto." }),
     subject: t.exposeString("subject", { description: "The item_id (or ask msg_id) judged." }),
     from: t.exposeInt("from"),
@@ -31,7 +61,19 @@ export const TrustRecord = builder.objectRef<TrustRow>("TrustRecord").implement(
     approvals: t.exposeInt("approvals"),
     rejections: t.exposeInt("rejections", { description: "Rejections and timeouts." }),
     autos: t.exposeInt("autos"),
-    history: t.field({ type: [TrustHistoryEntry], resolve: (r) => r.history }),
+    history: t.field({
+      type: [TrustHistoryEntry],
+      description:
+        "The verdicts that touched the record, oldest first: all of them, or a page of the newest `last` (1 to 1000) " +
+        "before entry id `before` (default: the newest). Page back by passing the first id of a page as `before`.",
+      args: { last: t.arg.int(), before: t.arg.int() },
+      resolve: async (r, args, ctx) => {
+        if (args.last != null && (args.last < 1 || args.last > MAX_HISTORY)) throw new BadInputError(`last must be 1 to ${MAX_HISTORY}.`);
+        // Every record of the answer shares one read of its page (the same arguments, one query).
+        const histories = await historiesFor(ctx, r.filter, { last: args.last ?? null, before: args.before ?? null });
+        return histories.get(historyKey(r.holder, r.task_type)) ?? [];
+      },
+    }),
   }),
 });
 
@@ -40,10 +82,20 @@ builder.queryFields((t) => ({
     type: [TrustRecord],
     description: "The ledger, by holder then task type; filter by holder and/or taskType.",
     args: { holder: t.arg.string(), taskType: t.arg.string() },
-    resolve: async (_root, args, ctx) =>
-      (await ctx.app.flock.trust.snapshot()).filter(
-        (r: TrustRow) => (args.holder == null || r.holder === args.holder) && (args.taskType == null || r.task_type === args.taskType),
-      ),
+    resolve: async (_root, args, ctx): Promise<TrustRow[]> => {
+      const filter: LedgerFilter = { holder: args.holder, taskType: args.taskType };
+      return (await ctx.app.flock.trust.records(filter)).map((r) => ({
+        holder: r.holder,
+        task_type: r.taskType,
+        level: r.level,
+        level_name: LEVEL_NAMES[r.level] ?? "stranger",
+        streak: r.streak,
+        approvals: r.approvals,
+        rejections: r.rejections,
+        autos: r.autos,
+        filter,
+      }));
+    },
   }),
 }));
 

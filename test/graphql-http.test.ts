@@ -197,4 +197,62 @@ test("a requester who floods gets a RateLimitedError object with cooldownS", asy
   assert.ok(refusal!.message.length > 0);
 });
 
+test("trust history pages: the newest `last` per record, then the page before the first id, and each record alone", async () => {
+  // Varied ledgers: records with 0..9 entries on two holders, verdicts interleaved across records.
+  const verdicts = ["approved", "rejected", "auto", "timeout", "approved"] as const;
+  const counts: Record<string, number> = { "pager-a\u0000writing": 9, "pager-a\u0000code": 1, "pager-b\u0000writing": 4, "pager-b\u0000math": 7 };
+  const subjects: Record<string, string[]> = {};
+  for (let round = 0; round < 9; round++) {
+    for (const [key, count] of Object.entries(counts)) {
+      if (round >= count) continue;
+      const [holder, taskType] = key.split("\u0000") as [string, string];
+      const subject = `${holder}-${taskType}-${round}`;
+      (subjects[key] ??= []).push(subject);
+      await server.app.prisma.$transaction((tx) => server.app.flock.trust.apply(tx, holder, taskType, verdicts[(round + count) % verdicts.length]!, subject));
+    }
+  }
+  type Page = { data: { trust: Array<{ holder: string; taskType: string; history: Array<{ id: number; subject: string }> }> } };
+  const page = async (holder: string, last: number | null, before: number | null) => {
+    const { status, body } = await gql(
+      `query($holder: String, $last: Int, $before: Int) { trust(holder: $holder) { holder taskType history(last: $last, before: $before) { id subject } } }`,
+      { holder, last, before },
+    );
+    assert.is(status, 200, JSON.stringify(body));
+    return (body as Page).data.trust;
+  };
+  for (const holder of ["pager-a", "pager-b"]) {
+    const full = await page(holder, null, null);
+    for (const record of full) {
+      const key = `${record.holder}\u0000${record.taskType}`;
+      assert.equal(record.history.map((h) => h.subject), subjects[key], `${key}: all of it, oldest first`);
+    }
+    for (const last of [1, 2, 3, 5, 20]) {
+      for (const record of await page(holder, last, null)) {
+        const all = subjects[`${record.holder}\u0000${record.taskType}`]!;
+        assert.equal(record.history.map((h) => h.subject), all.slice(-last), `${record.holder}/${record.taskType} last ${last}`);
+        // Walking back page by page yields the whole history exactly once.
+        let walked = record.history.map((h) => h.subject);
+        let first = record.history[0]?.id;
+        while (first !== undefined) {
+          const before = (await page(holder, last, first)).find((r) => r.taskType === record.taskType)!.history;
+          walked = [...before.map((h) => h.subject), ...walked];
+          first = before[0]?.id;
+        }
+        assert.equal(walked, all, `${record.holder}/${record.taskType}: pages of ${last} cover the history`);
+      }
+    }
+  }
+  // The REST ledger keeps its shape: full history, no entry ids.
+  const rest = (await server.get("/api/trust")).body.ledger as Array<{ holder: string; task_type: string; history: Array<Record<string, unknown>> }>;
+  const b = rest.find((r) => r.holder === "pager-b" && r.task_type === "math")!;
+  assert.equal(b.history.map((h) => h.subject), subjects["pager-b\u0000math"]);
+  assert.equal(Object.keys(b.history[0]!).sort(), ["at", "from", "subject", "to", "verdict"]);
+  for (const last of [0, -1, 1001]) {
+    const { status, body } = await gql(`{ trust(holder: "pager-a") { history(last: ${last}) { id } } }`);
+    assert.is(status, 400, `last ${last}`);
+    // 1001 may be refused before it runs (graphql-armor counts `last` into a query's cost).
+    assert.ok(["bad_input", "QUERY_TOO_COSTLY"].includes(body.errors[0].extensions.code), body.errors[0].extensions.code);
+  }
+});
+
 test.run();

@@ -190,6 +190,56 @@ test("a negative `after` refuses the subscription before it opens: 400 with code
   }
 });
 
+test("an `after` the stream never sent (past its end, negative) is refused with a 400 bad_input naming the last seq, on both transports", async () => {
+  const followers = () => (server.app.log as unknown as { closers: Set<unknown> }).closers.size;
+  const followersBefore = followers();
+  await append("pastend", "list.started", "item.triaged", "crow.flying");
+  const cases: Array<[string, number, RegExp]> = [
+    ["pastend", 4, /last id is 3/],
+    ["pastend", 10, /last id is 3/],
+    ["pastend", 2_147_483_647, /last id is 3/],
+    ["pastend", -1, /last id is 3/],
+    ["pastend", -40, /last id is 3/],
+    ["never-appended", 1, /sent no event yet/],
+    ["never-appended", 7, /sent no event yet/],
+  ];
+  for (const [listId, after, names] of cases) {
+    for (const path of ["/graphql/stream", "/graphql"]) {
+      const answer = await fetch(server.url + path, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "text/event-stream" },
+        body: JSON.stringify({ query: LIST_EVENTS, variables: { listId, after } }),
+      });
+      const text = await answer.text();
+      assert.is(answer.status, 400, `${listId} after ${after} over ${path}: ${text}`);
+      // Yoga answers an event-stream Accept with the result as one SSE `data:` line; graphql-sse with JSON.
+      const json = text.trimStart().startsWith("{") ? text : (text.split("\n").find((l) => l.startsWith("data: ")) ?? "").slice("data: ".length);
+      const error = (JSON.parse(json) as { errors: Array<{ message: string; extensions: { code: string } }> }).errors[0]!;
+      assert.is(error.extensions.code, "bad_input", `${listId} after ${after} over ${path}`);
+      assert.match(error.message, names);
+      assert.match(error.message, new RegExp(`"${after}"`));
+    }
+  }
+  // The last seq itself and every seq before it still resume.
+  for (const after of [0, 1, 2, 3]) {
+    const listId = `resumable-${after}`;
+    await append(listId, "list.started", "item.triaged", "crow.flying");
+    const stream = await subscribe(server.url + "/graphql/stream", LIST_EVENTS, { listId, after });
+    try {
+      await append(listId, "crow.landed");
+      await stream.waitFor(`after ${after}: the stored events, then the live one`, count(4 - after));
+      assert.equal(stream.events().map((e) => e.seq), [1, 2, 3, 4].slice(after));
+      assert.is(stream.frames.some((f) => f.data?.errors), false);
+    } finally {
+      stream.close();
+    }
+  }
+  // A refusal opens no follower, and the resumed ones end with their clients.
+  const deadline = Date.now() + 3000;
+  while (followers() > followersBefore && Date.now() < deadline) await sleep(25);
+  assert.is(followers(), followersBefore);
+});
+
 test("a client that goes away ends its log follower (no leak)", async () => {
   // EventLog keeps one closer per live follower; reaching into it is the only way to see a leak.
   const followers = () => (server.app.log as unknown as { closers: Set<unknown> }).closers.size;
