@@ -2,7 +2,7 @@
 // GET /api/trust serves, so the two surfaces cannot disagree.
 import { builder } from "./builder.ts";
 import { BadInputError } from "../src/errors.ts";
-import { historyKey, LEVEL_NAMES, type HistoryEntry, type LedgerFilter } from "../src/flock/trust.ts";
+import { historyKey, recordView, type HistoryEntry, type LedgerFilter } from "../src/flock/trust.ts";
 import type { Context } from "./builder.ts";
 import type { StoredEvent } from "../src/log/event-log.ts";
 import { abortableFollow, lastIdNamed, resumeAfter } from "./follow.ts";
@@ -84,17 +84,7 @@ builder.queryFields((t) => ({
     args: { holder: t.arg.string(), taskType: t.arg.string() },
     resolve: async (_root, args, ctx): Promise<TrustRow[]> => {
       const filter: LedgerFilter = { holder: args.holder, taskType: args.taskType };
-      return (await ctx.app.flock.trust.records(filter)).map((r) => ({
-        holder: r.holder,
-        task_type: r.taskType,
-        level: r.level,
-        level_name: LEVEL_NAMES[r.level] ?? "stranger",
-        streak: r.streak,
-        approvals: r.approvals,
-        rejections: r.rejections,
-        autos: r.autos,
-        filter,
-      }));
+      return (await ctx.app.flock.trust.records(filter)).map((r) => ({ ...recordView(r), filter }));
     },
   }),
 }));

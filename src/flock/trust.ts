@@ -108,18 +108,25 @@ export class TrustLedger {
   async snapshot(filter: LedgerFilter = {}) {
     const [records, histories] = await Promise.all([this.records(filter), this.histories(filter)]);
     return records.map((r) => ({
-      holder: r.holder,
-      task_type: r.taskType,
-      level: r.level,
-      level_name: LEVEL_NAMES[r.level] ?? "stranger",
-      streak: r.streak,
-      approvals: r.approvals,
-      rejections: r.rejections,
-      autos: r.autos,
+      ...recordView(r),
       // The REST shape (docs/rules.md) has no entry id; GraphQL's paged history uses it.
       history: (histories.get(historyKey(r.holder, r.taskType)) ?? []).map(({ id: _id, ...entry }) => entry),
     }));
   }
+}
+
+/** A ledger record as clients read it (REST's snake_case fields, with its level's name). */
+export function recordView(r: { holder: string; taskType: string; level: number; streak: number; approvals: number; rejections: number; autos: number }) {
+  return {
+    holder: r.holder,
+    task_type: r.taskType,
+    level: r.level,
+    level_name: LEVEL_NAMES[r.level] ?? "stranger",
+    streak: r.streak,
+    approvals: r.approvals,
+    rejections: r.rejections,
+    autos: r.autos,
+  };
 }
 
 export interface LedgerFilter {
