@@ -3,38 +3,23 @@
 // each ride their own Redis topic), and B resumes from a cursor with nothing repeated.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { openSse, type SseClient } from "./helpers/sse.ts";
-import { freshDatabase, services } from "./helpers/scale-services.ts";
+import { instancePair, services } from "./helpers/scale-services.ts";
 
 const svc = services("scale-approvals");
 const it = svc ? test : test.skip;
 
 const APPROVALS = `subscription($after: Int) { approvalChanges(after: $after) { id change itemId target verdict approval { status } } }`;
 
-let db: { url: string; drop(): Promise<void> };
-let a: TestServer;
-let b: TestServer;
-
-if (svc) {
-  test.before(async () => {
-    db = await freshDatabase(svc.pgUrl);
-    const env = { DATABASE_URL: db.url, REDIS_URL: svc.redisUrl, CROWS_APPROVAL_WINDOW_MS: "60000" };
-    a = await startTestServer({ env });
-    b = await startTestServer({ env });
-  });
-  test.after(async () => {
-    await Promise.allSettled([a?.close(), b?.close()]);
-    await db?.drop();
-  });
-}
+// A and B: two instances on one PostgreSQL database and one Redis.
+const pair = svc ? instancePair(svc, { CROWS_APPROVAL_WINDOW_MS: "60000" }) : undefined;
 
 const changes = (sse: SseClient) => sse.messages().filter((m) => m.event === "next" && m.data?.data).map((m) => m.data.data.approvalChanges);
 
 it("a list posted on A opens its approvals on B's feed; a verdict on A closes them there, live", async () => {
-  const onB = await openSse(`${b.url}/graphql/stream`, { json: { query: APPROVALS, variables: {} } });
+  const onB = await openSse(`${pair!.b.url}/graphql/stream`, { json: { query: APPROVALS, variables: {} } });
   try {
-    const { status, body } = await a.post("/api/lists", { text: "Buy milk\nWrite a haiku about crows", requester: "two-instances" });
+    const { status, body } = await pair!.a.post("/api/lists", { text: "Buy milk\nWrite a haiku about crows", requester: "two-instances" });
     assert.is(status, 202);
     const listId = body.list_id as string;
     await onB.waitFor(() => changes(onB).filter((c) => c.change === "opened").length === 2, 15_000);
@@ -43,7 +28,7 @@ it("a list posted on A opens its approvals on B's feed; a verdict on A closes th
     assert.ok(opened.every((c) => c.approval.status === "pending"));
     const cursor = opened[opened.length - 1].id as number;
 
-    const verdict = await a.post("/api/verdicts", { item_id: `${listId}-1`, target: "triage", approve: false });
+    const verdict = await pair!.a.post("/api/verdicts", { item_id: `${listId}-1`, target: "triage", approve: false });
     assert.is(verdict.status, 204, verdict.text);
     await onB.waitFor(() => changes(onB).some((c) => c.change === "closed"), 15_000);
     assert.equal(
@@ -52,7 +37,7 @@ it("a list posted on A opens its approvals on B's feed; a verdict on A closes th
     );
 
     // Resuming on A from B's cursor sends only what came after it.
-    const resumed = await openSse(`${a.url}/graphql/stream`, { json: { query: APPROVALS, variables: { after: cursor } } });
+    const resumed = await openSse(`${pair!.a.url}/graphql/stream`, { json: { query: APPROVALS, variables: { after: cursor } } });
     try {
       await resumed.waitFor(() => changes(resumed).length >= 1, 15_000);
       const got = changes(resumed);
@@ -61,8 +46,8 @@ it("a list posted on A opens its approvals on B's feed; a verdict on A closes th
     } finally {
       resumed.close();
     }
-    await a.post("/api/verdicts", { item_id: `${listId}-2`, target: "triage", approve: false });
-    await a.app.flock.settled(listId);
+    await pair!.a.post("/api/verdicts", { item_id: `${listId}-2`, target: "triage", approve: false });
+    await pair!.a.app.flock.settled(listId);
   } finally {
     onB.close();
   }

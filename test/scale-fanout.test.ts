@@ -4,41 +4,26 @@
 // other instance is running (its waiting approval wakes on the list stream's signal).
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { ownerFollows } from "./helpers/owner.ts";
 import { openSse } from "./helpers/sse.ts";
-import { freshDatabase, services } from "./helpers/scale-services.ts";
+import { instancePair, services } from "./helpers/scale-services.ts";
 
 const svc = services("scale-fanout");
 const it = svc ? test : test.skip;
 
-let db: { url: string; drop(): Promise<void> };
-let a: TestServer;
-let b: TestServer;
-
-if (svc) {
-  test.before(async () => {
-    db = await freshDatabase(svc.pgUrl);
-    const env = { DATABASE_URL: db.url, REDIS_URL: svc.redisUrl, CROWS_APPROVAL_WINDOW_MS: "60000" };
-    a = await startTestServer({ env });
-    b = await startTestServer({ env }); // its own data folder: another instance
-  });
-  test.after(async () => {
-    await Promise.allSettled([a?.close(), b?.close()]);
-    await db?.drop();
-  });
-}
+// A and B: two instances on one PostgreSQL database and one Redis.
+const pair = svc ? instancePair(svc, { CROWS_APPROVAL_WINDOW_MS: "60000" }) : undefined;
 
 it("a list posted on A streams live on B; the owner answers on B and A's run finishes it", async () => {
-  const { status, body } = await a.post("/api/lists", { text: "Buy milk\nWrite a haiku about crows", requester: "two-instances" });
+  const { status, body } = await pair!.a.post("/api/lists", { text: "Buy milk\nWrite a haiku about crows", requester: "two-instances" });
   assert.is(status, 202);
   const listId = body.list_id as string;
-  const gql = await openSse(`${b.url}/graphql`, {
+  const gql = await openSse(`${pair!.b.url}/graphql`, {
     json: { query: `subscription($id: ID!) { listEvents(listId: $id) { seq name } }`, variables: { id: listId } },
   });
   // Everything after the triage approvals happens only because of verdicts POSTed to B, so B's
   // stream reaching list.finished proves both live fan-out and the cross-instance verdicts.
-  const owner = await ownerFollows(b.url, listId);
+  const owner = await ownerFollows(pair!.b.url, listId);
   const all = await owner.finished;
   owner.sse.close();
   assert.equal(all.map((m) => m.id), all.map((_, i) => String(i + 1)), "one gapless sequence on B");
@@ -47,8 +32,8 @@ it("a list posted on A streams live on B; the owner answers on B and A's run fin
   assert.ok(owner.answers.every((x) => x.status === 204), JSON.stringify(owner.answers));
   const verdicts = all.filter((m) => m.event === "verdict" && m.data.verdict === "approved");
   assert.is(verdicts.length, owner.answers.length, "each of B's verdicts reached A's waiting item");
-  await a.app.flock.settled(listId);
-  assert.is((await b.app.prisma.todoList.findUniqueOrThrow({ where: { id: listId } })).status, "finished");
+  await pair!.a.app.flock.settled(listId);
+  assert.is((await pair!.b.app.prisma.todoList.findUniqueOrThrow({ where: { id: listId } })).status, "finished");
 
   // GraphQL followers on B heard the same events, live.
   await gql.waitFor((m) => m.event === "next" && m.data?.data?.listEvents?.name === "list.finished", 10_000);
@@ -57,7 +42,7 @@ it("a list posted on A streams live on B; the owner answers on B and A's run fin
   gql.close();
 
   // Replay by Last-Event-ID on B (and on A) is the same bytes.
-  for (const server of [b, a]) {
+  for (const server of [pair!.b, pair!.a]) {
     const replay = await openSse(`${server.url}/api/events?list_id=${listId}`, { lastEventId: "3" });
     const replayed = await replay.waitForCount(all.length - 3);
     replay.close();
@@ -67,9 +52,9 @@ it("a list posted on A streams live on B; the owner answers on B and A's run fin
 });
 
 it("a follower on A hears appends made on B", async () => {
-  const { body } = await b.post("/api/lists", { text: "Water the plants", requester: "other-way" });
+  const { body } = await pair!.b.post("/api/lists", { text: "Water the plants", requester: "other-way" });
   const listId = body.list_id as string;
-  const owner = await ownerFollows(a.url, listId);
+  const owner = await ownerFollows(pair!.a.url, listId);
   const all = await owner.finished;
   owner.sse.close();
   assert.is(all[all.length - 1]!.event, "list.finished");

@@ -5,6 +5,7 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { test } from "uvu";
+import { startTestServer, type TestServer } from "./server.ts";
 
 export interface Services {
   pgUrl: string;
@@ -63,4 +64,24 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
+}
+
+/**
+ * Two instances (each with its own data folder) sharing a fresh database and the Redis bus, started
+ * before the suite and stopped, with the database dropped, after it. Read `a` and `b` inside tests.
+ */
+export function instancePair(svc: Services, env: Record<string, string> = {}): { readonly a: TestServer; readonly b: TestServer } {
+  let db: { url: string; drop(): Promise<void> } | undefined;
+  const pair = {} as { a: TestServer; b: TestServer };
+  test.before(async () => {
+    db = await freshDatabase(svc.pgUrl);
+    const shared = { DATABASE_URL: db.url, REDIS_URL: svc.redisUrl, ...env };
+    pair.a = await startTestServer({ env: shared });
+    pair.b = await startTestServer({ env: shared });
+  });
+  test.after(async () => {
+    await Promise.allSettled([pair.a?.close(), pair.b?.close()]);
+    await db?.drop();
+  });
+  return pair;
 }
