@@ -16,6 +16,29 @@ test.after(async () => {
 
 class Rollback extends Error {}
 
+/**
+ * Writes `count` event rows (seqs after `after`) straight through Prisma in a transaction held
+ * open until `release()`, then rolled back: rows a reader outside it must never see.
+ */
+async function openRolledBackWrite(stream: string, after: number, count: number, name: string): Promise<{ release(): void; done: Promise<void> }> {
+  let release!: () => void;
+  const holding = new Promise<void>((resolve) => (release = resolve));
+  let written!: () => void;
+  const wrote = new Promise<void>((resolve) => (written = resolve));
+  const done = server.app.prisma
+    .$transaction(async (tx) => {
+      for (let i = 1; i <= count; i++) await tx.event.create({ data: { stream, seq: after + i, name, payload: JSON.stringify({ i }) } });
+      written();
+      await holding;
+      throw new Rollback("rolled back on purpose");
+    }, { timeout: 20_000 })
+    .catch((error) => {
+      if (!(error instanceof Rollback)) throw error;
+    });
+  await wrote;
+  return { release, done };
+}
+
 /** Opens a transaction that appends `count` events to `stream`, runs `during`, then rolls back or commits. */
 async function inTransaction(stream: string, count: number, during: () => Promise<void>, outcome: "rollback" | "commit") {
   let reached!: () => void;
@@ -52,23 +75,7 @@ for (const [label, before, count] of [
     // Rows written inside an open transaction on the one write connection, read from outside it.
     const readsDuring: number[][] = [];
     let lastDuring = -1;
-    let release!: () => void;
-    const holding = new Promise<void>((resolve) => (release = resolve));
-    let written!: () => void;
-    const wrote = new Promise<void>((resolve) => (written = resolve));
-    const open = server.app.prisma
-      .$transaction(async (tx) => {
-        for (let i = 0; i < count; i++) {
-          await tx.event.create({ data: { stream, seq: before + i + 1, name: "iso.uncommitted", payload: JSON.stringify({ i }) } });
-        }
-        written();
-        await holding;
-        throw new Rollback("rolled back on purpose");
-      }, { timeout: 20_000 })
-      .catch((error) => {
-        if (!(error instanceof Rollback)) throw error;
-      });
-    await wrote;
+    const open = await openRolledBackWrite(stream, before, count, "iso.uncommitted");
     readsDuring.push((await server.app.log.read(stream)).map((e) => e.seq));
     lastDuring = await server.app.log.lastSeq(stream);
     const follower = (async () => {
@@ -79,8 +86,8 @@ for (const [label, before, count] of [
       return seen;
     })();
     const seenByFollower = await follower;
-    release();
-    await open;
+    open.release();
+    await open.done;
     assert.equal(readsDuring[0], Array.from({ length: before }, (_, i) => i + 1), "a read during the transaction saw only committed events");
     assert.is(lastDuring, before);
     assert.ok(!seenByFollower.includes("iso.uncommitted"), `a follower saw an uncommitted event: ${seenByFollower.join(",")}`);
@@ -100,26 +107,12 @@ test("an SSE client that connects while events are uncommitted never receives th
   await watcher.waitFor((m) => m.event === "item.triaged");
   await server.app.flock.stop(); // the list stands still: only this test writes to it now
   const last = await server.app.log.lastSeq(stream);
-  let release!: () => void;
-  const holding = new Promise<void>((resolve) => (release = resolve));
-  let written!: () => void;
-  const wrote = new Promise<void>((resolve) => (written = resolve));
-  const open = server.app.prisma
-    .$transaction(async (tx) => {
-      for (let i = 1; i <= 3; i++) await tx.event.create({ data: { stream, seq: last + i, name: "iso.tick", payload: JSON.stringify({ i }) } });
-      written();
-      await holding;
-      throw new Rollback("rolled back on purpose");
-    }, { timeout: 20_000 })
-    .catch((error) => {
-      if (!(error instanceof Rollback)) throw error;
-    });
-  await wrote;
+  const open = await openRolledBackWrite(stream, last, 3, "iso.tick");
   const client = await openSse(`${server.url}/api/events?list_id=${listId}`);
   await client.waitForCount(last, 5000);
   await new Promise((resolve) => setTimeout(resolve, 100));
-  release();
-  await open;
+  open.release();
+  await open.done;
   await new Promise((resolve) => setTimeout(resolve, 100));
   assert.ok(!client.messages().some((m) => m.event === "iso.tick"), "the late client saw an uncommitted event");
   assert.ok(!watcher.messages().some((m) => m.event === "iso.tick"), "the live client saw an uncommitted event");
