@@ -136,6 +136,12 @@ test("CORS: a listed origin gets its own origin back (preflights, JSON, SSE, Gra
   assert.match(preflight.headers.get("access-control-allow-headers") ?? "", /content-type/);
   assert.match(preflight.headers.get("access-control-allow-headers") ?? "", /authorization/);
   assert.match(preflight.headers.get("access-control-allow-headers") ?? "", /last-event-id/);
+  for (const path of ["/graphql", "/graphql/stream"]) {
+    // GraphQL refuses OPTIONS with a 405, but a preflight is answered before it gets there.
+    const graphqlPreflight = await call(path, { method: "OPTIONS", headers: { origin: LISTED, "access-control-request-method": "POST" } });
+    assert.is(graphqlPreflight.status, 204, path);
+    assert.is(graphqlPreflight.headers.get("access-control-allow-origin"), LISTED, path);
+  }
 
   const json = await call("/api/nests", { headers: { origin: LISTED, ...bearer(OWNER) } });
   assert.is(json.status, 200);

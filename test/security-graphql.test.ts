@@ -182,6 +182,23 @@ test("a variable of the wrong type is a 400 coded BAD_USER_INPUT on every mutati
   assert.is(await server.app.prisma.todoList.count(), before);
 });
 
+test("every method but GET, HEAD and POST is a 405 naming GET and POST on both GraphQL paths, and nothing runs", async () => {
+  const before = await server.app.prisma.todoList.count();
+  const mutation = JSON.stringify({ query: 'mutation { submitList(text: "buy milk", requester: "m") { __typename } }' });
+  for (const path of ["/graphql", "/graphql/stream"]) {
+    for (const method of ["PUT", "DELETE", "PATCH", "OPTIONS", "PROPFIND", "MKCOL", "COPY", "LOCK", "UNLOCK", "SEARCH", "PURGE"]) {
+      // Every method that may carry a body carries a mutation, which must not run.
+      const body = method === "OPTIONS" ? undefined : mutation;
+      const answer = await fetch(server.url + path, { method, headers: { "content-type": "application/json", "x-graphql-yoga-csrf": "1" }, body });
+      const text = await answer.text();
+      assert.is(answer.status, 405, `${method} ${path}: ${answer.status} ${text}`);
+      assert.is(answer.headers.get("allow"), "GET, POST", `${method} ${path}`);
+      assert.match(JSON.parse(text).message, /GET and POST/, `${method} ${path}: ${text}`);
+    }
+  }
+  assert.is(await server.app.prisma.todoList.count(), before);
+});
+
 test("/graphql/stream keeps no reservations: PUT (single-connection mode) is a 405, so no client can pile up streams in memory", async () => {
   for (let i = 0; i < 50; i++) {
     const token = `reserve-${i}`;

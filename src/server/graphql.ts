@@ -10,7 +10,7 @@ import { createYoga, maskError, type Plugin } from "graphql-yoga";
 import { renderGraphiQL } from "@graphql-yoga/render-graphiql";
 import type { App } from "../app.ts";
 import { CrowsError, RateLimitedError } from "../errors.ts";
-import { STATUS_OF } from "../../compat/http-error.ts";
+import { HttpError, STATUS_OF } from "../../compat/http-error.ts";
 import { schema } from "../../schema/index.ts";
 import type { Context } from "../../schema/builder.ts";
 import { readBody } from "./body.ts";
@@ -24,6 +24,8 @@ import { useGraphQlJit } from "@envelop/graphql-jit";
 
 export const GRAPHQL_PATH = "/graphql";
 export const GRAPHQL_SSE_PATH = "/graphql/stream";
+
+const GRAPHQL_METHODS = new Set(["GET", "HEAD", "POST"]);
 
 export const isGraphQLPath = (pathname: string): boolean => pathname === GRAPHQL_PATH || pathname === GRAPHQL_SSE_PATH;
 
@@ -172,7 +174,13 @@ export function createGraphQLHandler(app: App): (req: http.IncomingMessage, res:
   });
 
   return async (req, res) => {
-    if (req.method !== "GET" && req.method !== "HEAD") {
+    const method = req.method ?? "GET";
+    if (!GRAPHQL_METHODS.has(method)) {
+      // Before Yoga: it would answer OPTIONS, PUT or DELETE with a CSRF 403 (or, on /graphql/stream,
+      // keep a reservation in memory). A CORS preflight never gets here: the access check answers it.
+      throw new HttpError(405, `${method} is not allowed here. GraphQL takes GET and POST (one POST or GET per subscription).`, {}, { allow: "GET, POST" });
+    }
+    if (method !== "GET" && method !== "HEAD") {
       // Read here, under the shared limit (a 413 past it); Yoga takes a body already read from req.body.
       const body = await readBody(req);
       decodeBody(body); // a 400 when it is not UTF-8 (Yoga would read the bad bytes as U+FFFD)
