@@ -199,6 +199,42 @@ test("every method but GET, HEAD and POST is a 405 naming GET and POST on both G
   assert.is(await server.app.prisma.todoList.count(), before);
 });
 
+test("a query's text never becomes code: graphql-jit's date marker in any literal, default or variable runs nothing and answers as data", async () => {
+  const marker = "__MAGIC_DATE__33a9e76d_02e0_4128_8e92_3530ad3da74d";
+  const nan = "__MAGIC_NAN__57f286b9_4c20_487f_b409_79804ddcb4f8";
+  const probe = globalThis as { crowsJitProbe?: number };
+  delete probe.crowsJitProbe;
+  const payload = `${marker}globalThis.crowsJitProbe=1`;
+  const literal = JSON.stringify(payload);
+  const documents: [string, Record<string, unknown>?][] = [
+    [`{ trust(holder: ${literal}) { holder } }`],
+    [`{ trust(holder: "crow", taskType: ${literal}) { holder } }`],
+    [`{ list(id: ${literal}) { id } }`],
+    [`{ events(listId: ${literal}) { seq } }`],
+    [`{ lists(requester: ${literal}) { id } }`],
+    [`{ crow(name: ${literal}) { name } }`],
+    [`{ persona(name: ${literal}) { name } }`],
+    [`{ classifierAnswers(subject: ${literal}, questionId: ${literal}) { __typename } }`],
+    [`{ a: trust(holder: "x") { holder } b: trust(holder: ${literal}) { holder } }`],
+    [`query Q { ...F } fragment F on Query { trust(holder: ${literal}) { holder } }`],
+    [`{ trust(holder: """${payload}""") { holder } }`],
+    [`{ trust(holder: "\\u005f_MAGIC_DATE__33a9e76d_02e0_4128_8e92_3530ad3da74dglobalThis.crowsJitProbe=1") { holder } }`],
+    [`query($h: String = ${literal}) { trust(holder: $h) { holder } }`],
+    [`query($h: String) { trust(holder: $h) { holder } }`, { h: payload }],
+    [`query($id: ID!) { list(id: $id) { id } events(listId: $id) { seq } }`, { id: payload }],
+    [`{ trust(holder: "${nan}") { holder } }`],
+    [`query($h: String) { trust(holder: $h) { holder } }`, { h: `${marker}1);globalThis.crowsJitProbe=(2` }],
+  ];
+  for (const [query, variables] of documents) {
+    const answer = await fetch(server.url + "/graphql", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query, variables }) });
+    const text = await answer.text();
+    assert.is(answer.status, 200, `${query}: ${text}`);
+    assert.not.match(text, /Unexpected error/, `${query}: ${text}`);
+    assert.ok(JSON.parse(text).data, `${query}: ${text}`);
+    assert.is(probe.crowsJitProbe, undefined, `code ran for ${query}`);
+  }
+});
+
 test("/graphql/stream keeps no reservations: PUT (single-connection mode) is a 405, so no client can pile up streams in memory", async () => {
   for (let i = 0; i < 50; i++) {
     const token = `reserve-${i}`;

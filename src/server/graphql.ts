@@ -20,7 +20,7 @@ import { decodeBody, refuseUnstorableText } from "./unstorable-text.ts";
 import { useGraphQLStream } from "./graphql-stream.ts";
 import { graphqlMetricsPlugin } from "../ops/metrics.ts";
 import { describeError } from "../ops/describe-error.ts";
-import { useGraphQlJit } from "@envelop/graphql-jit";
+import { compiledQueries } from "./compiled-queries.ts";
 
 export const GRAPHQL_PATH = "/graphql";
 export const GRAPHQL_SSE_PATH = "/graphql/stream";
@@ -141,14 +141,6 @@ const readOnlyTokens: Plugin<{ role?: Role }> = {
     });
   },
 };
-
-/**
- * Queries run as graphql-jit compiled functions (cached per parsed document): a ledger or a list's
- * events is thousands of fields, and graphql-js resolving each one through its generic executor
- * was most of a read's CPU (issue 9: 1.6-1.9x the reads per second). Mutations are a few fields and
- * subscriptions keep graphql-js, whose subscribe answers a refused `after` before the stream opens.
- */
-const compiledQueries = useGraphQlJit({}, { enableIf: (args) => getOperationAST(args.document, args.operationName ?? undefined)?.operation === "query" });
 
 export function createGraphQLHandler(app: App): (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void> {
   const yoga = createYoga<ServerContext, Context & { role: Role }>({
