@@ -34,7 +34,9 @@ export const ADDRESSABLE_ROLES: readonly string[] = ["Elder", "Quill", "Boss"];
 
 export const nestStream = (nestId: string) => `nest:${nestId}`;
 /** msg_id is <nest_id>-<n>, n from 1 in nest order; it is also the nest stream's SSE id. */
-export const msgIdOf = (nestId: string, n: number) => `${nestId}-${n}`;
+/** A nest message's id is `<nest>-<n>`: this prefix, then the message's number. */
+export const msgIdPrefix = (nestId: string) => `${nestId}-`;
+export const msgIdOf = (nestId: string, n: number) => `${msgIdPrefix(nestId)}${n}`;
 export const watchStream = (nestId: string) => `watch:${nestId}`;
 
 /** The record of the Payload table, every field snake_case, in the table's order. */
