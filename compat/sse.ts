@@ -202,6 +202,9 @@ class Channel {
         }
         subscriber.cursor = page.lastSeq;
         if (!subscriber.sink.write(page.bytes)) await subscriber.sink.drained();
+        // A socket that takes a page at once drains on the next tick, so without this a long replay
+        // would hold the event loop (every other client) until its last page was written.
+        await new Promise((resolve) => setImmediate(resolve));
       }
     } catch (error) {
       this.onError(error);

@@ -8,7 +8,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { freshDatabase, services } from "./helpers/scale-services.ts";
-import { frame, OPENING } from "../compat/sse.ts";
+import { eventStream, frame, OPENING, type SseSink } from "../compat/sse.ts";
 import { msgIdOf, nestStream } from "../src/nests/messages.ts";
 import { listStream } from "../src/flock/events.ts";
 
@@ -116,6 +116,45 @@ test("SQLite: a replay is frame() of every stored event after the cursor, byte f
   try {
     await checkReplays(server);
   } finally {
+    await server.close();
+  }
+});
+
+test("a long replay lets the event loop turn between pages, even to a client that takes every page at once", async () => {
+  const server = await startTestServer();
+  const abort = new AbortController();
+  try {
+    const stream = listStream("lstturns");
+    await fill(server, stream, 4_500); // five pages
+    const writes: Buffer[] = [];
+    let pagesBeforeATurn = -1;
+    let done!: () => void;
+    const allWritten = new Promise<void>((resolve) => (done = resolve));
+    const want = await expected(server, stream, 0, String);
+    // A sink that never pushes back: write() always true, drained at once (a fast client).
+    const sink: SseSink = {
+      write: (chunk) => {
+        writes.push(chunk);
+        if (Buffer.concat(writes).length >= want.length) done();
+        return true;
+      },
+      drained: () => Promise.resolve(),
+      end: () => {},
+      closed: false,
+    };
+    const [body] = eventStream({ log: server.app.log, stream, afterSeq: 0, heartbeatMs: 60_000, signal: abort.signal });
+    const stop = body.start(sink);
+    setImmediate(function count() {
+      // Counted in the first turn after the first page went out (the opening block is writes[0]).
+      if (writes.length < 2) setImmediate(count);
+      else pagesBeforeATurn = writes.length - 1;
+    });
+    await allWritten;
+    stop();
+    assert.ok(Buffer.concat(writes).equals(want), "every event once, in order");
+    assert.ok(pagesBeforeATurn >= 1 && pagesBeforeATurn <= 2, `pages written before the loop turned: ${pagesBeforeATurn} of 5`);
+  } finally {
+    abort.abort();
     await server.close();
   }
 });
