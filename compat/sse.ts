@@ -48,8 +48,8 @@ export function frame(id: string, name: string, data: string): string {
 
 /**
  * `frame` as a template the log lays a replay page out with (EventLog.readRendered), so a page is
- * built in the database as one block of bytes. Must write exactly what `frame` writes: test/sse.test.ts
- * pins a replay's bytes against `frame`.
+ * built in the database as one block of bytes. Must write exactly what `frame` writes:
+ * test/replay-bytes.test.ts pins a replay's bytes against `frame`.
  */
 export function frameTemplate(idPrefix: string): RowTemplate {
   return { beforeSeq: `id: ${idPrefix}`, beforeName: "\nevent: ", beforePayload: "\ndata: ", after: "\n\n" };

@@ -33,9 +33,9 @@ export const ASK_ROLES: readonly string[] = ["Quill", "Sentry"];
 export const ADDRESSABLE_ROLES: readonly string[] = ["Elder", "Quill", "Boss"];
 
 export const nestStream = (nestId: string) => `nest:${nestId}`;
-/** msg_id is <nest_id>-<n>, n from 1 in nest order; it is also the nest stream's SSE id. */
-/** A nest message's id is `<nest>-<n>`: this prefix, then the message's number. */
+/** What every msg_id of a nest starts with (the REST stream's frames are laid out with it). */
 export const msgIdPrefix = (nestId: string) => `${nestId}-`;
+/** msg_id is <nest_id>-<n>, n from 1 in nest order; it is also the nest stream's SSE id. */
 export const msgIdOf = (nestId: string, n: number) => `${msgIdPrefix(nestId)}${n}`;
 export const watchStream = (nestId: string) => `watch:${nestId}`;
 
