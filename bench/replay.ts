@@ -3,9 +3,14 @@
 // and over graphql-sse (POST /graphql/stream), next to a bare baseline measured in the same run: a
 // node:http server that reads the same rows from the same SQLite file with better-sqlite3 and
 // writes the same SSE frames. One node:http client counts frames for every contestant.
+// A second baseline, "bare, same query", runs the page query REST runs (frames laid out by SQLite,
+// src/storage/event-store.ts readRendered) on the same bare server: REST / that is what crows's own
+// stack costs. Fairness: every contestant's frames are checked byte-identical to bare's first (REST
+// adds only its opening `retry:` block); each timed replay starts after a full GC (--expose-gc), so
+// no contestant pays for the garbage of the one before it.
 // Prints, per run, total ms and first-event ms each, REST / bare and GraphQL / REST; then the
 // median of RUNS. Goals: REST within 1.2x of bare; GraphQL within 2x of REST, first event < 50 ms.
-// Run: npm run bench:replay
+// Run: npm run bench:replay (node --expose-gc)
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
@@ -50,6 +55,46 @@ const bare = http.createServer((_req, res) => {
 await new Promise<void>((resolve) => bare.listen(0, "127.0.0.1", resolve));
 const bareUrl = `http://127.0.0.1:${(bare.address() as AddressInfo).port}/`;
 
+// The same bare server with REST's page query: one row per page, the frames joined by SQLite.
+const selectPage = reader.prepare(
+  `SELECT count(*) AS "count", COALESCE(MAX("seq"), 0) AS "lastSeq", ` +
+    `CAST(group_concat('id: ' || "seq" || char(10) || 'event: ' || "name" || char(10) || 'data: ' || "payload" || char(10, 10), '' ORDER BY "seq") AS BLOB) AS "bytes" ` +
+    `FROM (SELECT "seq", "name", "payload" FROM "Event" WHERE "stream" = ? AND "seq" > ? ORDER BY "seq" LIMIT ?)`,
+);
+const bareSameQuery = http.createServer((_req, res) => {
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-store" });
+  let after = 0;
+  for (;;) {
+    const page = selectPage.get(`list:${listId}`, after, 1000) as { count: number; lastSeq: number; bytes: Buffer };
+    if (page.count === 0) break;
+    res.write(page.bytes);
+    after = page.lastSeq;
+  }
+});
+await new Promise<void>((resolve) => bareSameQuery.listen(0, "127.0.0.1", resolve));
+const bareSameQueryUrl = `http://127.0.0.1:${(bareSameQuery.address() as AddressInfo).port}/`;
+const collectGarbage = (globalThis as { gc?: () => void }).gc ?? (() => {});
+
+/** The whole body up to the last of `EVENTS` frames, for the same-bytes check. */
+function body(url: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const request = http.get(url, { headers: { accept: "text/event-stream" } });
+    request.on("response", (response) => {
+      let text = "";
+      response.setEncoding("utf8");
+      response.on("data", (chunk: string) => {
+        text += chunk;
+        if (text.endsWith("\n\n") && text.includes(`\nid: ${EVENTS}\n`)) {
+          resolve(text);
+          request.destroy();
+        }
+      });
+      response.on("error", () => {});
+    });
+    request.on("error", reject);
+  });
+}
+
 const SUBSCRIPTION = `subscription($listId: ID!) { listEvents(listId: $listId, after: 0) { seq name ts payload } }`;
 
 /** Opens the stream, counts SSE frames that carry data until `EVENTS` arrived; total and first-event ms. */
@@ -92,26 +137,33 @@ function replay(url: string, body?: string): Promise<{ totalMs: number; firstMs:
 const contestants: Array<[string, () => Promise<{ totalMs: number; firstMs: number }>]> = [
   ["bare sqlite + node:http", () => replay(bareUrl)],
   ["REST GET /api/events", () => replay(`${server.url}/api/events?list_id=${listId}`)],
+  ["bare, same query as REST", () => replay(bareSameQueryUrl)],
   ["GraphQL Yoga SSE /graphql", () => replay(`${server.url}/graphql`, JSON.stringify({ query: SUBSCRIPTION, variables: { listId } }))],
   ["GraphQL graphql-sse /graphql/stream", () => replay(`${server.url}/graphql/stream`, JSON.stringify({ query: SUBSCRIPTION, variables: { listId } }))],
 ];
 
 try {
   console.log(`Replay of ${EVENTS} stored events to one client, ${RUNS} runs (each after a warm-up)`);
+  const bareBody = await body(bareUrl);
+  const restBody = await body(`${server.url}/api/events?list_id=${listId}`);
+  if (restBody !== `retry: 2000\n\n${bareBody}`) throw new Error("REST's frames differ from bare's: the comparison would not be fair");
+  if ((await body(bareSameQueryUrl)) !== bareBody) throw new Error("the same-query baseline's frames differ from bare's");
   for (const [, run] of contestants) await run();
   const results = new Map<string, Array<{ totalMs: number; firstMs: number }>>();
-  const ratios = { restBare: [] as number[], yogaRest: [] as number[], sseRest: [] as number[] };
+  const ratios = { restBare: [] as number[], restSame: [] as number[], yogaRest: [] as number[], sseRest: [] as number[] };
   for (let i = 1; i <= RUNS; i++) {
     const line: string[] = [];
     const runResults: Array<{ totalMs: number; firstMs: number }> = [];
     for (const [label, run] of contestants) {
+      collectGarbage();
       const result = await run();
       runResults.push(result);
       (results.get(label) ?? results.set(label, []).get(label)!).push(result);
       line.push(`${label} ${result.totalMs.toFixed(0)} ms (first ${result.firstMs.toFixed(1)} ms)`);
     }
-    const [b, rest, yoga, sse] = runResults as [typeof runResults[0], typeof runResults[0], typeof runResults[0], typeof runResults[0]];
+    const [b, rest, same, yoga, sse] = runResults as [typeof runResults[0], typeof runResults[0], typeof runResults[0], typeof runResults[0], typeof runResults[0]];
     ratios.restBare.push(rest.totalMs / b.totalMs);
+    ratios.restSame.push(rest.totalMs / same.totalMs);
     ratios.yogaRest.push(yoga.totalMs / rest.totalMs);
     ratios.sseRest.push(sse.totalMs / rest.totalMs);
     console.log(`  run ${i}: ${line.join("; ")}`);
@@ -123,10 +175,12 @@ try {
     console.log(`  ${label.padEnd(38)} ${median(rs.map((r) => r.totalMs)).toFixed(0).padStart(6)} ms, first event ${median(rs.map((r) => r.firstMs)).toFixed(1)} ms`);
   }
   console.log(`  REST / bare (goal <= 1.2x)             ${median(ratios.restBare).toFixed(2)}x`);
+  console.log(`  REST / bare with the same query        ${median(ratios.restSame).toFixed(2)}x`);
   console.log(`  Yoga SSE / REST (goal <= 2x)           ${median(ratios.yogaRest).toFixed(2)}x`);
   console.log(`  graphql-sse / REST (goal <= 2x)        ${median(ratios.sseRest).toFixed(2)}x`);
 } finally {
   bare.close();
+  bareSameQuery.close();
   reader.close();
   await server.close();
 }

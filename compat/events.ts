@@ -7,7 +7,7 @@ import type { App } from "../src/app.ts";
 import { eventStream } from "./sse.ts";
 import { resumePoint } from "../src/log/cursor.ts";
 import { listStream } from "../src/flock/events.ts";
-import { msgIdOf, nestStream } from "../src/nests/messages.ts";
+import { msgIdOf, msgIdPrefix, nestStream } from "../src/nests/messages.ts";
 import { describeError } from "../src/ops/describe-error.ts";
 
 const streamError = (app: App) => (error: unknown) => app.logLine(`compat: stream ended with an error: ${describeError(error)}`);
@@ -43,7 +43,7 @@ export const eventRoutes: Route[] = [
         afterSeq,
         heartbeatMs: app.config.heartbeatMs,
         signal: request.signal,
-        idOf: (event) => msgIdOf(nest, event.seq),
+        idPrefix: msgIdPrefix(nest),
         onError: streamError(app),
       });
       return { stream, init };

@@ -8,7 +8,7 @@
 // behind: it leaves the live set and reads the log from its own cursor, one page per write, until
 // it has caught up again; so nothing is buffered for a slow client beyond one page in its socket.
 // One timer per heartbeat interval beats for every live subscriber.
-import type { EventLog, StoredEvent } from "../src/log/event-log.ts";
+import type { EventLog, RowTemplate, StoredEvent } from "../src/log/event-log.ts";
 import type { StreamTap } from "../src/log/stream-tap.ts";
 
 export interface SseInit {
@@ -37,13 +37,22 @@ export interface SseOptions {
   afterSeq: number;
   heartbeatMs: number;
   signal: AbortSignal;
-  /** The `id:` a stored event goes out with (a nest uses the msg number). */
-  idOf?: (event: StoredEvent) => string;
+  /** What goes before the seq in a frame's `id:` (a nest's msg ids are `<nest>-<n>`); none: the seq alone. */
+  idPrefix?: string;
   onError?: (error: unknown) => void;
 }
 
 export function frame(id: string, name: string, data: string): string {
   return `id: ${id}\nevent: ${name}\ndata: ${data}\n\n`;
+}
+
+/**
+ * `frame` as a template the log lays a replay page out with (EventLog.readRendered), so a page is
+ * built in the database as one block of bytes. Must write exactly what `frame` writes:
+ * test/replay-bytes.test.ts pins a replay's bytes against `frame`.
+ */
+export function frameTemplate(idPrefix: string): RowTemplate {
+  return { beforeSeq: `id: ${idPrefix}`, beforeName: "\nevent: ", beforePayload: "\ndata: ", after: "\n\n" };
 }
 
 export const HEARTBEAT = ": heartbeat\n\n";
@@ -109,19 +118,21 @@ class Channel {
   readonly tap: StreamTap;
   private readonly heartbeats = new Map<number, Heartbeat>();
   private readonly heartbeatOf = new Map<Subscriber, Heartbeat>();
+  private readonly template: RowTemplate;
 
   constructor(
     readonly log: EventLog,
     readonly stream: string,
-    private readonly idOf: (event: StoredEvent) => string,
+    private readonly idPrefix: string,
     private readonly onError: (error: unknown) => void,
   ) {
+    this.template = frameTemplate(idPrefix);
     this.tap = log.openTap(stream, onError);
     this.tap.add(this.onEvent);
   }
 
   render(event: StoredEvent): string {
-    return frame(this.idOf(event), event.name, event.payload);
+    return frame(this.idPrefix + event.seq, event.name, event.payload);
   }
 
   private readonly onEvent = (event: StoredEvent) => {
@@ -182,15 +193,18 @@ class Channel {
           this.heartbeatOf.get(subscriber)?.members.add(subscriber);
           return;
         }
-        const batch = await this.log.read(this.stream, subscriber.cursor, PAGE);
+        // A page in one write, its frames laid out by the database as one Buffer.
+        const page = await this.log.readRendered(this.stream, subscriber.cursor, PAGE, this.template);
         if (subscriber.stopped || subscriber.sink.closed) return;
-        if (batch.length === 0) {
+        if (page.count === 0) {
           await new Promise((resolve) => setTimeout(resolve, 5)); // announced, not yet visible here
           continue;
         }
-        subscriber.cursor = batch[batch.length - 1]!.seq;
-        // A page in one write.
-        if (!subscriber.sink.write(Buffer.from(batch.map((event) => this.render(event)).join("")))) await subscriber.sink.drained();
+        subscriber.cursor = page.lastSeq;
+        if (!subscriber.sink.write(page.bytes)) await subscriber.sink.drained();
+        // A socket that takes a page at once drains on the next tick, so without this a long replay
+        // would hold the event loop (every other client) until its last page was written.
+        await new Promise((resolve) => setImmediate(resolve));
       }
     } catch (error) {
       this.onError(error);
@@ -209,7 +223,7 @@ function subscribe(options: SseOptions, sink: SseSink): () => void {
   if (!channels) channelsOf.set(log, (channels = new Map()));
   let channel = channels.get(stream);
   if (!channel) {
-    channel = new Channel(log, stream, options.idOf ?? ((event) => String(event.seq)), onError);
+    channel = new Channel(log, stream, options.idPrefix ?? "", onError);
     channels.set(stream, channel);
   }
   const joined = channel;

@@ -5,10 +5,10 @@ import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { AppendedEvent, Bus, BusEvent } from "./bus.ts";
 import { nameTopicOf, topicOf } from "./bus.ts";
 import { KeyedLock } from "../util/keyed-lock.ts";
-import { eventStoreOf, type EventStore, type NewEvent, type Tx } from "../storage/event-store.ts";
+import { eventStoreOf, type EventStore, type NewEvent, type RenderedPage, type RowTemplate, type Tx } from "../storage/event-store.ts";
 import { StreamTap } from "./stream-tap.ts";
 
-export type { Tx };
+export type { RenderedPage, RowTemplate, Tx };
 export type StoredEvent = AppendedEvent;
 
 /** How many announced events a follower holds ahead of its reader before it reads the log instead. */
@@ -143,6 +143,11 @@ export class EventLog {
 
   read(stream: string, afterSeq = 0, limit = 1000): Promise<StoredEvent[]> {
     return this.store.read(stream, afterSeq, limit);
+  }
+
+  /** The events `read` would return, laid out by `template` as one block of bytes (a replay page). */
+  readRendered(stream: string, afterSeq: number, limit: number, template: RowTemplate): Promise<RenderedPage> {
+    return this.store.readRendered(stream, afterSeq, limit, template);
   }
 
   /**

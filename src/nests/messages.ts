@@ -33,8 +33,10 @@ export const ASK_ROLES: readonly string[] = ["Quill", "Sentry"];
 export const ADDRESSABLE_ROLES: readonly string[] = ["Elder", "Quill", "Boss"];
 
 export const nestStream = (nestId: string) => `nest:${nestId}`;
+/** What every msg_id of a nest starts with (the REST stream's frames are laid out with it). */
+export const msgIdPrefix = (nestId: string) => `${nestId}-`;
 /** msg_id is <nest_id>-<n>, n from 1 in nest order; it is also the nest stream's SSE id. */
-export const msgIdOf = (nestId: string, n: number) => `${nestId}-${n}`;
+export const msgIdOf = (nestId: string, n: number) => `${msgIdPrefix(nestId)}${n}`;
 export const watchStream = (nestId: string) => `watch:${nestId}`;
 
 /** The record of the Payload table, every field snake_case, in the table's order. */

@@ -9,6 +9,9 @@
 //   - appends that carry a state change still run in Prisma's transaction, so state and event
 //     commit together or not at all; only the event's own INSERT is done here;
 //   - on SQLite, log reads use a second, read-only connection: WAL gives it only committed data.
+//   - a replay page is laid out in the database (readRendered): one row per page, the caller's
+//     frame text joined around seq, name and payload, because a 10,000-event REST replay spent
+//     most of its time building an object, an ISO timestamp and a string per row.
 // Prisma stays the schema and the migrations: this file only names the Event table's columns.
 import Database from "better-sqlite3";
 import type pg from "pg";
@@ -24,6 +27,26 @@ export interface EventRow {
   name: string;
   payload: string;
   ts: string;
+}
+
+/**
+ * How readRendered lays out each event: `beforeSeq` seq `beforeName` name `beforePayload` payload
+ * `after`. The caller owns the format (compat/sse.ts: an SSE frame); the store only joins text.
+ */
+export interface RowTemplate {
+  beforeSeq: string;
+  beforeName: string;
+  beforePayload: string;
+  after: string;
+}
+
+/** A page of events laid out by a RowTemplate, as the UTF-8 bytes a client receives. */
+export interface RenderedPage {
+  /** How many events the page holds (0: none after the cursor). */
+  count: number;
+  /** The seq of the page's last event (the cursor to read on from). */
+  lastSeq: number;
+  bytes: Buffer;
 }
 
 /** An event to store: its payload already the JSON text clients receive. */
@@ -43,6 +66,11 @@ export interface EventStore {
   /** Runs `build` in a Prisma transaction and stores the events it returns in that same transaction. */
   appendWith(prisma: PrismaClient, stream: string, build: (tx: Tx) => Promise<NewEvent[]>): Promise<EventRow[]>;
   read(stream: string, afterSeq: number, limit: number): Promise<EventRow[]>;
+  /**
+   * The events `read` would return, laid out by `template` and joined in the database into one
+   * block of bytes: a replay writes a page with no per-row objects or strings in JavaScript.
+   */
+  readRendered(stream: string, afterSeq: number, limit: number, template: RowTemplate): Promise<RenderedPage>;
   /** Events with any of `names`, after global id `afterId`, in id order. */
   readNamed(names: readonly string[], afterId: number, limit: number): Promise<EventRow[]>;
   lastSeq(stream: string): Promise<number>;
@@ -65,6 +93,8 @@ export function pairEventStore(prisma: PrismaClient, store: EventStore): void {
 }
 
 const MAX_CONFLICT_RETRIES = 25;
+
+const EMPTY = Buffer.alloc(0);
 
 function isUniqueClash(error: unknown): boolean {
   const e = error as { code?: string; meta?: { driverAdapterError?: { cause?: { kind?: string } } } };
@@ -176,6 +206,14 @@ export class SqliteEventStore implements EventStore {
       commit: writer.prepare("COMMIT"),
       rollback: writer.prepare("ROLLBACK"),
       read: reader.prepare(`SELECT ${SQLITE_COLUMNS} FROM "Event" WHERE "stream" = ? AND "seq" > ? ORDER BY "seq" LIMIT ?`).safeIntegers(false),
+      // CAST AS BLOB: better-sqlite3 hands a BLOB over as a Buffer of the stored UTF-8, no string.
+      readRendered: reader
+        .prepare(
+          `SELECT count(*) AS "count", COALESCE(MAX("seq"), 0) AS "lastSeq", ` +
+            `CAST(group_concat(? || "seq" || ? || "name" || ? || "payload" || ?, '' ORDER BY "seq") AS BLOB) AS "bytes" ` +
+            `FROM (SELECT "seq", "name", "payload" FROM "Event" WHERE "stream" = ? AND "seq" > ? ORDER BY "seq" LIMIT ?)`,
+        )
+        .safeIntegers(false),
       readNamed: reader.prepare(`SELECT ${SQLITE_COLUMNS} FROM "Event" WHERE "name" IN (SELECT value FROM json_each(?)) AND "id" > ? ORDER BY "id" LIMIT ?`).safeIntegers(false),
       lastSeq: reader.prepare(`SELECT COALESCE(MAX("seq"), 0) FROM "Event" WHERE "stream" = ?`).pluck().safeIntegers(false),
       lastNamedId: reader.prepare(`SELECT COALESCE(MAX("id"), 0) FROM "Event" WHERE "name" IN (SELECT value FROM json_each(?))`).pluck().safeIntegers(false),
@@ -269,6 +307,14 @@ export class SqliteEventStore implements EventStore {
 
   read(stream: string, afterSeq: number, limit: number): Promise<EventRow[]> {
     return this.reading(() => (this.sql.read.all(stream, afterSeq, limit) as SqliteRow[]).map(fromSqlite));
+  }
+
+  readRendered(stream: string, afterSeq: number, limit: number, template: RowTemplate): Promise<RenderedPage> {
+    return this.reading(() => {
+      const { beforeSeq, beforeName, beforePayload, after } = template;
+      const page = this.sql.readRendered.get(beforeSeq, beforeName, beforePayload, after, stream, afterSeq, limit) as { count: number; lastSeq: number; bytes: Buffer | null };
+      return { count: page.count, lastSeq: page.lastSeq, bytes: page.bytes ?? EMPTY };
+    });
   }
 
   readNamed(names: readonly string[], afterId: number, limit: number): Promise<EventRow[]> {
@@ -402,6 +448,19 @@ export class PgEventStore implements EventStore {
       values: [stream, afterSeq, limit],
     });
     return rows;
+  }
+
+  async readRendered(stream: string, afterSeq: number, limit: number, template: RowTemplate): Promise<RenderedPage> {
+    const { rows } = await this.pool.query<{ count: number; lastSeq: number; text: string | null }>({
+      name: "crows-event-read-rendered",
+      text:
+        `SELECT count(*)::int AS "count", COALESCE(MAX("seq"), 0)::int AS "lastSeq", ` +
+        `string_agg($1::text || "seq" || $2::text || "name" || $3::text || "payload" || $4::text, '' ORDER BY "seq") AS "text" ` +
+        `FROM (SELECT "seq", "name", "payload" FROM "Event" WHERE "stream" = $5 AND "seq" > $6 ORDER BY "seq" LIMIT $7) AS page`,
+      values: [template.beforeSeq, template.beforeName, template.beforePayload, template.after, stream, afterSeq, limit],
+    });
+    const page = rows[0]!;
+    return { count: page.count, lastSeq: page.lastSeq, bytes: page.text === null ? EMPTY : Buffer.from(page.text) };
   }
 
   async readNamed(names: readonly string[], afterId: number, limit: number): Promise<EventRow[]> {
