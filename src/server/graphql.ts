@@ -18,6 +18,8 @@ import { roleOf, type Role } from "./access.ts";
 import { graphqlLimits } from "./graphql-limits.ts";
 import { decodeBody, refuseUnstorableText } from "./unstorable-text.ts";
 import { useGraphQLStream } from "./graphql-stream.ts";
+import { openSubscription, subscriptionParamsOf } from "./graphql-subscriptions.ts";
+import { writeSse } from "./sse-writer.ts";
 import { graphqlMetricsPlugin } from "../ops/metrics.ts";
 import { describeError } from "../ops/describe-error.ts";
 import { useGraphQlJit } from "@envelop/graphql-jit";
@@ -150,7 +152,15 @@ const readOnlyTokens: Plugin<{ role?: Role }> = {
  */
 const compiledQueries = useGraphQlJit({}, { enableIf: (args) => getOperationAST(args.document, args.operationName ?? undefined)?.operation === "query" });
 
-export function createGraphQLHandler(app: App): (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void> {
+export interface GraphQLHandlerOptions {
+  /**
+   * Serve SSE subscriptions through src/server/graphql-subscriptions.ts (default). Off: Yoga's and
+   * graphql-sse's own writers serve them, as the tests that compare the two wire outputs need.
+   */
+  nativeSubscriptions?: boolean;
+}
+
+export function createGraphQLHandler(app: App, options: GraphQLHandlerOptions = {}): (req: http.IncomingMessage, res: http.ServerResponse, url?: URL) => Promise<void> {
   const yoga = createYoga<ServerContext, Context & { role: Role }>({
     schema,
     graphqlEndpoint: GRAPHQL_PATH,
@@ -173,12 +183,20 @@ export function createGraphQLHandler(app: App): (req: http.IncomingMessage, res:
     },
   });
 
-  return async (req, res) => {
+  const native = options.nativeSubscriptions ?? true;
+  return async (req, res, url = new URL(req.url ?? "/", "http://crows.invalid")) => {
+    let body: Buffer | undefined;
     if (req.method !== "GET" && req.method !== "HEAD") {
       // Read here, under the shared limit (a 413 past it); Yoga takes a body already read from req.body.
-      const body = await readBody(req);
+      body = await readBody(req);
       decodeBody(body); // a 400 when it is not UTF-8 (Yoga would read the bad bytes as U+FFFD)
       (req as http.IncomingMessage & { body?: Buffer }).body = body;
+    }
+    const params = native ? subscriptionParamsOf(req.method, req.headers, url.searchParams, body) : undefined;
+    if (params) {
+      const protocol = url.pathname === GRAPHQL_SSE_PATH ? "graphql-sse" : "yoga";
+      const opened = await openSubscription(yoga, protocol, params, { req, res }, (error) => app.logLine(`graphql: subscription failed: ${describeError(error)}`));
+      if (opened) return writeSse(res, ...opened);
     }
     // Yoga's request listener sends the response itself and logs its own failures.
     await yoga.requestListener(req, res);
