@@ -4,7 +4,7 @@ import { builder } from "./builder.ts";
 import { TodoList } from "./lists.ts";
 import { BadInputError } from "../src/errors.ts";
 import type { StoredEvent } from "../src/log/event-log.ts";
-import { abortableFollow, resumeAfter } from "./follow.ts";
+import { pagedFollow, resumeAfter } from "./follow.ts";
 import { listStream } from "../src/flock/events.ts";
 import { parsedPayload } from "../src/log/parsed-payload.ts";
 import type { ProjectableSubscription, WireFields } from "../src/server/subscription-projection.ts";
@@ -81,7 +81,7 @@ builder.subscriptionFields((t) => ({
     subscribe: async (_root, args, ctx) => {
       const stream = listStream(String(args.listId));
       const after = await resumeAfter(args.after, { lastSeq: () => ctx.app.log.lastSeq(stream) });
-      return abortableFollow((signal) => ctx.app.log.follow(stream, after, signal));
+      return pagedFollow((signal) => ctx.app.log.followPages(stream, after, signal));
     },
     resolve: (event) => event,
   }),

@@ -15,7 +15,7 @@
 import { getOperationAST, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLError, type GraphQLSchema } from "graphql";
 import { getSSEProcessor, isAsyncIterable, type YogaServerInstance } from "graphql-yoga";
 import type { SseBody, SseInit, SseSink } from "../../compat/sse.ts";
-import { projectedText } from "./subscription-projection.ts";
+import { ProjectedPage, projectedText, WRITES_PAGES } from "./subscription-projection.ts";
 import { refusal } from "./graphql-stream.ts";
 
 export type Protocol = "yoga" | "graphql-sse";
@@ -92,7 +92,7 @@ export async function openSubscription<C extends object>(
   // codes a parse error GRAPHQL_PARSE_FAILED only then, and caches the error as coded): they read
   // its method. A stand-in, not a whatwg Request kept for the subscription's life.
   const request = { method: "POST" };
-  const enveloped = yoga.getEnveloped({ ...serverContext, request, params } as never);
+  const enveloped = yoga.getEnveloped({ ...serverContext, request, params, [WRITES_PAGES]: true } as never);
   let document;
   try {
     document = enveloped.parse(params.query);
@@ -251,7 +251,8 @@ function pump(iterator: AsyncIterator<ExecutionResult>, stringify: (result: Exec
           sink.end();
           return;
         }
-        pending += `event: next\ndata: ${stringify(step.value)}\n\n`;
+        if (step.value instanceof ProjectedPage) for (const text of step.value.texts) pending += `event: next\ndata: ${text}\n\n`;
+        else pending += `event: next\ndata: ${stringify(step.value)}\n\n`;
         if (pending.length >= WRITE_AT) flush();
         else if (!flushScheduled) {
           flushScheduled = true;

@@ -73,6 +73,24 @@ export function projectedText(result: unknown): string | undefined {
 }
 
 /**
+ * Several projected results in one: handed only to a writer that said it takes them (WRITES_PAGES
+ * in its context), which writes each text as its own frame. A replay's page of events then passes
+ * graphql's per-result machinery (envelop's hooks, the iterator) once, not once per event.
+ */
+export class ProjectedPage implements ExecutionResult {
+  declare readonly errors?: undefined; // never has any: envelop's hooks (masking) pass it on as it is
+  constructor(readonly texts: readonly string[]) {}
+}
+
+/** Set in the initial context by a transport that writes ProjectedPage results (src/server/graphql-subscriptions.ts). */
+export const WRITES_PAGES = Symbol("writes projected pages");
+
+/** A source that can hand on every event it has in hand (schema/follow.ts pagedFollow). */
+interface PagedSource extends AsyncIterator<unknown> {
+  nextPage(): Promise<IteratorResult<unknown[]>>;
+}
+
+/**
  * Compiles the per-event writer of `document`'s subscription, or undefined when some part of its
  * selection is not a plain projection (graphql's execution then runs for every event).
  */
@@ -176,26 +194,61 @@ function emitterOf(type: GraphQLObjectType, fieldName: string, wire: WireFields<
   };
 }
 
-/** The results of a projected subscription: each event written by the projector, or executed. */
+/**
+ * The results of a projected subscription: each event written by the projector, or executed. For a
+ * page writer over a paged source, every event in hand that projects goes out as one ProjectedPage;
+ * an event that does not is executed and handed on alone, in its place.
+ */
 class ProjectedStream implements AsyncIterableIterator<ExecutionResult> {
+  /** Events taken from a page but not yet handed on. */
+  private held: unknown[] = [];
+
   constructor(
     private readonly source: AsyncIterator<unknown>,
     private readonly project: Projector,
     private readonly executeOne: (payload: unknown) => ExecutionResult | Promise<ExecutionResult>,
     private readonly operation: OperationDefinitionNode,
+    private readonly paged: PagedSource | undefined,
   ) {}
 
   async next(): Promise<IteratorResult<ExecutionResult>> {
-    let step: IteratorResult<unknown>;
+    if (this.paged) return this.nextOfPage(this.paged);
+    const step = await this.pull(() => this.source.next());
+    if (step.done) return { done: true, value: undefined };
+    const text = this.project(step.value);
+    return { done: false, value: text !== undefined ? new ProjectedResult(text) : await this.executeOne(step.value) };
+  }
+
+  private async nextOfPage(paged: PagedSource): Promise<IteratorResult<ExecutionResult>> {
+    if (this.held.length === 0) {
+      const step = await this.pull(() => paged.nextPage());
+      if (step.done) return { done: true, value: undefined };
+      this.held = step.value;
+      if (this.held.length === 0) return this.nextOfPage(paged);
+    }
+    const texts: string[] = [];
+    let taken = 0;
+    for (; taken < this.held.length; taken++) {
+      const text = this.project(this.held[taken]);
+      if (text === undefined) break;
+      texts.push(text);
+    }
+    if (taken > 0) {
+      this.held = taken === this.held.length ? [] : this.held.slice(taken);
+      return { done: false, value: new ProjectedPage(texts) };
+    }
+    const [first, ...rest] = this.held;
+    this.held = rest;
+    return { done: false, value: await this.executeOne(first) };
+  }
+
+  private async pull<R>(step: () => Promise<R>): Promise<R> {
     try {
-      step = await this.source.next();
+      return await step();
     } catch (error) {
       // As graphql-tools' subscribe reports a failing source.
       throw new GraphQLError((error as Error)?.message ?? String(error), { originalError: error as Error, nodes: [this.operation] });
     }
-    if (step.done) return { done: true, value: undefined };
-    const text = this.project(step.value);
-    return { done: false, value: text !== undefined ? new ProjectedResult(text) : await this.executeOne(step.value) };
   }
 
   async return(value?: unknown): Promise<IteratorResult<ExecutionResult>> {
@@ -238,7 +291,10 @@ export function useProjectedSubscriptions(projectable: Readonly<Record<string, P
         if (!(Symbol.asyncIterator in source)) return source;
         const operation = getOperationAST(subscribeArgs.document, subscribeArgs.operationName ?? undefined)!;
         const executeOne = (payload: unknown) => toolsExecute({ ...subscribeArgs, rootValue: payload }) as ExecutionResult | Promise<ExecutionResult>;
-        return new ProjectedStream((source as AsyncIterable<unknown>)[Symbol.asyncIterator](), project, executeOne, operation);
+        const iterator = (source as AsyncIterable<unknown>)[Symbol.asyncIterator]();
+        const writesPages = (subscribeArgs.contextValue as Record<symbol, unknown> | undefined)?.[WRITES_PAGES] === true;
+        const paged = writesPages && typeof (iterator as Partial<PagedSource>).nextPage === "function" ? (iterator as PagedSource) : undefined;
+        return new ProjectedStream(iterator, project, executeOne, operation, paged);
       });
     },
   };
