@@ -154,14 +154,16 @@ const compiledQueries = useGraphQlJit({}, { enableIf: (args) => getOperationAST(
 
 export interface GraphQLHandlerOptions {
   /**
-   * Serve SSE subscriptions through src/server/graphql-subscriptions.ts (default). Off: Yoga's and
-   * graphql-sse's own writers serve them, as the tests that compare the two wire outputs need.
+   * Serve SSE subscriptions through src/server/graphql-subscriptions.ts, events written by the
+   * projector (default). Off: Yoga's and graphql-sse's own writers serve them and graphql executes
+   * every event, as before: the reference test/graphql-sse-transport.test.ts compares against.
    */
   nativeSubscriptions?: boolean;
 }
 
-export function createGraphQLHandler(app: App, options: GraphQLHandlerOptions = {}): (req: http.IncomingMessage, res: http.ServerResponse, url?: URL) => Promise<void> {
-  const yoga = createYoga<ServerContext, Context & { role: Role }>({
+/** The Yoga instance behind both paths: its envelop is also what the SSE subscription writer runs. */
+export function createGraphQLYoga(app: App, options: { projectedSubscriptions?: boolean } = {}) {
+  return createYoga<ServerContext, Context & { role: Role }>({
     schema,
     graphqlEndpoint: GRAPHQL_PATH,
     context: ({ req }) => ({ app, role: roleOf(req) }),
@@ -170,7 +172,7 @@ export function createGraphQLHandler(app: App, options: GraphQLHandlerOptions = 
     renderGraphiQL,
     landingPage: false,
     maskedErrors: { maskError: maskCrowsError },
-    plugins: [csrfPrevention, queryStringJson, ...graphqlLimits(), readOnlyTokens, refuseUnstorableText, requestErrorsCoded, useGraphQLStream(GRAPHQL_SSE_PATH, (line) => app.logLine(line)), graphqlMetricsPlugin(app.metrics), compiledQueries, useProjectedSubscriptions(projectableSubscriptions)],
+    plugins: [csrfPrevention, queryStringJson, ...graphqlLimits(), readOnlyTokens, refuseUnstorableText, requestErrorsCoded, useGraphQLStream(GRAPHQL_SSE_PATH, (line) => app.logLine(line)), graphqlMetricsPlugin(app.metrics), compiledQueries, useProjectedSubscriptions(options.projectedSubscriptions === false ? {} : projectableSubscriptions)],
     logging: {
       debug: () => {},
       info: () => {},
@@ -182,8 +184,11 @@ export function createGraphQLHandler(app: App, options: GraphQLHandlerOptions = 
       },
     },
   });
+}
 
+export function createGraphQLHandler(app: App, options: GraphQLHandlerOptions = {}): (req: http.IncomingMessage, res: http.ServerResponse, url?: URL) => Promise<void> {
   const native = options.nativeSubscriptions ?? true;
+  const yoga = createGraphQLYoga(app, { projectedSubscriptions: native });
   return async (req, res, url = new URL(req.url ?? "/", "http://crows.invalid")) => {
     let body: Buffer | undefined;
     if (req.method !== "GET" && req.method !== "HEAD") {
