@@ -7,7 +7,7 @@ import type { StoredEvent } from "../src/log/event-log.ts";
 import { pagedFollow, resumeAfter } from "./follow.ts";
 import { listStream } from "../src/flock/events.ts";
 import { parsedPayload } from "../src/log/parsed-payload.ts";
-import type { ProjectableSubscription, WireFields } from "../src/server/subscription-projection.ts";
+import { isoTimestampJson, type ProjectableSubscription, type WireFields } from "../src/server/subscription-projection.ts";
 
 export const Event = builder.objectRef<StoredEvent>("Event").implement({
   description: "One event of a list's stream, exactly as the REST SSE stream carries it.",
@@ -30,7 +30,7 @@ export const Event = builder.objectRef<StoredEvent>("Event").implement({
 const eventWireFields: WireFields<StoredEvent> = {
   seq: { value: (e) => e.seq },
   name: { value: (e) => e.name },
-  ts: { value: (e) => e.ts },
+  ts: { json: (e) => isoTimestampJson(e.ts) },
   stream: { value: (e) => e.stream },
   payload: { json: (e) => e.payload },
   raw: { value: (e) => e.payload },
