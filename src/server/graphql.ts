@@ -3,7 +3,9 @@
 // graphql-sse protocol at /graphql/stream (src/server/graphql-stream.ts runs it through the same
 // envelop, so it gets the same context, limits and error masking). http.ts sends only those two
 // paths here. The limits live in src/server/graphql-limits.ts; the body is read here with the one
-// size limit REST uses.
+// size limit REST uses. A subscription POSTed with `Accept: text/event-stream` to either path is
+// written by src/server/graphql-subscriptions.ts through the same envelop (the same bytes, without
+// a whatwg Request/Response/ReadableStream per connection).
 import type http from "node:http";
 import { GraphQLError, getOperationAST } from "graphql";
 import { createYoga, maskError, type Plugin } from "graphql-yoga";
