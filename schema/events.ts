@@ -4,9 +4,10 @@ import { builder } from "./builder.ts";
 import { TodoList } from "./lists.ts";
 import { BadInputError } from "../src/errors.ts";
 import type { StoredEvent } from "../src/log/event-log.ts";
-import { abortableFollow, resumeAfter } from "./follow.ts";
+import { pagedFollow, resumeAfter } from "./follow.ts";
 import { listStream } from "../src/flock/events.ts";
 import { parsedPayload } from "../src/log/parsed-payload.ts";
+import { isoTimestampJson, type ProjectableSubscription, type WireFields } from "../src/server/subscription-projection.ts";
 
 export const Event = builder.objectRef<StoredEvent>("Event").implement({
   description: "One event of a list's stream, exactly as the REST SSE stream carries it.",
@@ -19,6 +20,26 @@ export const Event = builder.objectRef<StoredEvent>("Event").implement({
     raw: t.exposeString("payload", { description: "The payload's exact JSON text, as on the wire." }),
   }),
 });
+
+/**
+ * Event's fields as a subscription writes them without running graphql-js per event
+ * (src/server/subscription-projection.ts): each is what its resolver above returns, and `payload`
+ * is the stored JSON text itself (the log stores JSON.stringify's text, so it is what parsing and
+ * re-serializing would write). test/graphql-projection.test.ts checks them against graphql's output.
+ */
+const eventWireFields: WireFields<StoredEvent> = {
+  seq: { value: (e) => e.seq },
+  name: { value: (e) => e.name },
+  ts: { json: (e) => isoTimestampJson(e.ts) },
+  stream: { value: (e) => e.stream },
+  payload: { json: (e) => e.payload },
+  raw: { value: (e) => e.payload },
+};
+
+/** Subscriptions whose per-event value is the stored event itself (`resolve: (event) => event`). */
+export const projectableSubscriptions: Readonly<Record<string, ProjectableSubscription>> = {
+  listEvents: { fields: eventWireFields as WireFields<never> },
+};
 
 function afterSeq(after: number | null | undefined): number {
   const value = after ?? 0;
@@ -60,7 +81,7 @@ builder.subscriptionFields((t) => ({
     subscribe: async (_root, args, ctx) => {
       const stream = listStream(String(args.listId));
       const after = await resumeAfter(args.after, { lastSeq: () => ctx.app.log.lastSeq(stream) });
-      return abortableFollow((signal) => ctx.app.log.follow(stream, after, signal));
+      return pagedFollow((signal) => ctx.app.log.followPages(stream, after, signal));
     },
     resolve: (event) => event,
   }),

@@ -30,6 +30,78 @@ export function abortableFollow<T = StoredEvent>(
   return iterator;
 }
 
+/** An event follower that can also hand on everything it has in hand at once. */
+export interface PagedFollower extends AsyncIterableIterator<StoredEvent> {
+  /** The events read but not yet handed on, or the next page (src/server/subscription-projection.ts writes a page at once). */
+  nextPage(): Promise<IteratorResult<StoredEvent[], undefined>>;
+}
+
+/**
+ * abortableFollow over a page follower (EventLog.followPages): graphql-js reads it one event at a
+ * time with `next()`, a page writer with `nextPage()`. Both turn the event loop between pages as
+ * `breathing` does, so a long replay does not hold up every other connection.
+ */
+export function pagedFollow(start: (signal: AbortSignal) => AsyncGenerator<StoredEvent[]>): PagedFollower {
+  const abort = new AbortController();
+  const pages = start(abort.signal);
+  let page: StoredEvent[] = [];
+  let at = 0;
+  let sinceTurn = 0;
+  let done = false;
+  const finished = { done: true, value: undefined } as const;
+  const fill = async (): Promise<boolean> => {
+    if (done) return false;
+    const step = await pages.next();
+    if (step.done) {
+      done = true;
+      return false;
+    }
+    page = step.value;
+    at = 0;
+    return true;
+  };
+  const follower: PagedFollower = {
+    async next() {
+      if (sinceTurn >= EVENTS_PER_TURN) {
+        sinceTurn = 0;
+        await turn();
+      }
+      if (at >= page.length && !(await fill())) return finished;
+      sinceTurn += 1;
+      return { done: false, value: page[at++]! };
+    },
+    async nextPage() {
+      if (at >= page.length) {
+        if (sinceTurn > 0) {
+          sinceTurn = 0;
+          await turn();
+        }
+        if (!(await fill())) return finished;
+      }
+      const rest = at === 0 ? page : page.slice(at);
+      at = page.length;
+      sinceTurn += rest.length;
+      return { done: false, value: rest };
+    },
+    async return() {
+      done = true;
+      abort.abort();
+      await pages.return(undefined);
+      return finished;
+    },
+    async throw(error?: unknown) {
+      done = true;
+      abort.abort();
+      await pages.return(undefined);
+      throw error;
+    },
+    [Symbol.asyncIterator]: () => follower,
+  };
+  return follower;
+}
+
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /**
  * Where a subscription resumes, by the one rule every stream follows (src/log/cursor.ts): a cursor
  * the stream never sent (negative, malformed, past its end) is bad input naming its last id. Thrown

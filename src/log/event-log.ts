@@ -47,6 +47,11 @@ export interface EventLogOptions {
   onAppended?: (event: StoredEvent) => void;
 }
 
+/** A page generator read one event at a time; returning it returns the pages. */
+async function* flatten<T>(pages: AsyncGenerator<T[]>): AsyncGenerator<T> {
+  for await (const page of pages) for (const item of page) yield item;
+}
+
 export class EventLog {
   // Appends to one stream are chained so a process never races itself for the next seq.
   private readonly appends = new KeyedLock();
@@ -174,6 +179,14 @@ export class EventLog {
    * appended in between is lost; a live event that skips ahead makes the reader fill from the log.
    */
   follow(stream: string, afterSeq = 0, signal?: AbortSignal): AsyncGenerator<StoredEvent> {
+    return flatten(this.followPages(stream, afterSeq, signal));
+  }
+
+  /**
+   * `follow` a page at a time: each page is what the log returned for one read (up to 1,000
+   * events) or the live events in hand, for a reader that writes a page at once (a GraphQL replay).
+   */
+  followPages(stream: string, afterSeq = 0, signal?: AbortSignal): AsyncGenerator<StoredEvent[]> {
     return this.tail([topicOf(stream)], afterSeq, (after) => this.read(stream, after), (e) => e.seq, signal);
   }
 
@@ -184,7 +197,7 @@ export class EventLog {
    */
   followNamed(name: string | readonly string[], afterId = 0, signal?: AbortSignal): AsyncGenerator<StoredEvent> {
     const topics = (typeof name === "string" ? [name] : name).map(nameTopicOf);
-    return this.tail(topics, afterId, (after) => this.readNamed(name, after), (e) => e.id, signal);
+    return flatten(this.tail(topics, afterId, (after) => this.readNamed(name, after), (e) => e.id, signal));
   }
 
   private async *tail(
@@ -193,7 +206,7 @@ export class EventLog {
     readAfter: (cursor: number) => Promise<StoredEvent[]>,
     cursorOf: (event: AppendedEvent) => number,
     signal?: AbortSignal,
-  ): AsyncGenerator<StoredEvent> {
+  ): AsyncGenerator<StoredEvent[]> {
     if (this.closed || signal?.aborted) return;
     let wake: (() => void) | undefined;
     let latestSeen = 0;
@@ -223,20 +236,22 @@ export class EventLog {
         if (mustRead) {
           mustRead = false;
           const batch = await readAfter(delivered);
-          for (const event of batch) {
-            if (ended) return;
-            delivered = cursorOf(event);
-            yield event;
+          if (ended) return;
+          if (batch.length > 0) {
+            delivered = cursorOf(batch[batch.length - 1]!);
+            yield batch;
           }
           if (batch.length === 1000) mustRead = true; // more waiting in the log
         }
         for (const cursor of ahead.keys()) if (cursor <= delivered) ahead.delete(cursor);
+        const live: StoredEvent[] = [];
         let next: StoredEvent | undefined;
         while (!ended && (next = ahead.get(delivered + 1)) !== undefined) {
           ahead.delete(delivered + 1);
           delivered += 1;
-          yield next;
+          live.push(next);
         }
+        if (live.length > 0) yield live;
         if (mustRead) continue;
         if (latestSeen > delivered) {
           mustRead = true; // announced but not in hand (a gap): the log has it

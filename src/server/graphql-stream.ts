@@ -14,7 +14,7 @@ type GraphQLSseHandler = (request: Request) => Promise<Response>;
 // A fresh object each time: the fetch adapter writes content-length into the one it is given.
 const jsonHeaders = () => ({ "content-type": "application/json; charset=utf-8" });
 
-function refusal(errors: readonly GraphQLError[]): readonly [string, { status: number; statusText: string; headers: Record<string, string> }] {
+export function refusal(errors: readonly GraphQLError[]): readonly [string, { status: number; statusText: string; headers: Record<string, string> }] {
   // toJSON keeps message, locations and extensions, never a stack; the http hint is for Yoga only.
   const body = errors.map((error) => {
     const { http: _http, ...extensions } = error.extensions as Record<string, unknown>;

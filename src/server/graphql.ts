@@ -3,7 +3,9 @@
 // graphql-sse protocol at /graphql/stream (src/server/graphql-stream.ts runs it through the same
 // envelop, so it gets the same context, limits and error masking). http.ts sends only those two
 // paths here. The limits live in src/server/graphql-limits.ts; the body is read here with the one
-// size limit REST uses.
+// size limit REST uses. A subscription POSTed with `Accept: text/event-stream` to either path is
+// written by src/server/graphql-subscriptions.ts through the same envelop (the same bytes, without
+// a whatwg Request/Response/ReadableStream per connection).
 import type http from "node:http";
 import { GraphQLError, getOperationAST } from "graphql";
 import { createYoga, maskError, type Plugin } from "graphql-yoga";
@@ -18,9 +20,13 @@ import { roleOf, type Role } from "./access.ts";
 import { graphqlLimits } from "./graphql-limits.ts";
 import { decodeBody, refuseUnstorableText } from "./unstorable-text.ts";
 import { useGraphQLStream } from "./graphql-stream.ts";
+import { openSubscription, subscriptionParamsOf } from "./graphql-subscriptions.ts";
+import { writeSse } from "./sse-writer.ts";
 import { graphqlMetricsPlugin } from "../ops/metrics.ts";
 import { describeError } from "../ops/describe-error.ts";
 import { compiledQueries } from "./compiled-queries.ts";
+import { useProjectedSubscriptions } from "./subscription-projection.ts";
+import { projectableSubscriptions } from "../../schema/events.ts";
 
 export const GRAPHQL_PATH = "/graphql";
 export const GRAPHQL_SSE_PATH = "/graphql/stream";
@@ -142,8 +148,18 @@ const readOnlyTokens: Plugin<{ role?: Role }> = {
   },
 };
 
-export function createGraphQLHandler(app: App): (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void> {
-  const yoga = createYoga<ServerContext, Context & { role: Role }>({
+export interface GraphQLHandlerOptions {
+  /**
+   * Serve SSE subscriptions through src/server/graphql-subscriptions.ts, events written by the
+   * projector (default). Off: Yoga's and graphql-sse's own writers serve them and graphql executes
+   * every event, as before: the reference test/graphql-sse-transport.test.ts compares against.
+   */
+  nativeSubscriptions?: boolean;
+}
+
+/** The Yoga instance behind both paths: its envelop is also what the SSE subscription writer runs. */
+export function createGraphQLYoga(app: App, options: { projectedSubscriptions?: boolean } = {}) {
+  return createYoga<ServerContext, Context & { role: Role }>({
     schema,
     graphqlEndpoint: GRAPHQL_PATH,
     context: ({ req }) => ({ app, role: roleOf(req) }),
@@ -152,7 +168,7 @@ export function createGraphQLHandler(app: App): (req: http.IncomingMessage, res:
     renderGraphiQL,
     landingPage: false,
     maskedErrors: { maskError: maskCrowsError },
-    plugins: [csrfPrevention, queryStringJson, ...graphqlLimits(), readOnlyTokens, refuseUnstorableText, requestErrorsCoded, useGraphQLStream(GRAPHQL_SSE_PATH, (line) => app.logLine(line)), graphqlMetricsPlugin(app.metrics), compiledQueries],
+    plugins: [csrfPrevention, queryStringJson, ...graphqlLimits(), readOnlyTokens, refuseUnstorableText, requestErrorsCoded, useGraphQLStream(GRAPHQL_SSE_PATH, (line) => app.logLine(line)), graphqlMetricsPlugin(app.metrics), compiledQueries, useProjectedSubscriptions(options.projectedSubscriptions === false ? {} : projectableSubscriptions)],
     logging: {
       debug: () => {},
       info: () => {},
@@ -164,19 +180,30 @@ export function createGraphQLHandler(app: App): (req: http.IncomingMessage, res:
       },
     },
   });
+}
 
-  return async (req, res) => {
+export function createGraphQLHandler(app: App, options: GraphQLHandlerOptions = {}): (req: http.IncomingMessage, res: http.ServerResponse, url?: URL) => Promise<void> {
+  const native = options.nativeSubscriptions ?? true;
+  const yoga = createGraphQLYoga(app, { projectedSubscriptions: native });
+  return async (req, res, url = new URL(req.url ?? "/", "http://crows.invalid")) => {
     const method = req.method ?? "GET";
     if (!GRAPHQL_METHODS.has(method)) {
       // Before Yoga: it would answer OPTIONS, PUT or DELETE with a CSRF 403 (or, on /graphql/stream,
       // keep a reservation in memory). A CORS preflight never gets here: the access check answers it.
       throw new HttpError(405, `${method} is not allowed here. GraphQL takes GET and POST (one POST or GET per subscription).`, {}, { allow: "GET, POST" });
     }
+    let body: Buffer | undefined;
     if (method !== "GET" && method !== "HEAD") {
       // Read here, under the shared limit (a 413 past it); Yoga takes a body already read from req.body.
-      const body = await readBody(req);
+      body = await readBody(req);
       decodeBody(body); // a 400 when it is not UTF-8 (Yoga would read the bad bytes as U+FFFD)
       (req as http.IncomingMessage & { body?: Buffer }).body = body;
+    }
+    const params = native ? subscriptionParamsOf(req.method, req.headers, url.searchParams, body) : undefined;
+    if (params) {
+      const protocol = url.pathname === GRAPHQL_SSE_PATH ? "graphql-sse" : "yoga";
+      const opened = await openSubscription(yoga, protocol, params, { req, res }, (error) => app.logLine(`graphql: subscription failed: ${describeError(error)}`));
+      if (opened) return writeSse(res, ...opened);
     }
     // Yoga's request listener sends the response itself and logs its own failures.
     await yoga.requestListener(req, res);
