@@ -76,7 +76,7 @@ async function main() {
   const ITEMS = Array.from({ length: ITEM_COUNT }, (_, i) => BASE_ITEMS[i % BASE_ITEMS.length]! + (i >= BASE_ITEMS.length ? ` (round ${Math.floor(i / BASE_ITEMS.length) + 1})` : ""));
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ["server"], { execArgv: ["--import", "tsx"] });
+  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ["server"], { execArgv: ["--import", "tsx", ...(process.env.BENCH_SERVER_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_SERVER_PROF}`] : [])] });
   // One command at a time: each reply answers the command before it.
   let waiting: { resolve: (reply: Reply) => void; reject: (error: Error) => void } | undefined;
   child.on("message", (reply) => waiting?.resolve(reply as Reply));
@@ -122,7 +122,7 @@ async function main() {
 
   try {
     await round(-1); // warm-up, not counted: JIT, module loading, the classifier's model
-    const results = [];
+    const results: Array<Awaited<ReturnType<typeof round>>> = [];
     for (let i = 0; i < ROUNDS; i++) results.push(await round(i));
     const last = results[results.length - 1]!;
     const count = (mode: string) => last.modes.filter((m) => m === mode).length;

@@ -9,6 +9,7 @@ import type { Tx } from "../log/event-log.ts";
 import { ROSTER, personaOf } from "./roster.ts";
 import { KeyedLock } from "../util/keyed-lock.ts";
 import { DEFAULT_NEST } from "./default-nest.ts";
+import { startingLevelOf } from "./trust.ts";
 
 export { DEFAULT_NEST };
 
@@ -67,7 +68,7 @@ export class PrismaCrewDirectory implements CrewDirectory {
 
   async startingLevel(holder: string, db: Tx | PrismaClient = this.prisma): Promise<number> {
     const spun = await db.spunCrow.findUnique({ where: { name: holder } });
-    return spun?.trust === "regular" ? 1 : 0;
+    return startingLevelOf(spun?.trust ?? null);
   }
 
   async lastPicked(nestId: string, ring: Ring): Promise<string | undefined> {

@@ -20,6 +20,7 @@ import { ConfigError } from "../config.ts";
 import { deployMigrations, providerOf } from "./migrate.ts";
 import { prepareDataDir } from "../ops/data-dir.ts";
 import { PgEventStore, SqliteEventStore, pairEventStore } from "./event-store.ts";
+import { NAMED_ORDER_LOCK } from "./flock-state.ts"; // one key for both write paths
 import type BetterSqlite3 from "better-sqlite3";
 
 export type { PrismaClient };
@@ -76,8 +77,6 @@ export function commitOrderLock(config: Pick<Config, "databaseUrl">): ((tx: Para
   };
 }
 
-/** The advisory lock key of commitOrderLock (any constant no other code uses). */
-const NAMED_ORDER_LOCK = 7_261_013;
 
 type SqliteFactory = InstanceType<typeof PrismaBetterSqlite3>;
 type SqliteAdapter = Awaited<ReturnType<SqliteFactory["connect"]>>;
