@@ -5,7 +5,9 @@
 // docs/performance.md).
 //   sequential:  await log.append(...) one after another, vs raw BEGIN/SELECT/INSERT/COMMIT
 //   concurrent:  100 streams appending at once (group commit shares their transactions)
-//   with state:  appendBatch with a state write in Prisma's transaction (the engine's usual path)
+//   with state:  appendBatch with a state write in Prisma's transaction (nests, rare flock paths)
+//   log state:   appendState with a state write through the log's own statements (the flock's
+//                hot path: a token count beside crow.landed, src/storage/flock-state.ts)
 // PostgreSQL too when BENCH_PG_URL (an admin URL; a fresh database is made) or CROWS_TEST_PG_URL
 // is set. Run: npm run bench:append   (BENCH_EVENTS, BENCH_ROUNDS)
 import { mkdtempSync, rmSync } from "node:fs";
@@ -37,6 +39,7 @@ interface Figures {
   log: number;
   concurrent: number;
   withState: number;
+  withLogState: number;
 }
 
 async function measureLog(prisma: PrismaClient, tag: string): Promise<Omit<Figures, "raw">> {
@@ -61,7 +64,22 @@ async function measureLog(prisma: PrismaClient, tag: string): Promise<Omit<Figur
       });
     }
   });
-  return { log: rate(EVENTS, seq), concurrent: rate(Math.ceil(EVENTS / STREAMS) * STREAMS, concurrent), withState: rate(state, withState) };
+  const listId = `bench-${tag}`;
+  await prisma.todoList.create({ data: { id: listId, requester: "bench", text: "x", tokenBudget: 1_000_000 } });
+  const withLogState = await timed(async () => {
+    for (let i = 0; i < state; i++) {
+      await log.appendState(`bench:${tag}:logstate`, async (tx) => {
+        await tx.addTokens(listId, 3);
+        return [{ name: "bench.tick", payload: payload(i) }];
+      });
+    }
+  });
+  return {
+    log: rate(EVENTS, seq),
+    concurrent: rate(Math.ceil(EVENTS / STREAMS) * STREAMS, concurrent),
+    withState: rate(state, withState),
+    withLogState: rate(state, withLogState),
+  };
 }
 
 async function sqliteRound(round: number): Promise<Figures & { synchronous: number }> {
@@ -133,7 +151,8 @@ function report(title: string, rounds: Figures[]) {
   console.log(`  EventLog.append, sequential:         ${fmt(m((f) => f.log))} events/s  ${m((f) => f.log / f.raw).toFixed(2)}x raw  (goal >= 0.5x)`);
   console.log(`  EventLog.append, ${STREAMS} streams at once: ${fmt(m((f) => f.concurrent))} events/s  ${m((f) => f.concurrent / f.raw).toFixed(2)}x raw  (group commit)`);
   console.log(`  appendBatch + a state write (Prisma tx): ${fmt(m((f) => f.withState))} events/s  ${m((f) => f.withState / f.raw).toFixed(2)}x raw`);
-  console.log(`  runs (raw / seq / concurrent / state): ${rounds.map((f) => [f.raw, f.log, f.concurrent, f.withState].map((n) => n.toFixed(0)).join("/")).join(", ")}`);
+  console.log(`  appendState + a state write (log's own statements): ${fmt(m((f) => f.withLogState))} events/s  ${m((f) => f.withLogState / f.raw).toFixed(2)}x raw`);
+  console.log(`  runs (raw / seq / concurrent / state / log state): ${rounds.map((f) => [f.raw, f.log, f.concurrent, f.withState, f.withLogState].map((n) => n.toFixed(0)).join("/")).join(", ")}`);
 }
 
 const sqlite = [];
