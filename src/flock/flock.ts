@@ -111,7 +111,7 @@ export class Flock {
       throw new BadInputError('"approve" is required and must be true or false; a missing answer is never read as a no.');
     }
     const target: Target = input.target;
-    const item = await this.deps.prisma.item.findUnique({ where: { id: input.itemId } });
+    const item = await this.deps.log.state.item(input.itemId);
     if (!item) throw new NotFoundError(`No item ${input.itemId} is waiting for a verdict.`);
     await this.approvals.answer(approvalSubject(item, target), input.approve);
   }
