@@ -13,6 +13,7 @@ import { loadConfig } from "../src/config.ts";
 import { commitOrderLock, openDatabase, type PrismaClient } from "../src/storage/db.ts";
 import { EventLog, type StateTx } from "../src/log/event-log.ts";
 import { createLocalBus } from "../src/log/bus.ts";
+import { eventStoreOf } from "../src/storage/event-store.ts";
 import { freshDatabase, services } from "./helpers/scale-services.ts";
 
 interface Backend {
@@ -258,6 +259,39 @@ function backendSuite(name: string, open: () => Promise<Backend>) {
     await b.prisma.spunCrow.create({ data: { name: `Spun${name}`, persona: "ada", trust: "regular" } });
     assert.is(await b.log.state.spunCrowTrust(`Spun${name}`), "regular");
     assert.is(await b.log.state.spunCrowTrust("nobody"), null);
+    assert.is(await b.log.state.spunCrowPersona(`Spun${name}`), "ada");
+    assert.is(await b.log.state.spunCrowPersona("nobody"), null);
+    await b.prisma.spunCrow.create({ data: { name: `Aspun${name}`, persona: "bo", trust: "stranger" } });
+    const names = await b.log.state.spunCrowNames();
+    const ours = names.filter((n) => n.endsWith(name));
+    assert.equal(ours, [`Aspun${name}`, `Spun${name}`]);
+    assert.equal(names, [...names].sort(), "by name");
+    // Quarantines: only those still quarantined.
+    await b.prisma.quarantine.createMany({
+      data: [
+        { crow: `Q1${name}`, nestId: "n", flagMsgId: "f", askMsgId: "a", referent: "r1" },
+        { crow: `Q2${name}`, nestId: "n", flagMsgId: "f", askMsgId: "a", referent: "r2", status: "reinstated" },
+      ],
+    });
+    assert.equal((await b.log.state.quarantinedCrows()).filter((c) => c.endsWith(name)), [`Q1${name}`]);
+    // A rotation cursor moves in a transaction of its own; a failed one leaves it where it was.
+    assert.is(await b.log.state.rotationCursor(`nest${name}`, "core"), null);
+    const store = eventStoreOf(b.prisma);
+    await store.writeState((tx) => tx.recordPick(`nest${name}`, "core", "ada"));
+    await store.writeState((tx) => tx.recordPick(`nest${name}`, "core", "bo"));
+    await store.writeState((tx) => tx.recordPick(`nest${name}`, "borrow", "cy"));
+    const failedPick = await store
+      .writeState(async (tx) => {
+        await tx.recordPick(`nest${name}`, "core", "dee");
+        throw new Boom("after the pick");
+      })
+      .catch((error: unknown) => error);
+    assert.instance(failedPick, Boom);
+    assert.is(await b.log.state.rotationCursor(`nest${name}`, "core"), "bo");
+    assert.is(await b.log.state.rotationCursor(`nest${name}`, "borrow"), "cy");
+    const cursor = await b.prisma.rotationCursor.findUniqueOrThrow({ where: { nestId_ring: { nestId: `nest${name}`, ring: "core" } } });
+    assert.is(cursor.lastCrow, "bo");
+    assert.ok(Math.abs(cursor.updatedAt.getTime() - Date.now()) < 60_000, `updatedAt ${cursor.updatedAt.toISOString()}`);
     // Skipping: only an item not done or skipped yet.
     const skipped: boolean[] = [];
     await b.prisma.item.update({ where: { id: `${listId}-3` }, data: { stage: "done" } });

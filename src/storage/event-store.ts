@@ -54,6 +54,8 @@ export interface EventStore {
   appendState(stream: string, build: (tx: StateTx) => Promise<NewEvent[]>): Promise<EventRow[]>;
   /** The flock's hot rows as committed (on SQLite, the read connection). */
   readonly state: StateReads;
+  /** A state change with no event beside it, in a transaction of its own (a crew rotation's move). */
+  writeState<T>(write: (tx: StateTx) => Promise<T>): Promise<T>;
   read(stream: string, afterSeq: number, limit: number): Promise<EventRow[]>;
   /** Events with any of `names`, after global id `afterId`, in id order. */
   readNamed(names: readonly string[], afterId: number, limit: number): Promise<EventRow[]>;
@@ -175,6 +177,10 @@ export class SqliteEventStore implements EventStore {
     approval: (itemId, target) => this.readingState((s) => s.approval(itemId, target)),
     trust: (holder, taskType) => this.readingState((s) => s.trust(holder, taskType)),
     spunCrowTrust: (name) => this.readingState((s) => s.spunCrowTrust(name)),
+    spunCrowPersona: (name) => this.readingState((s) => s.spunCrowPersona(name)),
+    spunCrowNames: () => this.readingState((s) => s.spunCrowNames()),
+    quarantinedCrows: () => this.readingState((s) => s.quarantinedCrows()),
+    rotationCursor: (nestId, ring) => this.readingState((s) => s.rotationCursor(nestId, ring)),
   };
 
   constructor(private readonly file: string) {}
@@ -303,6 +309,22 @@ export class SqliteEventStore implements EventStore {
       } finally {
         release();
       }
+    }
+  }
+
+  async writeState<T>(write: (tx: StateTx) => Promise<T>): Promise<T> {
+    const release = await this.gate.acquire();
+    const sql = this.sql;
+    try {
+      sql.begin.run();
+      const result = await write(this.writerState!);
+      sql.commit.run();
+      return result;
+    } catch (error) {
+      if (this.writer?.inTransaction) sql.rollback.run();
+      throw error;
+    } finally {
+      release();
     }
   }
 
@@ -476,16 +498,23 @@ export class PgEventStore implements EventStore {
 
   /** One transaction on a connection of its own from the pool: state statements, then the events. */
   private async stateTransaction(stream: string, build: (tx: StateTx) => Promise<NewEvent[]>): Promise<EventRow[]> {
+    const rows = await this.writeState(async (tx, client) => {
+      const events = await build(tx);
+      return events.length === 0 ? [] : await this.insertIn(client, stream, events);
+    });
+    if (rows.length > 0) this.nextSeq.set(stream, rows[rows.length - 1]!.seq);
+    return rows;
+  }
+
+  async writeState<T>(write: (tx: StateTx, client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     let broken: Error | undefined;
     try {
       await client.query("BEGIN");
       try {
-        const events = await build(pgState(client));
-        const rows = events.length === 0 ? [] : await this.insertIn(client, stream, events);
+        const result = await write(pgState(client), client);
         await client.query("COMMIT");
-        if (rows.length > 0) this.nextSeq.set(stream, rows[rows.length - 1]!.seq);
-        return rows;
+        return result;
       } catch (error) {
         await client.query("ROLLBACK").catch((rollbackError: unknown) => {
           broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));

@@ -7,7 +7,8 @@
 // statement is prepared once per connection (SQLite) or named once per connection (PostgreSQL).
 //
 // Prisma stays the schema, the migrations and the domain model: this file only names the columns
-// of prisma/schema.prisma's Item, TodoList, Approval, Trust, TrustEntry and SpunCrow, writes every
+// of prisma/schema.prisma's Item, TodoList, Approval, Trust, TrustEntry, SpunCrow, Quarantine and
+// RotationCursor (the crew picker reads and moves it on every flight's pick), writes every
 // column Prisma would (its @updatedAt and @default(now()) values included, in the form Prisma
 // stores them), and keeps to SQL that SQLite and PostgreSQL read alike. The flock decides what to
 // write; the rules stay in src/flock (trust.ts, approvals.ts).
@@ -54,6 +55,14 @@ export interface StateReads {
   trust(holder: string, taskType: string): Promise<TrustRecordRow | null>;
   /** A spun crow's starting trust ("stranger" | "regular"), null when `name` is no spun crow. */
   spunCrowTrust(name: string): Promise<string | null>;
+  /** The persona a spun crow runs on, null when `name` is no spun crow. */
+  spunCrowPersona(name: string): Promise<string | null>;
+  /** Every spun crow's name, by name. */
+  spunCrowNames(): Promise<string[]>;
+  /** The crows under quarantine now. */
+  quarantinedCrows(): Promise<string[]>;
+  /** The last crow a nest's rotation ("core" | "borrow") took, null before its first pick. */
+  rotationCursor(nestId: string, ring: string): Promise<string | null>;
 }
 
 /** The hot rows inside one transaction with the events appended beside them. */
@@ -73,6 +82,8 @@ export interface StateTx extends StateReads {
   decideApproval(itemId: string, target: string, status: string, at: Date): Promise<boolean>;
   saveTrust(row: TrustSave): Promise<void>;
   addTrustEntry(entry: TrustEntrySave): Promise<void>;
+  /** Where a nest's rotation stands after a pick. */
+  recordPick(nestId: string, ring: string, crow: string): Promise<void>;
   /** PostgreSQL's commit-order lock (db.ts commitOrderLock), held to commit; nothing on SQLite. */
   lockCommitOrder(): Promise<void>;
 }
@@ -96,6 +107,7 @@ export const NAMED_ORDER_LOCK = 7_261_013;
 interface Exec {
   run(sql: string, params: unknown[]): Promise<number>;
   get<T>(sql: string, params: unknown[]): Promise<T | undefined>;
+  all<T>(sql: string, params: unknown[]): Promise<T[]>;
 }
 
 interface Dialect {
@@ -155,6 +167,30 @@ class Statements implements StateTx {
 
   async spunCrowTrust(name: string): Promise<string | null> {
     return (await this.exec.get<{ trust: string }>(`SELECT "trust" FROM "SpunCrow" WHERE "name" = ?`, [name]))?.trust ?? null;
+  }
+
+  async spunCrowPersona(name: string): Promise<string | null> {
+    return (await this.exec.get<{ persona: string }>(`SELECT "persona" FROM "SpunCrow" WHERE "name" = ?`, [name]))?.persona ?? null;
+  }
+
+  async spunCrowNames(): Promise<string[]> {
+    return (await this.exec.all<{ name: string }>(`SELECT "name" FROM "SpunCrow" ORDER BY "name" ASC`, [])).map((r) => r.name);
+  }
+
+  async quarantinedCrows(): Promise<string[]> {
+    return (await this.exec.all<{ crow: string }>(`SELECT "crow" FROM "Quarantine" WHERE "status" = 'quarantined'`, [])).map((r) => r.crow);
+  }
+
+  async rotationCursor(nestId: string, ring: string): Promise<string | null> {
+    return (await this.exec.get<{ lastCrow: string }>(`SELECT "lastCrow" FROM "RotationCursor" WHERE "nestId" = ? AND "ring" = ?`, [nestId, ring]))?.lastCrow ?? null;
+  }
+
+  async recordPick(nestId: string, ring: string, crow: string): Promise<void> {
+    await this.exec.run(
+      `INSERT INTO "RotationCursor" ("nestId", "ring", "lastCrow", "updatedAt") VALUES (?, ?, ?, ?) ` +
+        `ON CONFLICT ("nestId", "ring") DO UPDATE SET "lastCrow" = excluded."lastCrow", "updatedAt" = excluded."updatedAt"`,
+      [nestId, ring, crow, this.dialect.ts(new Date())],
+    );
   }
 
   async updateItem(id: string, fields: ItemFields): Promise<Item | null> {
@@ -258,6 +294,7 @@ function sqliteExec(db: Database.Database): Exec {
   return {
     run: async (sql, params) => statement(sql).run(...params).changes,
     get: async <T>(sql: string, params: unknown[]) => statement(sql).get(...params) as T | undefined,
+    all: async <T>(sql: string, params: unknown[]) => statement(sql).all(...params) as T[],
   };
 }
 
@@ -279,6 +316,7 @@ function pgExec(client: pg.PoolClient | pg.Pool): Exec {
   return {
     run: async (sql, params) => (await client.query({ ...named(sql), values: params })).rowCount ?? 0,
     get: async <T>(sql: string, params: unknown[]) => (await client.query({ ...named(sql), values: params })).rows[0] as T | undefined,
+    all: async <T>(sql: string, params: unknown[]) => (await client.query({ ...named(sql), values: params })).rows as T[],
   };
 }
 
