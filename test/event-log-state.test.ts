@@ -14,11 +14,15 @@ import { commitOrderLock, openDatabase, type PrismaClient } from "../src/storage
 import { EventLog, type StateTx } from "../src/log/event-log.ts";
 import { createLocalBus } from "../src/log/bus.ts";
 import { eventStoreOf } from "../src/storage/event-store.ts";
+import { NAMED_ORDER_LOCK } from "../src/storage/flock-state.ts";
+import pg from "pg";
 import { freshDatabase, services } from "./helpers/scale-services.ts";
 
 interface Backend {
   prisma: PrismaClient;
   log: EventLog;
+  /** PostgreSQL's URL (none on SQLite). */
+  url?: string;
   close(): Promise<void>;
 }
 
@@ -43,6 +47,7 @@ async function openPostgres(adminUrl: string): Promise<Backend> {
   const prisma = await openDatabase(config);
   return {
     prisma,
+    url: db.url,
     log: new EventLog(prisma, createLocalBus(), { commitOrderLock: commitOrderLock(config) }),
     close: async () => {
       await prisma.$disconnect();
@@ -332,6 +337,41 @@ function backendSuite(name: string, open: () => Promise<Backend>) {
       const events = await b.log.read(`list:${id}`);
       assert.equal(events.map((e) => e.seq), Array.from({ length: 20 }, (_, i) => i + 1));
       assert.is((await b.prisma.todoList.findUniqueOrThrow({ where: { id } })).tokensUsed, 10);
+    }
+  });
+
+  s("an event read in commit order (a verdict, a trust change) waits for PostgreSQL's commit-order lock; others do not", async () => {
+    if (!b.url) return; // SQLite: one writer, ids already are commit order
+    const listId = `lst${name}${++lists}`;
+    await makeList(b.prisma, listId, 1);
+    const holder = new pg.Client({ connectionString: b.url });
+    await holder.connect();
+    try {
+      await holder.query("BEGIN");
+      await holder.query(`SELECT pg_advisory_xact_lock(${NAMED_ORDER_LOCK})`);
+      let settled = false;
+      const ordered = b.log
+        .appendState(`list:${listId}`, async (tx) => {
+          await tx.addTokens(listId, 1);
+          return [{ name: "verdict", payload: { list_id: listId } }];
+        })
+        .finally(() => (settled = true));
+      // A landing on another list, with no ordered event, commits meanwhile.
+      const other = `lst${name}${++lists}`;
+      await makeList(b.prisma, other, 1);
+      await b.log.appendState(`list:${other}`, async (tx) => {
+        await tx.addTokens(other, 1);
+        return [{ name: "crow.landed", payload: { list_id: other } }];
+      });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.not.ok(settled, "the verdict waited for the lock");
+      assert.is((await b.prisma.todoList.findUniqueOrThrow({ where: { id: listId } })).tokensUsed, 0);
+      await holder.query("COMMIT");
+      const [event] = await ordered;
+      assert.is(event!.name, "verdict");
+      assert.is((await b.prisma.todoList.findUniqueOrThrow({ where: { id: listId } })).tokensUsed, 1);
+    } finally {
+      await holder.end();
     }
   });
 
