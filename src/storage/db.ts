@@ -6,8 +6,9 @@
 // client is generated from the same models (scripts/pg-schema.ts), so its model API is the same,
 // but TypeScript cannot relate the deferred conditional types of two generated copies, so it is
 // cast once, here. The guards below fail the typecheck if the two ever differ in models or rows.
-// The code base keeps to what both providers mean alike: no raw SQL outside src/storage (this file
-// and the event log's hot path, event-store.ts), no provider-only filters (`mode: "insensitive"`)
+// The code base keeps to what both providers mean alike: no raw SQL outside src/storage (this file,
+// the event log's hot path, event-store.ts, and the flock's hot state beside it, flock-state.ts),
+// no provider-only filters (`mode: "insensitive"`)
 // and no isolation levels.
 import { mkdirSync } from "node:fs";
 import path from "node:path";
