@@ -8,8 +8,7 @@
 // cast once, here. The guards below fail the typecheck if the two ever differ in models or rows.
 // The code base keeps to what both providers mean alike: no raw SQL outside src/storage (this file,
 // the event log's hot path, event-store.ts, and the flock's hot state beside it, flock-state.ts),
-// no provider-only filters (`mode: "insensitive"`)
-// and no isolation levels.
+// no provider-only filters (`mode: "insensitive"`) and no isolation levels.
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
