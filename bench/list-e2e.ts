@@ -3,8 +3,12 @@
 // list.finished, events written, flights, tokens, and the server's CPU per event. The server runs
 // in a child process, so its CPU (process.cpuUsage there) is the server's alone: the owner client
 // (SSE parsing, verdict POSTs) runs here and is reported apart. Each round starts a fresh server
-// (a new data folder) in the same warm child. Run: npm run bench   (BENCH_ITEMS, BENCH_ROUNDS)
+// (a new data folder) in the same warm child. The baseline, measured in the same child after each
+// round: raw better-sqlite3 storing as many events on the same file, one transaction each with a
+// state UPDATE beside the INSERT (the storage floor of the pipeline's events).
+// Run: npm run bench   (BENCH_ITEMS, BENCH_ROUNDS; BENCH_SERVER_PROF=<dir> profiles the server)
 import { fork, type ChildProcess } from "node:child_process";
+import Database from "better-sqlite3";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -12,8 +16,33 @@ import { fileURLToPath } from "node:url";
 import { startTestServer, type TestServer } from "../test/helpers/server.ts";
 import { ownerFollows } from "../test/helpers/owner.ts";
 
-type Command = { start: true } | { cpu: true } | { count: string } | { stop: true };
-type Reply = { url?: string; cpuMs?: number; count?: number; stopped?: true };
+type Command = { start: true } | { cpu: true } | { count: string } | { floor: { listId: string; events: number } } | { stop: true };
+type Reply = { url?: string; cpuMs?: number; count?: number; floorCpuMs?: number; stopped?: true };
+
+/** Raw better-sqlite3 on the server's own file: `events` transactions of UPDATE + last seq + INSERT. */
+function storageFloor(file: string, listId: string, events: number): number {
+  const db = new Database(file);
+  try {
+    db.pragma("busy_timeout = 5000");
+    const tokens = db.prepare(`UPDATE "TodoList" SET "tokensUsed" = "tokensUsed" + ? WHERE "id" = ?`);
+    const last = db.prepare(`SELECT MAX("seq") AS seq FROM "Event" WHERE "stream" = ?`);
+    const insert = db.prepare(`INSERT INTO "Event" ("stream", "seq", "name", "payload", "ts") VALUES (?, ?, ?, ?, ?)`);
+    const stream = `floor:${listId}`;
+    const once = db.transaction((i: number) => {
+      tokens.run(0, listId);
+      const seq = ((last.get(stream) as { seq: number | null }).seq ?? 0) + 1;
+      const now = new Date();
+      const payload = JSON.stringify({ list_id: listId, item_id: `${listId}-${i}`, crow: "Inky", ok: true, tokens: 120, ts: now.toISOString() });
+      insert.run(stream, seq, "crow.landed", payload, now.toISOString().replace("Z", "+00:00"));
+    });
+    const cpu0 = process.cpuUsage();
+    for (let i = 0; i < events; i++) once(i);
+    const cpu = process.cpuUsage(cpu0);
+    return (cpu.user + cpu.system) / 1000;
+  } finally {
+    db.close();
+  }
+}
 
 // ------------------------------------------------------------------------------------------------
 // The server side, in a child process: one crows server at a time on a fresh data folder.
@@ -37,6 +66,8 @@ if (process.argv[2] === "server") {
       reply = { cpuMs: (cpu.user + cpu.system) / 1000 };
     } else if ("count" in message) {
       reply = { count: await server!.app.prisma.event.count({ where: { stream: `list:${message.count}` } }) };
+    } else if ("floor" in message) {
+      reply = { floorCpuMs: storageFloor(path.join(dataDir!, "crows.db"), message.floor.listId, message.floor.events) };
     } else {
       await stop();
       reply = { stopped: true };
@@ -105,12 +136,14 @@ async function main() {
     const clientCpu = process.cpuUsage(clientCpu0);
     owner.sse.close();
     const stored = (await ask({ count: listId })).count!;
+    const floorCpuMs = (await ask({ floor: { listId, events: stored } })).floorCpuMs!;
     const flights = events.filter((e) => e.event === "crow.flying").length;
     const finished = events[events.length - 1]!.data;
     const modes = events.filter((e) => e.event === "item.triaged").map((e) => e.data.mode as string);
     return {
       ms,
       serverCpuMsPerEvent: serverCpuMs / stored,
+      floorCpuMsPerEvent: floorCpuMs / stored,
       clientCpuMsPerEvent: (clientCpu.user + clientCpu.system) / 1000 / stored,
       stored,
       flights,
@@ -130,6 +163,9 @@ async function main() {
     console.log(`${ITEM_COUNT}-item list, offline brain, owner approves at once (${ROUNDS} rounds; after one warm-up round; server in a child process)`);
     console.log(`  wall time POST -> list.finished: median ${median(results.map((r) => r.ms)).toFixed(0)} ms (runs: ${runs((r) => r.ms, 0)}) (goal < 1000 ms)`);
     console.log(`  server CPU per event: median ${median(results.map((r) => r.serverCpuMsPerEvent)).toFixed(2)} ms (runs: ${runs((r) => r.serverCpuMsPerEvent, 2)}) (goal <= 2 ms)`);
+    console.log(
+      `  baseline, same child, same run: raw better-sqlite3 storing as many events (one tx each, with a state UPDATE): median ${median(results.map((r) => r.floorCpuMsPerEvent)).toFixed(3)} ms CPU per event; the server spends ${median(results.map((r) => r.serverCpuMsPerEvent / r.floorCpuMsPerEvent)).toFixed(0)}x that`,
+    );
     console.log(`  owner client CPU per event (this process, not counted above): median ${median(results.map((r) => r.clientCpuMsPerEvent)).toFixed(2)} ms`);
     console.log(`  events written to the log: ${last.stored} (flights ${last.flights}, approvals answered ${last.approvals})`);
     console.log(`  modes: solo ${count("solo")}, split ${count("split")}, murder ${count("murder")}; tokens used ${last.tokens}`);
