@@ -5,7 +5,9 @@
 // docs/performance.md).
 //   sequential:  await log.append(...) one after another, vs raw BEGIN/SELECT/INSERT/COMMIT
 //   concurrent:  100 streams appending at once (group commit shares their transactions)
-//   with state:  appendBatch with a state write in Prisma's transaction (the engine's usual path)
+//   with state:  appendBatch with a state write in Prisma's transaction (nests, rare flock paths)
+//   log state:   appendState with a state write through the log's own statements (the flock's
+//                hot path: a token count beside crow.landed, src/storage/flock-state.ts)
 // PostgreSQL too when BENCH_PG_URL (an admin URL; a fresh database is made) or CROWS_TEST_PG_URL
 // is set. Run: npm run bench:append   (BENCH_EVENTS, BENCH_ROUNDS)
 import { mkdtempSync, rmSync } from "node:fs";
@@ -34,12 +36,15 @@ async function timed(run: () => Promise<void> | void): Promise<number> {
 
 interface Figures {
   raw: number;
+  /** Raw, with the same state write as appendState's row (an UPDATE of a list's token counter) in each transaction. */
+  rawState: number;
   log: number;
   concurrent: number;
   withState: number;
+  withLogState: number;
 }
 
-async function measureLog(prisma: PrismaClient, tag: string): Promise<Omit<Figures, "raw">> {
+async function measureLog(prisma: PrismaClient, tag: string): Promise<Omit<Figures, "raw" | "rawState">> {
   const log = new EventLog(prisma, createLocalBus());
   const seq = await timed(async () => {
     for (let i = 0; i < EVENTS; i++) await log.append(`bench:${tag}:seq`, "bench.tick", payload(i));
@@ -61,7 +66,22 @@ async function measureLog(prisma: PrismaClient, tag: string): Promise<Omit<Figur
       });
     }
   });
-  return { log: rate(EVENTS, seq), concurrent: rate(Math.ceil(EVENTS / STREAMS) * STREAMS, concurrent), withState: rate(state, withState) };
+  const listId = `bench-${tag}`;
+  await prisma.todoList.create({ data: { id: listId, requester: "bench", text: "x", tokenBudget: 1_000_000 } });
+  const withLogState = await timed(async () => {
+    for (let i = 0; i < state; i++) {
+      await log.appendState(`bench:${tag}:logstate`, async (tx) => {
+        await tx.addTokens(listId, 3);
+        return [{ name: "bench.tick", payload: payload(i) }];
+      });
+    }
+  });
+  return {
+    log: rate(EVENTS, seq),
+    concurrent: rate(Math.ceil(EVENTS / STREAMS) * STREAMS, concurrent),
+    withState: rate(state, withState),
+    withLogState: rate(state, withLogState),
+  };
 }
 
 async function sqliteRound(round: number): Promise<Figures & { synchronous: number }> {
@@ -88,11 +108,21 @@ async function sqliteRound(round: number): Promise<Figures & { synchronous: numb
     const raw = await timed(() => {
       for (let i = 0; i < EVENTS; i++) once("bench:raw", i);
     });
+    db.prepare(`INSERT INTO "TodoList" ("id", "requester", "text", "tokenBudget") VALUES ('raw', 'bench', 'x', 1000000)`).run();
+    const addTokens = db.prepare(`UPDATE "TodoList" SET "tokensUsed" = "tokensUsed" + ? WHERE "id" = ?`);
+    const onceWithState = db.transaction((stream: string, i: number) => {
+      addTokens.run(3, "raw");
+      once(stream, i); // nested: runs inside this transaction
+    });
+    const states = Math.min(EVENTS, 1000);
+    const rawState = await timed(() => {
+      for (let i = 0; i < states; i++) onceWithState("bench:raw-state", i);
+    });
     db.close();
     rmSync(rawDir, { recursive: true, force: true });
     const figures = await measureLog(prisma, `sqlite${round}`);
     await prisma.$disconnect();
-    return { raw: rate(EVENTS, raw), synchronous, ...figures };
+    return { raw: rate(EVENTS, raw), rawState: rate(states, rawState), synchronous, ...figures };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -116,10 +146,25 @@ async function pgRound(adminUrl: string, round: number): Promise<Figures> {
         await client.query("COMMIT");
       }
     });
+    await client.query(`INSERT INTO "TodoList" ("id", "requester", "text", "tokenBudget") VALUES ('raw', 'bench', 'x', 1000000)`);
+    const states = Math.min(EVENTS, 1000);
+    const rawState = await timed(async () => {
+      for (let i = 0; i < states; i++) {
+        await client.query("BEGIN");
+        await client.query({ name: "tokens", text: `UPDATE "TodoList" SET "tokensUsed" = "tokensUsed" + $1 WHERE "id" = $2`, values: [3, "raw"] });
+        const { rows } = await client.query({ name: "last", text: `SELECT MAX("seq") AS seq FROM "Event" WHERE "stream" = $1`, values: ["bench:raw-state"] });
+        await client.query({
+          name: "insert",
+          text: `INSERT INTO "Event" ("stream", "seq", "name", "payload", "ts") VALUES ($1, $2, $3, $4, $5)`,
+          values: ["bench:raw-state", (rows[0]?.seq ?? 0) + 1, "bench.tick", JSON.stringify(payload(i)), new Date().toISOString()],
+        });
+        await client.query("COMMIT");
+      }
+    });
     await client.end();
     const figures = await measureLog(prisma, `pg${round}`);
     await prisma.$disconnect();
-    return { raw: rate(EVENTS, raw), ...figures };
+    return { raw: rate(EVENTS, raw), rawState: rate(states, rawState), ...figures };
   } finally {
     await database.drop();
   }
@@ -133,7 +178,10 @@ function report(title: string, rounds: Figures[]) {
   console.log(`  EventLog.append, sequential:         ${fmt(m((f) => f.log))} events/s  ${m((f) => f.log / f.raw).toFixed(2)}x raw  (goal >= 0.5x)`);
   console.log(`  EventLog.append, ${STREAMS} streams at once: ${fmt(m((f) => f.concurrent))} events/s  ${m((f) => f.concurrent / f.raw).toFixed(2)}x raw  (group commit)`);
   console.log(`  appendBatch + a state write (Prisma tx): ${fmt(m((f) => f.withState))} events/s  ${m((f) => f.withState / f.raw).toFixed(2)}x raw`);
-  console.log(`  runs (raw / seq / concurrent / state): ${rounds.map((f) => [f.raw, f.log, f.concurrent, f.withState].map((n) => n.toFixed(0)).join("/")).join(", ")}`);
+  console.log(`  appendState + a state write (log's own statements): ${fmt(m((f) => f.withLogState))} events/s  ${m((f) => f.withLogState / f.raw).toFixed(2)}x raw`);
+  console.log(`  raw driver, the same state write in each tx: ${fmt(m((f) => f.rawState))} events/s  (baseline for the state rows)`);
+  console.log(`    Prisma tx ${m((f) => f.withState / f.rawState).toFixed(2)}x, appendState ${m((f) => f.withLogState / f.rawState).toFixed(2)}x raw with state`);
+  console.log(`  runs (raw / seq / concurrent / state / log state / raw state): ${rounds.map((f) => [f.raw, f.log, f.concurrent, f.withState, f.withLogState, f.rawState].map((n) => n.toFixed(0)).join("/")).join(", ")}`);
 }
 
 const sqlite = [];

@@ -5,9 +5,9 @@
 // The verdict, the approval row and the trust changes it causes commit in one transaction.
 // With several instances the verdict may be recorded by another instance than the one waiting:
 // a waiter also wakes on its list stream's bus signal and re-reads the row (the row is the truth).
-import type { Item, PrismaClient } from "../generated/prisma/client.ts";
+import type { Item } from "../generated/prisma/client.ts";
 import { stringArray } from "../util/json-column.ts";
-import type { EventLog, Tx } from "../log/event-log.ts";
+import type { EventLog, StateTx } from "../log/event-log.ts";
 import { topicOf, type Bus, type BusEvent } from "../log/bus.ts";
 import { NotFoundError } from "../errors.ts";
 import { listStream, wirePayload, type Target, type VerdictValue } from "./events.ts";
@@ -51,7 +51,6 @@ export class ApprovalDesk {
   private stopped = false;
 
   constructor(
-    private readonly prisma: PrismaClient,
     private readonly log: EventLog,
     private readonly trust: TrustLedger,
     private readonly windowMs: number,
@@ -64,14 +63,9 @@ export class ApprovalDesk {
    * pending approval with its deadline, or records `auto` when trust skips it — so an item is never
    * announced without the approval it waits on. Returns the events to append after the announcement.
    */
-  async openIn(tx: Tx, subject: ApprovalSubject, needsApproval: boolean): Promise<Array<{ name: string; payload: object }>> {
+  async openIn(tx: StateTx, subject: ApprovalSubject, needsApproval: boolean): Promise<Array<{ name: string; payload: object }>> {
     if (needsApproval) {
-      const deadline = new Date(this.now() + this.windowMs);
-      await tx.approval.upsert({
-        where: { itemId_target: { itemId: subject.itemId, target: subject.target } },
-        create: { itemId: subject.itemId, target: subject.target, deadline },
-        update: {},
-      });
+      await tx.openApproval(subject.itemId, subject.target, new Date(this.now() + this.windowMs));
       return [];
     }
     return (await this.decideIn(tx, subject, "auto", true)) ?? [];
@@ -111,7 +105,7 @@ export class ApprovalDesk {
     };
     this.bus?.addEventListener(topic, onAppend);
     try {
-      const row = await this.prisma.approval.findUnique({ where: { itemId_target: { itemId: subject.itemId, target: subject.target } } });
+      const row = await this.log.state.approval(subject.itemId, subject.target);
       if (!row) throw new Error(`no approval row for ${k}`);
       if (row.status !== "pending") settle(row.status as Decision);
       else this.arm(subject, row.deadline);
@@ -165,7 +159,7 @@ export class ApprovalDesk {
   private async settleFromRow(subject: ApprovalSubject): Promise<void> {
     const k = key(subject.itemId, subject.target);
     if (!this.waiters.has(k)) return;
-    const row = await this.prisma.approval.findUnique({ where: { itemId_target: { itemId: subject.itemId, target: subject.target } } });
+    const row = await this.log.state.approval(subject.itemId, subject.target);
     if (!row || row.status === "pending") return;
     clearTimeout(this.timers.get(k));
     this.timers.delete(k);
@@ -178,7 +172,7 @@ export class ApprovalDesk {
    */
   private async record(subject: ApprovalSubject, decision: Decision): Promise<boolean> {
     let moved = false;
-    await this.log.appendBatch(listStream(subject.listId), async (tx: Tx) => {
+    await this.log.appendState(listStream(subject.listId), async (tx) => {
       const events = await this.decideIn(tx, subject, decision, false);
       moved = events !== null;
       return events ?? [];
@@ -192,14 +186,13 @@ export class ApprovalDesk {
   }
 
   /** The verdict and trust changes for `decision`, or null when the approval was not pending. */
-  private async decideIn(tx: Tx, subject: ApprovalSubject, decision: Decision, create: boolean): Promise<Array<{ name: string; payload: object }> | null> {
+  private async decideIn(tx: StateTx, subject: ApprovalSubject, decision: Decision, create: boolean): Promise<Array<{ name: string; payload: object }> | null> {
     const { listId, itemId, target, taskType, holders } = subject;
     const decidedAt = new Date(this.now());
     if (create) {
-      await tx.approval.create({ data: { itemId, target, status: decision, deadline: decidedAt, decidedAt } });
-    } else {
-      const { count } = await tx.approval.updateMany({ where: { itemId, target, status: "pending" }, data: { status: decision, decidedAt } });
-      if (count === 0) return null;
+      await tx.createDecidedApproval(itemId, target, decision, decidedAt);
+    } else if (!(await tx.decideApproval(itemId, target, decision, decidedAt))) {
+      return null;
     }
     const events: Array<{ name: string; payload: object }> = [
       { name: "verdict", payload: wirePayload<"verdict">(listId, { item_id: itemId, target, verdict: decision }, decidedAt) },

@@ -85,12 +85,14 @@ export class Banter {
     const tokens = totalTokens(reply.usage);
     const text = reply.text.trim();
     const usable = text !== "" && !text.includes("\n") && text.length <= MAX_LINE_CHARS;
-    await this.ctx.log.appendIn(stream, "crow.banter", async (tx) => {
+    let counted = false;
+    await this.ctx.log.appendStateIn(stream, "crow.banter", async (tx) => {
       if (this.closed) return null;
-      this.budget.tokensUsed += tokens;
-      await tx.todoList.update({ where: { id: this.list.id }, data: { tokensUsed: { increment: tokens } } });
+      await tx.addTokens(this.list.id, tokens);
+      counted = true;
       return usable ? wirePayload<"crow.banter">(this.list.id, { item_id: itemId, crow: speaker, to, text }) : null;
     });
+    if (counted) this.budget.tokensUsed += tokens; // once, after the commit (the build may run again)
   }
 }
 

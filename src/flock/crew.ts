@@ -9,6 +9,8 @@ import type { Tx } from "../log/event-log.ts";
 import { ROSTER, personaOf } from "./roster.ts";
 import { KeyedLock } from "../util/keyed-lock.ts";
 import { DEFAULT_NEST } from "./default-nest.ts";
+import { startingLevelOf } from "./trust.ts";
+import { eventStoreOf, type EventStore } from "../storage/event-store.ts";
 
 export { DEFAULT_NEST };
 
@@ -39,43 +41,48 @@ export interface Pick {
   borrowed: boolean;
 }
 
+// Every flight's pick reads the flock, the quarantines and both rotation cursors and moves a
+// cursor: those go around Prisma, through the event log's own statements (src/storage/flock-state.ts).
 export class PrismaCrewDirectory implements CrewDirectory {
+  private opened: EventStore | undefined;
+
   constructor(
     private readonly prisma: PrismaClient,
     private readonly nests: NestLookup,
   ) {}
+
+  private get store(): EventStore {
+    return (this.opened ??= eventStoreOf(this.prisma));
+  }
 
   async core(nestId: string): Promise<string[] | null> {
     return (await this.nests.get(nestId))?.crows ?? null;
   }
 
   async flock(): Promise<string[]> {
-    const spun = await this.prisma.spunCrow.findMany({ orderBy: { name: "asc" }, select: { name: true } });
-    return [...ROSTER, ...spun.map((s) => s.name)];
+    return [...ROSTER, ...(await this.store.state.spunCrowNames())];
   }
 
   async quarantined(): Promise<Set<string>> {
-    const rows = await this.prisma.quarantine.findMany({ where: { status: "quarantined" }, select: { crow: true } });
-    return new Set(rows.map((r) => r.crow));
+    return new Set(await this.store.state.quarantinedCrows());
   }
 
   async personaOf(crow: string): Promise<string> {
     if (personaOf(crow)) return crow;
-    const spun = await this.prisma.spunCrow.findUnique({ where: { name: crow } });
-    return spun?.persona ?? crow;
+    return (await this.store.state.spunCrowPersona(crow)) ?? crow;
   }
 
   async startingLevel(holder: string, db: Tx | PrismaClient = this.prisma): Promise<number> {
     const spun = await db.spunCrow.findUnique({ where: { name: holder } });
-    return spun?.trust === "regular" ? 1 : 0;
+    return startingLevelOf(spun?.trust ?? null);
   }
 
   async lastPicked(nestId: string, ring: Ring): Promise<string | undefined> {
-    return (await this.prisma.rotationCursor.findUnique({ where: { nestId_ring: { nestId, ring } } }))?.lastCrow;
+    return (await this.store.state.rotationCursor(nestId, ring)) ?? undefined;
   }
 
   async recordPick(nestId: string, ring: Ring, crow: string): Promise<void> {
-    await this.prisma.rotationCursor.upsert({ where: { nestId_ring: { nestId, ring } }, create: { nestId, ring, lastCrow: crow }, update: { lastCrow: crow } });
+    await this.store.writeState((tx) => tx.recordPick(nestId, ring, crow));
   }
 }
 

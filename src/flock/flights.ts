@@ -67,9 +67,10 @@ export class Flights {
     const payload = result.ok
       ? { item_id: itemId, crow, ok: true, tokens: result.tokens }
       : { item_id: itemId, crow, ok: false, tokens: result.tokens, error: result.error };
-    await this.log.append(listStream(list.listId), "crow.landed", wirePayload<"crow.landed">(list.listId, payload), (tx) =>
-      tx.todoList.update({ where: { id: list.listId }, data: { tokensUsed: { increment: result.tokens } } }),
-    );
+    await this.log.appendState(listStream(list.listId), async (tx) => {
+      await tx.addTokens(list.listId, result.tokens);
+      return [{ name: "crow.landed", payload: wirePayload<"crow.landed">(list.listId, payload) }];
+    });
   }
 }
 

@@ -60,8 +60,8 @@ export class Flock {
     const now = deps.now ?? Date.now;
     this.now = now;
     this.instanceId = instanceIdOf(deps.config);
-    this.trust = new TrustLedger(deps.prisma, (holder, db) => deps.crew.startingLevel(holder, db));
-    this.approvals = new ApprovalDesk(deps.prisma, deps.log, this.trust, deps.config.approvalWindowMs, now, deps.bus);
+    this.trust = new TrustLedger(deps.prisma, deps.log.state);
+    this.approvals = new ApprovalDesk(deps.log, this.trust, deps.config.approvalWindowMs, now, deps.bus);
     this.picker = new CrewPicker(deps.crew);
     this.limiter = new RateLimiter(deps.prisma, now);
     this.ctx = { ...deps, trust: this.trust, approvals: this.approvals, picker: this.picker, signal: this.stopping.signal };
@@ -111,7 +111,7 @@ export class Flock {
       throw new BadInputError('"approve" is required and must be true or false; a missing answer is never read as a no.');
     }
     const target: Target = input.target;
-    const item = await this.deps.prisma.item.findUnique({ where: { id: input.itemId } });
+    const item = await this.deps.log.state.item(input.itemId);
     if (!item) throw new NotFoundError(`No item ${input.itemId} is waiting for a verdict.`);
     await this.approvals.answer(approvalSubject(item, target), input.approve);
   }

@@ -4,7 +4,6 @@
 //   (or skipped, with reason rejected | timeout | budget | failure, from any stage before done)
 // list.finished follows once every item is done or skipped and banter has landed (or waited out).
 import type { Item, TodoList } from "../generated/prisma/client.ts";
-import type { Tx } from "../log/event-log.ts";
 import type { FlockContext } from "./flock.ts";
 import { listStream, wirePayload, type Mode, type SkipReason } from "./events.ts";
 import { BudgetSpentError, Flights, type FlightResult, type ListBudget } from "./flights.ts";
@@ -46,8 +45,9 @@ export class ListRun {
     if (this.ctx.signal.aborted) return;
     await this.banter.settle(this.ctx.config.banterWaitMs);
     if (this.ctx.signal.aborted) return;
-    await this.ctx.log.appendIn(this.stream, "list.finished", async (tx) => {
-      const list = await tx.todoList.update({ where: { id: this.list.id }, data: { status: "finished", finishedAt: new Date() } });
+    await this.ctx.log.appendStateIn(this.stream, "list.finished", async (tx) => {
+      const list = await tx.finishList(this.list.id, new Date());
+      if (!list) throw new Error(`list ${this.list.id} is gone`);
       return wirePayload<"list.finished">(this.list.id, { tokens_used: list.tokensUsed, token_budget: list.tokenBudget });
     });
   }
@@ -100,11 +100,15 @@ export class ListRun {
     });
     const triage: Triage = readTriage(flight, hints);
     const needsApproval = !(await this.ctx.trust.isTrusted(["flock"], triage.taskType));
-    await this.ctx.log.appendBatch(this.stream, async (tx) => {
-      const triaged = await tx.item.update({
-        where: { id: item.id },
-        data: { stage: "awaiting_triage", mode: triage.mode, taskType: triage.taskType, subtasks: JSON.stringify(triage.subtasks), reason: triage.reason },
+    await this.ctx.log.appendState(this.stream, async (tx) => {
+      const triaged = await tx.updateItem(item.id, {
+        stage: "awaiting_triage",
+        mode: triage.mode,
+        taskType: triage.taskType,
+        subtasks: JSON.stringify(triage.subtasks),
+        reason: triage.reason,
       });
+      if (!triaged) throw new Error(`item ${item.id} is gone`);
       const announcement = wirePayload<"item.triaged">(this.list.id, {
         item_id: item.id,
         mode: triage.mode,
@@ -154,8 +158,9 @@ export class ListRun {
       crows = [result.crow];
     }
     const needsApproval = !(await this.ctx.trust.isTrusted(crows, taskType));
-    await this.ctx.log.appendBatch(this.stream, async (tx) => {
-      const updated = await tx.item.update({ where: { id: item.id }, data: { stage: "awaiting_output", answer, crows: JSON.stringify(crows) } });
+    await this.ctx.log.appendState(this.stream, async (tx) => {
+      const updated = await tx.updateItem(item.id, { stage: "awaiting_output", answer, crows: JSON.stringify(crows) });
+      if (!updated) throw new Error(`item ${item.id} is gone`);
       const announcement = wirePayload<"item.answered">(this.list.id, { item_id: item.id, answer, crows, needs_approval: needsApproval });
       const verdict = await this.ctx.approvals.openIn(tx, approvalSubject(updated, "output"), needsApproval);
       return [{ name: "item.answered", payload: announcement }, ...verdict];
@@ -214,18 +219,27 @@ export class ListRun {
 
   // --- bookkeeping --------------------------------------------------------------------------
 
+  // A stage move with no event of its own; it still takes the list stream's turn, like every write.
   private async setStage(item: Item, stage: string): Promise<Item> {
-    return this.ctx.prisma.item.update({ where: { id: item.id }, data: { stage } });
+    let moved: Item | null = null;
+    await this.ctx.log.appendState(this.stream, async (tx) => {
+      moved = await tx.updateItem(item.id, { stage });
+      return [];
+    });
+    if (!moved) throw new Error(`item ${item.id} is gone`);
+    return moved;
   }
 
-  private reload(item: Item): Promise<Item> {
-    return this.ctx.prisma.item.findUniqueOrThrow({ where: { id: item.id } });
+  private async reload(item: Item): Promise<Item> {
+    const row = await this.ctx.log.state.item(item.id);
+    if (!row) throw new Error(`item ${item.id} is gone`);
+    return row;
   }
 
   private async skip(item: Item, reason: SkipReason): Promise<void> {
-    await this.ctx.log.appendIn(this.stream, "item.skipped", async (tx: Tx) => {
-      const { count } = await tx.item.updateMany({ where: { id: item.id, stage: { notIn: [...TERMINAL] } }, data: { stage: "skipped", skipReason: reason } });
-      return count === 0 ? null : wirePayload<"item.skipped">(this.list.id, { item_id: item.id, reason });
+    await this.ctx.log.appendStateIn(this.stream, "item.skipped", async (tx) => {
+      const skipped = await tx.skipItem(item.id, reason);
+      return skipped ? wirePayload<"item.skipped">(this.list.id, { item_id: item.id, reason }) : null;
     });
   }
 }

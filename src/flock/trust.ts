@@ -2,7 +2,7 @@
 // 1 regular, 2 trusted. approved: streak + 1, promoting stranger -> regular after 3 approvals in a
 // row and regular -> trusted after 5 more; rejected or timeout: down one level, streak reset;
 // auto: no change. The caller emits trust.changed for every level change this returns.
-import type { Tx } from "../log/event-log.ts";
+import type { StateReads, StateTx, Tx } from "../log/event-log.ts";
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { VerdictValue } from "./events.ts";
 import { readTrustHistory } from "../storage/trust-history.ts";
@@ -19,18 +19,43 @@ export interface LevelChange {
   to: number;
 }
 
-/** Where a holder with no record starts: stranger, or a spun crow's starting trust. */
-export type StartingLevel = (holder: string, db: Tx | PrismaClient) => Promise<number>;
+/** Where a holder with no record starts: stranger, or a spun crow's starting trust ("regular": 1). */
+export const startingLevelOf = (spunCrowTrust: string | null): number => (spunCrowTrust === "regular" ? 1 : 0);
+
+/**
+ * The ledger's rows inside a transaction: the event log's own statements (StateTx, the flock's
+ * hot path) or Prisma's (trustRowsOf, for a verdict that commits with Prisma writes).
+ */
+export type TrustRows = Pick<StateTx, "trust" | "spunCrowTrust" | "saveTrust" | "addTrustEntry">;
+
+/** A Prisma transaction as TrustRows. */
+export function trustRowsOf(tx: Tx): TrustRows {
+  return {
+    trust: (holder, taskType) => tx.trust.findUnique({ where: { holder_taskType: { holder, taskType } }, select: { level: true, streak: true } }),
+    spunCrowTrust: async (name) => (await tx.spunCrow.findUnique({ where: { name }, select: { trust: true } }))?.trust ?? null,
+    saveTrust: async ({ holder, taskType, level, streak, approvals, rejections, autos }) => {
+      await tx.trust.upsert({
+        where: { holder_taskType: { holder, taskType } },
+        create: { holder, taskType, level, streak, approvals, rejections, autos },
+        update: { level, streak, approvals: { increment: approvals }, rejections: { increment: rejections }, autos: { increment: autos } },
+      });
+    },
+    addTrustEntry: async (entry) => {
+      await tx.trustEntry.create({ data: entry });
+    },
+  };
+}
 
 export class TrustLedger {
   constructor(
     private readonly prisma: PrismaClient,
-    private readonly startingLevel: StartingLevel,
+    /** Committed rows, read around Prisma (the event log's read connection). */
+    private readonly reads: StateReads,
   ) {}
 
-  async level(holder: string, taskType: string, db: Tx | PrismaClient = this.prisma): Promise<number> {
-    const row = await db.trust.findUnique({ where: { holder_taskType: { holder, taskType } } });
-    return row ? row.level : this.startingLevel(holder, db);
+  async level(holder: string, taskType: string): Promise<number> {
+    const row = await this.reads.trust(holder, taskType);
+    return row ? row.level : startingLevelOf(await this.reads.spunCrowTrust(holder));
   }
 
   async isTrusted(holders: string[], taskType: string): Promise<boolean> {
@@ -39,10 +64,11 @@ export class TrustLedger {
     return true;
   }
 
-  /** Applies one verdict to one holder inside `tx`; returns the level change, if any. */
-  async apply(tx: Tx, holder: string, taskType: string, verdict: VerdictValue, subject: string): Promise<LevelChange | null> {
-    const existing = await tx.trust.findUnique({ where: { holder_taskType: { holder, taskType } } });
-    const from = existing ? existing.level : await this.startingLevel(holder, tx);
+  /** Applies one verdict to one holder inside a transaction; returns the level change, if any. */
+  async apply(db: TrustRows | Tx, holder: string, taskType: string, verdict: VerdictValue, subject: string): Promise<LevelChange | null> {
+    const rows = (db as Partial<Tx>).trustEntry !== undefined ? trustRowsOf(db as Tx) : (db as TrustRows);
+    const existing = await rows.trust(holder, taskType);
+    const from = existing ? existing.level : startingLevelOf(await rows.spunCrowTrust(holder));
     let level = from;
     let streak = existing?.streak ?? 0;
     if (verdict === "approved") {
@@ -61,18 +87,8 @@ export class TrustLedger {
       rejections: verdict === "rejected" || verdict === "timeout" ? 1 : 0,
       autos: verdict === "auto" ? 1 : 0,
     };
-    await tx.trust.upsert({
-      where: { holder_taskType: { holder, taskType } },
-      create: { holder, taskType, level, streak, ...counts },
-      update: {
-        level,
-        streak,
-        approvals: { increment: counts.approvals },
-        rejections: { increment: counts.rejections },
-        autos: { increment: counts.autos },
-      },
-    });
-    await tx.trustEntry.create({ data: { holder, taskType, verdict, subject, from, to: level, streak } });
+    await rows.saveTrust({ holder, taskType, level, streak, ...counts });
+    await rows.addTrustEntry({ holder, taskType, verdict, subject, from, to: level, streak, at: new Date() });
     return level === from ? null : { holder, taskType, from, to: level };
   }
 

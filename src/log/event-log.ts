@@ -6,9 +6,10 @@ import type { AppendedEvent, Bus, BusEvent } from "./bus.ts";
 import { nameTopicOf, topicOf } from "./bus.ts";
 import { KeyedLock } from "../util/keyed-lock.ts";
 import { eventStoreOf, type EventStore, type NewEvent, type RenderedPage, type RowTemplate, type Tx } from "../storage/event-store.ts";
+import type { StateReads, StateTx } from "../storage/flock-state.ts";
 import { StreamTap } from "./stream-tap.ts";
 
-export type { RenderedPage, RowTemplate, Tx };
+export type { RenderedPage, RowTemplate, StateReads, StateTx, Tx };
 export type StoredEvent = AppendedEvent;
 
 /** How many announced events a follower holds ahead of its reader before it reads the log instead. */
@@ -127,6 +128,39 @@ export class EventLog {
       });
       return this.announce(stream, stored);
     });
+  }
+
+  /**
+   * Like appendBatch, for the flock's hot state (src/storage/flock-state.ts): `build` writes
+   * through the log's own statements instead of a Prisma transaction, several times cheaper, and
+   * the state and the events it returns still commit together or not at all. `build` may run again
+   * after a clash with another instance on the stream's seq.
+   */
+  appendState(stream: string, build: (tx: StateTx) => Promise<Array<{ name: string; payload: object }>>): Promise<StoredEvent[]> {
+    return this.appends.run(stream, async () => {
+      await this.queued.get(stream)?.catch(() => {}); // events appended before this one commit first
+      const ordered = this.options.commitOrderLock !== undefined;
+      const stored = await this.store.appendState(stream, async (tx) => {
+        const events = await build(tx);
+        if (ordered && events.some((e) => ORDERED_NAMES.has(e.name))) await tx.lockCommitOrder();
+        return events.map((e) => toNew(e.name, e.payload));
+      });
+      return this.announce(stream, stored);
+    });
+  }
+
+  /** appendState for at most one event (null: the state change commits and no event is written). */
+  async appendStateIn(stream: string, name: string, build: (tx: StateTx) => Promise<object | null>): Promise<StoredEvent | null> {
+    const events = await this.appendState(stream, async (tx) => {
+      const payload = await build(tx);
+      return payload === null ? [] : [{ name, payload }];
+    });
+    return events[0] ?? null;
+  }
+
+  /** The flock's hot rows as committed, read around Prisma (src/storage/flock-state.ts). */
+  get state(): StateReads {
+    return this.store.state;
   }
 
   /** Resolves once every append already started has settled (used by shutdown). */

@@ -6,9 +6,9 @@
 // client is generated from the same models (scripts/pg-schema.ts), so its model API is the same,
 // but TypeScript cannot relate the deferred conditional types of two generated copies, so it is
 // cast once, here. The guards below fail the typecheck if the two ever differ in models or rows.
-// The code base keeps to what both providers mean alike: no raw SQL outside src/storage (this file
-// and the event log's hot path, event-store.ts), no provider-only filters (`mode: "insensitive"`)
-// and no isolation levels.
+// The code base keeps to what both providers mean alike: no raw SQL outside src/storage (this file,
+// the event log's hot path, event-store.ts, and the flock's hot state beside it, flock-state.ts),
+// no provider-only filters (`mode: "insensitive"`) and no isolation levels.
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
@@ -20,6 +20,7 @@ import { ConfigError } from "../config.ts";
 import { deployMigrations, providerOf } from "./migrate.ts";
 import { prepareDataDir } from "../ops/data-dir.ts";
 import { PgEventStore, SqliteEventStore, pairEventStore } from "./event-store.ts";
+import { NAMED_ORDER_LOCK } from "./flock-state.ts"; // one key for both write paths
 import type BetterSqlite3 from "better-sqlite3";
 
 export type { PrismaClient };
@@ -76,8 +77,6 @@ export function commitOrderLock(config: Pick<Config, "databaseUrl">): ((tx: Para
   };
 }
 
-/** The advisory lock key of commitOrderLock (any constant no other code uses). */
-const NAMED_ORDER_LOCK = 7_261_013;
 
 type SqliteFactory = InstanceType<typeof PrismaBetterSqlite3>;
 type SqliteAdapter = Awaited<ReturnType<SqliteFactory["connect"]>>;

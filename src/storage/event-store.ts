@@ -6,8 +6,11 @@
 //   - each stream's last seq is held in memory (the caller serialises appends to one stream) and
 //     re-read after a unique-key clash (another instance) or a rollback;
 //   - appends that carry no state change and arrive together commit in one transaction (group commit);
-//   - appends that carry a state change still run in Prisma's transaction, so state and event
-//     commit together or not at all; only the event's own INSERT is done here;
+//   - appends that carry one of the flock's hot state changes (flock-state.ts) run in a
+//     transaction of their own here, the state statements beside the event INSERT (appendState);
+//   - appends whose state change is written through Prisma (nests, rare flock paths) still run in
+//     Prisma's transaction, so state and event commit together or not at all; only the event's
+//     own INSERT is done here (appendWith);
 //   - on SQLite, log reads use a second, read-only connection: WAL gives it only committed data.
 //   - a replay page is laid out in the database (readRendered): one row per page, the caller's
 //     frame text joined around seq, name and payload, because a 10,000-event REST replay spent
@@ -16,6 +19,7 @@
 import Database from "better-sqlite3";
 import type pg from "pg";
 import type { PrismaClient } from "../generated/prisma/client.ts";
+import { pgState, sqliteState, type StateReads, type StateTx } from "./flock-state.ts";
 
 export type Tx = Parameters<Parameters<PrismaClient["$transaction"]>[0]>[0];
 
@@ -65,6 +69,16 @@ export interface EventStore {
   append(stream: string, events: NewEvent[]): Promise<EventRow[]>;
   /** Runs `build` in a Prisma transaction and stores the events it returns in that same transaction. */
   appendWith(prisma: PrismaClient, stream: string, build: (tx: Tx) => Promise<NewEvent[]>): Promise<EventRow[]>;
+  /**
+   * Runs `build` in a transaction on the log's own connection, with the flock's state statements
+   * (flock-state.ts), and stores the events it returns in that same transaction: both commit or
+   * neither does. `build` may run again after a clash with another instance on the stream's seq.
+   */
+  appendState(stream: string, build: (tx: StateTx) => Promise<NewEvent[]>): Promise<EventRow[]>;
+  /** The flock's hot rows as committed (on SQLite, the read connection). */
+  readonly state: StateReads;
+  /** A state change with no event beside it, in a transaction of its own (a crew rotation's move). */
+  writeState<T>(write: (tx: StateTx) => Promise<T>): Promise<T>;
   read(stream: string, afterSeq: number, limit: number): Promise<EventRow[]>;
   /**
    * The events `read` would return, laid out by `template` and joined in the database into one
@@ -186,6 +200,18 @@ export class SqliteEventStore implements EventStore {
   private writer: Database.Database | undefined;
   private reader: Database.Database | undefined;
   private statements: ReturnType<SqliteEventStore["prepare"]> | undefined;
+  private writerState: StateTx | undefined;
+  private readerState: StateTx | undefined;
+  readonly state: StateReads = {
+    item: (id) => this.readingState((s) => s.item(id)),
+    approval: (itemId, target) => this.readingState((s) => s.approval(itemId, target)),
+    trust: (holder, taskType) => this.readingState((s) => s.trust(holder, taskType)),
+    spunCrowTrust: (name) => this.readingState((s) => s.spunCrowTrust(name)),
+    spunCrowPersona: (name) => this.readingState((s) => s.spunCrowPersona(name)),
+    spunCrowNames: () => this.readingState((s) => s.spunCrowNames()),
+    quarantinedCrows: () => this.readingState((s) => s.quarantinedCrows()),
+    rotationCursor: (nestId, ring) => this.readingState((s) => s.rotationCursor(nestId, ring)),
+  };
 
   constructor(private readonly file: string) {}
 
@@ -196,6 +222,8 @@ export class SqliteEventStore implements EventStore {
     // be shared, so there reads take the gate instead.
     this.reader = this.file === ":memory:" ? undefined : new Database(this.file, { readonly: true, fileMustExist: true });
     this.statements = this.prepare(writer, this.reader ?? writer);
+    this.writerState = sqliteState(writer);
+    this.readerState = this.reader ? sqliteState(this.reader) : undefined;
   }
 
   private prepare(writer: Database.Database, reader: Database.Database) {
@@ -295,6 +323,61 @@ export class SqliteEventStore implements EventStore {
     }
   }
 
+  async appendState(stream: string, build: (tx: StateTx) => Promise<NewEvent[]>): Promise<EventRow[]> {
+    for (let attempt = 0; ; attempt++) {
+      // The gate keeps group commits and Prisma's transactions off the connection meanwhile; the
+      // state statements run on the writer connection, inside this transaction.
+      const release = await this.gate.acquire();
+      const sql = this.sql;
+      try {
+        sql.begin.run();
+        const events = await build(this.writerState!);
+        const rows = events.length === 0 ? [] : this.insertNow(stream, events);
+        sql.commit.run();
+        return rows;
+      } catch (error) {
+        if (this.writer?.inTransaction) sql.rollback.run();
+        this.nextSeq.delete(stream); // rolled back: the counter may be ahead of the table
+        if (attempt < MAX_CONFLICT_RETRIES && isUniqueClash(error)) {
+          release();
+          await backoff(attempt);
+          continue;
+        }
+        throw error;
+      } finally {
+        release();
+      }
+    }
+  }
+
+  async writeState<T>(write: (tx: StateTx) => Promise<T>): Promise<T> {
+    const release = await this.gate.acquire();
+    const sql = this.sql;
+    try {
+      sql.begin.run();
+      const result = await write(this.writerState!);
+      sql.commit.run();
+      return result;
+    } catch (error) {
+      if (this.writer?.inTransaction) sql.rollback.run();
+      throw error;
+    } finally {
+      release();
+    }
+  }
+
+  /** Reads of committed state: the read connection, or (in memory) the writer between transactions. */
+  private async readingState<T>(read: (state: StateTx) => Promise<T>): Promise<T> {
+    if (this.readerState) return read(this.readerState);
+    if (!this.writerState) throw new Error("The event store is not attached to a connection yet.");
+    const release = await this.gate.acquire();
+    try {
+      return await read(this.writerState);
+    } finally {
+      release();
+    }
+  }
+
   private async reading<T>(read: () => T): Promise<T> {
     if (this.reader) return read();
     const release = await this.gate.acquire();
@@ -345,8 +428,11 @@ const PG_COLUMNS = `"id", "stream", "seq", "name", "payload", to_char("ts", 'YYY
 export class PgEventStore implements EventStore {
   private readonly nextSeq = new Map<string, number>();
   private readonly queue = new GroupQueue((batch) => this.flush(batch));
+  readonly state: StateReads;
 
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(private readonly pool: pg.Pool) {
+    this.state = pgState(pool);
+  }
 
   append(stream: string, events: NewEvent[]): Promise<EventRow[]> {
     return this.queue.add(stream, events);
@@ -439,6 +525,75 @@ export class PgEventStore implements EventStore {
         throw error;
       }
     }
+  }
+
+  async appendState(stream: string, build: (tx: StateTx) => Promise<NewEvent[]>): Promise<EventRow[]> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.stateTransaction(stream, build);
+      } catch (error) {
+        this.nextSeq.delete(stream); // rolled back: the counter may be ahead of the table
+        if (attempt < MAX_CONFLICT_RETRIES && isUniqueClash(error)) {
+          await backoff(attempt);
+          continue;
+        }
+        throw error;
+      }
+    }
+  }
+
+  /** One transaction on a connection of its own from the pool: state statements, then the events. */
+  private async stateTransaction(stream: string, build: (tx: StateTx) => Promise<NewEvent[]>): Promise<EventRow[]> {
+    const rows = await this.writeState(async (tx, client) => {
+      const events = await build(tx);
+      return events.length === 0 ? [] : await this.insertIn(client, stream, events);
+    });
+    if (rows.length > 0) this.nextSeq.set(stream, rows[rows.length - 1]!.seq);
+    return rows;
+  }
+
+  async writeState<T>(write: (tx: StateTx, client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query("BEGIN");
+      try {
+        const result = await write(pgState(client), client);
+        await client.query("COMMIT");
+        return result;
+      } catch (error) {
+        await client.query("ROLLBACK").catch((rollbackError: unknown) => {
+          broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+        });
+        throw error;
+      }
+    } finally {
+      // A connection whose ROLLBACK failed is dropped, never handed on mid-transaction.
+      client.release(broken);
+    }
+  }
+
+  /** Inserts `events` after the stream's last seq, inside `client`'s open transaction. */
+  private async insertIn(client: pg.PoolClient, stream: string, events: NewEvent[]): Promise<EventRow[]> {
+    let seq = this.nextSeq.get(stream);
+    if (seq === undefined) {
+      const { rows } = await client.query<{ last: number }>({
+        name: "crows-event-last-seq",
+        text: `SELECT COALESCE(MAX("seq"), 0)::int AS "last" FROM "Event" WHERE "stream" = $1`,
+        values: [stream],
+      });
+      seq = rows[0]!.last;
+    }
+    const first = seq;
+    const { rows } = await client.query<{ id: number; seq: number }>({
+      name: "crows-event-insert-one-stream",
+      text:
+        `INSERT INTO "Event" ("stream", "seq", "name", "payload", "ts") ` +
+        `SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::timestamp(3)[]) RETURNING "id", "seq"`,
+      values: [stream, events.map((_, i) => first + i + 1), events.map((e) => e.name), events.map((e) => e.payload), events.map((e) => e.ts.toISOString())],
+    });
+    const idOf = new Map(rows.map((r) => [r.seq, r.id]));
+    return events.map((e, i) => ({ id: idOf.get(first + i + 1)!, stream, seq: first + i + 1, name: e.name, payload: e.payload, ts: e.ts.toISOString() }));
   }
 
   async read(stream: string, afterSeq: number, limit: number): Promise<EventRow[]> {

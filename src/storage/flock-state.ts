@@ -1,0 +1,329 @@
+// The flock's hot state rows (an item's stage, its approvals, the trust ledger, a list's token
+// counter), read and written around Prisma on the event log's own connection, so that a state
+// change and the events it belongs to commit in one transaction (event-store.ts appendState) or
+// not at all. Why around Prisma: every such change went through Prisma's interactive transaction,
+// ~2.6 ms each (the query engine, a prepare per statement), and a 50-item list makes ~260 of
+// them plus ~1,500 other queries: most of the pipeline's CPU (docs/performance.md). Here each
+// statement is prepared once per connection (SQLite) or named once per connection (PostgreSQL).
+//
+// Prisma stays the schema, the migrations and the domain model: this file only names the columns
+// of prisma/schema.prisma's Item, TodoList, Approval, Trust, TrustEntry, SpunCrow, Quarantine and
+// RotationCursor (the crew picker reads and moves it on every flight's pick), writes every
+// column Prisma would (its @updatedAt and @default(now()) values included, in the form Prisma
+// stores them), and keeps to SQL that SQLite and PostgreSQL read alike. The flock decides what to
+// write; the rules stay in src/flock (trust.ts, approvals.ts).
+import type Database from "better-sqlite3";
+import type pg from "pg";
+import type { Item } from "../generated/prisma/client.ts";
+
+export interface TrustRecordRow {
+  level: number;
+  streak: number;
+}
+
+export interface ApprovalRow {
+  status: string;
+  deadline: Date;
+}
+
+/** A ledger record's new level and streak, and the counters to add to it. */
+export interface TrustSave {
+  holder: string;
+  taskType: string;
+  level: number;
+  streak: number;
+  approvals: number;
+  rejections: number;
+  autos: number;
+}
+
+export interface TrustEntrySave {
+  holder: string;
+  taskType: string;
+  verdict: string;
+  subject: string;
+  from: number;
+  to: number;
+  streak: number;
+  at: Date;
+}
+
+/** Reads of the hot rows: outside a transaction, committed data only. */
+export interface StateReads {
+  item(id: string): Promise<Item | null>;
+  approval(itemId: string, target: string): Promise<ApprovalRow | null>;
+  trust(holder: string, taskType: string): Promise<TrustRecordRow | null>;
+  /** A spun crow's starting trust ("stranger" | "regular"), null when `name` is no spun crow. */
+  spunCrowTrust(name: string): Promise<string | null>;
+  /** The persona a spun crow runs on, null when `name` is no spun crow. */
+  spunCrowPersona(name: string): Promise<string | null>;
+  /** Every spun crow's name, by name. */
+  spunCrowNames(): Promise<string[]>;
+  /** The crows under quarantine now. */
+  quarantinedCrows(): Promise<string[]>;
+  /** The last crow a nest's rotation ("core" | "borrow") took, null before its first pick. */
+  rotationCursor(nestId: string, ring: string): Promise<string | null>;
+}
+
+/** The hot rows inside one transaction with the events appended beside them. */
+export interface StateTx extends StateReads {
+  /** Moves an item to `stage` with the fields that come with it; the row after, null if none. */
+  updateItem(id: string, fields: ItemFields): Promise<Item | null>;
+  /** Skips an item that is not done or skipped yet; false when it already was. */
+  skipItem(id: string, reason: string): Promise<boolean>;
+  addTokens(listId: string, tokens: number): Promise<void>;
+  /** Marks the list finished; its token counters after. */
+  finishList(listId: string, at: Date): Promise<{ tokensUsed: number; tokenBudget: number } | null>;
+  /** A pending approval with its deadline, unless the target already has one. */
+  openApproval(itemId: string, target: string, deadline: Date): Promise<void>;
+  /** An approval decided at once (trust skipped it): fails if the target already has one. */
+  createDecidedApproval(itemId: string, target: string, status: string, at: Date): Promise<void>;
+  /** Decides a pending approval; false when it was not pending. */
+  decideApproval(itemId: string, target: string, status: string, at: Date): Promise<boolean>;
+  saveTrust(row: TrustSave): Promise<void>;
+  addTrustEntry(entry: TrustEntrySave): Promise<void>;
+  /** Where a nest's rotation stands after a pick. */
+  recordPick(nestId: string, ring: string, crow: string): Promise<void>;
+  /** PostgreSQL's commit-order lock (db.ts commitOrderLock), held to commit; nothing on SQLite. */
+  lockCommitOrder(): Promise<void>;
+}
+
+export interface ItemFields {
+  stage: string;
+  mode?: string;
+  taskType?: string;
+  /** JSON text, as the column holds it. */
+  subtasks?: string;
+  reason?: string;
+  answer?: string;
+  /** JSON text, as the column holds it. */
+  crows?: string;
+}
+
+/** The advisory lock key of the commit-order lock (any constant no other code uses). */
+export const NAMED_ORDER_LOCK = 7_261_013;
+
+/** Runs one statement: SQL written with `?` placeholders, in the SQL both databases read alike. */
+interface Exec {
+  run(sql: string, params: unknown[]): Promise<number>;
+  get<T>(sql: string, params: unknown[]): Promise<T | undefined>;
+  all<T>(sql: string, params: unknown[]): Promise<T[]>;
+}
+
+interface Dialect {
+  /** A DateTime value as Prisma stores it. */
+  ts(date: Date): string;
+  /** A DateTime column read back as text Date parses in UTC. */
+  tsColumn(column: string): string;
+  lockCommitOrder(exec: Exec): Promise<void>;
+}
+
+/** Prisma's better-sqlite3 adapter stores DateTime as ISO 8601 text with +00:00 (event-store.ts). */
+const SQLITE: Dialect = {
+  ts: (date) => date.toISOString().replace("Z", "+00:00"),
+  tsColumn: (column) => `"${column}"`,
+  lockCommitOrder: async () => {}, // one writer: ids already are commit order
+};
+
+const PG: Dialect = {
+  ts: (date) => date.toISOString(), // timestamp(3) without time zone, UTC as Prisma writes it
+  tsColumn: (column) => `to_char("${column}", 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "${column}"`,
+  lockCommitOrder: async (exec) => {
+    await exec.get(`SELECT pg_advisory_xact_lock(${NAMED_ORDER_LOCK})`, []);
+  },
+};
+
+type ItemRow = Omit<Item, "updatedAt"> & { updatedAt: string };
+
+const itemOf = (row: ItemRow | undefined): Item | null => (row ? { ...row, updatedAt: new Date(row.updatedAt) } : null);
+
+/** The statements, over either database. */
+class Statements implements StateTx {
+  private readonly itemColumns: string;
+
+  constructor(
+    private readonly exec: Exec,
+    private readonly dialect: Dialect,
+  ) {
+    const columns = ["id", "listId", "n", "text", "stage", "mode", "taskType", "subtasks", "reason", "answer", "crows", "skipReason"].map((c) => `"${c}"`);
+    this.itemColumns = [...columns, dialect.tsColumn("updatedAt")].join(", ");
+  }
+
+  async item(id: string): Promise<Item | null> {
+    return itemOf(await this.exec.get<ItemRow>(`SELECT ${this.itemColumns} FROM "Item" WHERE "id" = ?`, [id]));
+  }
+
+  async approval(itemId: string, target: string): Promise<ApprovalRow | null> {
+    const row = await this.exec.get<{ status: string; deadline: string }>(
+      `SELECT "status", ${this.dialect.tsColumn("deadline")} FROM "Approval" WHERE "itemId" = ? AND "target" = ?`,
+      [itemId, target],
+    );
+    return row ? { status: row.status, deadline: new Date(row.deadline) } : null;
+  }
+
+  async trust(holder: string, taskType: string): Promise<TrustRecordRow | null> {
+    return (await this.exec.get<TrustRecordRow>(`SELECT "level", "streak" FROM "Trust" WHERE "holder" = ? AND "taskType" = ?`, [holder, taskType])) ?? null;
+  }
+
+  async spunCrowTrust(name: string): Promise<string | null> {
+    return (await this.exec.get<{ trust: string }>(`SELECT "trust" FROM "SpunCrow" WHERE "name" = ?`, [name]))?.trust ?? null;
+  }
+
+  async spunCrowPersona(name: string): Promise<string | null> {
+    return (await this.exec.get<{ persona: string }>(`SELECT "persona" FROM "SpunCrow" WHERE "name" = ?`, [name]))?.persona ?? null;
+  }
+
+  async spunCrowNames(): Promise<string[]> {
+    return (await this.exec.all<{ name: string }>(`SELECT "name" FROM "SpunCrow" ORDER BY "name" ASC`, [])).map((r) => r.name);
+  }
+
+  async quarantinedCrows(): Promise<string[]> {
+    return (await this.exec.all<{ crow: string }>(`SELECT "crow" FROM "Quarantine" WHERE "status" = 'quarantined'`, [])).map((r) => r.crow);
+  }
+
+  async rotationCursor(nestId: string, ring: string): Promise<string | null> {
+    return (await this.exec.get<{ lastCrow: string }>(`SELECT "lastCrow" FROM "RotationCursor" WHERE "nestId" = ? AND "ring" = ?`, [nestId, ring]))?.lastCrow ?? null;
+  }
+
+  async recordPick(nestId: string, ring: string, crow: string): Promise<void> {
+    await this.exec.run(
+      `INSERT INTO "RotationCursor" ("nestId", "ring", "lastCrow", "updatedAt") VALUES (?, ?, ?, ?) ` +
+        `ON CONFLICT ("nestId", "ring") DO UPDATE SET "lastCrow" = excluded."lastCrow", "updatedAt" = excluded."updatedAt"`,
+      [nestId, ring, crow, this.dialect.ts(new Date())],
+    );
+  }
+
+  async updateItem(id: string, fields: ItemFields): Promise<Item | null> {
+    // Every optional column is written as given or kept (COALESCE), so one statement serves all moves.
+    const row = await this.exec.get<ItemRow>(
+      `UPDATE "Item" SET "stage" = ?, "mode" = COALESCE(?, "mode"), "taskType" = COALESCE(?, "taskType"), "subtasks" = COALESCE(?, "subtasks"), ` +
+        `"reason" = COALESCE(?, "reason"), "answer" = COALESCE(?, "answer"), "crows" = COALESCE(?, "crows"), "updatedAt" = ? ` +
+        `WHERE "id" = ? RETURNING ${this.itemColumns}`,
+      [fields.stage, fields.mode ?? null, fields.taskType ?? null, fields.subtasks ?? null, fields.reason ?? null, fields.answer ?? null, fields.crows ?? null, this.dialect.ts(new Date()), id],
+    );
+    return itemOf(row);
+  }
+
+  async skipItem(id: string, reason: string): Promise<boolean> {
+    const changed = await this.exec.run(
+      `UPDATE "Item" SET "stage" = 'skipped', "skipReason" = ?, "updatedAt" = ? WHERE "id" = ? AND "stage" NOT IN ('done', 'skipped')`,
+      [reason, this.dialect.ts(new Date()), id],
+    );
+    return changed > 0;
+  }
+
+  async addTokens(listId: string, tokens: number): Promise<void> {
+    await this.exec.run(`UPDATE "TodoList" SET "tokensUsed" = "tokensUsed" + ? WHERE "id" = ?`, [tokens, listId]);
+  }
+
+  async finishList(listId: string, at: Date): Promise<{ tokensUsed: number; tokenBudget: number } | null> {
+    return (
+      (await this.exec.get<{ tokensUsed: number; tokenBudget: number }>(
+        `UPDATE "TodoList" SET "status" = 'finished', "finishedAt" = ? WHERE "id" = ? RETURNING "tokensUsed", "tokenBudget"`,
+        [this.dialect.ts(at), listId],
+      )) ?? null
+    );
+  }
+
+  async openApproval(itemId: string, target: string, deadline: Date): Promise<void> {
+    await this.exec.run(
+      `INSERT INTO "Approval" ("itemId", "target", "status", "deadline", "createdAt") VALUES (?, ?, 'pending', ?, ?) ON CONFLICT ("itemId", "target") DO NOTHING`,
+      [itemId, target, this.dialect.ts(deadline), this.dialect.ts(new Date())],
+    );
+  }
+
+  async createDecidedApproval(itemId: string, target: string, status: string, at: Date): Promise<void> {
+    const stamp = this.dialect.ts(at);
+    await this.exec.run(`INSERT INTO "Approval" ("itemId", "target", "status", "deadline", "createdAt", "decidedAt") VALUES (?, ?, ?, ?, ?, ?)`, [
+      itemId,
+      target,
+      status,
+      stamp,
+      this.dialect.ts(new Date()),
+      stamp,
+    ]);
+  }
+
+  async decideApproval(itemId: string, target: string, status: string, at: Date): Promise<boolean> {
+    const changed = await this.exec.run(`UPDATE "Approval" SET "status" = ?, "decidedAt" = ? WHERE "itemId" = ? AND "target" = ? AND "status" = 'pending'`, [
+      status,
+      this.dialect.ts(at),
+      itemId,
+      target,
+    ]);
+    return changed > 0;
+  }
+
+  async saveTrust(row: TrustSave): Promise<void> {
+    await this.exec.run(
+      `INSERT INTO "Trust" ("holder", "taskType", "level", "streak", "approvals", "rejections", "autos", "updatedAt") VALUES (?, ?, ?, ?, ?, ?, ?, ?) ` +
+        `ON CONFLICT ("holder", "taskType") DO UPDATE SET "level" = excluded."level", "streak" = excluded."streak", ` +
+        `"approvals" = "Trust"."approvals" + excluded."approvals", "rejections" = "Trust"."rejections" + excluded."rejections", ` +
+        `"autos" = "Trust"."autos" + excluded."autos", "updatedAt" = excluded."updatedAt"`,
+      [row.holder, row.taskType, row.level, row.streak, row.approvals, row.rejections, row.autos, this.dialect.ts(new Date())],
+    );
+  }
+
+  async addTrustEntry(entry: TrustEntrySave): Promise<void> {
+    await this.exec.run(`INSERT INTO "TrustEntry" ("holder", "taskType", "verdict", "subject", "from", "to", "streak", "at") VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, [
+      entry.holder,
+      entry.taskType,
+      entry.verdict,
+      entry.subject,
+      entry.from,
+      entry.to,
+      entry.streak,
+      this.dialect.ts(entry.at),
+    ]);
+  }
+
+  lockCommitOrder(): Promise<void> {
+    return this.dialect.lockCommitOrder(this.exec);
+  }
+}
+
+/** SQLite: each statement prepared once for the life of its connection. */
+function sqliteExec(db: Database.Database): Exec {
+  const prepared = new Map<string, Database.Statement>();
+  const statement = (sql: string) => {
+    let stmt = prepared.get(sql);
+    // Prisma's adapter turns safe integers on for its connection; these columns are small numbers.
+    if (!stmt) prepared.set(sql, (stmt = db.prepare(sql).safeIntegers(false)));
+    return stmt;
+  };
+  return {
+    run: async (sql, params) => statement(sql).run(...params).changes,
+    get: async <T>(sql: string, params: unknown[]) => statement(sql).get(...params) as T | undefined,
+    all: async <T>(sql: string, params: unknown[]) => statement(sql).all(...params) as T[],
+  };
+}
+
+/** `?` placeholders as PostgreSQL's `$n` (the SQL here has no `?` inside a literal). */
+function numbered(sql: string): string {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+}
+
+const pgNames = new Map<string, { name: string; text: string }>();
+
+/** PostgreSQL: each statement named, so a connection parses it once. */
+function pgExec(client: pg.PoolClient | pg.Pool): Exec {
+  const named = (sql: string) => {
+    let entry = pgNames.get(sql);
+    if (!entry) pgNames.set(sql, (entry = { name: `crows-state-${pgNames.size + 1}`, text: numbered(sql) }));
+    return entry;
+  };
+  return {
+    run: async (sql, params) => (await client.query({ ...named(sql), values: params })).rowCount ?? 0,
+    get: async <T>(sql: string, params: unknown[]) => (await client.query({ ...named(sql), values: params })).rows[0] as T | undefined,
+    all: async <T>(sql: string, params: unknown[]) => (await client.query({ ...named(sql), values: params })).rows as T[],
+  };
+}
+
+export function sqliteState(db: Database.Database): StateTx {
+  return new Statements(sqliteExec(db), SQLITE);
+}
+
+export function pgState(client: pg.PoolClient | pg.Pool): StateTx {
+  return new Statements(pgExec(client), PG);
+}
