@@ -146,6 +146,9 @@ export class ApprovalDesk {
     // setTimeout caps at ~24.8 days; windows are minutes.
     const timer = setTimeout(() => {
       this.timers.delete(k);
+      // Node's timers can fire a millisecond before the wall clock reaches the deadline; the
+      // window is the owner's until the deadline itself, so wait out the remainder.
+      if (deadline.getTime() > this.now()) return this.arm(subject, deadline);
       // Not moved: someone (maybe another instance, its signal lost) decided first; hand that on.
       void this.record(subject, "timeout")
         .then((moved) => (moved ? undefined : this.settleFromRow(subject)))
