@@ -21,6 +21,8 @@ import { useGraphQLStream } from "./graphql-stream.ts";
 import { graphqlMetricsPlugin } from "../ops/metrics.ts";
 import { describeError } from "../ops/describe-error.ts";
 import { useGraphQlJit } from "@envelop/graphql-jit";
+import { graphqlReadCache } from "./graphql-read-cache.ts";
+import { readVersionOf } from "../storage/read-version.ts";
 
 export const GRAPHQL_PATH = "/graphql";
 export const GRAPHQL_SSE_PATH = "/graphql/stream";
@@ -158,7 +160,7 @@ export function createGraphQLHandler(app: App): (req: http.IncomingMessage, res:
     renderGraphiQL,
     landingPage: false,
     maskedErrors: { maskError: maskCrowsError },
-    plugins: [csrfPrevention, queryStringJson, ...graphqlLimits(), readOnlyTokens, refuseUnstorableText, requestErrorsCoded, useGraphQLStream(GRAPHQL_SSE_PATH, (line) => app.logLine(line)), graphqlMetricsPlugin(app.metrics), compiledQueries],
+    plugins: [csrfPrevention, queryStringJson, ...graphqlLimits(), readOnlyTokens, refuseUnstorableText, requestErrorsCoded, useGraphQLStream(GRAPHQL_SSE_PATH, (line) => app.logLine(line)), graphqlMetricsPlugin(app.metrics), graphqlReadCache(() => readVersionOf(app.prisma)), compiledQueries],
     logging: {
       debug: () => {},
       info: () => {},

@@ -20,6 +20,7 @@ import { ConfigError } from "../config.ts";
 import { deployMigrations, providerOf } from "./migrate.ts";
 import { prepareDataDir } from "../ops/data-dir.ts";
 import { PgEventStore, SqliteEventStore, pairEventStore } from "./event-store.ts";
+import { SqliteReadVersion, pairReadVersion } from "./read-version.ts";
 import type BetterSqlite3 from "better-sqlite3";
 
 export type { PrismaClient };
@@ -52,11 +53,13 @@ export async function openDatabase(config: Config): Promise<PrismaClient> {
   if (file !== ":memory:") mkdirSync(path.dirname(path.resolve(file)), { recursive: true, mode: 0o700 });
   await deployMigrations(url);
   const events = new SqliteEventStore(file);
-  const prisma = new PrismaClient({ adapter: sharedWithEventStore(new PrismaBetterSqlite3({ url }), events) });
+  const version = new SqliteReadVersion(file);
+  const prisma = new PrismaClient({ adapter: sharedWithEventStore(new PrismaBetterSqlite3({ url }), events, version) });
   // WAL lets SSE readers run while the engine writes; a busy timeout rides out short write locks.
   await prisma.$queryRawUnsafe("PRAGMA journal_mode = WAL");
   await prisma.$queryRawUnsafe("PRAGMA busy_timeout = 5000");
   pairEventStore(prisma, events);
+  pairReadVersion(prisma, version);
   return prisma;
 }
 
@@ -87,13 +90,22 @@ type SqliteAdapter = Awaited<ReturnType<SqliteFactory["connect"]>>;
  * transactions take the store's gate: the store's group commits run on the same connection and
  * must never land inside an open Prisma transaction (nor it inside theirs).
  */
-function sharedWithEventStore(factory: SqliteFactory, events: SqliteEventStore): SqliteFactory {
+function sharedWithEventStore(factory: SqliteFactory, events: SqliteEventStore, version: SqliteReadVersion): SqliteFactory {
   const connect = async (): Promise<SqliteAdapter> => {
     const adapter = await factory.connect();
     events.attach((adapter as unknown as { client: BetterSqlite3.Database }).client);
+    version.attach();
     const startTransaction = adapter.startTransaction.bind(adapter);
     adapter.startTransaction = async (isolationLevel) => {
-      const release = await events.gate.acquire();
+      const gate = await events.gate.acquire();
+      // The read cache keeps nothing while a transaction's uncommitted rows are visible (read-version.ts).
+      version.transactionBegan();
+      let ended = false;
+      const release = () => {
+        if (!ended) version.transactionEnded(); // once, as the gate's own release
+        ended = true;
+        gate();
+      };
       try {
         const tx = await startTransaction(isolationLevel);
         const commit = tx.commit.bind(tx);
@@ -108,6 +120,7 @@ function sharedWithEventStore(factory: SqliteFactory, events: SqliteEventStore):
     };
     const dispose = adapter.dispose.bind(adapter);
     adapter.dispose = async () => {
+      version.close();
       await events.close();
       await dispose();
     };
