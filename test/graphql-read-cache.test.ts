@@ -121,6 +121,22 @@ function suite(name: string, start: () => Promise<TestServer>, cached: boolean) 
     assert.equal((await gqlText(server, query)).json.data.trust, [], "the rolled-back verdict is nowhere");
     assert.is(reads() - before, 1, "read afresh after the transaction");
     assert.equal((await gqlText(server, query)).json.data.trust, []);
+
+    // A list is read through Prisma, whose connection shows an open transaction's rows to reads made meanwhile.
+    const listId = `lstrollback${name}`;
+    await server.app.prisma.todoList.create({ data: { id: listId, requester: "cache", text: "-", tokenBudget: 1, status: "running" } });
+    const listQuery = `{ list(id: "${listId}") { id status tokensUsed } }`;
+    assert.is((await gqlText(server, listQuery)).json.data.list.status, "running");
+    await server.app.prisma
+      .$transaction(async (tx) => {
+        await tx.todoList.update({ where: { id: listId }, data: { status: "finished", tokensUsed: 7 } });
+        await gqlText(server, listQuery); // may see the uncommitted row; must not keep it
+        throw new Rollback("rolled back on purpose");
+      })
+      .catch((error) => {
+        if (!(error instanceof Rollback)) throw error;
+      });
+    for (let i = 0; i < 3; i++) assert.equal((await gqlText(server, listQuery)).json.data.list, { id: listId, status: "running", tokensUsed: 0 }, `read ${i} after the rollback`);
   });
 
   t("a query beside an uncached root field, and a mutation, always run", async () => {

@@ -21,6 +21,7 @@ import { deployMigrations, providerOf } from "./migrate.ts";
 import { prepareDataDir } from "../ops/data-dir.ts";
 import { PgEventStore, SqliteEventStore, pairEventStore } from "./event-store.ts";
 import { SqliteReadVersion, pairReadVersion } from "./read-version.ts";
+import { PgTrustReads, SqliteTrustReads, pairTrustReads } from "./trust-history.ts";
 import type BetterSqlite3 from "better-sqlite3";
 
 export type { PrismaClient };
@@ -47,6 +48,7 @@ export async function openDatabase(config: Config): Promise<PrismaClient> {
     const prisma = new PgClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
     await prisma.$connect();
     pairEventStore(prisma as unknown as PrismaClient, new PgEventStore(pool));
+    pairTrustReads(prisma as unknown as PrismaClient, new PgTrustReads(pool));
     return prisma as unknown as PrismaClient; // the one cast: see the header
   }
   const file = url.slice("file:".length);
@@ -54,12 +56,15 @@ export async function openDatabase(config: Config): Promise<PrismaClient> {
   await deployMigrations(url);
   const events = new SqliteEventStore(file);
   const version = new SqliteReadVersion(file);
-  const prisma = new PrismaClient({ adapter: sharedWithEventStore(new PrismaBetterSqlite3({ url }), events, version) });
+  // A second connection cannot open an in-memory database: there the ledger is read through Prisma.
+  const trust = file === ":memory:" ? undefined : new SqliteTrustReads(file);
+  const prisma = new PrismaClient({ adapter: sharedWithEventStore(new PrismaBetterSqlite3({ url }), events, version, trust) });
   // WAL lets SSE readers run while the engine writes; a busy timeout rides out short write locks.
   await prisma.$queryRawUnsafe("PRAGMA journal_mode = WAL");
   await prisma.$queryRawUnsafe("PRAGMA busy_timeout = 5000");
   pairEventStore(prisma, events);
   pairReadVersion(prisma, version);
+  if (trust) pairTrustReads(prisma, trust);
   return prisma;
 }
 
@@ -90,11 +95,12 @@ type SqliteAdapter = Awaited<ReturnType<SqliteFactory["connect"]>>;
  * transactions take the store's gate: the store's group commits run on the same connection and
  * must never land inside an open Prisma transaction (nor it inside theirs).
  */
-function sharedWithEventStore(factory: SqliteFactory, events: SqliteEventStore, version: SqliteReadVersion): SqliteFactory {
+function sharedWithEventStore(factory: SqliteFactory, events: SqliteEventStore, version: SqliteReadVersion, trust: SqliteTrustReads | undefined): SqliteFactory {
   const connect = async (): Promise<SqliteAdapter> => {
     const adapter = await factory.connect();
     events.attach((adapter as unknown as { client: BetterSqlite3.Database }).client);
     version.attach();
+    trust?.attach();
     const startTransaction = adapter.startTransaction.bind(adapter);
     adapter.startTransaction = async (isolationLevel) => {
       const gate = await events.gate.acquire();
@@ -121,6 +127,7 @@ function sharedWithEventStore(factory: SqliteFactory, events: SqliteEventStore, 
     const dispose = adapter.dispose.bind(adapter);
     adapter.dispose = async () => {
       version.close();
+      trust?.close();
       await events.close();
       await dispose();
     };
