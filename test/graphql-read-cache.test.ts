@@ -81,6 +81,18 @@ function suite(name: string, start: () => Promise<TestServer>, cached: boolean) 
       const expected = Array.from({ length: 7 }, (_, i) => i).filter((i) => `pager-${i % 2}` === holder).slice(-last).map((i) => `page-${name}-${i}`);
       assert.equal(page.history.map((h: { subject: string }) => h.subject), expected);
     }
+    // The page before a page's first id, down to the first entry and then an empty page.
+    const all = (await gqlText(server, PAGED, { holder: "pager-0", last: 1000 })).json.data.trust[0].history as Array<{ id: number; subject: string }>;
+    let before: number | undefined = undefined;
+    const seen: string[] = [];
+    for (;;) {
+      const query = `query($before: Int) { trust(holder: "pager-0") { history(last: 2, before: $before) { id subject } } }`;
+      const page = (await gqlText(server, query, { before })).json.data.trust[0].history as Array<{ id: number; subject: string }>;
+      if (page.length === 0) break;
+      seen.unshift(...page.map((h) => h.subject));
+      before = page[0]!.id;
+    }
+    assert.equal(seen, all.map((h) => h.subject));
     await verdict(server, "pager-0", "math", "auto", `page-${name}-late`);
     const page = (await gqlText(server, PAGED, { holder: "pager-0", last: 1 })).json.data.trust[0];
     assert.equal(page.history.map((h: { subject: string }) => h.subject), [`page-${name}-late`]);
