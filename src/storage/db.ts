@@ -6,8 +6,8 @@
 // client is generated from the same models (scripts/pg-schema.ts), so its model API is the same,
 // but TypeScript cannot relate the deferred conditional types of two generated copies, so it is
 // cast once, here. The guards below fail the typecheck if the two ever differ in models or rows.
-// The code base keeps to what both providers mean alike: no raw SQL outside src/storage (this file
-// and the event log's hot path, event-store.ts), no provider-only filters (`mode: "insensitive"`)
+// The code base keeps to what both providers mean alike: no raw SQL outside src/storage (this file,
+// the event log's hot path event-store.ts, the ledger's reads trust-history.ts, read-version.ts), no provider-only filters (`mode: "insensitive"`)
 // and no isolation levels.
 import { mkdirSync } from "node:fs";
 import path from "node:path";
@@ -56,15 +56,14 @@ export async function openDatabase(config: Config): Promise<PrismaClient> {
   await deployMigrations(url);
   const events = new SqliteEventStore(file);
   const version = new SqliteReadVersion(file);
-  // A second connection cannot open an in-memory database: there the ledger is read through Prisma.
-  const trust = file === ":memory:" ? undefined : new SqliteTrustReads(file);
+  const trust = new SqliteTrustReads(file);
   const prisma = new PrismaClient({ adapter: sharedWithEventStore(new PrismaBetterSqlite3({ url }), events, version, trust) });
   // WAL lets SSE readers run while the engine writes; a busy timeout rides out short write locks.
   await prisma.$queryRawUnsafe("PRAGMA journal_mode = WAL");
   await prisma.$queryRawUnsafe("PRAGMA busy_timeout = 5000");
   pairEventStore(prisma, events);
   pairReadVersion(prisma, version);
-  if (trust) pairTrustReads(prisma, trust);
+  pairTrustReads(prisma, trust);
   return prisma;
 }
 
@@ -95,12 +94,12 @@ type SqliteAdapter = Awaited<ReturnType<SqliteFactory["connect"]>>;
  * transactions take the store's gate: the store's group commits run on the same connection and
  * must never land inside an open Prisma transaction (nor it inside theirs).
  */
-function sharedWithEventStore(factory: SqliteFactory, events: SqliteEventStore, version: SqliteReadVersion, trust: SqliteTrustReads | undefined): SqliteFactory {
+function sharedWithEventStore(factory: SqliteFactory, events: SqliteEventStore, version: SqliteReadVersion, trust: SqliteTrustReads): SqliteFactory {
   const connect = async (): Promise<SqliteAdapter> => {
     const adapter = await factory.connect();
     events.attach((adapter as unknown as { client: BetterSqlite3.Database }).client);
     version.attach();
-    trust?.attach();
+    trust.attach();
     const startTransaction = adapter.startTransaction.bind(adapter);
     adapter.startTransaction = async (isolationLevel) => {
       const gate = await events.gate.acquire();
@@ -127,7 +126,7 @@ function sharedWithEventStore(factory: SqliteFactory, events: SqliteEventStore, 
     const dispose = adapter.dispose.bind(adapter);
     adapter.dispose = async () => {
       version.close();
-      trust?.close();
+      trust.close();
       await events.close();
       await dispose();
     };
