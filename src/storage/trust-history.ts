@@ -117,12 +117,12 @@ export class SqliteTrustReads implements TrustReads {
     this.connection = new Database(this.file, { readonly: true, fileMustExist: true });
   }
 
-  private statement(key: string, sql: { text: string }): Database.Statement {
+  private statement(key: string, sql: { text: string }, raw = false): Database.Statement {
     let statement = this.statements.get(key);
     if (!statement) {
       if (!this.connection) throw new Error("The trust store is not attached to the database yet.");
       // Each $n appears once, in order: plain ? placeholders take the values in the same order.
-      statement = this.connection.prepare(sql.text.replace(/\$\d+/g, "?")).safeIntegers(false);
+      statement = this.connection.prepare(sql.text.replace(/\$\d+/g, "?")).safeIntegers(false).raw(raw);
       this.statements.set(key, statement);
     }
     return statement;
@@ -135,9 +135,9 @@ export class SqliteTrustReads implements TrustReads {
 
   async history(page: TrustHistoryPage): Promise<TrustHistoryRow[]> {
     const sql = historySql(page, (at) => at);
-    const rows = this.statement(`h${shapeOf(page)}`, sql).all(...sql.values) as TrustHistoryRow[];
-    for (const row of rows) row.at = isoOfSqlite(row.at);
-    return rows;
+    // Rows as arrays, made into objects of one shape here: better-sqlite3's row objects took twice as long.
+    const rows = this.statement(`h${shapeOf(page)}`, sql, true).all(...sql.values) as Array<[number, string, string, string, string, number, number, string]>;
+    return rows.map(([id, holder, taskType, verdict, subject, from, to, at]) => ({ id, holder, taskType, verdict, subject, from, to, at: isoOfSqlite(at) }));
   }
 
   close(): void {
