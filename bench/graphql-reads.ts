@@ -3,18 +3,25 @@
 // A real server on an ephemeral port holds BENCH_VERDICTS verdicts across holders and task types
 // and a list of BENCH_EVENTS events; CONCURRENCY fetches stay in flight for SECONDS per query.
 // Prints requests/s per query and its ratio to the baseline, per run and the median of RUNS.
-// Run: npm run bench:graphql-reads
+// Run: npm run bench:graphql-reads (BENCH_ONLY=<regex> runs only the matching queries;
+// BENCH_READ_CACHE=off runs every query afresh, as after a commit: src/server/graphql-read-cache.ts)
 import { startTestServer } from "../test/helpers/server.ts";
 import type { VerdictValue } from "../src/flock/events.ts";
+import { pairReadVersion } from "../src/storage/read-version.ts";
 
 const VERDICTS = Number(process.env.BENCH_VERDICTS ?? 400);
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 300);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+/** off: every query runs afresh (the read cache sees no database version), to show the uncached cost. */
+const READ_CACHE = process.env.BENCH_READ_CACHE ?? "on";
+/** Only the queries whose label matches (a regex; the baseline always runs): for profiling one read. */
+const ONLY = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : null;
 
 const server = await startTestServer();
 try {
+  if (READ_CACHE === "off") pairReadVersion(server.app.prisma, { current: () => null });
   const holders = ["flock", "Sentry", "crow-ada", "crow-bo", "crow-cy", "spun-1"];
   const taskTypes = ["writing", "research", "code", "errand", "math"];
   const verdicts: VerdictValue[] = ["approved", "approved", "approved", "rejected", "auto", "timeout"];
@@ -35,7 +42,7 @@ try {
     });
   }
 
-  const queries: [string, string][] = [
+  const allQueries: [string, string][] = [
     ["{ __typename } (baseline)", "{ __typename }"],
     ["trust ledger, no history", "{ trust { holder taskType level levelName streak approvals rejections autos } }"],
     ["trust ledger, history(last: 5)", "{ trust { holder taskType level levelName streak approvals rejections autos history(last: 5) { id verdict subject from to at } } }"],
@@ -44,6 +51,7 @@ try {
     ["list.events (seq name ts payload)", `{ list(id: "${listId}") { id status events { seq name ts payload } } }`],
     ["events(listId) (seq name raw)", `{ events(listId: "${listId}") { seq name raw } }`],
   ];
+  const queries = allQueries.filter(([label], i) => i === 0 || !ONLY || ONLY.test(label));
 
   const rate = async (query: string): Promise<number> => {
     const body = JSON.stringify({ query });
@@ -61,7 +69,7 @@ try {
     return done / ((performance.now() - t0) / 1000);
   };
 
-  console.log(`GraphQL reads: ${VERDICTS} verdicts (${holders.length} holders x ${taskTypes.length} task types), a list of ${EVENTS} events; ${CONCURRENCY} concurrent fetches, ${SECONDS} s per query, ${RUNS} runs`);
+  console.log(`GraphQL reads (read cache ${READ_CACHE}): ${VERDICTS} verdicts (${holders.length} holders x ${taskTypes.length} task types), a list of ${EVENTS} events; ${CONCURRENCY} concurrent fetches, ${SECONDS} s per query, ${RUNS} runs`);
   for (const [, query] of queries) await rate(query); // warm up every path once
   const ratios = new Map<string, number[]>();
   const rates = new Map<string, number[]>();

@@ -40,9 +40,15 @@ export const builder = new SchemaBuilder<{
   },
 });
 
+/** toISOString()'s form: UTC to the millisecond, a four-digit year. */
+const ISO_UTC_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
 builder.scalarType("DateTime", {
   description: "An RFC 3339 timestamp.",
-  serialize: (value) => (value instanceof Date ? value.toISOString() : new Date(value).toISOString()),
+  // A string already in toISOString()'s own form (what the stores hand out) is what formatting it
+  // again would give: passed through, since a Date parse and format per value was a large share of
+  // a ledger's or a list's events' answer (issue 9). Any other string is parsed and formatted.
+  serialize: (value) => (value instanceof Date ? value.toISOString() : ISO_UTC_MS.test(value) ? value : new Date(value).toISOString()),
   parseValue: (value) => {
     const date = new Date(String(value));
     if (typeof value !== "string" || Number.isNaN(date.getTime())) throw new TypeError("DateTime must be an RFC 3339 string");

@@ -5,7 +5,7 @@
 import type { StateReads, StateTx, Tx } from "../log/event-log.ts";
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { VerdictValue } from "./events.ts";
-import { readTrustHistory } from "../storage/trust-history.ts";
+import { trustReadsOf, type TrustRecordRow } from "../storage/trust-history.ts";
 
 export const LEVEL_NAMES = ["stranger", "regular", "trusted"] as const;
 export const TRUSTED = 2;
@@ -96,11 +96,9 @@ export class TrustLedger {
    * The ledger's records, by holder then task type, optionally one holder's and/or one task type's
    * (filtered in the database, not after loading the whole ledger).
    */
-  records(filter: LedgerFilter = {}) {
-    return this.prisma.trust.findMany({
-      where: { ...(filter.holder == null ? {} : { holder: filter.holder }), ...(filter.taskType == null ? {} : { taskType: filter.taskType }) },
-      orderBy: [{ holder: "asc" }, { taskType: "asc" }],
-    });
+  records(filter: LedgerFilter = {}): Promise<TrustRecordRow[]> {
+    // Read around Prisma, on committed rows only (src/storage/trust-history.ts says why).
+    return trustReadsOf(this.prisma).records(filter);
   }
 
   /**
@@ -109,13 +107,13 @@ export class TrustLedger {
    * over the entries, where filtering every entry for every record made the snapshot quadratic.
    */
   async histories(filter: LedgerFilter = {}, page: { last?: number | null; before?: number | null } = {}): Promise<Map<string, HistoryEntry[]>> {
-    const entries = await readTrustHistory(this.prisma, { ...filter, ...page });
+    const entries = await trustReadsOf(this.prisma).history({ ...filter, ...page });
     const grouped = new Map<string, HistoryEntry[]>();
     for (const e of entries) {
       const key = historyKey(e.holder, e.taskType);
       let list = grouped.get(key);
       if (!list) grouped.set(key, (list = []));
-      list.push({ id: e.id, verdict: e.verdict, subject: e.subject, from: e.from, to: e.to, at: e.at.toISOString() });
+      list.push({ id: e.id, verdict: e.verdict, subject: e.subject, from: e.from, to: e.to, at: e.at });
     }
     return grouped;
   }

@@ -7,8 +7,9 @@
 // but TypeScript cannot relate the deferred conditional types of two generated copies, so it is
 // cast once, here. The guards below fail the typecheck if the two ever differ in models or rows.
 // The code base keeps to what both providers mean alike: no raw SQL outside src/storage (this file,
-// the event log's hot path, event-store.ts, and the flock's hot state beside it, flock-state.ts),
-// no provider-only filters (`mode: "insensitive"`) and no isolation levels.
+// the event log's hot path event-store.ts, the flock's hot state beside it flock-state.ts, the
+// ledger's reads trust-history.ts, read-version.ts), no provider-only filters (`mode: "insensitive"`)
+// and no isolation levels.
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
@@ -21,6 +22,8 @@ import { deployMigrations, providerOf } from "./migrate.ts";
 import { prepareDataDir } from "../ops/data-dir.ts";
 import { PgEventStore, SqliteEventStore, pairEventStore } from "./event-store.ts";
 import { NAMED_ORDER_LOCK } from "./flock-state.ts"; // one key for both write paths
+import { SqliteReadVersion, pairReadVersion } from "./read-version.ts";
+import { PgTrustReads, SqliteTrustReads, pairTrustReads } from "./trust-history.ts";
 import type BetterSqlite3 from "better-sqlite3";
 
 export type { PrismaClient };
@@ -47,17 +50,22 @@ export async function openDatabase(config: Config): Promise<PrismaClient> {
     const prisma = new PgClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
     await prisma.$connect();
     pairEventStore(prisma as unknown as PrismaClient, new PgEventStore(pool));
+    pairTrustReads(prisma as unknown as PrismaClient, new PgTrustReads(pool));
     return prisma as unknown as PrismaClient; // the one cast: see the header
   }
   const file = url.slice("file:".length);
   if (file !== ":memory:") mkdirSync(path.dirname(path.resolve(file)), { recursive: true, mode: 0o700 });
   await deployMigrations(url);
   const events = new SqliteEventStore(file);
-  const prisma = new PrismaClient({ adapter: sharedWithEventStore(new PrismaBetterSqlite3({ url }), events) });
+  const version = new SqliteReadVersion(file);
+  const trust = new SqliteTrustReads(file);
+  const prisma = new PrismaClient({ adapter: sharedWithEventStore(new PrismaBetterSqlite3({ url }), events, version, trust) });
   // WAL lets SSE readers run while the engine writes; a busy timeout rides out short write locks.
   await prisma.$queryRawUnsafe("PRAGMA journal_mode = WAL");
   await prisma.$queryRawUnsafe("PRAGMA busy_timeout = 5000");
   pairEventStore(prisma, events);
+  pairReadVersion(prisma, version);
+  pairTrustReads(prisma, trust);
   return prisma;
 }
 
@@ -86,12 +94,15 @@ type SqliteAdapter = Awaited<ReturnType<SqliteFactory["connect"]>>;
  * transactions take the store's gate: the store's group commits run on the same connection and
  * must never land inside an open Prisma transaction (nor it inside theirs).
  */
-function sharedWithEventStore(factory: SqliteFactory, events: SqliteEventStore): SqliteFactory {
+function sharedWithEventStore(factory: SqliteFactory, events: SqliteEventStore, version: SqliteReadVersion, trust: SqliteTrustReads): SqliteFactory {
   const connect = async (): Promise<SqliteAdapter> => {
     const adapter = await factory.connect();
     events.attach((adapter as unknown as { client: BetterSqlite3.Database }).client);
+    version.attach(events.gate);
+    trust.attach();
     const startTransaction = adapter.startTransaction.bind(adapter);
     adapter.startTransaction = async (isolationLevel) => {
+      // The gate also tells the read cache a writer holds the connection (read-version.ts).
       const release = await events.gate.acquire();
       try {
         const tx = await startTransaction(isolationLevel);
@@ -107,6 +118,8 @@ function sharedWithEventStore(factory: SqliteFactory, events: SqliteEventStore):
     };
     const dispose = adapter.dispose.bind(adapter);
     adapter.dispose = async () => {
+      version.close();
+      trust.close();
       await events.close();
       await dispose();
     };

@@ -122,6 +122,12 @@ const backoff = (attempt: number) => new Promise((resolve) => setTimeout(resolve
 export class Gate {
   private locked = false;
   private readonly waiters: Array<() => void> = [];
+  /** Times the gate was granted: a writer had the connection if this moved (read-version.ts). */
+  grants = 0;
+
+  get held(): boolean {
+    return this.locked;
+  }
 
   acquire(): Promise<() => void> {
     if (!this.locked) {
@@ -132,6 +138,7 @@ export class Gate {
   }
 
   private releaser(): () => void {
+    this.grants += 1;
     let released = false;
     return () => {
       if (released) return;
