@@ -42,19 +42,21 @@ try {
     });
   }
 
-  const allQueries: [string, string][] = [
+  // Arguments go as variables, as the console sends them: a query with a string literal is not
+  // compiled (src/server/compiled-queries.ts), so a literal would measure graphql-js instead.
+  const allQueries: [string, string, Record<string, unknown>?][] = [
     ["{ __typename } (baseline)", "{ __typename }"],
     ["trust ledger, no history", "{ trust { holder taskType level levelName streak approvals rejections autos } }"],
     ["trust ledger, history(last: 5)", "{ trust { holder taskType level levelName streak approvals rejections autos history(last: 5) { id verdict subject from to at } } }"],
     ["trust ledger, all history", "{ trust { holder taskType level levelName streak approvals rejections autos history { verdict subject from to at } } }"],
-    ["trust, one holder, with history", `{ trust(holder: "crow-ada") { holder taskType level streak history { verdict subject from to at } } }`],
-    ["list.events (seq name ts payload)", `{ list(id: "${listId}") { id status events { seq name ts payload } } }`],
-    ["events(listId) (seq name raw)", `{ events(listId: "${listId}") { seq name raw } }`],
+    ["trust, one holder, with history", `query($holder: String) { trust(holder: $holder) { holder taskType level streak history { verdict subject from to at } } }`, { holder: "crow-ada" }],
+    ["list.events (seq name ts payload)", `query($id: ID!) { list(id: $id) { id status events { seq name ts payload } } }`, { id: listId }],
+    ["events(listId) (seq name raw)", `query($id: ID!) { events(listId: $id) { seq name raw } }`, { id: listId }],
   ];
   const queries = allQueries.filter(([label], i) => i === 0 || !ONLY || ONLY.test(label));
 
-  const rate = async (query: string): Promise<number> => {
-    const body = JSON.stringify({ query });
+  const rate = async (query: string, variables?: Record<string, unknown>): Promise<number> => {
+    const body = JSON.stringify({ query, variables });
     const deadline = performance.now() + SECONDS * 1000;
     let done = 0;
     const t0 = performance.now();
@@ -70,14 +72,14 @@ try {
   };
 
   console.log(`GraphQL reads (read cache ${READ_CACHE}): ${VERDICTS} verdicts (${holders.length} holders x ${taskTypes.length} task types), a list of ${EVENTS} events; ${CONCURRENCY} concurrent fetches, ${SECONDS} s per query, ${RUNS} runs`);
-  for (const [, query] of queries) await rate(query); // warm up every path once
+  for (const [, query, variables] of queries) await rate(query, variables); // warm up every path once
   const ratios = new Map<string, number[]>();
   const rates = new Map<string, number[]>();
   for (let run = 1; run <= RUNS; run++) {
     const base = await rate(queries[0]![1]);
     const line = [`run ${run}: baseline ${base.toFixed(0)}/s`];
-    for (const [label, query] of queries.slice(1)) {
-      const r = await rate(query);
+    for (const [label, query, variables] of queries.slice(1)) {
+      const r = await rate(query, variables);
       (rates.get(label) ?? rates.set(label, []).get(label)!).push(r);
       (ratios.get(label) ?? ratios.set(label, []).get(label)!).push(r / base);
       line.push(`${label} ${r.toFixed(0)}/s ${(r / base).toFixed(2)}x`);
