@@ -16,7 +16,8 @@ import type Database from "better-sqlite3";
 import type pg from "pg";
 import type { Item } from "../generated/prisma/client.ts";
 
-export interface TrustRecordRow {
+/** Where a holder stands on a task type: what the next verdict moves from. */
+export interface TrustStanding {
   level: number;
   streak: number;
 }
@@ -52,7 +53,7 @@ export interface TrustEntrySave {
 export interface StateReads {
   item(id: string): Promise<Item | null>;
   approval(itemId: string, target: string): Promise<ApprovalRow | null>;
-  trust(holder: string, taskType: string): Promise<TrustRecordRow | null>;
+  trust(holder: string, taskType: string): Promise<TrustStanding | null>;
   /** A spun crow's starting trust ("stranger" | "regular"), null when `name` is no spun crow. */
   spunCrowTrust(name: string): Promise<string | null>;
   /** The persona a spun crow runs on, null when `name` is no spun crow. */
@@ -161,8 +162,8 @@ class Statements implements StateTx {
     return row ? { status: row.status, deadline: new Date(row.deadline) } : null;
   }
 
-  async trust(holder: string, taskType: string): Promise<TrustRecordRow | null> {
-    return (await this.exec.get<TrustRecordRow>(`SELECT "level", "streak" FROM "Trust" WHERE "holder" = ? AND "taskType" = ?`, [holder, taskType])) ?? null;
+  async trust(holder: string, taskType: string): Promise<TrustStanding | null> {
+    return (await this.exec.get<TrustStanding>(`SELECT "level", "streak" FROM "Trust" WHERE "holder" = ? AND "taskType" = ?`, [holder, taskType])) ?? null;
   }
 
   async spunCrowTrust(name: string): Promise<string | null> {
