@@ -19,6 +19,7 @@ import { createNestChat } from "./nests/chat.ts";
 import { createMetrics, countAppended, countedModel, countedClassifier, type Metrics } from "./ops/metrics.ts";
 import { eventLogLine } from "./ops/event-lines.ts";
 import { describeError } from "./ops/describe-error.ts";
+import { TokenStore } from "./access/token-store.ts";
 
 export interface AppDeps {
   model?: Model;
@@ -43,6 +44,8 @@ export interface App {
   readonly chat: NestChat;
   /** Prometheus metrics (GET /metrics). */
   readonly metrics: Metrics;
+  /** Named access tokens (src/access/token-store.ts). */
+  readonly tokens: TokenStore;
   logLine(line: string): void;
   /** Stops starting new work and waits for the writes already under way. */
   quiesce(): Promise<void>;
@@ -97,6 +100,7 @@ export async function createApp(config: Config, deps: AppDeps = {}): Promise<App
     registry,
     chat,
     metrics,
+    tokens: new TokenStore(prisma, log),
     logLine,
     quiesce: () =>
       (quiescing ??= (async () => {
