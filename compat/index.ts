@@ -8,7 +8,8 @@ import { personaRoutes } from "./personas.ts";
 import { nestRoutes } from "./nests.ts";
 import { crowRoutes } from "./crows.ts";
 import { messageRoutes } from "./messages.ts";
+import { tokenRoutes } from "./tokens.ts";
 
 export function compatRouter(): Router {
-  return new Router().add(...listRoutes, ...eventRoutes, ...verdictRoutes, ...trustRoutes, ...personaRoutes, ...nestRoutes, ...crowRoutes, ...messageRoutes);
+  return new Router().add(...listRoutes, ...eventRoutes, ...verdictRoutes, ...trustRoutes, ...personaRoutes, ...nestRoutes, ...crowRoutes, ...messageRoutes, ...tokenRoutes);
 }
