@@ -3,6 +3,7 @@
 // unknown nest, 400 {"message"}, 403 {"message"} for a quarantined crow, 429 {"message","cooldown_s"}.
 import type { Route } from "./router.ts";
 import { bodyObject } from "./router.ts";
+import { requirePostScope } from "../src/access/post-scope.ts";
 
 export const messageRoutes: Route[] = [
   {
@@ -20,6 +21,7 @@ export const messageRoutes: Route[] = [
       const nestId = request.params.nest_id ?? "";
       await app.chat.requireNest(nestId); // an unknown nest is a 404 before the body is judged
       const body = await bodyObject(request);
+      await requirePostScope(app.prisma, request.principal, nestId, { author: body.author, refers_to: body.refers_to });
       const record = await app.chat.post(nestId, {
         author: body.author,
         text: body.text,
@@ -29,6 +31,7 @@ export const messageRoutes: Route[] = [
         approval_phrase: body.approval_phrase,
         mode: body.mode,
         invited: body.invited,
+        actor: request.principal.actor,
       });
       return { status: 201, json: record };
     },

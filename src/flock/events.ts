@@ -6,6 +6,8 @@ export type Target = "triage" | "output";
 export type VerdictValue = "approved" | "rejected" | "auto" | "timeout";
 export type SkipReason = "rejected" | "timeout" | "budget" | "failure";
 
+import { withActor, type Actor } from "../access/actor.ts";
+
 export const listStream = (listId: string) => `list:${listId}`;
 
 export type ListEvent =
@@ -24,7 +26,11 @@ export type ListEvent =
 export type ListEventName = ListEvent["name"];
 export type PayloadOf<N extends ListEventName> = Extract<ListEvent, { name: N }>["payload"];
 
-/** The wire payload: list_id first, the event's own fields in table order, ts last. */
-export function wirePayload<N extends ListEventName>(listId: string, payload: PayloadOf<N>, now = new Date()): Record<string, unknown> {
-  return { list_id: listId, ...payload, ts: now.toISOString() };
+/**
+ * The wire payload: list_id first, the event's own fields in table order, then ts; an event a
+ * request (or the system deciding) caused appends its actor after them (docs/rules.md "Actors").
+ */
+export function wirePayload<N extends ListEventName>(listId: string, payload: PayloadOf<N>, now = new Date(), actor?: Actor): Record<string, unknown> {
+  const wire: Record<string, unknown> = { list_id: listId, ...payload, ts: now.toISOString() };
+  return withActor(wire, actor);
 }

@@ -17,6 +17,7 @@ import { parseRequester, parseTodoText } from "./todo-text.ts";
 import { TrustLedger } from "./trust.ts";
 import { instanceIdOf } from "../storage/instance.ts";
 import { describeError } from "../ops/describe-error.ts";
+import { OWNER, type Actor } from "../access/actor.ts";
 
 export interface FlockDeps {
   config: Config;
@@ -68,7 +69,7 @@ export class Flock {
   }
 
   /** Accepts a todo list (POST /api/lists): validates, rate-limits, stores it and starts it. */
-  async submitList(input: { text: unknown; requester: unknown; nestId?: unknown }): Promise<{ listId: string }> {
+  async submitList(input: { text: unknown; requester: unknown; nestId?: unknown; actor?: Actor }): Promise<{ listId: string }> {
     const items = parseTodoText(input.text);
     const requester = parseRequester(input.requester);
     const nestId = await this.nestFor(input.nestId);
@@ -83,7 +84,7 @@ export class Flock {
     await this.deps.log.append(
       listStream(listId),
       "list.started",
-      wirePayload<"list.started">(listId, { items: itemRows.map((i) => ({ item_id: i.id, text: i.text })), requester, nest_id: nestId }),
+      wirePayload<"list.started">(listId, { items: itemRows.map((i) => ({ item_id: i.id, text: i.text })), requester, nest_id: nestId }, new Date(this.now()), input.actor ?? OWNER),
       async (tx) => {
         await tx.todoList.create({
           data: {
@@ -104,7 +105,7 @@ export class Flock {
   }
 
   /** The owner's verdict (POST /api/verdicts). NotFoundError when nothing waits for it. */
-  async postVerdict(input: { itemId: unknown; target: unknown; approve: unknown }): Promise<void> {
+  async postVerdict(input: { itemId: unknown; target: unknown; approve: unknown; actor?: Actor }): Promise<void> {
     if (typeof input.itemId !== "string" || input.itemId.trim() === "") throw new BadInputError('"item_id" must be a non-empty string.');
     if (input.target !== "triage" && input.target !== "output") throw new BadInputError('"target" must be "triage" or "output".');
     if (typeof input.approve !== "boolean") {
@@ -113,7 +114,7 @@ export class Flock {
     const target: Target = input.target;
     const item = await this.deps.log.state.item(input.itemId);
     if (!item) throw new NotFoundError(`No item ${input.itemId} is waiting for a verdict.`);
-    await this.approvals.answer(approvalSubject(item, target), input.approve);
+    await this.approvals.answer(approvalSubject(item, target), input.approve, input.actor ?? OWNER);
   }
 
   async listExists(listId: string): Promise<boolean> {

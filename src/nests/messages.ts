@@ -19,6 +19,7 @@ import type { NestRecord, NestStore } from "./store.ts";
 import { DEFAULT_NEST } from "./store.ts";
 import { resolvedOf, type Resolved } from "./resolved.ts";
 import { describeError } from "../ops/describe-error.ts";
+import { withActor, type Actor } from "../access/actor.ts";
 
 export const MAX_MESSAGE_CHARS = 2000;
 export const MAX_PHRASE_CHARS = 200;
@@ -76,6 +77,8 @@ export interface PostInput {
   mode?: unknown;
   /** Extension: how many crows a conspiracy invites (1..CROWS_MURDER_SIZE). */
   invited?: unknown;
+  /** Who posted it through a request (appended to the event, never to the record). */
+  actor?: Actor;
 }
 
 /**
@@ -327,10 +330,10 @@ export class NestChat {
       if (internal?.within) await internal.within(tx, row);
       if (this.obligationHook) await this.obligationHook.inTx(tx, row, { callsForResponse: !internal?.response });
       if (this.replyHook) after = await this.replyHook.inTx(tx, row);
-      return wirePayload(nest.id, this.toRecord(row), row.createdAt);
+      return wirePayload(nest.id, this.toRecord(row), row.createdAt, input.actor);
     });
     const payload = JSON.parse(event!.payload) as MessageRecord & { nest_id: string; ts: string };
-    const { nest_id: _n, ts: _t, ...record } = payload;
+    const { nest_id: _n, ts: _t, actor: _a, ...record } = payload as typeof payload & { actor?: Actor };
     // The classifier answers were stored before the id existed; give them their msg_id.
     await this.deps.prisma.classifierAnswer.updateMany({ where: { subject: provisional }, data: { subject: record.msg_id } }).catch(() => {});
     if (after) await (after as () => Promise<void>)();
@@ -423,9 +426,9 @@ export class NestChat {
   }
 }
 
-/** The nest.message payload: nest_id, the record's fields in table order, ts. */
-export function wirePayload(nestId: string, record: MessageRecord, at: Date): Record<string, unknown> {
-  return { nest_id: nestId, ...record, ts: at.toISOString() };
+/** The nest.message payload: nest_id, the record's fields in table order, ts; then the actor of a request's post. */
+export function wirePayload(nestId: string, record: MessageRecord, at: Date, actor?: Actor): Record<string, unknown> {
+  return withActor({ nest_id: nestId, ...record, ts: at.toISOString() }, actor);
 }
 
 function bandRule<T extends string>(
