@@ -9,7 +9,8 @@ import { nestRoutes } from "./nests.ts";
 import { crowRoutes } from "./crows.ts";
 import { messageRoutes } from "./messages.ts";
 import { tokenRoutes } from "./tokens.ts";
+import { auditRoutes } from "./audit.ts";
 
 export function compatRouter(): Router {
-  return new Router().add(...listRoutes, ...eventRoutes, ...verdictRoutes, ...trustRoutes, ...personaRoutes, ...nestRoutes, ...crowRoutes, ...messageRoutes, ...tokenRoutes);
+  return new Router().add(...listRoutes, ...eventRoutes, ...verdictRoutes, ...trustRoutes, ...personaRoutes, ...nestRoutes, ...crowRoutes, ...messageRoutes, ...tokenRoutes, ...auditRoutes);
 }

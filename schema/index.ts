@@ -12,5 +12,6 @@ import "./crows.ts";
 import "./classifier.ts";
 import "./messages.ts";
 import "./tokens.ts";
+import "./audit.ts";
 
 export const schema = builder.toSchema();
