@@ -140,7 +140,8 @@ export class TokenStore {
 
   /** Revokes for good; NotFoundError for an unknown id. Revoking a revoked token changes nothing. */
   async revoke(id: unknown, actor: Actor): Promise<TokenView> {
-    if (typeof id !== "string" || !/^tok_[0-9a-f]{16}$/.test(id)) throw new NotFoundError(`No token ${JSON.stringify(String(id).slice(0, 40))}.`);
+    // The message never repeats what was sent: a secret pasted in place of an id stays out of errors.
+    if (typeof id !== "string" || !/^tok_[0-9a-f]{16}$/.test(id)) throw new NotFoundError("No such token: an id looks like tok_ and 16 hex digits.");
     const at = new Date(this.now());
     await this.log.appendIn(TOKENS_STREAM, TOKEN_REVOKED, async (tx) => {
       const moved = await tx.token.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: at } });

@@ -75,7 +75,7 @@ export class Flock {
     const nestId = await this.nestFor(input.nestId);
     const admission = await this.limiter.admit(requester);
     if (!admission.admitted) {
-      if (admission.pranked) await this.prank(requester, admission.message, admission.cooldownS);
+      if (admission.pranked) await this.prank(requester, admission.message, admission.cooldownS, input.actor ?? OWNER);
       throw new RateLimitedError(admission.message, admission.cooldownS);
     }
     if (this.stopping.signal.aborted) throw new BadInputError("The flock is shutting down; try again in a moment.");
@@ -84,7 +84,7 @@ export class Flock {
     await this.deps.log.append(
       listStream(listId),
       "list.started",
-      wirePayload<"list.started">(listId, { items: itemRows.map((i) => ({ item_id: i.id, text: i.text })), requester, nest_id: nestId }, new Date(this.now()), input.actor ?? OWNER),
+      wirePayload<"list.started">(listId, { items: itemRows.map((i) => ({ item_id: i.id, text: i.text })), requester, nest_id: nestId }, new Date(), input.actor ?? OWNER),
       async (tx) => {
         await tx.todoList.create({
           data: {
@@ -222,13 +222,13 @@ export class Flock {
   }
 
   /** requester.pranked goes to every list of the requester still flying. */
-  private async prank(requester: string, message: string, cooldownS: number): Promise<void> {
+  private async prank(requester: string, message: string, cooldownS: number, actor: Actor): Promise<void> {
     // The same requester under any spelling the rate limit treats as one (requesterKey).
     const key = requesterKey(requester);
     const running = await this.deps.prisma.todoList.findMany({ where: { status: "running" }, select: { id: true, requester: true } });
     const flying = running.filter((list) => requesterKey(list.requester) === key);
     await Promise.all(
-      flying.map(({ id }) => this.deps.log.append(listStream(id), "requester.pranked", wirePayload<"requester.pranked">(id, { message, cooldown_s: cooldownS }))),
+      flying.map(({ id }) => this.deps.log.append(listStream(id), "requester.pranked", wirePayload<"requester.pranked">(id, { message, cooldown_s: cooldownS }, new Date(), actor))),
     );
   }
 }
