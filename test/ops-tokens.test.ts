@@ -3,28 +3,14 @@
 // the server up the commands go through it, so a revocation holds on the next request and cuts the
 // token's open stream within a heartbeat. The secret is in no file of the data folder, server.log
 // included.
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import path from "node:path";
+import { readFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { baseEnv, crows, removeDir, tempDataDir } from "./helpers/crows-cli.ts";
+import { baseEnv, crows, filesUnder, oneJsonLine, removeDir, tempDataDir } from "./helpers/crows-cli.ts";
 import { openSse } from "./helpers/sse.ts";
 
 const OWNER = "owner-token-for-the-cli-0123456789";
 const HEARTBEAT_MS = 300;
-
-function oneJsonLine(text: string): any {
-  const lines = text.split("\n").filter((l) => l.trim() !== "");
-  assert.is(lines.length, 1, `expected one line, got: ${text}`);
-  return JSON.parse(lines[0]!);
-}
-
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const full = path.join(dir, name);
-    return statSync(full).isDirectory() ? filesUnder(full) : [full];
-  });
-}
 
 test("create (server down) prints the secret once; it works once the server is up; list never shows it; revoke holds at once and cuts its stream", async () => {
   const dir = tempDataDir();

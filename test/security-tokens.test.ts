@@ -4,13 +4,13 @@
 // an unknown token a 401. A token never mints a wider one. Revocation and expiry hold on the next
 // request without a restart, and a streaming client of a revoked or expired token is cut within a
 // heartbeat. The secret shows up nowhere but in its creation answer.
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import path from "node:path";
+import { readFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { openSse } from "./helpers/sse.ts";
 import { bearer, makeToken, type MadeToken } from "./helpers/tokens.ts";
+import { filesUnder } from "./helpers/crows-cli.ts";
 
 const OWNER = "owner-token-for-scopes-0123456789";
 const LEGACY = "legacy-reader-token-0123456789";
@@ -285,13 +285,6 @@ test("last use is recorded, and not on every request", async () => {
   const again = (await server.app.prisma.token.findUniqueOrThrow({ where: { id: token.id } })).lastUsedAt;
   assert.is(again?.getTime(), first.getTime(), "within the minute it is not written again");
 });
-
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const full = path.join(dir, name);
-    return statSync(full).isDirectory() ? filesUnder(full) : [full];
-  });
-}
 
 test("the secret appears nowhere but its creation answer: not in the log, an event, an error, /metrics, a listing or the data folder", async () => {
   // Send every secret seen so far where a client could: a header, a cookie, a path, a query, a body.
