@@ -86,6 +86,8 @@ const FAMILIES: Family[] = [
   { name: "SSE GET /api/events", needs: "read", call: (h) => stream("/api/events?nest_id=todo", h) },
   { name: "GraphQL query (POST)", needs: "read", call: gql("{ personas { name } }") },
   { name: "GraphQL query (GET)", needs: "read", call: (h) => plain("/graphql?query=%7B%20nests%20%7B%20id%20%7D%20%7D", { headers: { accept: "application/json", ...h } }) },
+  // A root the read cache answers again (src/server/graphql-read-cache.ts): refused before any cached answer.
+  { name: "GraphQL query trust (cacheable)", needs: "read", call: gql("{ trust { holder level } }") },
   { name: "GraphQL query auditEntries", needs: "read", call: gql("{ auditEntries(limit: 3) { ... on AuditPage { nextCursor } } }") },
   { name: "GraphQL query tokens", needs: "admin", call: gql("{ tokens { id name } }") },
   { name: "GraphQL mutation submitList", needs: "write", call: gql('mutation { submitList(text: "", requester: "nobody") { __typename } }') },

@@ -107,8 +107,8 @@ function sendTokenPage(req: http.IncomingMessage, res: http.ServerResponse, refu
 <h1>crows: token needed</h1>
 <p><strong>${escapeHtml(refusal.message)}</strong></p>
 <p>This server runs with <code>CROWS_TOKEN</code> set. To open the console, open <code>/?token=&lt;token&gt;</code>
-once in this browser, with the owner's token in place of <code>&lt;token&gt;</code> (or a read-only one from
-<code>CROWS_READ_TOKENS</code>). The server then keeps it in an HttpOnly cookie for this browser session and takes
+once in this browser, with the owner's token in place of <code>&lt;token&gt;</code> (or a named token the
+owner made for you, which opens what its scopes allow). The server then keeps it in an HttpOnly cookie for this browser session and takes
 it out of the address bar.</p>
 <form method="get" action="/">
 <p><label>Token <input type="password" name="token" autocomplete="off" required></label> <button type="submit">Open the console</button></p>
