@@ -15,7 +15,7 @@ import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
-import { loadConfig } from "../src/config.ts";
+import { loadConfig } from "../src/base/config.ts";
 import { openDatabase, type PrismaClient } from "../src/storage/db.ts";
 import { EventLog } from "../src/log/event-log.ts";
 import { createLocalBus } from "../src/log/bus.ts";

@@ -4,7 +4,7 @@
 // bare INSERT per event with no log at all (the floor). Prints events/s for each.
 // Run: CROWS_TEST_PG_URL=postgresql://... npx tsx bench/trust-order.ts  (scripts/test-services.sh prints one)
 import { freshDatabase } from "../test/helpers/scale-services.ts";
-import { loadConfig } from "../src/config.ts";
+import { loadConfig } from "../src/base/config.ts";
 import { commitOrderLock, openDatabase } from "../src/storage/db.ts";
 import { EventLog } from "../src/log/event-log.ts";
 import { createLocalBus } from "../src/log/bus.ts";

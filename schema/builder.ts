@@ -6,7 +6,7 @@ import PrismaPlugin from "@pothos/plugin-prisma";
 import type PrismaTypes from "../src/generated/pothos-types.ts";
 import { getDatamodel } from "../src/generated/pothos-types.ts";
 import type { App } from "../src/app.ts";
-import { BadInputError } from "../src/errors.ts";
+import { BadInputError } from "../src/base/errors.ts";
 
 /** What every resolver sees: the app container (its prisma client, log and flock). */
 export interface Context {

@@ -2,7 +2,7 @@
 // that resumes — everything after `after` from the log, then live appends, with no gap.
 import { builder } from "./builder.ts";
 import { TodoList } from "./lists.ts";
-import { BadInputError } from "../src/errors.ts";
+import { BadInputError } from "../src/base/errors.ts";
 import type { StoredEvent } from "../src/log/event-log.ts";
 import { pagedFollow, resumeAfter } from "./follow.ts";
 import { listStream } from "../src/flock/events.ts";

@@ -4,7 +4,7 @@
 // event arrived, leaking the follower while the stream is idle).
 import type { StoredEvent } from "../src/log/event-log.ts";
 import { resumePoint, type CursorStream } from "../src/log/cursor.ts";
-import { BadInputError } from "../src/errors.ts";
+import { BadInputError } from "../src/base/errors.ts";
 import type { App } from "../src/app.ts";
 
 // `map` (optional) reshapes or filters the events; aborting ends the follower, which ends the map.

@@ -1,8 +1,8 @@
 // Todo lists and their items, read straight from the database through the Prisma plugin, and the
 // submitList mutation that hands a list to the flock.
 import { builder } from "./builder.ts";
-import { NotFoundError, RateLimitedError } from "../src/errors.ts";
-import { stringArray } from "../src/util/json-column.ts";
+import { NotFoundError, RateLimitedError } from "../src/base/errors.ts";
+import { stringArray } from "../src/base/util/json-column.ts";
 
 export const TodoList = builder.prismaObject("TodoList", {
   description: "A todo list the owner (or another requester) handed to the flock.",

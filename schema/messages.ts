@@ -4,7 +4,7 @@
 // durable log after a msg_id (or its number) and then follows live posts.
 import { builder } from "./builder.ts";
 import { Nest } from "./nests.ts";
-import { ForbiddenError, NotFoundError, RateLimitedError } from "../src/errors.ts";
+import { ForbiddenError, NotFoundError, RateLimitedError } from "../src/base/errors.ts";
 import type { App } from "../src/app.ts";
 import type { StoredEvent } from "../src/log/event-log.ts";
 import { msgIdOf, nestStream, type MessageEntry } from "../src/nests/messages.ts";

@@ -1,8 +1,8 @@
 // Nests (EVENTS.md "Nests"): rooms with a core of crows, read through the Prisma plugin, and the
 // createNest mutation, which goes through the same nest store (and guardrails) as POST /api/nests.
 import { builder } from "./builder.ts";
-import { BadInputError, ConflictError } from "../src/errors.ts";
-import { ROSTER } from "../src/flock/roster.ts";
+import { BadInputError, ConflictError } from "../src/base/errors.ts";
+import { ROSTER } from "../src/base/roster.ts";
 import { DEFAULT_NEST } from "../src/nests/store.ts";
 
 export const Nest = builder.prismaObject("Nest", {

@@ -1,7 +1,7 @@
 // The trust ledger (FLOCK.md section 3), in full with counts and history: the same snapshot
 // GET /api/trust serves, so the two surfaces cannot disagree.
 import { builder } from "./builder.ts";
-import { BadInputError } from "../src/errors.ts";
+import { BadInputError } from "../src/base/errors.ts";
 import { historyKey, recordView, type HistoryEntry, type LedgerFilter } from "../src/flock/trust.ts";
 import type { Context } from "./builder.ts";
 import type { StoredEvent } from "../src/log/event-log.ts";

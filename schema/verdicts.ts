@@ -1,7 +1,7 @@
 // Approvals: one row per (item, target), pending until the owner (or the 10-minute timeout, or
 // trust) decides it. postVerdict is the owner's answer.
 import { builder } from "./builder.ts";
-import { NotFoundError } from "../src/errors.ts";
+import { NotFoundError } from "../src/base/errors.ts";
 
 export const VerdictTarget = builder.enumType("VerdictTarget", {
   description: "What is being judged: the Sentry's triage call or the crows' output.",

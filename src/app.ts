@@ -1,7 +1,7 @@
 // The application container: configuration, storage, the durable log and its live bus, the model
 // and the classifier, and the engines built on them. HTTP lives outside (src/server, compat/,
 // schema/); tests build an App in-process and may hand in their own model or classifier.
-import type { Config } from "./config.ts";
+import type { Config } from "./base/config.ts";
 import type { PrismaClient } from "./generated/prisma/client.ts";
 import { commitOrderLock, openDatabase, ensureDataDir } from "./storage/db.ts";
 import { EventLog } from "./log/event-log.ts";
@@ -18,7 +18,7 @@ import type { NestChat } from "./nests/messages.ts";
 import { createNestChat } from "./nests/chat.ts";
 import { createMetrics, countAppended, countedModel, countedClassifier, type Metrics } from "./ops/metrics.ts";
 import { eventLogLine } from "./ops/event-lines.ts";
-import { describeError } from "./ops/describe-error.ts";
+import { describeError } from "./base/describe-error.ts";
 
 export interface AppDeps {
   model?: Model;

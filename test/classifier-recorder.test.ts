@@ -6,7 +6,7 @@ import os from "node:os";
 import path from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { loadConfig } from "../src/config.ts";
+import { loadConfig } from "../src/base/config.ts";
 import { createClassifier } from "../src/classifier/index.ts";
 import type { Answer, AskRequest, Classifier } from "../src/classifier/jev.ts";
 import { messageState, stateText, tagQuestions, watchQuestions, watchState } from "../src/classifier/questions.ts";

@@ -9,7 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { loadConfig } from "../src/config.ts";
+import { loadConfig } from "../src/base/config.ts";
 import { commitOrderLock, openDatabase, type PrismaClient } from "../src/storage/db.ts";
 import { EventLog, type StateTx } from "../src/log/event-log.ts";
 import { createLocalBus } from "../src/log/bus.ts";

@@ -5,13 +5,13 @@ import * as assert from "uvu/assert";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { loadConfig } from "../src/config.ts";
+import { loadConfig } from "../src/base/config.ts";
 import { openDatabase, type PrismaClient } from "../src/storage/db.ts";
-import { BadInputError, ConflictError } from "../src/errors.ts";
+import { BadInputError, ConflictError } from "../src/base/errors.ts";
 import { NestStore, slugOf, MAX_NESTS } from "../src/nests/store.ts";
 import { CrowRegistry, SPIN_REFUSALS, spinRefusalReason, SpinBadInputError, SpinNameTakenError } from "../src/nests/registry.ts";
 import { CrewPicker, PrismaCrewDirectory } from "../src/flock/crew.ts";
-import { ROSTER } from "../src/flock/roster.ts";
+import { ROSTER } from "../src/base/roster.ts";
 
 interface Ctx {
   prisma: PrismaClient;

@@ -5,7 +5,7 @@ import * as assert from "uvu/assert";
 import pg from "pg";
 import { deployMigrations, migrationStatus } from "../src/storage/migrate.ts";
 import { openDatabase } from "../src/storage/db.ts";
-import { loadConfig } from "../src/config.ts";
+import { loadConfig } from "../src/base/config.ts";
 import { EventLog } from "../src/log/event-log.ts";
 import { createLocalBus } from "../src/log/bus.ts";
 import { startTestServer } from "./helpers/server.ts";

@@ -6,10 +6,10 @@
 // With several instances the verdict may be recorded by another instance than the one waiting:
 // a waiter also wakes on its list stream's bus signal and re-reads the row (the row is the truth).
 import type { Item } from "../generated/prisma/client.ts";
-import { stringArray } from "../util/json-column.ts";
+import { stringArray } from "../base/util/json-column.ts";
 import type { EventLog, StateTx } from "../log/event-log.ts";
 import { topicOf, type Bus, type BusEvent } from "../log/bus.ts";
-import { NotFoundError } from "../errors.ts";
+import { NotFoundError } from "../base/errors.ts";
 import { listStream, wirePayload, type Target, type VerdictValue } from "./events.ts";
 import type { TrustLedger } from "./trust.ts";
 

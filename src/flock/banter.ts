@@ -9,8 +9,8 @@ import { totalTokens } from "../models/model.ts";
 import { listStream, wirePayload } from "./events.ts";
 import type { ListBudget } from "./flights.ts";
 import type { FlockContext } from "./flock.ts";
-import { personaOf, relationshipOf } from "./roster.ts";
-import { describeError } from "../ops/describe-error.ts";
+import { personaOf, relationshipOf } from "../base/roster.ts";
+import { describeError } from "../base/describe-error.ts";
 
 export const MAX_BANTER_PER_LIST = 2;
 const MAX_LINE_CHARS = 280;

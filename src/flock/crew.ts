@@ -6,9 +6,9 @@
 // restart or another instance carries the rotation on.
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { Tx } from "../log/event-log.ts";
-import { ROSTER, personaOf } from "./roster.ts";
-import { KeyedLock } from "../util/keyed-lock.ts";
-import { DEFAULT_NEST } from "./default-nest.ts";
+import { ROSTER, personaOf } from "../base/roster.ts";
+import { KeyedLock } from "../base/util/keyed-lock.ts";
+import { DEFAULT_NEST } from "../base/default-nest.ts";
 import { startingLevelOf } from "./trust.ts";
 import { eventStoreOf, type EventStore } from "../storage/event-store.ts";
 

@@ -1,13 +1,13 @@
 // The flock engine's front: what the compat API and GraphQL call. It knows nothing of HTTP; it
-// refuses with the domain errors of src/errors.ts and appends everything it does to the log.
+// refuses with the domain errors of src/base/errors.ts and appends everything it does to the log.
 import { randomBytes } from "node:crypto";
-import type { Config } from "../config.ts";
+import type { Config } from "../base/config.ts";
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { EventLog } from "../log/event-log.ts";
 import type { Bus } from "../log/bus.ts";
 import type { Model } from "../models/model.ts";
 import type { Classifier } from "../classifier/jev.ts";
-import { BadInputError, NotFoundError, RateLimitedError } from "../errors.ts";
+import { BadInputError, NotFoundError, RateLimitedError } from "../base/errors.ts";
 import { ApprovalDesk, approvalSubject } from "./approvals.ts";
 import { CrewPicker, DEFAULT_NEST, type CrewDirectory } from "./crew.ts";
 import { listStream, wirePayload, type Target } from "./events.ts";
@@ -16,7 +16,7 @@ import { RateLimiter, requesterKey } from "./rate-limit.ts";
 import { parseRequester, parseTodoText } from "./todo-text.ts";
 import { TrustLedger } from "./trust.ts";
 import { instanceIdOf } from "../storage/instance.ts";
-import { describeError } from "../ops/describe-error.ts";
+import { describeError } from "../base/describe-error.ts";
 
 export interface FlockDeps {
   config: Config;

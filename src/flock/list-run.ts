@@ -10,8 +10,8 @@ import { BudgetSpentError, Flights, type FlightResult, type ListBudget } from ".
 import { StoppedError, approvalSubject } from "./approvals.ts";
 import { classifierHints, readTriage, type Triage } from "./triage.ts";
 import { Banter } from "./banter.ts";
-import { stringArray } from "../util/json-column.ts";
-import { describeError } from "../ops/describe-error.ts";
+import { stringArray } from "../base/util/json-column.ts";
+import { describeError } from "../base/describe-error.ts";
 
 const TERMINAL = new Set(["done", "skipped"]);
 

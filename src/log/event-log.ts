@@ -4,7 +4,7 @@
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { AppendedEvent, Bus, BusEvent } from "./bus.ts";
 import { nameTopicOf, topicOf } from "./bus.ts";
-import { KeyedLock } from "../util/keyed-lock.ts";
+import { KeyedLock } from "../base/util/keyed-lock.ts";
 import { eventStoreOf, type EventStore, type NewEvent, type RenderedPage, type RowTemplate, type Tx } from "../storage/event-store.ts";
 import type { StateReads, StateTx } from "../storage/flock-state.ts";
 import { StreamTap } from "./stream-tap.ts";

@@ -3,7 +3,7 @@
 // message goes to in the background, the must-respond loop (responders.ts) and the Sentry's
 // watchdog (watchdog.ts). Obligations (obligations.ts) keep the loop's promises across restarts and
 // instances: stored with each message that calls for a response, resumed at start, leased.
-import type { Config } from "../config.ts";
+import type { Config } from "../base/config.ts";
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { EventLog } from "../log/event-log.ts";
 import type { Classifier } from "../classifier/jev.ts";

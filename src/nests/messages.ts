@@ -7,18 +7,18 @@
 //
 // Decisions where the contract is silent are listed in docs/nests-chat.md.
 import { randomUUID } from "node:crypto";
-import type { Config } from "../config.ts";
+import type { Config } from "../base/config.ts";
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { EventLog, Tx } from "../log/event-log.ts";
 import type { Classifier } from "../classifier/jev.ts";
-import { BadInputError, ForbiddenError, RateLimitedError } from "../errors.ts";
+import { BadInputError, ForbiddenError, RateLimitedError } from "../base/errors.ts";
 import { CROW_KINDS, REQUEST_MODES, bandedChoice, messageState, modeQuestions, tagQuestions, type CrowKind, type RequestMode } from "../classifier/questions.ts";
-import { ROSTER, SERVICE_ROLE_NAMES } from "../flock/roster.ts";
+import { ROSTER, SERVICE_ROLE_NAMES } from "../base/roster.ts";
 import type { RateLimiter } from "../flock/rate-limit.ts";
 import type { NestRecord, NestStore } from "./store.ts";
 import { DEFAULT_NEST } from "./store.ts";
 import { resolvedOf, type Resolved } from "./resolved.ts";
-import { describeError } from "../ops/describe-error.ts";
+import { describeError } from "../base/describe-error.ts";
 
 export const MAX_MESSAGE_CHARS = 2000;
 export const MAX_PHRASE_CHARS = 200;

@@ -28,14 +28,14 @@
 // is logged, which closes it in the same transaction (answered), or marks it claimed when the
 // verdict is a breach, until the Sentry's ask_owner closes it. A takeover re-inspects, or posts the
 // flag and ask that are still missing, so a quarantine always comes with its ask.
-import type { Config } from "../config.ts";
+import type { Config } from "../base/config.ts";
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { Tx } from "../log/event-log.ts";
-import { ConflictError, CrowsError } from "../errors.ts";
+import { ConflictError, CrowsError } from "../base/errors.ts";
 import type { MessageRecord, MessageRow, NestChat, ObligationHook } from "./messages.ts";
 import type { NestRecord, NestStore } from "./store.ts";
-import { SERVICE_ROLE_NAMES } from "../flock/roster.ts";
-import { describeError } from "../ops/describe-error.ts";
+import { SERVICE_ROLE_NAMES } from "../base/roster.ts";
+import { describeError } from "../base/describe-error.ts";
 
 export const OPEN_STAGES = ["awaiting_claim", "claimed"] as const;
 export type Outcome = "answered" | "declined";

@@ -18,9 +18,9 @@
 //   what gets checked, whatever the order says. A model that quietly swaps an unknown persona for
 //   Corvina, or drops "trusted", cannot launder the request past the guardrails.
 import type { PrismaClient } from "../generated/prisma/client.ts";
-import { BadInputError, ConflictError } from "../errors.ts";
-import { ROSTER, SERVICE_ROLE_NAMES } from "../flock/roster.ts";
-import { KeyedLock } from "../util/keyed-lock.ts";
+import { BadInputError, ConflictError } from "../base/errors.ts";
+import { ROSTER, SERVICE_ROLE_NAMES } from "../base/roster.ts";
+import { KeyedLock } from "../base/util/keyed-lock.ts";
 
 export const SPIN_REFUSALS = {
   capReached: "cap reached",

@@ -12,14 +12,14 @@
 // one owner and survives that instance's death: the verdict's `watch` event closes it (or, on a
 // breach, the Sentry's ask does), and an instance taking it over inspects again or posts the flag
 // and ask still missing.
-import type { Config } from "../config.ts";
+import type { Config } from "../base/config.ts";
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { EventLog } from "../log/event-log.ts";
 import type { Classifier } from "../classifier/jev.ts";
 import { watchQuestions, watchState, watchVerdict, type WatchVerdict } from "../classifier/questions.ts";
-import { SERVICE_ROLE_NAMES } from "../flock/roster.ts";
-import { KeyedLock } from "../util/keyed-lock.ts";
-import { ConflictError } from "../errors.ts";
+import { SERVICE_ROLE_NAMES } from "../base/roster.ts";
+import { KeyedLock } from "../base/util/keyed-lock.ts";
+import { ConflictError } from "../base/errors.ts";
 import { reinstatePhrase, retirePhrase } from "./asks.ts";
 import { watchStream, type MessageRecord, type NestChat, type PostedContext } from "./messages.ts";
 import type { Obligations, WatchResumer } from "./obligations.ts";

@@ -5,7 +5,7 @@
 // stderr and exits 3. SIGTERM/SIGINT stop gracefully: stop accepting, answer what is in flight,
 // close streams, finish writes, record "stopped", release the lock, exit 0.
 import net from "node:net";
-import { loadConfig, type Config } from "../config.ts";
+import { loadConfig, type Config } from "../base/config.ts";
 import type { App } from "../app.ts";
 import type { RunningServer } from "../server/http.ts";
 import { prepareDataDir } from "./data-dir.ts";
@@ -13,7 +13,7 @@ import { acquireLock, type HeldLock } from "./lock.ts";
 import { dataDirFromEnv, dataFiles, type DataFiles } from "./paths.ts";
 import { clearStartError, updateServerState, writeServerState, writeStartError, type ServerState } from "./state.ts";
 import { createServerLog, type ServerLog } from "./server-log.ts";
-import { describeError } from "./describe-error.ts";
+import { describeError } from "../base/describe-error.ts";
 import { toStartError } from "./start-error.ts";
 import { crowsVersion } from "./version.ts";
 import { startTickOf } from "./processes.ts";

@@ -1,7 +1,7 @@
 // Why a server cannot start, as one line a person can act on: no stack trace, the cause named
 // (a taken port with its number, a busy folder with its holder, a data folder crows will not use,
 // a bad host, a bad setting). `crows serve` exits 3 with it, and writes it to start-error.json.
-import { ConfigError } from "../config.ts";
+import { ConfigError } from "../base/config.ts";
 
 export type StartErrorCode = "config" | "port_taken" | "bad_host" | "folder_busy" | "data_dir" | "database" | "failed";
 

@@ -12,7 +12,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type http from "node:http";
 import os from "node:os";
-import type { Config } from "../config.ts";
+import type { Config } from "../base/config.ts";
 import { HttpError } from "../../compat/http-error.ts";
 import { declaredTooLarge, drain, tooLarge } from "./body.ts";
 
