@@ -1,7 +1,7 @@
 // GET /api/events?list_id=<id> (or ?nest_id=<id>): the SSE stream of a list's events or a nest's
 // messages, replayed from the durable log after Last-Event-ID, then live. Wire rules: SSE-PROTOCOL.md.
 // A Last-Event-ID the stream never sent (malformed, or past its end) is a 400 naming the last id.
-import { HttpError } from "./http-error.ts";
+import { HttpError } from "../src/http/http-error.ts";
 import type { Route } from "./router.ts";
 import type { App } from "../src/app.ts";
 import { eventStream } from "./sse.ts";

@@ -16,8 +16,8 @@ import { NestStore } from "./nests/store.ts";
 import { CrowRegistry } from "./nests/registry.ts";
 import type { NestChat } from "./nests/messages.ts";
 import { createNestChat } from "./nests/chat.ts";
-import { createMetrics, countAppended, countedModel, countedClassifier, type Metrics } from "./ops/metrics.ts";
-import { eventLogLine } from "./ops/event-lines.ts";
+import { createMetrics, countAppended, countedModel, countedClassifier, type Metrics } from "./telemetry/metrics.ts";
+import { eventLogLine } from "./telemetry/event-lines.ts";
 import { describeError } from "./base/describe-error.ts";
 
 export interface AppDeps {

@@ -13,8 +13,8 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import type http from "node:http";
 import os from "node:os";
 import type { Config } from "../base/config.ts";
-import { HttpError } from "../../compat/http-error.ts";
-import { declaredTooLarge, drain, tooLarge } from "./body.ts";
+import { HttpError } from "../http/http-error.ts";
+import { declaredTooLarge, drain, tooLarge } from "../http/body.ts";
 
 export const TOKEN_COOKIE = "crows_token";
 

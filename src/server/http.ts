@@ -7,16 +7,16 @@ import type { AddressInfo } from "node:net";
 import type { App } from "../app.ts";
 import { compatRouter } from "../../compat/index.ts";
 import type { CompatRequest, CompatResponse } from "../../compat/router.ts";
-import { HttpError, sendError, toErrorResponse } from "../../compat/http-error.ts";
+import { HttpError, sendError, toErrorResponse } from "../http/http-error.ts";
 import { createGraphQLHandler, isGraphQLPath } from "./graphql.ts";
 import { AccessGate } from "./access.ts";
-import { readJson } from "./body.ts";
+import { readJson } from "../http/body.ts";
 import { isConsolePath, serveConsole } from "../../console/serve.ts";
-import { OPS_PATHS, serveOps, whileStopping } from "../ops/health.ts";
-import { observeHttp } from "../ops/metrics.ts";
-import { trackInFlight } from "../ops/shutdown.ts";
-import { writeSse } from "./sse-writer.ts";
-import { refuseUnstorable } from "./unstorable-text.ts";
+import { OPS_PATHS, serveOps, whileStopping } from "./health.ts";
+import { observeHttp } from "../telemetry/metrics.ts";
+import { trackInFlight } from "./shutdown.ts";
+import { writeSse } from "../http/sse/node-writer.ts";
+import { refuseUnstorable } from "../http/unstorable-text.ts";
 
 /** One entry per path family; the first whose `matches` is true serves the request. */
 interface Handler {

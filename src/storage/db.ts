@@ -19,7 +19,7 @@ import type * as Pg from "../generated/prisma-pg/client.ts";
 import type { Config } from "../base/config.ts";
 import { ConfigError } from "../base/config.ts";
 import { deployMigrations, providerOf } from "./migrate.ts";
-import { prepareDataDir } from "../ops/data-dir.ts";
+import { prepareDataDir } from "./data-dir.ts";
 import { PgEventStore, SqliteEventStore, pairEventStore } from "./event-store.ts";
 import { NAMED_ORDER_LOCK } from "./flock-state.ts"; // one key for both write paths
 import { SqliteReadVersion, pairReadVersion } from "./read-version.ts";

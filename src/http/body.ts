@@ -3,7 +3,7 @@
 // it is read and dropped first (up to a cap), so the client gets the answer instead of a reset,
 // and the connection closes so nothing half-read is left on it.
 import type http from "node:http";
-import { HttpError } from "../../compat/http-error.ts";
+import { HttpError } from "./http-error.ts";
 import { decodeBody, refuseUnstorable } from "./unstorable-text.ts";
 
 export const MAX_BODY_BYTES = 1_000_000;

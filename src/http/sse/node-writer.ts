@@ -3,7 +3,7 @@
 // client that goes away while it is not reading ends the wait too ('close'), and its going stops
 // the stream: otherwise its follower would stay attached for good.
 import type http from "node:http";
-import type { SseBody, SseInit, SseSink } from "../../compat/sse.ts";
+import type { SseBody, SseInit, SseSink } from "../../../compat/sse.ts";
 
 export function writeSse(res: http.ServerResponse, body: SseBody, init: SseInit): Promise<void> {
   res.writeHead(init.status, init.headers);

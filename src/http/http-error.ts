@@ -2,9 +2,9 @@
 // the access check, request parsing). Every refusal leaves as JSON with a "message" (plus
 // "cooldown_s" on a 429, with Retry-After saying the same), with the status EVENTS.md names;
 // anything unexpected is a 500 whose body says nothing about internals.
-import { CrowsError, RateLimitedError } from "../src/base/errors.ts";
-import type { ErrorCode } from "../src/base/errors.ts";
-import { describeError } from "../src/base/describe-error.ts";
+import { CrowsError, RateLimitedError } from "../base/errors.ts";
+import type { ErrorCode } from "../base/errors.ts";
+import { describeError } from "../base/describe-error.ts";
 
 export class HttpError extends Error {
   constructor(

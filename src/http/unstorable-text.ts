@@ -6,7 +6,7 @@
 // message that names where. Unusual but valid text (RTL marks, combining marks, emoji) is kept.
 import { GraphQLError, Kind, visit, type DocumentNode } from "graphql";
 import type { Plugin } from "graphql-yoga";
-import { HttpError } from "../../compat/http-error.ts";
+import { HttpError } from "./http-error.ts";
 
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 

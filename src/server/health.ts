@@ -4,7 +4,7 @@
 // CROWS_TOKEN set they need the token like everything else.
 import type http from "node:http";
 import type { App } from "../app.ts";
-import { HttpError } from "../../compat/http-error.ts";
+import { HttpError } from "../http/http-error.ts";
 
 export const OPS_PATHS = new Set(["/healthz", "/readyz", "/metrics"]);
 
