@@ -9,8 +9,8 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { getEventListeners } from "node:events";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
-import { createGraphQLHandler, createGraphQLYoga } from "../src/server/graphql.ts";
-import { openSubscription } from "../src/server/graphql-subscriptions.ts";
+import { createGraphQLHandler, createGraphQLYoga } from "../src/server/graphql/yoga.ts";
+import { openSubscription } from "../src/server/graphql/subscriptions.ts";
 import type { SseSink } from "../compat/sse.ts";
 import { topicOf } from "../src/log/bus.ts";
 

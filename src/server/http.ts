@@ -8,7 +8,7 @@ import type { App } from "../app.ts";
 import { compatRouter } from "../../compat/index.ts";
 import type { CompatRequest, CompatResponse } from "../../compat/router.ts";
 import { HttpError, sendError, toErrorResponse } from "../http/http-error.ts";
-import { createGraphQLHandler, isGraphQLPath } from "./graphql.ts";
+import { createGraphQLHandler, isGraphQLPath } from "./graphql/yoga.ts";
 import { AccessGate } from "./access.ts";
 import { readJson } from "../http/body.ts";
 import { isConsolePath, serveConsole } from "../../console/serve.ts";

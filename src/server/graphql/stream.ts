@@ -7,7 +7,7 @@
 import { GraphQLError, getOperationAST } from "graphql";
 import { createHandler } from "graphql-sse/lib/use/fetch";
 import type { Plugin } from "graphql-yoga";
-import { describeError } from "../base/describe-error.ts";
+import { describeError } from "../../base/describe-error.ts";
 
 type GraphQLSseHandler = (request: Request) => Promise<Response>;
 

@@ -14,9 +14,9 @@
 // without a preflight).
 import { getOperationAST, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLError, type GraphQLSchema } from "graphql";
 import { getSSEProcessor, isAsyncIterable, type YogaServerInstance } from "graphql-yoga";
-import type { SseBody, SseInit, SseSink } from "../../compat/sse.ts";
-import { ProjectedPage, projectedText, WRITES_PAGES } from "./subscription-projection.ts";
-import { refusal } from "./graphql-stream.ts";
+import type { SseBody, SseInit, SseSink } from "../../../compat/sse.ts";
+import { ProjectedPage, projectedText, WRITES_PAGES } from "./projection/index.ts";
+import { refusal } from "./stream.ts";
 
 export type Protocol = "yoga" | "graphql-sse";
 

@@ -13,7 +13,7 @@
 import type { DocumentNode, ExecutionResult, OperationDefinitionNode } from "graphql";
 import { getOperationAST } from "graphql";
 import type { Plugin } from "graphql-yoga";
-import type { ReadVersion } from "../storage/read-version.ts";
+import type { ReadVersion } from "../../../storage/read-version.ts";
 
 /** Root fields answered from the database alone (everything under them too: lists, items, approvals, events). */
 const CACHEABLE_ROOTS: ReadonlySet<string> = new Set(["trust", "list", "events", "__typename"]);
