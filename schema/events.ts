@@ -7,7 +7,7 @@ import type { StoredEvent } from "../src/log/event-log.ts";
 import { pagedFollow, resumeAfter } from "./follow.ts";
 import { listStream } from "../src/flock/events.ts";
 import { parsedPayload } from "../src/log/parsed-payload.ts";
-import { isoTimestampJson, type ProjectableSubscription, type WireFields } from "../src/server/graphql/projection/index.ts";
+import { isoTimestampJson, type ProjectableSubscription, type WireFields } from "./wire.ts";
 
 export const Event = builder.objectRef<StoredEvent>("Event").implement({
   description: "One event of a list's stream, exactly as the REST SSE stream carries it.",

@@ -9,7 +9,8 @@ import { parse, validate, type DocumentNode } from "graphql";
 import { execute } from "@graphql-tools/executor";
 import { schema } from "../schema/index.ts";
 import { projectableSubscriptions } from "../schema/events.ts";
-import { compileProjector, isoTimestampJson } from "../src/server/graphql/projection/index.ts";
+import { compileProjector } from "../src/server/graphql/projection/compile.ts";
+import { isoTimestampJson } from "../schema/wire.ts";
 import type { StoredEvent } from "../src/log/event-log.ts";
 
 const payloads: unknown[] = [

@@ -15,7 +15,7 @@
 import { getOperationAST, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLError, type GraphQLSchema } from "graphql";
 import { getSSEProcessor, isAsyncIterable, type YogaServerInstance } from "graphql-yoga";
 import type { SseBody, SseInit, SseSink } from "../../../compat/sse.ts";
-import { ProjectedPage, projectedText, WRITES_PAGES } from "./projection/index.ts";
+import { ProjectedPage, projectedText, WRITES_PAGES } from "./projection/results.ts";
 import { refusal } from "./stream.ts";
 
 export type Protocol = "yoga" | "graphql-sse";

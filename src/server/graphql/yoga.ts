@@ -25,7 +25,7 @@ import { writeSse } from "../../http/sse/node-writer.ts";
 import { graphqlMetricsPlugin } from "../../telemetry/metrics.ts";
 import { describeError } from "../../base/describe-error.ts";
 import { compiledQueries } from "./plugins/compiled-queries.ts";
-import { useProjectedSubscriptions } from "./projection/index.ts";
+import { useProjectedSubscriptions } from "./projection/plugin.ts";
 import { projectableSubscriptions } from "../../../schema/events.ts";
 import { graphqlReadCache } from "./plugins/read-cache.ts";
 import { readVersionOf } from "../../storage/read-version.ts";
