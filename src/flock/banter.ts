@@ -8,7 +8,7 @@ import { renderRequest } from "../models/prompts.ts";
 import { totalTokens } from "../models/model.ts";
 import { listStream, wirePayload } from "./events.ts";
 import type { ListBudget } from "./flights.ts";
-import type { FlockContext } from "./flock.ts";
+import type { FlockContext } from "./context.ts";
 import { personaOf, relationshipOf } from "../base/roster.ts";
 import { describeError } from "../base/describe-error.ts";
 

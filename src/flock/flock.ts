@@ -1,15 +1,9 @@
 // The flock engine's front: what the compat API and GraphQL call. It knows nothing of HTTP; it
 // refuses with the domain errors of src/base/errors.ts and appends everything it does to the log.
 import { randomBytes } from "node:crypto";
-import type { Config } from "../base/config.ts";
-import type { PrismaClient } from "../generated/prisma/client.ts";
-import type { EventLog } from "../log/event-log.ts";
-import type { Bus } from "../log/bus.ts";
-import type { Model } from "../models/model.ts";
-import type { Classifier } from "../classifier/jev.ts";
 import { BadInputError, NotFoundError, RateLimitedError } from "../base/errors.ts";
 import { ApprovalDesk, approvalSubject } from "./approvals.ts";
-import { CrewPicker, DEFAULT_NEST, type CrewDirectory } from "./crew.ts";
+import { CrewPicker, DEFAULT_NEST } from "./crew.ts";
 import { listStream, wirePayload, type Target } from "./events.ts";
 import { ListRun } from "./list-run.ts";
 import { RateLimiter, requesterKey } from "./rate-limit.ts";
@@ -17,27 +11,7 @@ import { parseRequester, parseTodoText } from "./todo-text.ts";
 import { TrustLedger } from "./trust.ts";
 import { instanceIdOf } from "../storage/instance.ts";
 import { describeError } from "../base/describe-error.ts";
-
-export interface FlockDeps {
-  config: Config;
-  prisma: PrismaClient;
-  log: EventLog;
-  /** The log's bus: lets a waiting approval hear a verdict recorded by another instance. */
-  bus?: Bus;
-  model: Model;
-  classifier: Classifier;
-  crew: CrewDirectory;
-  logLine: (line: string) => void;
-  now?: () => number;
-}
-
-/** What a list run needs from the flock. */
-export interface FlockContext extends FlockDeps {
-  trust: TrustLedger;
-  approvals: ApprovalDesk;
-  picker: CrewPicker;
-  signal: AbortSignal;
-}
+import type { FlockContext, FlockDeps } from "./context.ts";
 
 export class Flock {
   readonly trust: TrustLedger;

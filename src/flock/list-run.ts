@@ -4,7 +4,7 @@
 //   (or skipped, with reason rejected | timeout | budget | failure, from any stage before done)
 // list.finished follows once every item is done or skipped and banter has landed (or waited out).
 import type { Item, TodoList } from "../generated/prisma/client.ts";
-import type { FlockContext } from "./flock.ts";
+import type { FlockContext } from "./context.ts";
 import { listStream, wirePayload, type Mode, type SkipReason } from "./events.ts";
 import { BudgetSpentError, Flights, type FlightResult, type ListBudget } from "./flights.ts";
 import { StoppedError, approvalSubject } from "./approvals.ts";
