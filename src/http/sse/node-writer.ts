@@ -1,9 +1,9 @@
-// The node:http adapter for compat/sse.ts: copies a stream's status and headers onto a
+// The node:http adapter for an SSE stream (types.ts; compat/sse.ts and GraphQL make them): copies a stream's status and headers onto a
 // ServerResponse and lets the stream write onto it. A slow client is waited for ('drain'), but a
 // client that goes away while it is not reading ends the wait too ('close'), and its going stops
 // the stream: otherwise its follower would stay attached for good.
 import type http from "node:http";
-import type { SseBody, SseInit, SseSink } from "../../../compat/sse.ts";
+import type { SseBody, SseInit, SseSink } from "./types.ts";
 
 export function writeSse(res: http.ServerResponse, body: SseBody, init: SseInit): Promise<void> {
   res.writeHead(init.status, init.headers);

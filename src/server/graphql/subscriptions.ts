@@ -2,7 +2,7 @@
 // connection (issue 9: those were most of an idle subscription's memory, and the stream's chunk per
 // frame most of a replay's time). One transport-agnostic core serves both wire protocols, Yoga's
 // SSE at /graphql and graphql-sse's distinct connections at /graphql/stream; it returns
-// `[body, init]` like compat/sse.ts, and the node:http adapter is the same (src/server/sse-writer.ts).
+// `[body, init]` like compat/sse.ts, and the node:http adapter is the same (src/http/sse/node-writer.ts).
 // The wire rules are in GRAPHQL-SSE-PROTOCOL.md beside this file.
 //
 // Only the common case comes here: a POST of a JSON body {query, variables?, operationName?,
@@ -14,7 +14,8 @@
 // without a preflight).
 import { getOperationAST, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLError, type GraphQLSchema } from "graphql";
 import { getSSEProcessor, isAsyncIterable, type YogaServerInstance } from "graphql-yoga";
-import type { SseBody, SseInit, SseSink } from "../../../compat/sse.ts";
+import type { SseBody, SseInit, SseSink } from "../../http/sse/types.ts";
+import { joinSharedInterval } from "../../base/util/shared-interval.ts";
 import { ProjectedPage, projectedText, WRITES_PAGES } from "./projection/results.ts";
 import { refusal } from "./stream.ts";
 
@@ -180,30 +181,6 @@ function withoutInternals(error: GraphQLError): GraphQLError {
   return { ...json, extensions: Object.keys(extensions).length ? extensions : undefined } as unknown as GraphQLError;
 }
 
-/** The connections beating on one interval, and its one timer (none while nobody is connected). */
-const heartbeats = new Map<number, { members: Set<() => void>; timer: NodeJS.Timeout }>();
-
-function joinHeartbeat(ms: number, beat: () => void): () => void {
-  let heartbeat = heartbeats.get(ms);
-  if (!heartbeat) {
-    const members = new Set<() => void>();
-    const timer = setInterval(() => {
-      for (const member of members) member();
-    }, ms);
-    timer.unref();
-    heartbeats.set(ms, (heartbeat = { members, timer }));
-  }
-  const joined = heartbeat;
-  joined.members.add(beat);
-  return () => {
-    joined.members.delete(beat);
-    if (joined.members.size === 0 && heartbeats.get(ms) === joined) {
-      clearInterval(joined.timer);
-      heartbeats.delete(ms);
-    }
-  };
-}
-
 /**
  * Writes the results onto the sink: `:` first (some browsers wait for a first byte), an `event:
  * next` per result, `event: complete` when the stream ends. Frames that arrive together (a replay
@@ -223,7 +200,7 @@ function pump(iterator: AsyncIterator<ExecutionResult>, stringify: (result: Exec
     pending = "";
     if (!sink.write(Buffer.from(chunk))) behind ??= sink.drained();
   };
-  const leaveHeartbeat = joinHeartbeat(pingMs, () => {
+  const leaveHeartbeat = joinSharedInterval(pingMs, () => {
     if (!behind && !stopped && !sink.closed && !sink.write(PING)) behind = sink.drained();
   });
   const stop = () => {
