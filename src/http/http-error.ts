@@ -43,14 +43,23 @@ export function toErrorResponse(error: unknown, log: (line: string) => void = co
   return { status: 500, body: { message: "Internal error; nothing you sent was lost." }, headers: {} };
 }
 
+/** The part of a node response the writers below use. */
+interface JsonTarget {
+  writeHead(status: number, headers: Record<string, string>): { end(body?: string): unknown };
+}
+
+/**
+ * The one JSON response writer: the body's text with its UTF-8 length, then `headers`. With
+ * `omitBody` (a HEAD) the headers still say what a GET would get.
+ */
+export function sendJson(res: JsonTarget, status: number, body: unknown, headers: Record<string, string> = {}, omitBody = false): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": String(Buffer.byteLength(text)), ...headers }).end(omitBody ? undefined : text);
+}
+
 /** The one place an error becomes bytes on a node response (or is dropped when it is too late). */
-export function sendError(
-  res: { headersSent: boolean; writableEnded: boolean; writeHead(status: number, headers: Record<string, string>): { end(body: string): unknown } },
-  error: unknown,
-  log?: (line: string) => void,
-): void {
+export function sendError(res: JsonTarget & { headersSent: boolean; writableEnded: boolean }, error: unknown, log?: (line: string) => void): void {
   if (res.headersSent || res.writableEnded) return;
   const { status, body, headers } = toErrorResponse(error, log);
-  const text = JSON.stringify(body);
-  res.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": String(Buffer.byteLength(text)), ...headers }).end(text);
+  sendJson(res, status, body, headers);
 }

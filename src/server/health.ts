@@ -4,7 +4,7 @@
 // CROWS_TOKEN set they need the token like everything else.
 import type http from "node:http";
 import type { App } from "../app.ts";
-import { HttpError } from "../http/http-error.ts";
+import { HttpError, sendJson } from "../http/http-error.ts";
 
 export const OPS_PATHS = new Set(["/healthz", "/readyz", "/metrics"]);
 
@@ -53,9 +53,7 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
 }
 
 function send(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": String(Buffer.byteLength(text)), "cache-control": "no-store", ...headers });
-  res.end(res.req?.method === "HEAD" ? undefined : text);
+  sendJson(res, status, body, { "cache-control": "no-store", ...headers }, res.req?.method === "HEAD");
 }
 
 /** What a request gets while the server shuts down: a 503 the client can retry, and no keep-alive. */

@@ -7,7 +7,7 @@ import type { AddressInfo } from "node:net";
 import type { App } from "../app.ts";
 import { compatRouter } from "../../compat/index.ts";
 import type { CompatRequest, CompatResponse } from "../../compat/router.ts";
-import { HttpError, sendError, toErrorResponse } from "../http/http-error.ts";
+import { HttpError, sendError, sendJson, toErrorResponse } from "../http/http-error.ts";
 import { createGraphQLHandler, isGraphQLPath } from "./graphql/yoga.ts";
 import { AccessGate } from "./access.ts";
 import { readJson } from "../http/body.ts";
@@ -167,8 +167,5 @@ async function serveCompat(
     res.writeHead(response.status, headers).end();
     return;
   }
-  const body = JSON.stringify(response.json);
-  res
-    .writeHead(response.status, { "content-type": "application/json; charset=utf-8", "content-length": String(Buffer.byteLength(body)), ...headers })
-    .end(body);
+  sendJson(res, response.status, response.json, headers);
 }
