@@ -5,7 +5,7 @@ import { TodoList } from "./lists.ts";
 import { BadInputError } from "../src/base/errors.ts";
 import type { StoredEvent } from "../src/log/event-log.ts";
 import { pagedFollow, resumeAfter } from "./follow.ts";
-import { listStream } from "../src/flock/events.ts";
+import { listStream } from "../src/base/streams.ts";
 import { parsedPayload } from "../src/log/parsed-payload.ts";
 import { isoTimestampJson, type ProjectableSubscription, type WireFields } from "./wire.ts";
 

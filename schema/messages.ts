@@ -7,7 +7,8 @@ import { Nest } from "./nests.ts";
 import { ForbiddenError, NotFoundError, RateLimitedError } from "../src/base/errors.ts";
 import type { App } from "../src/app.ts";
 import type { StoredEvent } from "../src/log/event-log.ts";
-import { msgIdOf, nestStream, type MessageEntry } from "../src/nests/messages.ts";
+import type { MessageEntry } from "../src/nests/messages.ts";
+import { msgIdOf, nestStream } from "../src/base/streams.ts";
 import { abortableFollow, resumeAfter } from "./follow.ts";
 
 export const Message = builder.objectRef<MessageEntry>("Message").implement({

@@ -10,7 +10,8 @@ import { stringArray } from "../base/util/json-column.ts";
 import type { EventLog, StateTx } from "../log/event-log.ts";
 import { topicOf, type Bus, type BusEvent } from "../log/bus.ts";
 import { NotFoundError } from "../base/errors.ts";
-import { listStream, wirePayload, type Target, type VerdictValue } from "./events.ts";
+import { wirePayload, type Target, type VerdictValue } from "./events.ts";
+import { listStream } from "../base/streams.ts";
 import type { TrustLedger } from "./trust.ts";
 
 export type Decision = Exclude<VerdictValue, "auto"> | "auto";

@@ -6,7 +6,8 @@
 import type { TodoList } from "../generated/prisma/client.ts";
 import { renderRequest } from "../models/prompts.ts";
 import { totalTokens } from "../models/model.ts";
-import { listStream, wirePayload } from "./events.ts";
+import { wirePayload } from "./events.ts";
+import { listStream } from "../base/streams.ts";
 import type { ListBudget } from "./flights.ts";
 import type { FlockContext } from "./context.ts";
 import { personaOf, relationshipOf } from "../base/roster.ts";

@@ -1,12 +1,10 @@
 // The list events of EVENTS.md, one builder each, with the payload fields in the contract's order.
 // Every payload carries list_id and ts (RFC 3339). The stream a list's events live on is
-// "list:<list_id>".
+// listStream (src/base/streams.ts).
 export type Mode = "solo" | "split" | "murder";
 export type Target = "triage" | "output";
 export type VerdictValue = "approved" | "rejected" | "auto" | "timeout";
 export type SkipReason = "rejected" | "timeout" | "budget" | "failure";
-
-export const listStream = (listId: string) => `list:${listId}`;
 
 export type ListEvent =
   | { name: "list.started"; payload: { items: Array<{ item_id: string; text: string }>; requester: string; nest_id: string } }

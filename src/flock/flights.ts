@@ -6,7 +6,8 @@ import type { EventLog } from "../log/event-log.ts";
 import type { Model, ModelReply, RoleInput } from "../models/model.ts";
 import { totalTokens } from "../models/model.ts";
 import { renderRequest } from "../models/prompts.ts";
-import { listStream, wirePayload } from "./events.ts";
+import { wirePayload } from "./events.ts";
+import { listStream } from "../base/streams.ts";
 import { StoppedError } from "./approvals.ts";
 
 export class BudgetSpentError extends Error {

@@ -5,7 +5,8 @@
 // list.finished follows once every item is done or skipped and banter has landed (or waited out).
 import type { Item, TodoList } from "../generated/prisma/client.ts";
 import type { FlockContext } from "./context.ts";
-import { listStream, wirePayload, type Mode, type SkipReason } from "./events.ts";
+import { wirePayload, type Mode, type SkipReason } from "./events.ts";
+import { listStream } from "../base/streams.ts";
 import { BudgetSpentError, Flights, type FlightResult, type ListBudget } from "./flights.ts";
 import { StoppedError, approvalSubject } from "./approvals.ts";
 import { classifierHints, readTriage, type Triage } from "./triage.ts";

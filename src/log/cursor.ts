@@ -6,11 +6,12 @@
 // malformed value ("abc", "-1", another nest's msg_id) and a value past the stream's end ("999"):
 // a client can only have seen ids already committed, so a larger one is not a place to resume.
 // Empty or absent means "from the start"; 0 is the same.
+import { msgNumberText } from "../base/streams.ts";
 
 export function parseCursor(raw: string | null | undefined, prefix?: string): number | "invalid" {
   if (raw === null || raw === undefined || raw.trim() === "") return 0;
   let text = raw.trim();
-  if (prefix && text.startsWith(`${prefix}-`)) text = text.slice(prefix.length + 1);
+  if (prefix) text = msgNumberText(prefix, text);
   if (!/^\d{1,15}$/.test(text)) return "invalid";
   return Number(text);
 }

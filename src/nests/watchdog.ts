@@ -21,7 +21,8 @@ import { SERVICE_ROLE_NAMES } from "../base/roster.ts";
 import { KeyedLock } from "../base/util/keyed-lock.ts";
 import { ConflictError } from "../base/errors.ts";
 import { reinstatePhrase, retirePhrase } from "./asks.ts";
-import { watchStream, type MessageRecord, type NestChat, type PostedContext } from "./messages.ts";
+import { type MessageRecord, type NestChat, type PostedContext } from "./messages.ts";
+import { watchStream } from "../base/streams.ts";
 import type { Obligations, WatchResumer } from "./obligations.ts";
 import type { NestRecord } from "./store.ts";
 
