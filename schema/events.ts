@@ -8,6 +8,7 @@ import { pagedFollow, resumeAfter } from "./follow.ts";
 import { listStream } from "../src/base/streams.ts";
 import { parsedPayload } from "../src/log/parsed-payload.ts";
 import { isoTimestampJson, type ProjectableSubscription, type WireFields } from "./wire.ts";
+import { pageLimit } from "../src/base/util/clamp.ts";
 
 export const Event = builder.objectRef<StoredEvent>("Event").implement({
   description: "One event of a list's stream, exactly as the REST SSE stream carries it.",
@@ -57,7 +58,7 @@ builder.queryFields((t) => ({
       limit: t.arg.int({ defaultValue: 1000, description: "1 to 1000." }),
     },
     resolve: (_root, args, ctx) =>
-      ctx.app.log.read(listStream(String(args.listId)), afterSeq(args.after), Math.min(1000, Math.max(1, args.limit ?? 1000))),
+      ctx.app.log.read(listStream(String(args.listId)), afterSeq(args.after), pageLimit(args.limit, 1000, 1000)),
   }),
 }));
 

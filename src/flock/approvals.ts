@@ -10,7 +10,7 @@ import { stringArray } from "../base/util/json-column.ts";
 import type { EventLog, StateTx } from "../log/event-log.ts";
 import { topicOf, type Bus, type BusEvent } from "../log/bus.ts";
 import { NotFoundError } from "../base/errors.ts";
-import { wirePayload, type Target, type VerdictValue } from "./events.ts";
+import { listEventPayload, type Target, type VerdictValue } from "./events.ts";
 import { listStream } from "../base/streams.ts";
 import type { TrustLedger } from "./trust.ts";
 
@@ -199,14 +199,14 @@ export class ApprovalDesk {
       return null;
     }
     const events: Array<{ name: string; payload: object }> = [
-      { name: "verdict", payload: wirePayload<"verdict">(listId, { item_id: itemId, target, verdict: decision }, decidedAt) },
+      { name: "verdict", payload: listEventPayload<"verdict">(listId, { item_id: itemId, target, verdict: decision }, decidedAt) },
     ];
     for (const holder of holders) {
       const change = await this.trust.apply(tx, holder, taskType, decision, itemId);
       if (change) {
         events.push({
           name: "trust.changed",
-          payload: wirePayload<"trust.changed">(listId, { holder, task_type: taskType, from: change.from, to: change.to }, decidedAt),
+          payload: listEventPayload<"trust.changed">(listId, { holder, task_type: taskType, from: change.from, to: change.to }, decidedAt),
         });
       }
     }

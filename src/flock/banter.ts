@@ -6,7 +6,7 @@
 import type { TodoList } from "../generated/prisma/client.ts";
 import { renderRequest } from "../models/prompts.ts";
 import { totalTokens } from "../models/model.ts";
-import { wirePayload } from "./events.ts";
+import { listEventPayload } from "./events.ts";
 import { listStream } from "../base/streams.ts";
 import type { ListBudget } from "./flights.ts";
 import type { FlockContext } from "./context.ts";
@@ -91,7 +91,7 @@ export class Banter {
       if (this.closed) return null;
       await tx.addTokens(this.list.id, tokens);
       counted = true;
-      return usable ? wirePayload<"crow.banter">(this.list.id, { item_id: itemId, crow: speaker, to, text }) : null;
+      return usable ? listEventPayload<"crow.banter">(this.list.id, { item_id: itemId, crow: speaker, to, text }) : null;
     });
     if (counted) this.budget.tokensUsed += tokens; // once, after the commit (the build may run again)
   }

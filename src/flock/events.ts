@@ -22,7 +22,7 @@ export type ListEvent =
 export type ListEventName = ListEvent["name"];
 export type PayloadOf<N extends ListEventName> = Extract<ListEvent, { name: N }>["payload"];
 
-/** The wire payload: list_id first, the event's own fields in table order, ts last. */
-export function wirePayload<N extends ListEventName>(listId: string, payload: PayloadOf<N>, now = new Date()): Record<string, unknown> {
+/** A list event's wire payload: list_id first, the event's own fields in table order, ts last. */
+export function listEventPayload<N extends ListEventName>(listId: string, payload: PayloadOf<N>, now = new Date()): Record<string, unknown> {
   return { list_id: listId, ...payload, ts: now.toISOString() };
 }

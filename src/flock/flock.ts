@@ -4,7 +4,7 @@ import { randomBytes } from "node:crypto";
 import { BadInputError, NotFoundError, RateLimitedError } from "../base/errors.ts";
 import { ApprovalDesk, approvalSubject } from "./approvals.ts";
 import { CrewPicker, DEFAULT_NEST } from "./crew.ts";
-import { wirePayload, type Target } from "./events.ts";
+import { listEventPayload, type Target } from "./events.ts";
 import { listStream } from "../base/streams.ts";
 import { ListRun } from "./list-run.ts";
 import { RateLimiter, requesterKey } from "./rate-limit.ts";
@@ -58,7 +58,7 @@ export class Flock {
     await this.deps.log.append(
       listStream(listId),
       "list.started",
-      wirePayload<"list.started">(listId, { items: itemRows.map((i) => ({ item_id: i.id, text: i.text })), requester, nest_id: nestId }),
+      listEventPayload<"list.started">(listId, { items: itemRows.map((i) => ({ item_id: i.id, text: i.text })), requester, nest_id: nestId }),
       async (tx) => {
         await tx.todoList.create({
           data: {
@@ -202,7 +202,7 @@ export class Flock {
     const running = await this.deps.prisma.todoList.findMany({ where: { status: "running" }, select: { id: true, requester: true } });
     const flying = running.filter((list) => requesterKey(list.requester) === key);
     await Promise.all(
-      flying.map(({ id }) => this.deps.log.append(listStream(id), "requester.pranked", wirePayload<"requester.pranked">(id, { message, cooldown_s: cooldownS }))),
+      flying.map(({ id }) => this.deps.log.append(listStream(id), "requester.pranked", listEventPayload<"requester.pranked">(id, { message, cooldown_s: cooldownS }))),
     );
   }
 }

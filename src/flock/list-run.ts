@@ -5,7 +5,7 @@
 // list.finished follows once every item is done or skipped and banter has landed (or waited out).
 import type { Item, TodoList } from "../generated/prisma/client.ts";
 import type { FlockContext } from "./context.ts";
-import { wirePayload, type Mode, type SkipReason } from "./events.ts";
+import { listEventPayload, type Mode, type SkipReason } from "./events.ts";
 import { listStream } from "../base/streams.ts";
 import { BudgetSpentError, Flights, type FlightResult, type ListBudget } from "./flights.ts";
 import { StoppedError, approvalSubject } from "./approvals.ts";
@@ -49,7 +49,7 @@ export class ListRun {
     await this.ctx.log.appendStateIn(this.stream, "list.finished", async (tx) => {
       const list = await tx.finishList(this.list.id, new Date());
       if (!list) throw new Error(`list ${this.list.id} is gone`);
-      return wirePayload<"list.finished">(this.list.id, { tokens_used: list.tokensUsed, token_budget: list.tokenBudget });
+      return listEventPayload<"list.finished">(this.list.id, { tokens_used: list.tokensUsed, token_budget: list.tokenBudget });
     });
   }
 
@@ -110,7 +110,7 @@ export class ListRun {
         reason: triage.reason,
       });
       if (!triaged) throw new Error(`item ${item.id} is gone`);
-      const announcement = wirePayload<"item.triaged">(this.list.id, {
+      const announcement = listEventPayload<"item.triaged">(this.list.id, {
         item_id: item.id,
         mode: triage.mode,
         task_type: triage.taskType,
@@ -162,7 +162,7 @@ export class ListRun {
     await this.ctx.log.appendState(this.stream, async (tx) => {
       const updated = await tx.updateItem(item.id, { stage: "awaiting_output", answer, crows: JSON.stringify(crows) });
       if (!updated) throw new Error(`item ${item.id} is gone`);
-      const announcement = wirePayload<"item.answered">(this.list.id, { item_id: item.id, answer, crows, needs_approval: needsApproval });
+      const announcement = listEventPayload<"item.answered">(this.list.id, { item_id: item.id, answer, crows, needs_approval: needsApproval });
       const verdict = await this.ctx.approvals.openIn(tx, approvalSubject(updated, "output"), needsApproval);
       return [{ name: "item.answered", payload: announcement }, ...verdict];
     });
@@ -240,7 +240,7 @@ export class ListRun {
   private async skip(item: Item, reason: SkipReason): Promise<void> {
     await this.ctx.log.appendStateIn(this.stream, "item.skipped", async (tx) => {
       const skipped = await tx.skipItem(item.id, reason);
-      return skipped ? wirePayload<"item.skipped">(this.list.id, { item_id: item.id, reason }) : null;
+      return skipped ? listEventPayload<"item.skipped">(this.list.id, { item_id: item.id, reason }) : null;
     });
   }
 }
