@@ -4,7 +4,7 @@
 // and a list of BENCH_EVENTS events; CONCURRENCY fetches stay in flight for SECONDS per query.
 // Prints requests/s per query and its ratio to the baseline, per run and the median of RUNS.
 // Run: npm run bench:graphql-reads (BENCH_ONLY=<regex> runs only the matching queries;
-// BENCH_READ_CACHE=off runs every query afresh, as after a commit: src/server/graphql-read-cache.ts)
+// BENCH_READ_CACHE=off runs every query afresh, as after a commit: src/server/graphql/plugins/read-cache.ts)
 import { startTestServer } from "../test/helpers/server.ts";
 import type { VerdictValue } from "../src/flock/events.ts";
 import { pairReadVersion } from "../src/storage/read-version.ts";
@@ -43,7 +43,7 @@ try {
   }
 
   // Arguments go as variables, as the console sends them: a query with a string literal is not
-  // compiled (src/server/compiled-queries.ts), so a literal would measure graphql-js instead.
+  // compiled (src/server/graphql/plugins/compiled-queries.ts), so a literal would measure graphql-js instead.
   const allQueries: [string, string, Record<string, unknown>?][] = [
     ["{ __typename } (baseline)", "{ __typename }"],
     ["trust ledger, no history", "{ trust { holder taskType level levelName streak approvals rejections autos } }"],

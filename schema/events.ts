@@ -24,7 +24,7 @@ export const Event = builder.objectRef<StoredEvent>("Event").implement({
 
 /**
  * Event's fields as a subscription writes them without running graphql-js per event
- * (src/server/subscription-projection.ts): each is what its resolver above returns, and `payload`
+ * (src/server/graphql/projection/): each is what its resolver above returns, and `payload`
  * is the stored JSON text itself (the log stores JSON.stringify's text, so it is what parsing and
  * re-serializing would write). test/graphql-projection.test.ts checks them against graphql's output.
  */

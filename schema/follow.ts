@@ -32,7 +32,7 @@ export function abortableFollow<T = StoredEvent>(
 
 /** An event follower that can also hand on everything it has in hand at once. */
 export interface PagedFollower extends AsyncIterableIterator<StoredEvent> {
-  /** The events read but not yet handed on, or the next page (src/server/subscription-projection.ts writes a page at once). */
+  /** The events read but not yet handed on, or the next page (src/server/graphql/projection/ writes a page at once). */
   nextPage(): Promise<IteratorResult<StoredEvent[], undefined>>;
 }
 

@@ -1,4 +1,5 @@
-// No reader ever sees an uncommitted append (issue 8, "Streams"): a read, a follower's replay and
+// No reader ever sees an uncommitted append (a client must never be told of
+// an event a rollback can take back): a read, a follower's replay and
 // an SSE client that connects while a transaction holding an appended event is still open see
 // nothing of it, and nothing at all once it rolls back. Appends that arrive meanwhile wait for it.
 import { test } from "uvu";

@@ -1,5 +1,5 @@
-// The flock's hot state commits with its events or not at all (issue 9, "an event commits, together
-// with the state change it belongs to, before anyone is told"): EventLog.appendState runs the
+// The flock's hot state commits with its events or not at all ("an event commits, together with the
+// state change it belongs to, before anyone is told"): EventLog.appendState runs the
 // state statements of src/storage/flock-state.ts and the event INSERT in one transaction on the
 // log's own connection. On SQLite and on PostgreSQL: a failure at any point of the transaction
 // leaves neither the state nor the event; nothing uncommitted is seen from outside; what the

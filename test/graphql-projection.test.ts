@@ -1,5 +1,5 @@
 // A listEvents subscription's per-event JSON written by the projector
-// (src/server/subscription-projection.ts) is byte for byte what graphql's own execution writes, over
+// (src/server/graphql/projection/) is byte for byte what graphql's own execution writes, over
 // many varied selections (aliases, __typename, inline and named fragments, field order, repeats)
 // and payloads (unicode, escapes, numbers, nesting, odd keys); a selection it cannot write, or an
 // event it cannot write (a null payload), is left to graphql.

@@ -102,6 +102,7 @@ export class ApprovalDesk {
     const topic = topicOf(listStream(subject.listId));
     const onAppend = (event: BusEvent) => {
       // Only a verdict (or a nudge: "re-read, something may have been missed") can decide it.
+      // A failed read of the row drops only this wake-up: the deadline's timer and the next signal read it again.
       if (event.detail.name === "verdict" || event.detail.seq === 0) void this.settleFromRow(subject).catch(() => {});
     };
     this.bus?.addEventListener(topic, onAppend);
@@ -153,6 +154,8 @@ export class ApprovalDesk {
       // Not moved: someone (maybe another instance, its signal lost) decided first; hand that on.
       void this.record(subject, "timeout")
         .then((moved) => (moved ? undefined : this.settleFromRow(subject)))
+        // Fails only when the database does (closing at shutdown): the row stays pending, and on the
+        // next start the list waits on it again, finds the deadline past and records the timeout then.
         .catch(() => {});
     }, delay);
     timer.unref?.();

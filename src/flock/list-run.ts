@@ -64,7 +64,10 @@ export class ListRun {
       if (error instanceof SkipItem) return this.skip(item, error.reason);
       if (error instanceof BudgetSpentError) return this.skip(item, "budget");
       this.ctx.logLine(`flock: item ${item.id} failed unexpectedly: ${describeError(error)}`);
-      await this.skip(item, "failure").catch(() => {});
+      await this.skip(item, "failure").catch((skipError: unknown) => {
+        // The item stays where it was and resumes on the next start; say why it could not be skipped.
+        this.ctx.logLine(`flock: item ${item.id} could not be skipped: ${describeError(skipError)}`);
+      });
     }
   }
 

@@ -85,6 +85,7 @@ export async function createRedisBus(url: string, logLine: (line: string) => voi
   // (Registered after the first connect, so every "ready" seen here is a reconnection.)
   subscribeClient.on("ready", () => {
     const topics = [...listeners.keys()];
+    // A refusal means Redis went down again: the next "ready" subscribes again, so drop it.
     if (topics.length > 0) void subscribeClient.subscribe(...topics).catch(() => {});
   });
   // The event target ignores these promises; a rejection (Redis down) must not go unhandled.

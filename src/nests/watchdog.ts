@@ -1,17 +1,8 @@
-// The Sentry's watchdog (EVENTS.md Guardrails "Watchdog", "flag"; FLOCK.md section 6). Every crow
-// claim or deliver that refers to a request gets one classifier call with the three noul questions
-// against that request. A breach (any of states_fact_without_source / contradicts_earlier at or
-// above the band, or answers_request at or below 1 - band) quarantines the crow: the Sentry posts a
-// flag naming the scores, then an ask_owner to the owner, refers_to the flag, approval_phrase
-// "reinstate <crow>", offering the exact reinstate / retire replies and quoting the flag. At most
-// one flag per crow per referent; later breaches are logged, not posted. An unsure answer never
-// quarantines. Every verdict is logged as a `watch` event on the stream watch:<nest_id>, kept off
-// the nest stream so a nest's seq stays its message number. Owner messages are never inspected.
-//
-// Each inspection is stored as an obligation with the claim or deliver (obligations.ts), so it has
-// one owner and survives that instance's death: the verdict's `watch` event closes it (or, on a
-// breach, the Sentry's ask does), and an instance taking it over inspects again or posts the flag
-// and ask still missing.
+// The Sentry's watchdog (EVENTS.md Guardrails "Watchdog", "flag"; FLOCK.md section 6): one classifier
+// call per crow claim or deliver that refers to a request; a breach quarantines the crow with a flag
+// and an ask_owner, and every verdict is a `watch` event on watch:<nest_id>. The rules are in
+// docs/nests-chat.md "The watchdog"; each inspection is an obligation (obligations.ts), so it
+// survives its instance's death.
 import type { Config } from "../base/config.ts";
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { EventLog } from "../log/event-log.ts";

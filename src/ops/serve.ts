@@ -84,6 +84,8 @@ export async function serve(env: Env = process.env): Promise<void> {
     } catch {
       // the data folder itself is the problem (not a folder, not writable): stderr still says why
     }
+    // Best effort on the way out: the start failure above is what the owner needs to read, and a
+    // half-started server or app failing to close says nothing more.
     await server?.close().catch(() => {});
     await app?.close().catch(() => {});
     lock?.release();

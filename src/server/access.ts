@@ -183,7 +183,7 @@ export class AccessGate {
     }
     roles.set(req, role);
     if (role === "reader" && !SAFE_METHODS.has(method) && !url.pathname.startsWith("/graphql")) {
-      // GraphQL posts queries too; its mutations are refused inside (src/server/graphql.ts).
+      // GraphQL posts queries too; its mutations are refused inside (src/server/graphql/yoga.ts).
       throw new HttpError(403, "This token may read but not write.");
     }
 

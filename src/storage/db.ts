@@ -28,7 +28,7 @@ import type BetterSqlite3 from "better-sqlite3";
 
 export type { PrismaClient };
 
-/** Creates the data folder 700 or refuses one crows must not use (rules in src/ops/data-dir.ts). */
+/** Creates the data folder 700 or refuses one crows must not use (rules in src/storage/data-dir.ts). */
 export function ensureDataDir(dataDir: string): void {
   prepareDataDir(dataDir);
 }

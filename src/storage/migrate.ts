@@ -171,6 +171,7 @@ async function withEngine<T>(provider: Provider, url: string, fn: (engine: Engin
     throw new Error([(e as Error)?.message ?? String(e), ...external].join("\n"));
   } finally {
     engine.free();
+    // A connection that will not close must not hide the migration's own result or error.
     for (const a of opened) await a.dispose().catch(() => {});
   }
 }

@@ -1,6 +1,6 @@
 // The database's version as a cached read sees it: a value that changes whenever anything the
 // database holds may have changed, read around Prisma (it has no such call). Why: the GraphQL read
-// cache (src/server/graphql-read-cache.ts) serves a query's answer again only while this is
+// cache (src/server/graphql/plugins/read-cache.ts) serves a query's answer again only while this is
 // unchanged, and asking costs ~3 us, against milliseconds to read and serialise a ledger again.
 //
 // SQLite: `PRAGMA data_version` on a read-only connection of its own, which changes whenever any

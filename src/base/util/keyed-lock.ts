@@ -4,13 +4,14 @@ export class KeyedLock {
 
   run<T>(key: string, task: () => Promise<T>): Promise<T> {
     const previous = this.tails.get(key) ?? Promise.resolve();
+    // The previous task's failure is its own caller's (it got `next`); this task runs regardless.
     const next = previous.catch(() => {}).then(task);
     this.tails.set(key, next);
     void next
       .finally(() => {
         if (this.tails.get(key) === next) this.tails.delete(key);
       })
-      .catch(() => {});
+      .catch(() => {}); // the caller sees the rejection through `next`; this chain only tidies up
     return next;
   }
 

@@ -1,5 +1,5 @@
 // GraphQL subscriptions over SSE without a whatwg Request, Response and ReadableStream per
-// connection (issue 9: those were most of an idle subscription's memory, and the stream's chunk per
+// connection (measured: those were most of an idle subscription's memory, and the stream's chunk per
 // frame most of a replay's time). One transport-agnostic core serves both wire protocols, Yoga's
 // SSE at /graphql and graphql-sse's distinct connections at /graphql/stream; it returns
 // `[body, init]` like compat/sse.ts, and the node:http adapter is the same (src/http/sse/node-writer.ts).

@@ -1,10 +1,10 @@
 // GraphQL over one node:http handler: Yoga at /graphql (queries and mutations, GraphiQL with its
 // assets inline so a closed network can load it, and Yoga's own SSE subscriptions) and the
-// graphql-sse protocol at /graphql/stream (src/server/graphql-stream.ts runs it through the same
+// graphql-sse protocol at /graphql/stream (src/server/graphql/stream.ts runs it through the same
 // envelop, so it gets the same context, limits and error masking). http.ts sends only those two
-// paths here. The limits live in src/server/graphql-limits.ts; the body is read here with the one
+// paths here. The limits live in src/server/graphql/plugins/limits.ts; the body is read here with the one
 // size limit REST uses. A subscription POSTed with `Accept: text/event-stream` to either path is
-// written by src/server/graphql-subscriptions.ts through the same envelop (the same bytes, without
+// written by src/server/graphql/subscriptions.ts through the same envelop (the same bytes, without
 // a whatwg Request/Response/ReadableStream per connection).
 import type http from "node:http";
 import { GraphQLError, getOperationAST } from "graphql";
@@ -152,7 +152,7 @@ const readOnlyTokens: Plugin<{ role?: Role }> = {
 
 export interface GraphQLHandlerOptions {
   /**
-   * Serve SSE subscriptions through src/server/graphql-subscriptions.ts, events written by the
+   * Serve SSE subscriptions through src/server/graphql/subscriptions.ts, events written by the
    * projector (default). Off: Yoga's and graphql-sse's own writers serve them and graphql executes
    * every event, as before: the reference test/graphql-sse-transport.test.ts compares against.
    */

@@ -1,6 +1,6 @@
 // Queries run as graphql-jit compiled functions, cached per parsed document (Yoga's parser cache
 // bounds how many): a ledger or a list's events is thousands of fields, and graphql-js resolving
-// each through its generic executor was most of a read's CPU (issue 9: 1.6-1.9x the reads/s).
+// each through its generic executor was most of a read's CPU (compiled: 1.6-1.9x the reads/s, docs/performance.md).
 //
 // Only documents that carry no string literal are compiled. graphql-jit writes a field's literal
 // arguments into the generated code as JSON, then rewrites any string that starts with its

@@ -1,5 +1,5 @@
 // Serves a read query's answer again, as the same JSON text, while the database has not changed.
-// Why (issue 9): a full trust ledger or a list's 300 events is thousands of fields; resolving and
+// Why: a full trust ledger or a list's 300 events is thousands of fields; resolving and
 // serialising them cost several times Yoga's own per-request work, on every request, although the
 // answer only changes when something commits. The database's version (src/storage/read-version.ts,
 // ~3 us to ask) is read before the query runs and again after: an answer is kept only if it was
