@@ -5,7 +5,7 @@
 // docs/performance.md).
 //   sequential:  await log.append(...) one after another, vs raw BEGIN/SELECT/INSERT/COMMIT
 //   concurrent:  100 streams appending at once (group commit shares their transactions)
-//   with state:  appendBatch with a state write in Prisma's transaction (nests, rare flock paths)
+//   with state:  appendWith with a state write in Prisma's transaction (nests, rare flock paths)
 //   log state:   appendState with a state write through the log's own statements (the flock's
 //                hot path: a token count beside crow.landed, src/storage/flock-state.ts)
 // PostgreSQL too when BENCH_PG_URL (an admin URL; a fresh database is made) or CROWS_TEST_PG_URL
@@ -60,7 +60,7 @@ async function measureLog(prisma: PrismaClient, tag: string): Promise<Omit<Figur
   const state = Math.min(EVENTS, 1000);
   const withState = await timed(async () => {
     for (let i = 0; i < state; i++) {
-      await log.appendBatch(`bench:${tag}:state`, async (tx) => {
+      await log.appendWith(`bench:${tag}:state`, async (tx) => {
         await tx.requester.upsert({ where: { name: `bench-${tag}` }, create: { name: `bench-${tag}` }, update: { pranks: i } });
         return [{ name: "bench.tick", payload: payload(i) }];
       });
@@ -177,7 +177,7 @@ function report(title: string, rounds: Figures[]) {
   console.log(`  raw driver, one tx per event:        ${fmt(m((f) => f.raw))} events/s  (baseline)`);
   console.log(`  EventLog.append, sequential:         ${fmt(m((f) => f.log))} events/s  ${m((f) => f.log / f.raw).toFixed(2)}x raw  (goal >= 0.5x)`);
   console.log(`  EventLog.append, ${STREAMS} streams at once: ${fmt(m((f) => f.concurrent))} events/s  ${m((f) => f.concurrent / f.raw).toFixed(2)}x raw  (group commit)`);
-  console.log(`  appendBatch + a state write (Prisma tx): ${fmt(m((f) => f.withState))} events/s  ${m((f) => f.withState / f.raw).toFixed(2)}x raw`);
+  console.log(`  appendWith + a state write (Prisma tx): ${fmt(m((f) => f.withState))} events/s  ${m((f) => f.withState / f.raw).toFixed(2)}x raw`);
   console.log(`  appendState + a state write (log's own statements): ${fmt(m((f) => f.withLogState))} events/s  ${m((f) => f.withLogState / f.raw).toFixed(2)}x raw`);
   console.log(`  raw driver, the same state write in each tx: ${fmt(m((f) => f.rawState))} events/s  (baseline for the state rows)`);
   console.log(`    Prisma tx ${m((f) => f.withState / f.rawState).toFixed(2)}x, appendState ${m((f) => f.withLogState / f.rawState).toFixed(2)}x raw with state`);

@@ -80,25 +80,22 @@ export class Flock {
     if (this.stopping.signal.aborted) throw new BadInputError("The flock is shutting down; try again in a moment.");
     const listId = `lst${randomBytes(5).toString("hex")}`;
     const itemRows = items.map((text, i) => ({ id: `${listId}-${i + 1}`, n: i + 1, text }));
-    await this.deps.log.append(
-      listStream(listId),
-      "list.started",
-      wirePayload<"list.started">(listId, { items: itemRows.map((i) => ({ item_id: i.id, text: i.text })), requester, nest_id: nestId }),
-      async (tx) => {
-        await tx.todoList.create({
-          data: {
-            id: listId,
-            requester,
-            nestId,
-            text: input.text as string,
-            tokenBudget: this.deps.config.tokenBudget,
-            ownerId: this.instanceId,
-            leaseUntil: new Date(this.now() + this.deps.config.leaseMs),
-            items: { create: itemRows },
-          },
-        });
-      },
-    );
+    const started = wirePayload<"list.started">(listId, { items: itemRows.map((i) => ({ item_id: i.id, text: i.text })), requester, nest_id: nestId });
+    await this.deps.log.appendWith(listStream(listId), async (tx) => {
+      await tx.todoList.create({
+        data: {
+          id: listId,
+          requester,
+          nestId,
+          text: input.text as string,
+          tokenBudget: this.deps.config.tokenBudget,
+          ownerId: this.instanceId,
+          leaseUntil: new Date(this.now() + this.deps.config.leaseMs),
+          items: { create: itemRows },
+        },
+      });
+      return [{ name: "list.started", payload: started }];
+    });
     this.start(listId);
     return { listId };
   }
