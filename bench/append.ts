@@ -16,7 +16,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { loadConfig } from "../src/config.ts";
-import { openDatabase, type PrismaClient } from "../src/storage/db.ts";
+import { openDatabase, type DatabaseHandle } from "../src/storage/db.ts";
 import { EventLog } from "../src/log/event-log.ts";
 import { createLocalBus } from "../src/log/bus.ts";
 import { freshDatabase } from "../test/helpers/scale-services.ts";
@@ -44,8 +44,8 @@ interface Figures {
   withLogState: number;
 }
 
-async function measureLog(prisma: PrismaClient, tag: string): Promise<Omit<Figures, "raw" | "rawState">> {
-  const log = new EventLog(prisma, createLocalBus());
+async function measureLog(database: DatabaseHandle, tag: string): Promise<Omit<Figures, "raw" | "rawState">> {
+  const log = new EventLog(database, createLocalBus());
   const seq = await timed(async () => {
     for (let i = 0; i < EVENTS; i++) await log.append(`bench:${tag}:seq`, "bench.tick", payload(i));
   });
@@ -67,7 +67,7 @@ async function measureLog(prisma: PrismaClient, tag: string): Promise<Omit<Figur
     }
   });
   const listId = `bench-${tag}`;
-  await prisma.todoList.create({ data: { id: listId, requester: "bench", text: "x", tokenBudget: 1_000_000 } });
+  await database.prisma.todoList.create({ data: { id: listId, requester: "bench", text: "x", tokenBudget: 1_000_000 } });
   const withLogState = await timed(async () => {
     for (let i = 0; i < state; i++) {
       await log.appendState(`bench:${tag}:logstate`, async (tx) => {
@@ -87,12 +87,12 @@ async function measureLog(prisma: PrismaClient, tag: string): Promise<Omit<Figur
 async function sqliteRound(round: number): Promise<Figures & { synchronous: number }> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "crows-bench-append-"));
   try {
-    const prisma = await openDatabase(loadConfig({ CROWS_DATA_DIR: dir }));
+    const database = await openDatabase(loadConfig({ CROWS_DATA_DIR: dir }));
+    const prisma = database.prisma;
     const synchronous = Number(((await prisma.$queryRawUnsafe("PRAGMA synchronous")) as Array<{ synchronous: bigint }>)[0]!.synchronous);
     // Raw: its own file with the same schema (copied from the migrated one) and pragmas.
     const rawDir = mkdtempSync(path.join(os.tmpdir(), "crows-bench-raw-"));
-    const rawPrisma = await openDatabase(loadConfig({ CROWS_DATA_DIR: rawDir }));
-    await rawPrisma.$disconnect();
+    await (await openDatabase(loadConfig({ CROWS_DATA_DIR: rawDir }))).close();
     const db = new Database(path.join(rawDir, "crows.db"));
     db.pragma("journal_mode = WAL");
     db.pragma("busy_timeout = 5000");
@@ -120,8 +120,8 @@ async function sqliteRound(round: number): Promise<Figures & { synchronous: numb
     });
     db.close();
     rmSync(rawDir, { recursive: true, force: true });
-    const figures = await measureLog(prisma, `sqlite${round}`);
-    await prisma.$disconnect();
+    const figures = await measureLog(database, `sqlite${round}`);
+    await database.close();
     return { raw: rate(EVENTS, raw), rawState: rate(states, rawState), synchronous, ...figures };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -131,7 +131,7 @@ async function sqliteRound(round: number): Promise<Figures & { synchronous: numb
 async function pgRound(adminUrl: string, round: number): Promise<Figures> {
   const database = await freshDatabase(adminUrl);
   try {
-    const prisma = await openDatabase(loadConfig({ DATABASE_URL: database.url }));
+    const opened = await openDatabase(loadConfig({ DATABASE_URL: database.url }));
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();
     const raw = await timed(async () => {
@@ -162,8 +162,8 @@ async function pgRound(adminUrl: string, round: number): Promise<Figures> {
       }
     });
     await client.end();
-    const figures = await measureLog(prisma, `pg${round}`);
-    await prisma.$disconnect();
+    const figures = await measureLog(opened, `pg${round}`);
+    await opened.close();
     return { raw: rate(EVENTS, raw), rawState: rate(states, rawState), ...figures };
   } finally {
     await database.drop();

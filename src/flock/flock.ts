@@ -17,11 +17,14 @@ import { parseRequester, parseTodoText } from "./todo-text.ts";
 import { TrustLedger } from "./trust.ts";
 import { instanceIdOf } from "../storage/instance.ts";
 import { describeError } from "../ops/describe-error.ts";
+import type { TrustReads } from "../storage/trust-history.ts";
 
 export interface FlockDeps {
   config: Config;
   prisma: PrismaClient;
   log: EventLog;
+  /** The trust ledger's reads around Prisma (the database handle's). */
+  trustReads: TrustReads;
   /** The log's bus: lets a waiting approval hear a verdict recorded by another instance. */
   bus?: Bus;
   model: Model;
@@ -60,7 +63,7 @@ export class Flock {
     const now = deps.now ?? Date.now;
     this.now = now;
     this.instanceId = instanceIdOf(deps.config);
-    this.trust = new TrustLedger(deps.prisma, deps.log.state);
+    this.trust = new TrustLedger(deps.trustReads, deps.log.state);
     this.approvals = new ApprovalDesk(deps.log, this.trust, deps.config.approvalWindowMs, now, deps.bus);
     this.picker = new CrewPicker(deps.crew);
     this.limiter = new RateLimiter(deps.prisma, now);

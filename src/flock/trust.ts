@@ -3,9 +3,8 @@
 // row and regular -> trusted after 5 more; rejected or timeout: down one level, streak reset;
 // auto: no change. The caller emits trust.changed for every level change this returns.
 import type { StateReads, StateTx, Tx } from "../log/event-log.ts";
-import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { VerdictValue } from "./events.ts";
-import { trustReadsOf, type TrustRecordRow } from "../storage/trust-history.ts";
+import type { TrustReads, TrustRecordRow } from "../storage/trust-history.ts";
 
 export const LEVEL_NAMES = ["stranger", "regular", "trusted"] as const;
 export const TRUSTED = 2;
@@ -48,7 +47,8 @@ export function trustRowsOf(tx: Tx): TrustRows {
 
 export class TrustLedger {
   constructor(
-    private readonly prisma: PrismaClient,
+    /** The ledger's records and history, read around Prisma (src/storage/trust-history.ts). */
+    private readonly ledger: TrustReads,
     /** Committed rows, read around Prisma (the event log's read connection). */
     private readonly reads: StateReads,
   ) {}
@@ -98,7 +98,7 @@ export class TrustLedger {
    */
   records(filter: LedgerFilter = {}): Promise<TrustRecordRow[]> {
     // Read around Prisma, on committed rows only (src/storage/trust-history.ts says why).
-    return trustReadsOf(this.prisma).records(filter);
+    return this.ledger.records(filter);
   }
 
   /**
@@ -107,7 +107,7 @@ export class TrustLedger {
    * over the entries, where filtering every entry for every record made the snapshot quadratic.
    */
   async histories(filter: LedgerFilter = {}, page: { last?: number | null; before?: number | null } = {}): Promise<Map<string, HistoryEntry[]>> {
-    const entries = await trustReadsOf(this.prisma).history({ ...filter, ...page });
+    const entries = await this.ledger.history({ ...filter, ...page });
     const grouped = new Map<string, HistoryEntry[]>();
     for (const e of entries) {
       const key = historyKey(e.holder, e.taskType);

@@ -4,7 +4,7 @@
 // that sees a gap re-reads the log (src/log/event-log.ts).
 import { setMaxListeners } from "node:events";
 import type { TypedEventTarget } from "@graphql-yoga/typed-event-target";
-import type { EventRow } from "../storage/event-store.ts";
+import type { EventRow } from "../storage/events/types.ts";
 
 /** A committed event as the bus carries it: the stored row itself. */
 export type AppendedEvent = EventRow;

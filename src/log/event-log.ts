@@ -2,11 +2,11 @@
 // (follow.ts). An event commits, with any state change that goes with it, before the bus tells
 // anyone, so whatever a client sees can be replayed. Three ways to append, and which transaction
 // each commits in: docs/architecture.md "One durable log" and "Storage and migrations".
-import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { AppendedEvent, Bus, BusEvent } from "./bus.ts";
 import { nameTopicOf, topicOf } from "./bus.ts";
 import { KeyedLock } from "../util/keyed-lock.ts";
-import { eventStoreOf, type EventStore, type NewEvent, type RenderedPage, type RowTemplate, type Tx } from "../storage/event-store.ts";
+import type { DatabaseHandle } from "../storage/db.ts";
+import type { EventStore, NewEvent, RenderedPage, RowTemplate, Tx } from "../storage/events/types.ts";
 import type { StateReads, StateTx } from "../storage/flock-state.ts";
 import { StreamTap } from "./stream-tap.ts";
 import { flatten, tail } from "./follow.ts";
@@ -57,6 +57,7 @@ export class EventLog {
   // Appends to one stream are chained so a process never races itself for the next seq.
   private readonly appends = new KeyedLock();
   private readonly closers = new Set<() => void>();
+  private readonly prisma: DatabaseHandle["prisma"];
   private readonly store: EventStore;
   private readonly taps = new Map<string, StreamTap>();
   /** Per stream, the commit of its last queued append that carries no state. */
@@ -64,12 +65,13 @@ export class EventLog {
   private closed = false;
 
   constructor(
-    private readonly prisma: PrismaClient,
+    database: Pick<DatabaseHandle, "prisma" | "events">,
     private readonly bus: Bus,
     private readonly options: EventLogOptions = {},
   ) {
-    // The log's SQL goes around Prisma for speed (src/storage/event-store.ts says why).
-    this.store = eventStoreOf(prisma);
+    this.prisma = database.prisma;
+    // The log's SQL goes around Prisma for speed (docs/architecture.md says why).
+    this.store = database.events;
   }
 
   /**

@@ -119,7 +119,7 @@ interface Dialect {
   lockCommitOrder(exec: Exec): Promise<void>;
 }
 
-/** Prisma's better-sqlite3 adapter stores DateTime as ISO 8601 text with +00:00 (event-store.ts). */
+/** Prisma's better-sqlite3 adapter stores DateTime as ISO 8601 text with +00:00 (events/sqlite.ts). */
 const SQLITE: Dialect = {
   ts: (date) => date.toISOString().replace("Z", "+00:00"),
   tsColumn: (column) => `"${column}"`,

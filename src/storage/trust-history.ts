@@ -10,7 +10,6 @@
 // Prisma stays the schema: this names the Trust and TrustEntry tables' columns only.
 import Database from "better-sqlite3";
 import type pg from "pg";
-import type { PrismaClient } from "../generated/prisma/client.ts";
 
 export interface TrustRecordRow {
   holder: string;
@@ -100,7 +99,7 @@ function historySql(page: TrustHistoryPage, atOf: (column: string) => string): {
 /** Which filters a read has: one prepared statement per shape. */
 const shapeOf = (page: TrustHistoryPage): string => `${page.holder != null ? "h" : ""}${page.taskType != null ? "t" : ""}${page.before != null ? "b" : ""}${page.last != null ? "l" : ""}`;
 
-// Prisma's better-sqlite3 adapter stores DateTime as ISO 8601 text with +00:00 (event-store.ts):
+// Prisma's better-sqlite3 adapter stores DateTime as ISO 8601 text with +00:00 (events/sqlite.ts):
 // turned back into toISOString()'s form by hand; anything else goes through Date.
 const SQLITE_UTC_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00$/;
 const isoOfSqlite = (ts: string): string => (SQLITE_UTC_MS.test(ts) ? `${ts.slice(0, 23)}Z` : new Date(ts).toISOString());
@@ -165,17 +164,4 @@ export class PgTrustReads implements TrustReads {
   }
 
   close(): void {} // the pool is Prisma's: it ends with $disconnect
-}
-
-const stores = new WeakMap<object, TrustReads>();
-
-export function pairTrustReads(prisma: PrismaClient, reads: TrustReads): void {
-  stores.set(prisma, reads);
-}
-
-/** The trust store opened with this client (storage/db.ts pairs them). */
-export function trustReadsOf(prisma: PrismaClient): TrustReads {
-  const reads = stores.get(prisma);
-  if (!reads) throw new Error("This PrismaClient was not opened by openDatabase: it has no trust store.");
-  return reads;
 }
