@@ -1,16 +1,12 @@
-// The trust ledger's reads (its records, and a page of each record's history), around Prisma.
-// Why (issue 9): a ledger read through Prisma cost ~0.45 ms for the records and ~1.3 ms for 150
-// history rows ($queryRaw: the query engine, then a Date per row), several times what serving the
-// answer costs. Here, as the event log does (event-store.ts): prepared statements kept for the life
-// of the connection, on SQLite a read-only connection of their own (WAL: committed rows only, never
-// an open transaction's), on PostgreSQL the pool Prisma's adapter uses, with named statements;
-// `at` arrives as toISOString()'s text, which the DateTime scalar passes through.
-// The newest n entries of every record are one query, a LIMIT per record (Prisma has no per-group
-// limit), on SQLite and PostgreSQL alike.
-// Prisma stays the schema: this names the Trust and TrustEntry tables' columns only.
+// The trust ledger's reads (its records, and a page of each record's history) around Prisma, as the
+// event log's are: statements kept for the connection's life, on SQLite a read-only connection
+// (committed rows only), on PostgreSQL Prisma's pool. Why, measured: docs/performance.md "The
+// ledger's reads around Prisma". The newest n entries of every record are one query (a LIMIT per
+// record, which Prisma has no way to say). Prisma stays the schema: this names columns only.
 import Database from "better-sqlite3";
 import type pg from "pg";
 
+/** A row of the Trust table: where a holder stands on a task type, and its counts. */
 export interface TrustRecordRow {
   holder: string;
   taskType: string;
@@ -21,6 +17,7 @@ export interface TrustRecordRow {
   autos: number;
 }
 
+/** A row of the TrustEntry table as read: one verdict's move of a record. */
 export interface TrustHistoryRow {
   id: number;
   holder: string;
