@@ -1,5 +1,5 @@
 // Benchmark: durable appends to the event log against raw drivers doing the same work, measured in
-// the same run (issue 9). One transaction per event on both sides: the raw side reads the
+// the same run. One transaction per event on both sides: the raw side reads the
 // stream's last seq and inserts, on the same schema and pragmas (WAL; synchronous as crows opens
 // it, which on better-sqlite3's build means a sync at checkpoints, not per commit: see
 // docs/performance.md).

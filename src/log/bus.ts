@@ -85,13 +85,13 @@ export async function createRedisBus(url: string, logLine: (line: string) => voi
   // (Registered after the first connect, so every "ready" seen here is a reconnection.)
   subscribeClient.on("ready", () => {
     const topics = [...listeners.keys()];
-    if (topics.length > 0) void subscribeClient.subscribe(...topics).catch(() => {});
+    if (topics.length > 0) void subscribeClient.subscribe(...topics).catch(() => {}); // down again: the next "ready" retries
   });
   // The event target ignores these promises; a rejection (Redis down) must not go unhandled.
   const unsubscribe = subscribeClient.unsubscribe.bind(subscribeClient);
   subscribeClient.unsubscribe = ((...topics: Parameters<typeof unsubscribe>) => {
     const done = unsubscribe(...topics);
-    done.catch(() => {});
+    done.catch(() => {}); // Redis down: a topic left subscribed only delivers what nobody listens to
     return done;
   }) as typeof unsubscribe;
   const publish = publishClient.publish.bind(publishClient);

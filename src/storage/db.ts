@@ -1,15 +1,8 @@
-// Opens the database and applies the committed migrations before anything reads it:
-//   file:...          SQLite through better-sqlite3 (the default: a file in the data folder)
-//   postgresql://...  PostgreSQL through Prisma's pg adapter (several instances share one flock)
-//
-// One client type for the whole code base: the SQLite client's `PrismaClient`. The PostgreSQL
-// client is generated from the same models (scripts/pg-schema.ts), so its model API is the same,
-// but TypeScript cannot relate the deferred conditional types of two generated copies, so it is
-// cast once, here. The guards below fail the typecheck if the two ever differ in models or rows.
-// The code base keeps to what both providers mean alike: no raw SQL outside src/storage (this file,
-// the event log's hot path events/, the flock's hot state beside it flock-state.ts, the
-// ledger's reads trust-history.ts, read-version.ts), no provider-only filters (`mode: "insensitive"`)
-// and no isolation levels.
+// Opens the database (file:... SQLite, the default; postgresql://... PostgreSQL for several
+// instances), applies the committed migrations, and returns everything it opened as one handle.
+// One client type for both providers, cast once here (guards at the bottom fail the typecheck if
+// the two generated clients differ); no raw SQL outside src/storage. docs/architecture.md
+// "Storage and migrations" says why.
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
