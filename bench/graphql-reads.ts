@@ -7,7 +7,7 @@
 // BENCH_READ_CACHE=off runs every query afresh, as after a commit: src/server/graphql/plugins/read-cache.ts)
 import { startTestServer } from "../test/helpers/server.ts";
 import type { VerdictValue } from "../src/flock/events.ts";
-import { pairReadVersion } from "../src/storage/read-version.ts";
+import { NO_VERSION } from "../src/storage/read-version.ts";
 
 const VERDICTS = Number(process.env.BENCH_VERDICTS ?? 400);
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 300);
@@ -21,7 +21,7 @@ const ONLY = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : null;
 
 const server = await startTestServer();
 try {
-  if (READ_CACHE === "off") pairReadVersion(server.app.prisma, { current: () => null });
+  if (READ_CACHE === "off") server.app.database.readVersion = NO_VERSION;
   const holders = ["flock", "Sentry", "crow-ada", "crow-bo", "crow-cy", "spun-1"];
   const taskTypes = ["writing", "research", "code", "errand", "math"];
   const verdicts: VerdictValue[] = ["approved", "approved", "approved", "rejected", "auto", "timeout"];

@@ -3,7 +3,7 @@
 // schema/); tests build an App in-process and may hand in their own model or classifier.
 import type { Config } from "./base/config.ts";
 import type { PrismaClient } from "./generated/prisma/client.ts";
-import { commitOrderLock, openDatabase, ensureDataDir } from "./storage/db.ts";
+import { commitOrderLock, openDatabase, ensureDataDir, type DatabaseHandle } from "./storage/db.ts";
 import { EventLog } from "./log/event-log.ts";
 import { createLocalBus, createRedisBus, type Bus } from "./log/bus.ts";
 import type { Model } from "./models/model.ts";
@@ -32,6 +32,8 @@ export interface AppDeps {
 export interface App {
   readonly config: Config;
   readonly prisma: PrismaClient;
+  /** Everything openDatabase opened (the client above, the log's store, the read cache's version). */
+  readonly database: DatabaseHandle;
   readonly bus: Bus;
   readonly log: EventLog;
   readonly model: Model;
@@ -53,11 +55,12 @@ export interface App {
 export async function createApp(config: Config, deps: AppDeps = {}): Promise<App> {
   ensureDataDir(config.dataDir);
   const logLine = deps.logLine ?? ((line: string) => console.error(line));
-  const prisma = await openDatabase(config);
+  const database = await openDatabase(config);
+  const prisma = database.prisma;
   const bus = config.redisUrl ? await createRedisBus(config.redisUrl, logLine) : createLocalBus();
   const metrics = deps.metrics ?? createMetrics();
   const lock = commitOrderLock(config);
-  const log = new EventLog(prisma, bus, {
+  const log = new EventLog(database, bus, {
     ...(lock ? { commitOrderLock: lock } : {}),
     onAppended: (event) => {
       countAppended(metrics, event);
@@ -77,8 +80,8 @@ export async function createApp(config: Config, deps: AppDeps = {}): Promise<App
   const nests = new NestStore(prisma);
   const registry = new CrowRegistry(prisma, config.maxSpun);
   await nests.ensureDefault(); // todo always exists, before anything lists or posts to it
-  const crew = new PrismaCrewDirectory(prisma, nests);
-  const flock = new Flock({ config, prisma, log, bus, model, classifier, crew, logLine });
+  const crew = new PrismaCrewDirectory(database, nests);
+  const flock = new Flock({ config, prisma, log, trustReads: database.trustReads, bus, model, classifier, crew, logLine });
   await flock.resume();
   const chat = createNestChat({ config, prisma, log, model, classifier, flock, nests, registry, logLine });
   await chat.resume(); // open obligations of the must-respond loop, as flock.resume() does lists
@@ -88,6 +91,7 @@ export async function createApp(config: Config, deps: AppDeps = {}): Promise<App
   const app: App = {
     config,
     prisma,
+    database,
     bus,
     log,
     model,
@@ -109,7 +113,7 @@ export async function createApp(config: Config, deps: AppDeps = {}): Promise<App
         await app.quiesce();
         log.close();
         await bus.close();
-        await prisma.$disconnect();
+        await database.close();
       })()),
   };
   return app;

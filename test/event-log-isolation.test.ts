@@ -47,7 +47,7 @@ async function inTransaction(stream: string, count: number, during: () => Promis
   let finish!: () => void;
   const finishing = new Promise<void>((resolve) => (finish = resolve));
   const tx = server.app.log
-    .appendBatch(stream, async (tx) => {
+    .appendWith(stream, async (tx) => {
       // A state change and, in this same transaction, the events: written, not yet committed.
       await tx.requester.upsert({ where: { name: `iso-${stream}` }, create: { name: `iso-${stream}` }, update: {} });
       reached();

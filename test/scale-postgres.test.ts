@@ -77,7 +77,7 @@ it("two instances appending to one stream at once: every event lands once, seq 1
     const seen = new Set(events.map((e) => e.payload));
     assert.is(seen.size, perLog * 2, "no event twice, none lost");
   } finally {
-    await Promise.allSettled([one.$disconnect(), two.$disconnect()]);
+    await Promise.allSettled([one.close(), two.close()]);
     await db.drop();
   }
 });

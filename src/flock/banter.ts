@@ -87,11 +87,11 @@ export class Banter {
     const text = reply.text.trim();
     const usable = text !== "" && !text.includes("\n") && text.length <= MAX_LINE_CHARS;
     let counted = false;
-    await this.ctx.log.appendStateIn(stream, "crow.banter", async (tx) => {
-      if (this.closed) return null;
+    await this.ctx.log.appendState(stream, async (tx) => {
+      if (this.closed) return [];
       await tx.addTokens(this.list.id, tokens);
       counted = true;
-      return usable ? listEventPayload<"crow.banter">(this.list.id, { item_id: itemId, crow: speaker, to, text }) : null;
+      return usable ? [{ name: "crow.banter", payload: listEventPayload<"crow.banter">(this.list.id, { item_id: itemId, crow: speaker, to, text }) }] : [];
     });
     if (counted) this.budget.tokensUsed += tokens; // once, after the commit (the build may run again)
   }

@@ -9,11 +9,14 @@ import type { Classifier } from "../classifier/jev.ts";
 import type { ApprovalDesk } from "./approvals.ts";
 import type { CrewDirectory, CrewPicker } from "./crew.ts";
 import type { TrustLedger } from "./trust.ts";
+import type { TrustReads } from "../storage/trust-history.ts";
 
 export interface FlockDeps {
   config: Config;
   prisma: PrismaClient;
   log: EventLog;
+  /** The trust ledger's reads around Prisma (the database handle's). */
+  trustReads: TrustReads;
   /** The log's bus: lets a waiting approval hear a verdict recorded by another instance. */
   bus?: Bus;
   model: Model;

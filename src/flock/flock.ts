@@ -35,7 +35,7 @@ export class Flock {
     const now = deps.now ?? Date.now;
     this.now = now;
     this.instanceId = instanceIdOf(deps.config);
-    this.trust = new TrustLedger(deps.prisma, deps.log.state);
+    this.trust = new TrustLedger(deps.trustReads, deps.log.state);
     this.approvals = new ApprovalDesk(deps.log, this.trust, deps.config.approvalWindowMs, now, deps.bus);
     this.picker = new CrewPicker(deps.crew);
     this.limiter = new RateLimiter(deps.prisma, now);
@@ -55,25 +55,22 @@ export class Flock {
     if (this.stopping.signal.aborted) throw new BadInputError("The flock is shutting down; try again in a moment.");
     const listId = `lst${randomBytes(5).toString("hex")}`;
     const itemRows = items.map((text, i) => ({ id: `${listId}-${i + 1}`, n: i + 1, text }));
-    await this.deps.log.append(
-      listStream(listId),
-      "list.started",
-      listEventPayload<"list.started">(listId, { items: itemRows.map((i) => ({ item_id: i.id, text: i.text })), requester, nest_id: nestId }),
-      async (tx) => {
-        await tx.todoList.create({
-          data: {
-            id: listId,
-            requester,
-            nestId,
-            text: input.text as string,
-            tokenBudget: this.deps.config.tokenBudget,
-            ownerId: this.instanceId,
-            leaseUntil: new Date(this.now() + this.deps.config.leaseMs),
-            items: { create: itemRows },
-          },
-        });
-      },
-    );
+    const started = listEventPayload<"list.started">(listId, { items: itemRows.map((i) => ({ item_id: i.id, text: i.text })), requester, nest_id: nestId });
+    await this.deps.log.appendWith(listStream(listId), async (tx) => {
+      await tx.todoList.create({
+        data: {
+          id: listId,
+          requester,
+          nestId,
+          text: input.text as string,
+          tokenBudget: this.deps.config.tokenBudget,
+          ownerId: this.instanceId,
+          leaseUntil: new Date(this.now() + this.deps.config.leaseMs),
+          items: { create: itemRows },
+        },
+      });
+      return [{ name: "list.started", payload: started }];
+    });
     this.start(listId);
     return { listId };
   }

@@ -46,10 +46,10 @@ export class ListRun {
     if (this.ctx.signal.aborted) return;
     await this.banter.settle(this.ctx.config.banterWaitMs);
     if (this.ctx.signal.aborted) return;
-    await this.ctx.log.appendStateIn(this.stream, "list.finished", async (tx) => {
+    await this.ctx.log.appendState(this.stream, async (tx) => {
       const list = await tx.finishList(this.list.id, new Date());
       if (!list) throw new Error(`list ${this.list.id} is gone`);
-      return listEventPayload<"list.finished">(this.list.id, { tokens_used: list.tokensUsed, token_budget: list.tokenBudget });
+      return [{ name: "list.finished", payload: listEventPayload<"list.finished">(this.list.id, { tokens_used: list.tokensUsed, token_budget: list.tokenBudget }) }];
     });
   }
 
@@ -241,9 +241,9 @@ export class ListRun {
   }
 
   private async skip(item: Item, reason: SkipReason): Promise<void> {
-    await this.ctx.log.appendStateIn(this.stream, "item.skipped", async (tx) => {
+    await this.ctx.log.appendState(this.stream, async (tx) => {
       const skipped = await tx.skipItem(item.id, reason);
-      return skipped ? listEventPayload<"item.skipped">(this.list.id, { item_id: item.id, reason }) : null;
+      return skipped ? [{ name: "item.skipped", payload: listEventPayload<"item.skipped">(this.list.id, { item_id: item.id, reason }) }] : [];
     });
   }
 }

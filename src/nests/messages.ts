@@ -299,7 +299,7 @@ export class NestChat {
 
     let after: (() => Promise<void>) | null = null;
     const stream = nestStream(nest.id);
-    const event = await this.deps.log.appendIn(stream, MESSAGE_EVENT, async (tx) => {
+    const [event] = await this.deps.log.appendWith(stream, async (tx) => {
       // Again inside the transaction: a flag that landed while Jev was tagging still gates this post.
       if (gated && (await tx.quarantine.count({ where: { crow: author, status: "quarantined" } })) > 0) {
         throw new ForbiddenError(`${author} is quarantined pending the owner's decision.`);
@@ -327,7 +327,7 @@ export class NestChat {
       if (internal?.within) await internal.within(tx, row);
       if (this.obligationHook) await this.obligationHook.inTx(tx, row, { callsForResponse: !internal?.response });
       if (this.replyHook) after = await this.replyHook.inTx(tx, row);
-      return wirePayload(nest.id, this.toRecord(row), row.createdAt);
+      return [{ name: MESSAGE_EVENT, payload: wirePayload(nest.id, this.toRecord(row), row.createdAt) }];
     });
     const payload = JSON.parse(event!.payload) as MessageRecord & { nest_id: string; ts: string };
     const { nest_id: _n, ts: _t, ...record } = payload;

@@ -74,7 +74,7 @@ export class Watchdog implements WatchResumer {
       : null;
     const flagging = verdict.sure && verdict.breach && !already;
     const { answers_request, states_fact_without_source, contradicts_earlier } = verdict.scores;
-    const logged = await this.deps.log.append(watchStream(nestId), "watch", {
+    const watched = {
       nest_id: nestId,
       msg_id: record.msg_id,
       crow,
@@ -87,7 +87,12 @@ export class Watchdog implements WatchResumer {
       // "flagged": this breach was posted; a repeat for the same referent is logged only.
       flagged: flagging,
       ts: new Date().toISOString(),
-    }, this.deps.obligations.judged(record.msg_id, flagging)).catch((error: unknown) => {
+    };
+    const judged = this.deps.obligations.judged(record.msg_id, flagging);
+    const logged = await this.deps.log.appendWith(watchStream(nestId), async (tx) => {
+      await judged(tx);
+      return [{ name: "watch", payload: watched }];
+    }).catch((error: unknown) => {
       if (error instanceof ConflictError) return null; // another instance judged it first
       throw error;
     });

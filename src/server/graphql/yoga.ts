@@ -28,7 +28,6 @@ import { compiledQueries } from "./plugins/compiled-queries.ts";
 import { useProjectedSubscriptions } from "./projection/plugin.ts";
 import { projectableSubscriptions } from "../../../schema/events.ts";
 import { graphqlReadCache } from "./plugins/read-cache.ts";
-import { readVersionOf } from "../../storage/read-version.ts";
 
 export const GRAPHQL_PATH = "/graphql";
 export const GRAPHQL_SSE_PATH = "/graphql/stream";
@@ -170,7 +169,7 @@ export function createGraphQLYoga(app: App, options: { projectedSubscriptions?: 
     renderGraphiQL,
     landingPage: false,
     maskedErrors: { maskError: maskCrowsError },
-    plugins: [csrfPrevention, queryStringJson, ...graphqlLimits(), readOnlyTokens, refuseUnstorableText, requestErrorsCoded, useGraphQLStream(GRAPHQL_SSE_PATH, (line) => app.logLine(line)), graphqlMetricsPlugin(app.metrics), graphqlReadCache(() => readVersionOf(app.prisma)), compiledQueries, useProjectedSubscriptions(options.projectedSubscriptions === false ? {} : projectableSubscriptions)],
+    plugins: [csrfPrevention, queryStringJson, ...graphqlLimits(), readOnlyTokens, refuseUnstorableText, requestErrorsCoded, useGraphQLStream(GRAPHQL_SSE_PATH, (line) => app.logLine(line)), graphqlMetricsPlugin(app.metrics), graphqlReadCache(() => app.database.readVersion), compiledQueries, useProjectedSubscriptions(options.projectedSubscriptions === false ? {} : projectableSubscriptions)],
     logging: {
       debug: () => {},
       info: () => {},
