@@ -7,7 +7,7 @@ import type { App } from "../src/app.ts";
 import { eventStream } from "./sse.ts";
 import { resumePoint } from "../src/log/cursor.ts";
 import { listStream } from "../src/flock/events.ts";
-import { msgIdOf, msgIdPrefix, nestStream } from "../src/nests/messages.ts";
+import { msgIdOf, msgIdPrefix, nestStream } from "../src/nests/message.ts";
 import { describeError } from "../src/ops/describe-error.ts";
 
 const streamError = (app: App) => (error: unknown) => app.logLine(`compat: stream ended with an error: ${describeError(error)}`);

@@ -7,7 +7,7 @@ import { Nest } from "./nests.ts";
 import { ForbiddenError, NotFoundError, RateLimitedError } from "../src/errors.ts";
 import type { App } from "../src/app.ts";
 import type { StoredEvent } from "../src/log/event-log.ts";
-import { msgIdOf, nestStream, type MessageEntry } from "../src/nests/messages.ts";
+import { msgIdOf, nestStream, type MessageEntry } from "../src/nests/message.ts";
 import { abortableFollow, resumeAfter } from "./follow.ts";
 
 export const Message = builder.objectRef<MessageEntry>("Message").implement({

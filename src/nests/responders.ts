@@ -39,7 +39,8 @@ import { safeMessage } from "../flock/flights.ts";
 import type { CrowRegistry } from "./registry.ts";
 import { requestedSpinTerms, spinRefusalReason } from "./registry.ts";
 import type { NestRecord, NestStore } from "./store.ts";
-import type { InternalPost, MessageRecord, NestChat, PostedContext } from "./messages.ts";
+import type { MessageRecord } from "./message.ts";
+import type { InternalPost, NestChat, PostedContext } from "./chat.ts";
 import type { ObligationRunner, Obligations } from "./obligations.ts";
 
 /** How many crows a room request (solo or split) goes to, one after another, before it rests. */

@@ -21,7 +21,8 @@ import { SERVICE_ROLE_NAMES } from "../flock/roster.ts";
 import { KeyedLock } from "../util/keyed-lock.ts";
 import { ConflictError } from "../errors.ts";
 import { reinstatePhrase, retirePhrase } from "./asks.ts";
-import { watchStream, type MessageRecord, type NestChat, type PostedContext } from "./messages.ts";
+import { watchStream, type MessageRecord } from "./message.ts";
+import type { NestChat, PostedContext } from "./chat.ts";
 import type { Obligations, WatchResumer } from "./obligations.ts";
 import type { NestRecord } from "./store.ts";
 
