@@ -41,7 +41,7 @@ import { requestedSpinTerms, spinRefusalReason } from "./registry.ts";
 import type { NestRecord, NestStore } from "./store.ts";
 import type { MessageRecord } from "./message.ts";
 import type { InternalPost, NestChat, PostedContext } from "./chat.ts";
-import type { ObligationRunner, Obligations } from "./obligations.ts";
+import type { ObligationRunner, Obligations } from "./obligations/index.ts";
 
 /** How many crows a room request (solo or split) goes to, one after another, before it rests. */
 export const ROOM_TRIES = 3;

@@ -8,7 +8,7 @@
 // quarantines. Every verdict is logged as a `watch` event on the stream watch:<nest_id>, kept off
 // the nest stream so a nest's seq stays its message number. Owner messages are never inspected.
 //
-// Each inspection is stored as an obligation with the claim or deliver (obligations.ts), so it has
+// Each inspection is stored as an obligation with the claim or deliver (obligations/), so it has
 // one owner and survives that instance's death: the verdict's `watch` event closes it (or, on a
 // breach, the Sentry's ask does), and an instance taking it over inspects again or posts the flag
 // and ask still missing.
@@ -23,7 +23,7 @@ import { ConflictError } from "../errors.ts";
 import { reinstatePhrase, retirePhrase } from "./asks.ts";
 import { watchStream, type MessageRecord } from "./message.ts";
 import type { NestChat, PostedContext } from "./chat.ts";
-import type { Obligations, WatchResumer } from "./obligations.ts";
+import type { Obligations, WatchResumer } from "./obligations/index.ts";
 import type { NestRecord } from "./store.ts";
 
 /** How many earlier messages the contradicts_earlier question sees. */

@@ -10,7 +10,7 @@ import type { Model } from "../models/model.ts";
 import type { Flock } from "../flock/flock.ts";
 import { AskDesk } from "./asks.ts";
 import { NestChat } from "./chat.ts";
-import { Obligations } from "./obligations.ts";
+import { Obligations } from "./obligations/index.ts";
 import type { CrowRegistry } from "./registry.ts";
 import { Responders } from "./responders.ts";
 import type { NestStore } from "./store.ts";
