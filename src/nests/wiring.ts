@@ -12,7 +12,7 @@ import { AskDesk } from "./asks.ts";
 import { NestChat } from "./chat.ts";
 import { Obligations } from "./obligations/index.ts";
 import type { CrowRegistry } from "./registry.ts";
-import { Responders } from "./responders.ts";
+import { Responders } from "./responders/index.ts";
 import type { NestStore } from "./store.ts";
 import { Watchdog } from "./watchdog.ts";
 
