@@ -1,7 +1,7 @@
 // Who drives an open obligation: the instance holding its lease (engine/lease.ts). A taken-over
 // or restarted obligation is carried on from its stored stage: awaiting_claim answers from the
-// start, claimed means a missed expectation, so the crow is nudged (docs/nests-chat.md "Who owns
-// what").
+// start, claimed means a missed expectation, so the crow is nudged (docs/nests-chat.md
+// "Obligations", "Who owns what").
 import { LeaseKeeper, type LeaseTable } from "../../engine/lease.ts";
 import { describeError } from "../../ops/describe-error.ts";
 import type { NestChat } from "../chat.ts";
