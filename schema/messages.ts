@@ -7,7 +7,7 @@ import { Nest } from "./nests.ts";
 import { ForbiddenError, NotFoundError, RateLimitedError } from "../src/base/errors.ts";
 import type { App } from "../src/app.ts";
 import type { StoredEvent } from "../src/log/event-log.ts";
-import type { MessageEntry } from "../src/nests/messages.ts";
+import type { MessageEntry } from "../src/nests/message.ts";
 import { msgIdOf, nestStream } from "../src/base/streams.ts";
 import { abortableFollow, resumeAfter } from "./follow.ts";
 import { pageLimit } from "../src/base/util/clamp.ts";

@@ -12,6 +12,7 @@ import { parseRequester, parseTodoText } from "./todo-text.ts";
 import { TrustLedger } from "./trust.ts";
 import { instanceIdOf } from "../storage/instance.ts";
 import { describeError } from "../base/describe-error.ts";
+import { LeaseKeeper, type LeaseTable } from "../engine/lease.ts";
 import type { FlockContext, FlockDeps } from "./context.ts";
 
 export class Flock {
@@ -23,23 +24,26 @@ export class Flock {
   private readonly stopping = new AbortController();
   private readonly runs = new Map<string, Promise<void>>();
   // Several instances may share one database: a running list is run by the one instance holding
-  // its lease (TodoList.ownerId/leaseUntil). Held leases are renewed by a periodic sweep, which also
-  // takes over lists whose lease lapsed (their instance died); a finished list's lease is cleared.
+  // its lease (TodoList.ownerId/leaseUntil, docs/architecture.md "Scaling out"); a finished list's
+  // lease is cleared. Each held list's AbortController stops its run if the lease is lost.
   readonly instanceId: string;
-  private readonly now: () => number;
-  private readonly held = new Map<string, AbortController>(); // list id -> aborts its run if the lease is lost
-  private sweeper: NodeJS.Timeout | undefined;
-  private sweeping: Promise<void> | undefined;
+  private readonly leases: LeaseKeeper<AbortController>;
 
   constructor(private readonly deps: FlockDeps) {
     const now = deps.now ?? Date.now;
-    this.now = now;
     this.instanceId = instanceIdOf(deps.config);
     this.trust = new TrustLedger(deps.trustReads, deps.log.state);
     this.approvals = new ApprovalDesk(deps.log, this.trust, deps.config.approvalWindowMs, now, deps.bus);
     this.picker = new CrewPicker(deps.crew);
     this.limiter = new RateLimiter(deps.prisma, now);
     this.ctx = { ...deps, trust: this.trust, approvals: this.approvals, picker: this.picker, signal: this.stopping.signal };
+    this.leases = new LeaseKeeper(this.listLeases(), {
+      instanceId: this.instanceId,
+      leaseMs: deps.config.leaseMs,
+      now,
+      signal: this.stopping.signal,
+      onSweepError: (error) => deps.logLine(`flock: lease sweep failed: ${describeError(error)}`),
+    });
   }
 
   /** Accepts a todo list (POST /api/lists): validates, rate-limits, stores it and starts it. */
@@ -65,7 +69,7 @@ export class Flock {
           text: input.text as string,
           tokenBudget: this.deps.config.tokenBudget,
           ownerId: this.instanceId,
-          leaseUntil: new Date(this.now() + this.deps.config.leaseMs),
+          leaseUntil: this.leases.leaseEnd(),
           items: { create: itemRows },
         },
       });
@@ -96,67 +100,47 @@ export class Flock {
    * Picks up every running list this instance holds or whose lease lapsed (all of them after a
    * single server's restart), then keeps sweeping: renewing held leases, taking over lapsed ones.
    */
-  async resume(): Promise<void> {
-    await this.sweep();
-    const every = Math.max(50, Math.floor(this.deps.config.leaseMs / 3));
-    this.sweeper ??= setInterval(() => void this.sweep(), every);
-    this.sweeper.unref?.();
+  resume(): Promise<void> {
+    return this.leases.resume();
   }
 
   /** Stops starting work; in-flight model calls are aborted, stored state stays for resume. */
   async stop(): Promise<void> {
     this.stopping.abort();
-    clearInterval(this.sweeper);
-    await this.sweeping;
+    await this.leases.stop();
     this.approvals.stop();
     await Promise.allSettled([...this.runs.values()]);
   }
 
-  /** One pass of lease upkeep; never two at once. */
-  private sweep(): Promise<void> {
-    this.sweeping ??= this.renewAndTakeOver()
-      .catch((error: unknown) => this.deps.logLine(`flock: lease sweep failed: ${describeError(error)}`))
-      .finally(() => (this.sweeping = undefined));
-    return this.sweeping;
-  }
-
-  private async renewAndTakeOver(): Promise<void> {
-    if (this.stopping.signal.aborted) return;
-    const { prisma, config } = this.deps;
-    const mine = [...this.held.keys()];
-    if (mine.length > 0) {
-      await prisma.todoList.updateMany({ where: { id: { in: mine }, ownerId: this.instanceId }, data: { leaseUntil: new Date(this.now() + config.leaseMs) } });
-      const still = new Set((await prisma.todoList.findMany({ where: { id: { in: mine }, ownerId: this.instanceId }, select: { id: true } })).map((l) => l.id));
-      for (const id of mine) {
-        if (still.has(id)) continue;
+  /** The TodoList table's side of the lease: its queries, and what holding a list means here. */
+  private listLeases(): LeaseTable<AbortController> {
+    const { prisma } = this.deps;
+    return {
+      renew: async (ids, owner, until) => {
+        await prisma.todoList.updateMany({ where: { id: { in: ids }, ownerId: owner }, data: { leaseUntil: until } });
+      },
+      lost: async (ids) => {
+        const still = new Set((await prisma.todoList.findMany({ where: { id: { in: ids }, ownerId: this.instanceId }, select: { id: true } })).map((l) => l.id));
+        return ids.filter((id) => !still.has(id));
+      },
+      letGo: (id, lost) => {
         // This instance stalled past its lease and another took the list over: stop running it.
         this.deps.logLine(`flock: list ${id} was taken over by another instance; stopping here`);
-        this.held.get(id)?.abort();
-        this.held.delete(id);
+        lost?.abort();
         this.approvals.release(id);
-      }
-    }
-    const claimable = await prisma.todoList.findMany({ where: { status: "running", ...this.claimableWhere() }, select: { id: true } });
-    for (const { id } of claimable) this.start(id);
-  }
-
-  /** Lists this instance may run: its own, unowned, or with a lapsed lease. */
-  private claimableWhere() {
-    return { OR: [{ ownerId: this.instanceId }, { ownerId: null }, { leaseUntil: null }, { leaseUntil: { lt: new Date(this.now()) } }] };
-  }
-
-  /** Takes the list's lease if nobody else holds it: one conditional update, so one winner. */
-  private async claim(listId: string): Promise<boolean> {
-    const { count } = await this.deps.prisma.todoList.updateMany({
-      where: { id: listId, status: "running", ...this.claimableWhere() },
-      data: { ownerId: this.instanceId, leaseUntil: new Date(this.now() + this.deps.config.leaseMs) },
-    });
-    return count === 1;
+      },
+      claimable: async (where) => (await prisma.todoList.findMany({ where: { status: "running", ...where }, select: { id: true } })).map((l) => l.id),
+      take: (id) => this.start(id),
+      claim: async (id, where, owner, until) => {
+        const { count } = await prisma.todoList.updateMany({ where: { id, status: "running", ...where }, data: { ownerId: owner, leaseUntil: until } });
+        return count === 1;
+      },
+    };
   }
 
   /** The lists whose lease this instance holds and runs now (tests, diagnostics). */
   heldLists(): string[] {
-    return [...this.held.keys()];
+    return this.leases.heldIds();
   }
 
   /** Resolves when the list's run ends (finished, or stopped). For tests and benchmarks. */
@@ -168,8 +152,8 @@ export class Flock {
     if (this.runs.has(listId) || this.stopping.signal.aborted) return;
     const lost = new AbortController();
     const run = (async () => {
-      if (!(await this.claim(listId))) return; // another instance runs it
-      this.held.set(listId, lost);
+      if (!(await this.leases.claim(listId))) return; // another instance runs it
+      this.leases.hold(listId, lost);
       const list = await this.deps.prisma.todoList.findUniqueOrThrow({ where: { id: listId } });
       await new ListRun({ ...this.ctx, signal: AbortSignal.any([this.stopping.signal, lost.signal]) }, list).run();
       // Finished: nobody needs to hold it any more. (Stopped: the lease lapses, or this instance
@@ -179,7 +163,7 @@ export class Flock {
       .catch((error: unknown) => this.deps.logLine(`flock: list ${listId} stopped on an error: ${describeError(error)}`))
       .finally(() => {
         this.runs.delete(listId);
-        if (this.held.get(listId) === lost) this.held.delete(listId);
+        if (this.leases.heldValue(listId) === lost) this.leases.release(listId);
       });
     this.runs.set(listId, run);
   }

@@ -13,7 +13,8 @@ import type { EventLog, Tx } from "../log/event-log.ts";
 import type { TrustLedger } from "../flock/trust.ts";
 import type { CrowRegistry } from "./registry.ts";
 import type { NestStore } from "./store.ts";
-import type { MessageRow, ReplyHook } from "./messages.ts";
+import type { MessageRow } from "./message.ts";
+import type { ReplyHook } from "./chat.ts";
 import { watchStream } from "../base/streams.ts";
 
 export const WATCH_HOLDER = "Sentry";

@@ -12,9 +12,10 @@ import { SERVICE_ROLE_NAMES } from "../base/roster.ts";
 import { KeyedLock } from "../base/util/keyed-lock.ts";
 import { ConflictError } from "../base/errors.ts";
 import { reinstatePhrase, retirePhrase } from "./asks.ts";
-import { type MessageRecord, type NestChat, type PostedContext } from "./messages.ts";
+import type { MessageRecord } from "./message.ts";
 import { watchStream } from "../base/streams.ts";
-import type { Obligations, WatchResumer } from "./obligations.ts";
+import type { NestChat, PostedContext } from "./chat.ts";
+import type { Obligations, WatchResumer } from "./obligations/index.ts";
 import type { NestRecord } from "./store.ts";
 
 /** How many earlier messages the contradicts_earlier question sees. */
