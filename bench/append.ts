@@ -1,11 +1,11 @@
 // Benchmark: durable appends to the event log against raw drivers doing the same work, measured in
-// the same run (issue 9). One transaction per event on both sides: the raw side reads the
+// the same run. One transaction per event on both sides: the raw side reads the
 // stream's last seq and inserts, on the same schema and pragmas (WAL; synchronous as crows opens
 // it, which on better-sqlite3's build means a sync at checkpoints, not per commit: see
 // docs/performance.md).
 //   sequential:  await log.append(...) one after another, vs raw BEGIN/SELECT/INSERT/COMMIT
 //   concurrent:  100 streams appending at once (group commit shares their transactions)
-//   with state:  appendBatch with a state write in Prisma's transaction (nests, rare flock paths)
+//   with state:  appendWith with a state write in Prisma's transaction (nests, rare flock paths)
 //   log state:   appendState with a state write through the log's own statements (the flock's
 //                hot path: a token count beside crow.landed, src/storage/flock-state.ts)
 // PostgreSQL too when BENCH_PG_URL (an admin URL; a fresh database is made) or CROWS_TEST_PG_URL
@@ -15,8 +15,8 @@ import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
-import { loadConfig } from "../src/config.ts";
-import { openDatabase, type PrismaClient } from "../src/storage/db.ts";
+import { loadConfig } from "../src/base/config.ts";
+import { openDatabase, type DatabaseHandle } from "../src/storage/db.ts";
 import { EventLog } from "../src/log/event-log.ts";
 import { createLocalBus } from "../src/log/bus.ts";
 import { freshDatabase } from "../test/helpers/scale-services.ts";
@@ -44,8 +44,8 @@ interface Figures {
   withLogState: number;
 }
 
-async function measureLog(prisma: PrismaClient, tag: string): Promise<Omit<Figures, "raw" | "rawState">> {
-  const log = new EventLog(prisma, createLocalBus());
+async function measureLog(database: DatabaseHandle, tag: string): Promise<Omit<Figures, "raw" | "rawState">> {
+  const log = new EventLog(database, createLocalBus());
   const seq = await timed(async () => {
     for (let i = 0; i < EVENTS; i++) await log.append(`bench:${tag}:seq`, "bench.tick", payload(i));
   });
@@ -60,14 +60,14 @@ async function measureLog(prisma: PrismaClient, tag: string): Promise<Omit<Figur
   const state = Math.min(EVENTS, 1000);
   const withState = await timed(async () => {
     for (let i = 0; i < state; i++) {
-      await log.appendBatch(`bench:${tag}:state`, async (tx) => {
+      await log.appendWith(`bench:${tag}:state`, async (tx) => {
         await tx.requester.upsert({ where: { name: `bench-${tag}` }, create: { name: `bench-${tag}` }, update: { pranks: i } });
         return [{ name: "bench.tick", payload: payload(i) }];
       });
     }
   });
   const listId = `bench-${tag}`;
-  await prisma.todoList.create({ data: { id: listId, requester: "bench", text: "x", tokenBudget: 1_000_000 } });
+  await database.prisma.todoList.create({ data: { id: listId, requester: "bench", text: "x", tokenBudget: 1_000_000 } });
   const withLogState = await timed(async () => {
     for (let i = 0; i < state; i++) {
       await log.appendState(`bench:${tag}:logstate`, async (tx) => {
@@ -87,12 +87,12 @@ async function measureLog(prisma: PrismaClient, tag: string): Promise<Omit<Figur
 async function sqliteRound(round: number): Promise<Figures & { synchronous: number }> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "crows-bench-append-"));
   try {
-    const prisma = await openDatabase(loadConfig({ CROWS_DATA_DIR: dir }));
+    const database = await openDatabase(loadConfig({ CROWS_DATA_DIR: dir }));
+    const prisma = database.prisma;
     const synchronous = Number(((await prisma.$queryRawUnsafe("PRAGMA synchronous")) as Array<{ synchronous: bigint }>)[0]!.synchronous);
     // Raw: its own file with the same schema (copied from the migrated one) and pragmas.
     const rawDir = mkdtempSync(path.join(os.tmpdir(), "crows-bench-raw-"));
-    const rawPrisma = await openDatabase(loadConfig({ CROWS_DATA_DIR: rawDir }));
-    await rawPrisma.$disconnect();
+    await (await openDatabase(loadConfig({ CROWS_DATA_DIR: rawDir }))).close();
     const db = new Database(path.join(rawDir, "crows.db"));
     db.pragma("journal_mode = WAL");
     db.pragma("busy_timeout = 5000");
@@ -120,8 +120,8 @@ async function sqliteRound(round: number): Promise<Figures & { synchronous: numb
     });
     db.close();
     rmSync(rawDir, { recursive: true, force: true });
-    const figures = await measureLog(prisma, `sqlite${round}`);
-    await prisma.$disconnect();
+    const figures = await measureLog(database, `sqlite${round}`);
+    await database.close();
     return { raw: rate(EVENTS, raw), rawState: rate(states, rawState), synchronous, ...figures };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -131,7 +131,7 @@ async function sqliteRound(round: number): Promise<Figures & { synchronous: numb
 async function pgRound(adminUrl: string, round: number): Promise<Figures> {
   const database = await freshDatabase(adminUrl);
   try {
-    const prisma = await openDatabase(loadConfig({ DATABASE_URL: database.url }));
+    const opened = await openDatabase(loadConfig({ DATABASE_URL: database.url }));
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();
     const raw = await timed(async () => {
@@ -162,8 +162,8 @@ async function pgRound(adminUrl: string, round: number): Promise<Figures> {
       }
     });
     await client.end();
-    const figures = await measureLog(prisma, `pg${round}`);
-    await prisma.$disconnect();
+    const figures = await measureLog(opened, `pg${round}`);
+    await opened.close();
     return { raw: rate(EVENTS, raw), rawState: rate(states, rawState), ...figures };
   } finally {
     await database.drop();
@@ -177,7 +177,7 @@ function report(title: string, rounds: Figures[]) {
   console.log(`  raw driver, one tx per event:        ${fmt(m((f) => f.raw))} events/s  (baseline)`);
   console.log(`  EventLog.append, sequential:         ${fmt(m((f) => f.log))} events/s  ${m((f) => f.log / f.raw).toFixed(2)}x raw  (goal >= 0.5x)`);
   console.log(`  EventLog.append, ${STREAMS} streams at once: ${fmt(m((f) => f.concurrent))} events/s  ${m((f) => f.concurrent / f.raw).toFixed(2)}x raw  (group commit)`);
-  console.log(`  appendBatch + a state write (Prisma tx): ${fmt(m((f) => f.withState))} events/s  ${m((f) => f.withState / f.raw).toFixed(2)}x raw`);
+  console.log(`  appendWith + a state write (Prisma tx): ${fmt(m((f) => f.withState))} events/s  ${m((f) => f.withState / f.raw).toFixed(2)}x raw`);
   console.log(`  appendState + a state write (log's own statements): ${fmt(m((f) => f.withLogState))} events/s  ${m((f) => f.withLogState / f.raw).toFixed(2)}x raw`);
   console.log(`  raw driver, the same state write in each tx: ${fmt(m((f) => f.rawState))} events/s  (baseline for the state rows)`);
   console.log(`    Prisma tx ${m((f) => f.withState / f.rawState).toFixed(2)}x, appendState ${m((f) => f.withLogState / f.rawState).toFixed(2)}x raw with state`);

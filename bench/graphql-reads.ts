@@ -4,10 +4,10 @@
 // and a list of BENCH_EVENTS events; CONCURRENCY fetches stay in flight for SECONDS per query.
 // Prints requests/s per query and its ratio to the baseline, per run and the median of RUNS.
 // Run: npm run bench:graphql-reads (BENCH_ONLY=<regex> runs only the matching queries;
-// BENCH_READ_CACHE=off runs every query afresh, as after a commit: src/server/graphql-read-cache.ts)
+// BENCH_READ_CACHE=off runs every query afresh, as after a commit: src/server/graphql/plugins/read-cache.ts)
 import { startTestServer } from "../test/helpers/server.ts";
 import type { VerdictValue } from "../src/flock/events.ts";
-import { pairReadVersion } from "../src/storage/read-version.ts";
+import { NO_VERSION } from "../src/storage/read-version.ts";
 
 const VERDICTS = Number(process.env.BENCH_VERDICTS ?? 400);
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 300);
@@ -21,7 +21,7 @@ const ONLY = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : null;
 
 const server = await startTestServer();
 try {
-  if (READ_CACHE === "off") pairReadVersion(server.app.prisma, { current: () => null });
+  if (READ_CACHE === "off") server.app.database.readVersion = NO_VERSION;
   const holders = ["flock", "Sentry", "crow-ada", "crow-bo", "crow-cy", "spun-1"];
   const taskTypes = ["writing", "research", "code", "errand", "math"];
   const verdicts: VerdictValue[] = ["approved", "approved", "approved", "rejected", "auto", "timeout"];
@@ -43,7 +43,7 @@ try {
   }
 
   // Arguments go as variables, as the console sends them: a query with a string literal is not
-  // compiled (src/server/compiled-queries.ts), so a literal would measure graphql-js instead.
+  // compiled (src/server/graphql/plugins/compiled-queries.ts), so a literal would measure graphql-js instead.
   const allQueries: [string, string, Record<string, unknown>?][] = [
     ["{ __typename } (baseline)", "{ __typename }"],
     ["trust ledger, no history", "{ trust { holder taskType level levelName streak approvals rejections autos } }"],

@@ -4,7 +4,7 @@
 // node:http server that reads the same rows from the same SQLite file with better-sqlite3 and
 // writes the same SSE frames. One node:http client counts frames for every contestant.
 // A second baseline, "bare, same query", runs the page query REST runs (frames laid out by SQLite,
-// src/storage/event-store.ts readRendered) on the same bare server: REST / that is what crows's own
+// src/storage/events/ readRendered) on the same bare server: REST / that is what crows's own
 // stack costs. Fairness: every contestant's frames are checked byte-identical to bare's first (REST
 // adds only its opening `retry:` block); each timed replay starts after a full GC (--expose-gc), so
 // no contestant pays for the garbage of the one before it.

@@ -4,7 +4,7 @@
 // bare INSERT per event with no log at all (the floor). Prints events/s for each.
 // Run: CROWS_TEST_PG_URL=postgresql://... npx tsx bench/trust-order.ts  (scripts/test-services.sh prints one)
 import { freshDatabase } from "../test/helpers/scale-services.ts";
-import { loadConfig } from "../src/config.ts";
+import { loadConfig } from "../src/base/config.ts";
 import { commitOrderLock, openDatabase } from "../src/storage/db.ts";
 import { EventLog } from "../src/log/event-log.ts";
 import { createLocalBus } from "../src/log/bus.ts";
@@ -16,7 +16,8 @@ if (!pgUrl) throw new Error("set CROWS_TEST_PG_URL (scripts/test-services.sh pri
 
 const db = await freshDatabase(pgUrl);
 const config = loadConfig({ DATABASE_URL: db.url, CROWS_DATA_DIR: "/tmp/crows-bench-trust" });
-const prisma = await openDatabase(config);
+const database = await openDatabase(config);
+const prisma = database.prisma;
 try {
   const payload = (w: number, i: number) => ({ nest_id: "todo", holder: `w${w}`, task_type: "writing", from: 0, to: 1, i, ts: new Date().toISOString() });
   const run = async (label: string, appendOne: (w: number, i: number) => Promise<unknown>) => {
@@ -27,14 +28,14 @@ try {
     const ms = performance.now() - t0;
     console.log(`  ${label.padEnd(34)} ${((WRITERS * EACH) / (ms / 1000)).toFixed(0).padStart(6)} events/s (${ms.toFixed(0)} ms)`);
   };
-  const locked = new EventLog(prisma, createLocalBus(), { commitOrderLock: commitOrderLock(config)! });
-  const unlocked = new EventLog(prisma, createLocalBus());
+  const locked = new EventLog(database, createLocalBus(), { commitOrderLock: commitOrderLock(config)! });
+  const unlocked = new EventLog(database, createLocalBus());
   console.log(`trust.changed appends on PostgreSQL: ${WRITERS} writers x ${EACH} events, concurrent`);
   await run("bare INSERT (floor)", (w, i) => prisma.event.create({ data: { stream: `bare:${w}`, seq: i + 1, name: "trust.changed", payload: JSON.stringify(payload(w, i)) } }));
   await run("EventLog, no lock (baseline)", (w, i) => unlocked.append(`base:${w}`, "trust.changed", payload(w, i)));
   await run("EventLog + commit-order lock", (w, i) => locked.append(`lock:${w}`, "trust.changed", payload(w, i)));
   await run("EventLog, other events (no lock)", (w, i) => locked.append(`other:${w}`, "item.started", payload(w, i)));
 } finally {
-  await prisma.$disconnect();
+  await database.close();
   await db.drop();
 }

@@ -1,14 +1,13 @@
 // GET /api/events?list_id=<id> (or ?nest_id=<id>): the SSE stream of a list's events or a nest's
 // messages, replayed from the durable log after Last-Event-ID, then live. Wire rules: SSE-PROTOCOL.md.
 // A Last-Event-ID the stream never sent (malformed, or past its end) is a 400 naming the last id.
-import { HttpError } from "./http-error.ts";
+import { HttpError } from "../src/http/http-error.ts";
 import type { Route } from "./router.ts";
 import type { App } from "../src/app.ts";
 import { eventStream } from "./sse.ts";
 import { resumePoint } from "../src/log/cursor.ts";
-import { listStream } from "../src/flock/events.ts";
-import { msgIdOf, msgIdPrefix, nestStream } from "../src/nests/messages.ts";
-import { describeError } from "../src/ops/describe-error.ts";
+import { listStream, msgIdOf, msgIdPrefix, nestStream } from "../src/base/streams.ts";
+import { describeError } from "../src/base/describe-error.ts";
 
 const streamError = (app: App) => (error: unknown) => app.logLine(`compat: stream ended with an error: ${describeError(error)}`);
 

@@ -1,5 +1,5 @@
 // GET/POST /api/nests/{nest_id}/messages (EVENTS.md "Nest messages", HTTP API). The rules live in
-// the posting path (src/nests/messages.ts); refusals leave through the one error handler: 404
+// the posting path (src/nests/chat.ts); refusals leave through the one error handler: 404
 // unknown nest, 400 {"message"}, 403 {"message"} for a quarantined crow, 429 {"message","cooldown_s"}.
 import type { Route } from "./router.ts";
 import { bodyObject } from "./router.ts";

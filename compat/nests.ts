@@ -2,7 +2,7 @@
 // Guardrails live in the nest store; refusals leave through the one error handler.
 import type { Route } from "./router.ts";
 import { bodyObject } from "./router.ts";
-import { ROSTER } from "../src/flock/roster.ts";
+import { ROSTER } from "../src/base/roster.ts";
 import type { NestRecord } from "../src/nests/store.ts";
 
 export function nestWire(nest: NestRecord): { nest_id: string; name: string; crows: string[] } {

@@ -1,6 +1,6 @@
 // GET /api/personas: every persona crow (the 8 workers, then Sentry, Elder, Quill, Boss) with
 // exactly the four fields of the contract.
-import { PERSONAS } from "../src/flock/roster.ts";
+import { PERSONAS } from "../src/base/roster.ts";
 import type { Route } from "./router.ts";
 
 export const personaRoutes: Route[] = [

@@ -1,8 +1,8 @@
 // A small route table for /api/*: each compat file exports its routes; the node adapter in
 // src/server/http.ts turns a request into a CompatRequest and writes the CompatResponse back.
 import type { App } from "../src/app.ts";
+import { HttpError } from "../src/http/http-error.ts";
 import type { Principal } from "../src/access/principal.ts";
-import { HttpError } from "./http-error.ts";
 import type { SseBody, SseInit } from "./sse.ts";
 
 export interface CompatRequest {

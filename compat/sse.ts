@@ -1,35 +1,19 @@
 // The SSE core, transport-agnostic: it turns a stream of the durable log into `[body, init]`, where
 // init is the status and headers and body starts writing onto a sink (the node:http adapter is
-// src/server/sse-writer.ts). The wire rules are in SSE-PROTOCOL.md.
+// src/http/sse/node-writer.ts). The wire rules are in SSE-PROTOCOL.md.
 //
-// Fan-out (issue 9): one channel per stream, whatever the number of subscribers. It listens to the
+// Fan-out: one channel per stream, whatever the number of subscribers. It listens to the
 // stream's one shared follower (src/log/stream-tap.ts), builds each frame once, as a Buffer, and
 // writes it to every subscriber that has caught up. A subscriber whose write() returns false is
 // behind: it leaves the live set and reads the log from its own cursor, one page per write, until
 // it has caught up again; so nothing is buffered for a slow client beyond one page in its socket.
-// One timer per heartbeat interval beats for every live subscriber.
+// One timer per heartbeat interval (src/base/util/shared-interval.ts) beats for every live subscriber.
 import type { EventLog, RowTemplate, StoredEvent } from "../src/log/event-log.ts";
 import type { StreamTap } from "../src/log/stream-tap.ts";
+import type { SseBody, SseInit, SseSink } from "../src/http/sse/types.ts";
+import { joinSharedInterval } from "../src/base/util/shared-interval.ts";
 
-export interface SseInit {
-  status: number;
-  headers: Record<string, string>;
-}
-
-/** Where a stream's bytes go: a socket, or anything that says when it is full. */
-export interface SseSink {
-  /** false: the client is behind; wait for drained() before writing more. */
-  write(chunk: Buffer): boolean;
-  /** Resolves once the client has taken what was written, or has gone. */
-  drained(): Promise<void>;
-  end(): void;
-  readonly closed: boolean;
-}
-
-export interface SseBody {
-  /** Starts writing onto `sink`; the returned function stops (call it when the client goes). */
-  start(sink: SseSink): () => void;
-}
+export type { SseBody, SseInit, SseSink };
 
 export interface SseOptions {
   log: EventLog;
@@ -89,35 +73,12 @@ class Subscriber {
   ) {}
 }
 
-/** A shared timer per interval, beating for every live subscriber that uses it. */
-class Heartbeat {
-  readonly members = new Set<Subscriber>();
-  private readonly timer: NodeJS.Timeout;
-  constructor(
-    ms: number,
-    private readonly onBehind: (subscriber: Subscriber) => void,
-  ) {
-    this.timer = setInterval(() => this.beat(), ms);
-    this.timer.unref();
-  }
-
-  private beat(): void {
-    for (const subscriber of this.members) {
-      if (!subscriber.sink.write(HEARTBEAT_BYTES)) this.onBehind(subscriber);
-    }
-  }
-
-  dispose(): void {
-    clearInterval(this.timer);
-  }
-}
-
 class Channel {
   readonly members = new Set<Subscriber>();
   readonly live = new Set<Subscriber>();
   readonly tap: StreamTap;
-  private readonly heartbeats = new Map<number, Heartbeat>();
-  private readonly heartbeatOf = new Map<Subscriber, Heartbeat>();
+  /** Each member's place on its heartbeat's shared timer (left when it leaves). */
+  private readonly heartbeatOf = new Map<Subscriber, () => void>();
   private readonly template: RowTemplate;
 
   constructor(
@@ -147,27 +108,19 @@ class Channel {
 
   join(subscriber: Subscriber, heartbeatMs: number): void {
     this.members.add(subscriber);
-    let heartbeat = this.heartbeats.get(heartbeatMs);
-    if (!heartbeat) {
-      heartbeat = new Heartbeat(heartbeatMs, (s) => this.fallBehind(s));
-      this.heartbeats.set(heartbeatMs, heartbeat);
-    }
-    this.heartbeatOf.set(subscriber, heartbeat);
+    // Only a live subscriber beats: one that is behind is reading pages, and bytes reach it anyway.
+    const beat = () => {
+      if (this.live.has(subscriber) && !subscriber.sink.write(HEARTBEAT_BYTES)) this.fallBehind(subscriber);
+    };
+    this.heartbeatOf.set(subscriber, joinSharedInterval(heartbeatMs, beat));
     void this.catchUp(subscriber);
   }
 
   leave(subscriber: Subscriber): void {
     this.members.delete(subscriber);
     this.live.delete(subscriber);
-    const heartbeat = this.heartbeatOf.get(subscriber);
+    this.heartbeatOf.get(subscriber)?.();
     this.heartbeatOf.delete(subscriber);
-    if (heartbeat) {
-      heartbeat.members.delete(subscriber);
-      if (heartbeat.members.size === 0 && ![...this.heartbeatOf.values()].includes(heartbeat)) {
-        heartbeat.dispose();
-        for (const [ms, h] of this.heartbeats) if (h === heartbeat) this.heartbeats.delete(ms);
-      }
-    }
   }
 
   /** The last subscriber left: let go of the stream's follower. */
@@ -178,7 +131,6 @@ class Channel {
 
   private fallBehind(subscriber: Subscriber): void {
     if (!this.live.delete(subscriber)) return;
-    this.heartbeatOf.get(subscriber)?.members.delete(subscriber);
     void subscriber.sink.drained().then(() => this.catchUp(subscriber));
   }
 
@@ -190,7 +142,6 @@ class Channel {
         // Checked and joined in one turn: the tap hands on events synchronously, so none slips by.
         if (this.tap.cursor !== undefined && subscriber.cursor >= this.tap.cursor) {
           this.live.add(subscriber);
-          this.heartbeatOf.get(subscriber)?.members.add(subscriber);
           return;
         }
         // A page in one write, its frames laid out by the database as one Buffer.

@@ -6,8 +6,8 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { BUNDLE_FILES, CONSOLE_DIST_DIR, buildConsole, bundleIsFresh } from "./build.ts";
-import { HttpError } from "../compat/http-error.ts";
-import { describeError } from "../src/ops/describe-error.ts";
+import { HttpError } from "../src/http/http-error.ts";
+import { describeError } from "../src/base/describe-error.ts";
 
 const DOCS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "docs");
 

@@ -1,8 +1,8 @@
-// Who did what: the Actor type (src/access/actor.ts), each approval's decider, and auditEntries,
+// Who did what: the Actor type (src/base/actor.ts), each approval's decider, and auditEntries,
 // the audit trail read from the durable log (src/access/audit.ts; REST: GET /api/audit).
 import { builder } from "./builder.ts";
-import { BadInputError } from "../src/errors.ts";
-import { ACTOR_KINDS, type Actor } from "../src/access/actor.ts";
+import { BadInputError } from "../src/base/errors.ts";
+import { ACTOR_KINDS, type Actor } from "../src/base/actor.ts";
 import { auditEntries, type AuditEntry, type AuditPage } from "../src/access/audit.ts";
 
 const ActorKindEnum = builder.enumType("ActorKind", {

@@ -6,7 +6,7 @@ import PrismaPlugin from "@pothos/plugin-prisma";
 import type PrismaTypes from "../src/generated/pothos-types.ts";
 import { getDatamodel } from "../src/generated/pothos-types.ts";
 import type { App } from "../src/app.ts";
-import { BadInputError } from "../src/errors.ts";
+import { BadInputError } from "../src/base/errors.ts";
 import { ROOT, type Principal } from "../src/access/principal.ts";
 
 /** What every resolver sees: the app container (its prisma client, log and flock), and who asks. */
@@ -53,7 +53,7 @@ builder.scalarType("DateTime", {
   description: "An RFC 3339 timestamp.",
   // A string already in toISOString()'s own form (what the stores hand out) is what formatting it
   // again would give: passed through, since a Date parse and format per value was a large share of
-  // a ledger's or a list's events' answer (issue 9). Any other string is parsed and formatted.
+  // a ledger's or a list's events' answer. Any other string is parsed and formatted.
   serialize: (value) => (value instanceof Date ? value.toISOString() : ISO_UTC_MS.test(value) ? value : new Date(value).toISOString()),
   parseValue: (value) => {
     const date = new Date(String(value));

@@ -1,6 +1,7 @@
 // Classifier answers (FLOCK.md sections 7 and 10): every Jev answer is stored with its
 // probabilities so calibration can be measured; this exposes them read-only, newest first.
 import { builder } from "./builder.ts";
+import { pageLimit } from "../src/base/util/clamp.ts";
 
 builder.prismaObject("ClassifierAnswer", {
   description: "One answer Jev (System One or the offline model) gave to one question about one subject.",
@@ -45,7 +46,7 @@ builder.queryFields((t) => ({
           ...(args.subject != null ? { subject: args.subject } : {}),
         },
         orderBy: { id: "desc" },
-        take: Math.min(500, Math.max(1, args.limit ?? 50)),
+        take: pageLimit(args.limit, 50, 500),
       }),
   }),
 }));

@@ -9,7 +9,7 @@ import { builder } from "./builder.ts";
 import { ErrorInterface } from "./errors.ts";
 import { Persona } from "./personas.ts";
 import type { Context } from "./builder.ts";
-import { TASK_TYPES, personaOf } from "../src/flock/roster.ts";
+import { TASK_TYPES, personaOf } from "../src/base/roster.ts";
 import { LEVEL_NAMES } from "../src/flock/trust.ts";
 import { SpinBadInputError, SpinNameTakenError, compareNames } from "../src/nests/registry.ts";
 

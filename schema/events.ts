@@ -2,12 +2,13 @@
 // that resumes — everything after `after` from the log, then live appends, with no gap.
 import { builder } from "./builder.ts";
 import { TodoList } from "./lists.ts";
-import { BadInputError } from "../src/errors.ts";
+import { BadInputError } from "../src/base/errors.ts";
 import type { StoredEvent } from "../src/log/event-log.ts";
 import { pagedFollow, resumeAfter } from "./follow.ts";
-import { listStream } from "../src/flock/events.ts";
+import { listStream } from "../src/base/streams.ts";
 import { parsedPayload } from "../src/log/parsed-payload.ts";
-import { isoTimestampJson, type ProjectableSubscription, type WireFields } from "../src/server/subscription-projection.ts";
+import { isoTimestampJson, type ProjectableSubscription, type WireFields } from "./wire.ts";
+import { pageLimit } from "../src/base/util/clamp.ts";
 
 export const Event = builder.objectRef<StoredEvent>("Event").implement({
   description: "One event of a list's stream, exactly as the REST SSE stream carries it.",
@@ -23,7 +24,7 @@ export const Event = builder.objectRef<StoredEvent>("Event").implement({
 
 /**
  * Event's fields as a subscription writes them without running graphql-js per event
- * (src/server/subscription-projection.ts): each is what its resolver above returns, and `payload`
+ * (src/server/graphql/projection/): each is what its resolver above returns, and `payload`
  * is the stored JSON text itself (the log stores JSON.stringify's text, so it is what parsing and
  * re-serializing would write). test/graphql-projection.test.ts checks them against graphql's output.
  */
@@ -57,7 +58,7 @@ builder.queryFields((t) => ({
       limit: t.arg.int({ defaultValue: 1000, description: "1 to 1000." }),
     },
     resolve: (_root, args, ctx) =>
-      ctx.app.log.read(listStream(String(args.listId)), afterSeq(args.after), Math.min(1000, Math.max(1, args.limit ?? 1000))),
+      ctx.app.log.read(listStream(String(args.listId)), afterSeq(args.after), pageLimit(args.limit, 1000, 1000)),
   }),
 }));
 

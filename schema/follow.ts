@@ -4,7 +4,7 @@
 // event arrived, leaking the follower while the stream is idle).
 import type { StoredEvent } from "../src/log/event-log.ts";
 import { resumePoint, type CursorStream } from "../src/log/cursor.ts";
-import { BadInputError } from "../src/errors.ts";
+import { BadInputError } from "../src/base/errors.ts";
 import type { App } from "../src/app.ts";
 
 // `map` (optional) reshapes or filters the events; aborting ends the follower, which ends the map.
@@ -32,7 +32,7 @@ export function abortableFollow<T = StoredEvent>(
 
 /** An event follower that can also hand on everything it has in hand at once. */
 export interface PagedFollower extends AsyncIterableIterator<StoredEvent> {
-  /** The events read but not yet handed on, or the next page (src/server/subscription-projection.ts writes a page at once). */
+  /** The events read but not yet handed on, or the next page (src/server/graphql/projection/ writes a page at once). */
   nextPage(): Promise<IteratorResult<StoredEvent[], undefined>>;
 }
 

@@ -1,8 +1,9 @@
 // Todo lists and their items, read straight from the database through the Prisma plugin, and the
 // submitList mutation that hands a list to the flock.
 import { builder, principalOfContext } from "./builder.ts";
-import { NotFoundError, RateLimitedError } from "../src/errors.ts";
-import { stringArray } from "../src/util/json-column.ts";
+import { NotFoundError, RateLimitedError } from "../src/base/errors.ts";
+import { stringArray } from "../src/base/util/json-column.ts";
+import { pageLimit } from "../src/base/util/clamp.ts";
 
 export const TodoList = builder.prismaObject("TodoList", {
   description: "A todo list the owner (or another requester) handed to the flock.",
@@ -67,7 +68,7 @@ builder.queryFields((t) => ({
         ...query,
         where: args.requester == null ? {} : { requester: args.requester },
         orderBy: { createdAt: "desc" },
-        take: Math.min(100, Math.max(1, args.limit ?? 20)),
+        take: pageLimit(args.limit, 20, 100),
       }),
   }),
 }));

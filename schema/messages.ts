@@ -5,11 +5,13 @@
 import { builder, principalOfContext } from "./builder.ts";
 import { requirePostScope } from "../src/access/post-scope.ts";
 import { Nest } from "./nests.ts";
-import { ForbiddenError, NotFoundError, RateLimitedError } from "../src/errors.ts";
+import { ForbiddenError, NotFoundError, RateLimitedError } from "../src/base/errors.ts";
 import type { App } from "../src/app.ts";
 import type { StoredEvent } from "../src/log/event-log.ts";
-import { msgIdOf, nestStream, type MessageEntry } from "../src/nests/messages.ts";
+import type { MessageEntry } from "../src/nests/message.ts";
+import { msgIdOf, nestStream } from "../src/base/streams.ts";
 import { abortableFollow, resumeAfter } from "./follow.ts";
+import { pageLimit } from "../src/base/util/clamp.ts";
 
 export const Message = builder.objectRef<MessageEntry>("Message").implement({
   description: "One nest message record (EVENTS.md payload table), as stored, with `resolved` computed when read.",
@@ -88,14 +90,12 @@ async function entries(app: App, nestId: string, where: Record<string, unknown>,
   return rows.map((row) => app.chat.toEntry(row));
 }
 
-const clampLimit = (limit: number | null | undefined) => Math.min(1000, Math.max(1, limit ?? 1000));
-
 builder.queryFields((t) => ({
   messages: t.field({
     type: [Message],
     description: "A nest's messages after number `after`, in msg_id order (REST: GET /api/nests/{nest_id}/messages).",
     args: { nestId: t.arg.id({ required: true }), after: t.arg.int({ defaultValue: 0 }), limit: t.arg.int({ defaultValue: 1000, description: "1 to 1000." }) },
-    resolve: (_root, args, ctx) => entries(ctx.app, String(args.nestId), {}, Math.max(0, args.after ?? 0), clampLimit(args.limit)),
+    resolve: (_root, args, ctx) => entries(ctx.app, String(args.nestId), {}, Math.max(0, args.after ?? 0), pageLimit(args.limit, 1000, 1000)),
   }),
   message: t.field({
     type: Message,
@@ -133,7 +133,7 @@ builder.objectField(Nest, "messages", (t) =>
     type: [Message],
     description: "This nest's messages after number `after`, in order.",
     args: { after: t.arg.int({ defaultValue: 0 }), limit: t.arg.int({ defaultValue: 1000 }) },
-    resolve: (nest, args, ctx) => entries(ctx.app, nest.id, {}, Math.max(0, args.after ?? 0), clampLimit(args.limit)),
+    resolve: (nest, args, ctx) => entries(ctx.app, nest.id, {}, Math.max(0, args.after ?? 0), pageLimit(args.limit, 1000, 1000)),
   }),
 );
 

@@ -1,9 +1,10 @@
 // Nests (EVENTS.md "Nests"): rooms with a core of crows, read through the Prisma plugin, and the
 // createNest mutation, which goes through the same nest store (and guardrails) as POST /api/nests.
 import { builder } from "./builder.ts";
-import { BadInputError, ConflictError } from "../src/errors.ts";
-import { ROSTER } from "../src/flock/roster.ts";
+import { BadInputError, ConflictError } from "../src/base/errors.ts";
+import { ROSTER } from "../src/base/roster.ts";
 import { DEFAULT_NEST } from "../src/nests/store.ts";
+import { pageLimit } from "../src/base/util/clamp.ts";
 
 export const Nest = builder.prismaObject("Nest", {
   description: "A room where a team of crows works. The default nest todo has an empty core.",
@@ -26,7 +27,7 @@ export const Nest = builder.prismaObject("Nest", {
           ...query,
           where: { nestId: nest.id },
           orderBy: { createdAt: "desc" },
-          take: Math.min(100, Math.max(1, args.limit ?? 20)),
+          take: pageLimit(args.limit, 20, 100),
         }),
     }),
   }),

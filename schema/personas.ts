@@ -1,6 +1,6 @@
 // The persona crows (FLOCK.md section 2): the eight workers and the four service roles.
 import { builder } from "./builder.ts";
-import { PERSONAS, SERVICE_ROLE_NAMES, type Persona as PersonaShape } from "../src/flock/roster.ts";
+import { PERSONAS, SERVICE_ROLE_NAMES, type Persona as PersonaShape } from "../src/base/roster.ts";
 
 export const Persona = builder.objectRef<PersonaShape>("Persona").implement({
   fields: (t) => ({

@@ -1,8 +1,8 @@
-// Named tokens over GraphQL, for a holder of the admin scope (src/server/graphql-scopes.ts):
+// Named tokens over GraphQL, for a holder of the admin scope (src/server/graphql/plugins/scopes.ts):
 // tokens (never a secret), createToken (the secret, shown this once) and revokeToken. REST:
 // /api/tokens (compat/tokens.ts). A token never grants a scope it does not hold.
 import { builder, principalOfContext } from "./builder.ts";
-import { BadInputError, ForbiddenError, NotFoundError } from "../src/errors.ts";
+import { BadInputError, ForbiddenError, NotFoundError } from "../src/base/errors.ts";
 import type { CreatedToken, TokenView } from "../src/access/token-store.ts";
 
 const Token = builder.objectRef<TokenView>("Token").implement({

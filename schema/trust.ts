@@ -1,8 +1,9 @@
 // The trust ledger (FLOCK.md section 3), in full with counts and history: the same snapshot
 // GET /api/trust serves, so the two surfaces cannot disagree.
 import { builder } from "./builder.ts";
-import { BadInputError } from "../src/errors.ts";
-import { historyKey, recordView, type HistoryEntry, type LedgerFilter } from "../src/flock/trust.ts";
+import { BadInputError } from "../src/base/errors.ts";
+import { historyKey, recordView, type LedgerFilter } from "../src/flock/trust.ts";
+import type { TrustHistoryRow } from "../src/storage/trust-history.ts";
 import type { Context } from "./builder.ts";
 import type { StoredEvent } from "../src/log/event-log.ts";
 import { abortableFollow, lastIdNamed, resumeAfter } from "./follow.ts";
@@ -20,14 +21,14 @@ interface TrustRow {
   autos: number;
   filter: LedgerFilter;
 }
-type Entry = HistoryEntry;
+type Entry = TrustHistoryRow;
 
 /**
  * History is read only when a query asks for it, and then once per request for every record the
  * query returned (one grouped query, not one per record): the ledger's cost grows with verdicts.
  */
-const historiesByRequest = new WeakMap<Context, Map<string, Promise<Map<string, HistoryEntry[]>>>>();
-function historiesFor(ctx: Context, filter: LedgerFilter, page: { last: number | null; before: number | null }): Promise<Map<string, HistoryEntry[]>> {
+const historiesByRequest = new WeakMap<Context, Map<string, Promise<Map<string, TrustHistoryRow[]>>>>();
+function historiesFor(ctx: Context, filter: LedgerFilter, page: { last: number | null; before: number | null }): Promise<Map<string, TrustHistoryRow[]>> {
   let perRequest = historiesByRequest.get(ctx);
   if (!perRequest) historiesByRequest.set(ctx, (perRequest = new Map()));
   const key = JSON.stringify([filter.holder ?? null, filter.taskType ?? null, page.last, page.before]);

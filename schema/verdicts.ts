@@ -1,7 +1,8 @@
 // Approvals: one row per (item, target), pending until the owner (or the 10-minute timeout, or
 // trust) decides it. postVerdict is the owner's answer.
 import { builder, principalOfContext } from "./builder.ts";
-import { NotFoundError } from "../src/errors.ts";
+import { NotFoundError } from "../src/base/errors.ts";
+import { pageLimit } from "../src/base/util/clamp.ts";
 
 export const VerdictTarget = builder.enumType("VerdictTarget", {
   description: "What is being judged: the Sentry's triage call or the crows' output.",
@@ -39,7 +40,7 @@ builder.queryFields((t) => ({
         ...query,
         where: args.status == null ? {} : { status: args.status },
         orderBy: { id: "asc" },
-        take: Math.min(500, Math.max(1, args.limit ?? 100)),
+        take: pageLimit(args.limit, 100, 500),
       }),
   }),
 }));

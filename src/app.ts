@@ -1,9 +1,9 @@
 // The application container: configuration, storage, the durable log and its live bus, the model
 // and the classifier, and the engines built on them. HTTP lives outside (src/server, compat/,
 // schema/); tests build an App in-process and may hand in their own model or classifier.
-import type { Config } from "./config.ts";
+import type { Config } from "./base/config.ts";
 import type { PrismaClient } from "./generated/prisma/client.ts";
-import { commitOrderLock, openDatabase, ensureDataDir } from "./storage/db.ts";
+import { commitOrderLock, openDatabase, ensureDataDir, type DatabaseHandle } from "./storage/db.ts";
 import { EventLog } from "./log/event-log.ts";
 import { createLocalBus, createRedisBus, type Bus } from "./log/bus.ts";
 import type { Model } from "./models/model.ts";
@@ -14,11 +14,11 @@ import { Flock } from "./flock/flock.ts";
 import { PrismaCrewDirectory } from "./flock/crew.ts";
 import { NestStore } from "./nests/store.ts";
 import { CrowRegistry } from "./nests/registry.ts";
-import type { NestChat } from "./nests/messages.ts";
-import { createNestChat } from "./nests/chat.ts";
-import { createMetrics, countAppended, countedModel, countedClassifier, type Metrics } from "./ops/metrics.ts";
-import { eventLogLine } from "./ops/event-lines.ts";
-import { describeError } from "./ops/describe-error.ts";
+import type { NestChat } from "./nests/chat.ts";
+import { createNestChat } from "./nests/wiring.ts";
+import { createMetrics, countAppended, countedModel, countedClassifier, type Metrics } from "./telemetry/metrics.ts";
+import { eventLogLine } from "./telemetry/event-lines.ts";
+import { describeError } from "./base/describe-error.ts";
 import { TokenStore } from "./access/token-store.ts";
 
 export interface AppDeps {
@@ -33,6 +33,8 @@ export interface AppDeps {
 export interface App {
   readonly config: Config;
   readonly prisma: PrismaClient;
+  /** Everything openDatabase opened (the client above, the log's store, the read cache's version). */
+  readonly database: DatabaseHandle;
   readonly bus: Bus;
   readonly log: EventLog;
   readonly model: Model;
@@ -56,11 +58,12 @@ export interface App {
 export async function createApp(config: Config, deps: AppDeps = {}): Promise<App> {
   ensureDataDir(config.dataDir);
   const logLine = deps.logLine ?? ((line: string) => console.error(line));
-  const prisma = await openDatabase(config);
+  const database = await openDatabase(config);
+  const prisma = database.prisma;
   const bus = config.redisUrl ? await createRedisBus(config.redisUrl, logLine) : createLocalBus();
   const metrics = deps.metrics ?? createMetrics();
   const lock = commitOrderLock(config);
-  const log = new EventLog(prisma, bus, {
+  const log = new EventLog(database, bus, {
     ...(lock ? { commitOrderLock: lock } : {}),
     onAppended: (event) => {
       countAppended(metrics, event);
@@ -80,8 +83,8 @@ export async function createApp(config: Config, deps: AppDeps = {}): Promise<App
   const nests = new NestStore(prisma);
   const registry = new CrowRegistry(prisma, config.maxSpun);
   await nests.ensureDefault(); // todo always exists, before anything lists or posts to it
-  const crew = new PrismaCrewDirectory(prisma, nests);
-  const flock = new Flock({ config, prisma, log, bus, model, classifier, crew, logLine });
+  const crew = new PrismaCrewDirectory(database, nests);
+  const flock = new Flock({ config, prisma, log, trustReads: database.trustReads, bus, model, classifier, crew, logLine });
   await flock.resume();
   const chat = createNestChat({ config, prisma, log, model, classifier, flock, nests, registry, logLine });
   await chat.resume(); // open obligations of the must-respond loop, as flock.resume() does lists
@@ -91,6 +94,7 @@ export async function createApp(config: Config, deps: AppDeps = {}): Promise<App
   const app: App = {
     config,
     prisma,
+    database,
     bus,
     log,
     model,
@@ -100,7 +104,7 @@ export async function createApp(config: Config, deps: AppDeps = {}): Promise<App
     registry,
     chat,
     metrics,
-    tokens: new TokenStore(prisma, log),
+    tokens: new TokenStore(prisma, log, database.readVersion),
     logLine,
     quiesce: () =>
       (quiescing ??= (async () => {
@@ -113,7 +117,7 @@ export async function createApp(config: Config, deps: AppDeps = {}): Promise<App
         await app.quiesce();
         log.close();
         await bus.close();
-        await prisma.$disconnect();
+        await database.close();
       })()),
   };
   return app;

@@ -6,7 +6,7 @@ import os from "node:os";
 import path from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { loadConfig } from "../src/config.ts";
+import { loadConfig } from "../src/base/config.ts";
 import { createClassifier } from "../src/classifier/index.ts";
 import type { Answer, AskRequest, Classifier } from "../src/classifier/jev.ts";
 import { messageState, stateText, tagQuestions, watchQuestions, watchState } from "../src/classifier/questions.ts";
@@ -19,7 +19,7 @@ let prisma: PrismaClient;
 
 test.before(async () => {
   tmp = mkdtempSync(path.join(os.tmpdir(), "crows-jev-"));
-  prisma = await openDatabase(loadConfig({ CROWS_DATA_DIR: tmp }));
+  prisma = (await openDatabase(loadConfig({ CROWS_DATA_DIR: tmp }))).prisma;
 });
 
 test.after(async () => {
@@ -103,7 +103,7 @@ test("a storage failure is reported aside and the caller still gets its answers"
 
 test("a closed database does not break asking", async () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), "crows-jev-closed-"));
-  const db = await openDatabase(loadConfig({ CROWS_DATA_DIR: dir }));
+  const db = (await openDatabase(loadConfig({ CROWS_DATA_DIR: dir }))).prisma;
   await db.$executeRawUnsafe(`DROP TABLE "ClassifierAnswer"`);
   const errors: unknown[] = [];
   const jev = createClassifier(loadConfig({ CROWS_DATA_DIR: dir }), db, (e) => errors.push(e));

@@ -2,7 +2,7 @@
 // batching above 10 questions, and fail-closed unsure on timeout, 429, 5xx and malformed answers.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { ConfigError, loadConfig } from "../src/config.ts";
+import { ConfigError, loadConfig } from "../src/base/config.ts";
 import { createBackend } from "../src/classifier/index.ts";
 import type { Answer, Question } from "../src/classifier/jev.ts";
 import { messageState, tagQuestions, watchQuestions } from "../src/classifier/questions.ts";

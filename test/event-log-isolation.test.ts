@@ -1,4 +1,5 @@
-// No reader ever sees an uncommitted append (issue 8, "Streams"): a read, a follower's replay and
+// No reader ever sees an uncommitted append (a client must never be told of
+// an event a rollback can take back): a read, a follower's replay and
 // an SSE client that connects while a transaction holding an appended event is still open see
 // nothing of it, and nothing at all once it rolls back. Appends that arrive meanwhile wait for it.
 import { test } from "uvu";
@@ -46,7 +47,7 @@ async function inTransaction(stream: string, count: number, during: () => Promis
   let finish!: () => void;
   const finishing = new Promise<void>((resolve) => (finish = resolve));
   const tx = server.app.log
-    .appendBatch(stream, async (tx) => {
+    .appendWith(stream, async (tx) => {
       // A state change and, in this same transaction, the events: written, not yet committed.
       await tx.requester.upsert({ where: { name: `iso-${stream}` }, create: { name: `iso-${stream}` }, update: {} });
       reached();

@@ -1,5 +1,5 @@
-// The flock's hot state commits with its events or not at all (issue 9, "an event commits, together
-// with the state change it belongs to, before anyone is told"): EventLog.appendState runs the
+// The flock's hot state commits with its events or not at all ("an event commits, together with the
+// state change it belongs to, before anyone is told"): EventLog.appendState runs the
 // state statements of src/storage/flock-state.ts and the event INSERT in one transaction on the
 // log's own connection. On SQLite and on PostgreSQL: a failure at any point of the transaction
 // leaves neither the state nor the event; nothing uncommitted is seen from outside; what the
@@ -9,16 +9,16 @@ import os from "node:os";
 import path from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { loadConfig } from "../src/config.ts";
-import { commitOrderLock, openDatabase, type PrismaClient } from "../src/storage/db.ts";
+import { loadConfig } from "../src/base/config.ts";
+import { commitOrderLock, openDatabase, type DatabaseHandle, type PrismaClient } from "../src/storage/db.ts";
 import { EventLog, type StateTx } from "../src/log/event-log.ts";
 import { createLocalBus } from "../src/log/bus.ts";
-import { eventStoreOf } from "../src/storage/event-store.ts";
 import { NAMED_ORDER_LOCK } from "../src/storage/flock-state.ts";
 import pg from "pg";
 import { freshDatabase, services } from "./helpers/scale-services.ts";
 
 interface Backend {
+  database: DatabaseHandle;
   prisma: PrismaClient;
   log: EventLog;
   /** PostgreSQL's URL (none on SQLite). */
@@ -29,10 +29,12 @@ interface Backend {
 async function openSqlite(): Promise<Backend> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "crows-state-"));
   const config = loadConfig({ CROWS_DATA_DIR: dataDir });
-  const prisma = await openDatabase(config);
+  const database = await openDatabase(config);
+  const prisma = database.prisma;
   return {
+    database,
     prisma,
-    log: new EventLog(prisma, createLocalBus(), { commitOrderLock: commitOrderLock(config) }),
+    log: new EventLog(database, createLocalBus(), { commitOrderLock: commitOrderLock(config) }),
     close: async () => {
       await prisma.$disconnect();
       rmSync(dataDir, { recursive: true, force: true });
@@ -44,11 +46,13 @@ async function openPostgres(adminUrl: string): Promise<Backend> {
   const db = await freshDatabase(adminUrl);
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "crows-state-"));
   const config = loadConfig({ CROWS_DATA_DIR: dataDir, DATABASE_URL: db.url });
-  const prisma = await openDatabase(config);
+  const database = await openDatabase(config);
+  const prisma = database.prisma;
   return {
+    database,
     prisma,
     url: db.url,
-    log: new EventLog(prisma, createLocalBus(), { commitOrderLock: commitOrderLock(config) }),
+    log: new EventLog(database, createLocalBus(), { commitOrderLock: commitOrderLock(config) }),
     close: async () => {
       await prisma.$disconnect();
       await db.drop();
@@ -281,7 +285,7 @@ function backendSuite(name: string, open: () => Promise<Backend>) {
     assert.equal((await b.log.state.quarantinedCrows()).filter((c) => c.endsWith(name)), [`Q1${name}`]);
     // A rotation cursor moves in a transaction of its own; a failed one leaves it where it was.
     assert.is(await b.log.state.rotationCursor(`nest${name}`, "core"), null);
-    const store = eventStoreOf(b.prisma);
+    const store = b.database.events;
     await store.writeState((tx) => tx.recordPick(`nest${name}`, "core", "ada"));
     await store.writeState((tx) => tx.recordPick(`nest${name}`, "core", "bo"));
     await store.writeState((tx) => tx.recordPick(`nest${name}`, "borrow", "cy"));

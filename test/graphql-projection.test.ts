@@ -1,5 +1,5 @@
 // A listEvents subscription's per-event JSON written by the projector
-// (src/server/subscription-projection.ts) is byte for byte what graphql's own execution writes, over
+// (src/server/graphql/projection/) is byte for byte what graphql's own execution writes, over
 // many varied selections (aliases, __typename, inline and named fragments, field order, repeats)
 // and payloads (unicode, escapes, numbers, nesting, odd keys); a selection it cannot write, or an
 // event it cannot write (a null payload), is left to graphql.
@@ -9,7 +9,8 @@ import { parse, validate, type DocumentNode } from "graphql";
 import { execute } from "@graphql-tools/executor";
 import { schema } from "../schema/index.ts";
 import { projectableSubscriptions } from "../schema/events.ts";
-import { compileProjector, isoTimestampJson } from "../src/server/subscription-projection.ts";
+import { compileProjector } from "../src/server/graphql/projection/compile.ts";
+import { isoTimestampJson } from "../schema/wire.ts";
 import type { StoredEvent } from "../src/log/event-log.ts";
 
 const payloads: unknown[] = [

@@ -1,4 +1,4 @@
-// The GraphQL read cache (src/server/graphql-read-cache.ts): a trust, list or events query is
+// The GraphQL read cache (src/server/graphql/plugins/read-cache.ts): a trust, list or events query is
 // answered again as the very same JSON text while nothing has committed, and the read after any
 // commit (a verdict, an appended event, a plain row update) shows it. Rows of a transaction that
 // rolls back are never kept, graphql-sse gets the same answer, and PostgreSQL (no version) runs

@@ -1,4 +1,4 @@
-// The SSE subscription writer (src/server/graphql-subscriptions.ts) against the writers it
+// The SSE subscription writer (src/server/graphql/subscriptions.ts) against the writers it
 // replaced: for both protocols a replay and the live events after it are the same bytes as Yoga's
 // and graphql-sse's own writers send (a second handler on the same app with nativeSubscriptions
 // off), for projected and executed selections alike. A slow reader is waited for; a client that
@@ -9,8 +9,8 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { getEventListeners } from "node:events";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
-import { createGraphQLHandler, createGraphQLYoga } from "../src/server/graphql.ts";
-import { openSubscription } from "../src/server/graphql-subscriptions.ts";
+import { createGraphQLHandler, createGraphQLYoga } from "../src/server/graphql/yoga.ts";
+import { openSubscription } from "../src/server/graphql/subscriptions.ts";
 import type { SseSink } from "../compat/sse.ts";
 import { topicOf } from "../src/log/bus.ts";
 

@@ -6,7 +6,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { withKit, type Kit } from "./helpers/nest-kit.ts";
 import { failingWhen } from "./helpers/models.ts";
-import { ROOM_TRIES } from "../src/nests/responders.ts";
+import { ROOM_TRIES } from "../src/nests/responders/index.ts";
 
 const CLASSIFIERS: Array<[string, Parameters<typeof withKit>[1]]> = [
   ["the offline classifier", { env: { CROWS_JEV: "offline" } }],

@@ -8,7 +8,7 @@ import { withKit, waitForRecord } from "./helpers/nest-kit.ts";
 import { failingWhen } from "./helpers/models.ts";
 import { OfflineBrain } from "../src/models/offline.ts";
 import type { Model } from "../src/models/model.ts";
-import { BOSS_ORDERS } from "../src/nests/responders.ts";
+import { BOSS_ORDERS } from "../src/nests/responders/index.ts";
 
 const strip = (list: any[]) => list.map((r) => `${r.msg_id} ${r.kind} ${r.author}->${r.to} re:${r.refers_to}`);
 

@@ -2,7 +2,7 @@
 // the format the pipeline parses, and token counts that keep a 20-item list well inside budget.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { relationshipOf, ROSTER } from "../src/flock/roster.ts";
+import { relationshipOf, ROSTER } from "../src/base/roster.ts";
 import { parseBoss, parseQuill, parseTriage } from "../src/models/formats.ts";
 import type { ModelRequest, RoleInput } from "../src/models/model.ts";
 import { OfflineBrain } from "../src/models/offline.ts";

@@ -1,7 +1,7 @@
 // The provider path against a real HTTP server on loopback (OpenAI chat-completions shape).
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { ConfigError, loadConfig } from "../src/config.ts";
+import { ConfigError, loadConfig } from "../src/base/config.ts";
 import { parseTriage } from "../src/models/formats.ts";
 import { createModel } from "../src/models/index.ts";
 import type { Model, ModelRequest } from "../src/models/model.ts";

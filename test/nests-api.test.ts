@@ -3,7 +3,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
-import { ROSTER } from "../src/flock/roster.ts";
+import { ROSTER } from "../src/base/roster.ts";
 
 const TODO = { nest_id: "todo", name: "todo", crows: [] };
 

@@ -5,15 +5,16 @@ import * as assert from "uvu/assert";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { loadConfig } from "../src/config.ts";
-import { openDatabase, type PrismaClient } from "../src/storage/db.ts";
-import { BadInputError, ConflictError } from "../src/errors.ts";
+import { loadConfig } from "../src/base/config.ts";
+import { openDatabase, type DatabaseHandle, type PrismaClient } from "../src/storage/db.ts";
+import { BadInputError, ConflictError } from "../src/base/errors.ts";
 import { NestStore, slugOf, MAX_NESTS } from "../src/nests/store.ts";
 import { CrowRegistry, SPIN_REFUSALS, spinRefusalReason, SpinBadInputError, SpinNameTakenError } from "../src/nests/registry.ts";
 import { CrewPicker, PrismaCrewDirectory } from "../src/flock/crew.ts";
-import { ROSTER } from "../src/flock/roster.ts";
+import { ROSTER } from "../src/base/roster.ts";
 
 interface Ctx {
+  database: DatabaseHandle;
   prisma: PrismaClient;
   nests: NestStore;
   registry: CrowRegistry;
@@ -22,10 +23,11 @@ interface Ctx {
 
 async function open(maxSpun = 8): Promise<Ctx> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "crows-nests-"));
-  const prisma = await openDatabase(loadConfig({ CROWS_DATA_DIR: dir }));
+  const database = await openDatabase(loadConfig({ CROWS_DATA_DIR: dir }));
+  const prisma = database.prisma;
   const nests = new NestStore(prisma);
   await nests.ensureDefault();
-  return { prisma, nests, registry: new CrowRegistry(prisma, maxSpun), dir };
+  return { database, prisma, nests, registry: new CrowRegistry(prisma, maxSpun), dir };
 }
 
 async function close(ctx: Ctx): Promise<void> {
@@ -169,7 +171,7 @@ test("spin stores a crow; trusted is clamped to regular; names sort case-insensi
     );
     assert.equal(await ctx.registry.get("Zed"), { name: "Zed", persona: "Pepper", trust: "regular" });
     // The ledger starts a spun crow at the trust it was given, never above regular.
-    const directory = new PrismaCrewDirectory(ctx.prisma, ctx.nests);
+    const directory = new PrismaCrewDirectory(ctx.database, ctx.nests);
     assert.is(await directory.startingLevel("Zed"), 1);
     assert.is(await directory.startingLevel("ada"), 0);
     assert.is(await directory.personaOf("Zed"), "Pepper");
@@ -288,7 +290,7 @@ test("picker: a two-crow core asked for 3 borrows exactly one, rotating over sev
   const ctx = await open();
   try {
     await ctx.nests.create({ name: "Launch copy", crows: ["Pepper", "Inky"] });
-    const picker = new CrewPicker(new PrismaCrewDirectory(ctx.prisma, ctx.nests));
+    const picker = new CrewPicker(new PrismaCrewDirectory(ctx.database, ctx.nests));
     const outside = ROSTER.filter((c) => c !== "Pepper" && c !== "Inky");
     const borrowedSeen: string[] = [];
     const firstCore: string[] = [];
@@ -321,7 +323,7 @@ test("picker: todo never borrows; quarantined and excluded crows are skipped; sp
   try {
     await ctx.registry.spin({ name: "Ada", persona: "Inky" });
     await ctx.nests.create({ name: "Pair", crows: ["Pepper", "Ada"] });
-    const picker = new CrewPicker(new PrismaCrewDirectory(ctx.prisma, ctx.nests));
+    const picker = new CrewPicker(new PrismaCrewDirectory(ctx.database, ctx.nests));
     const seen = new Set<string>();
     for (let i = 0; i < 6; i++) {
       const picks = await picker.pick("todo", 3);
@@ -354,7 +356,7 @@ test("picker: rotations are stored, so a new picker (a restart, another instance
   const ctx = await open();
   try {
     await ctx.nests.create({ name: "Ops", crows: ["Inky", "Rook", "Pepper"] });
-    const directory = new PrismaCrewDirectory(ctx.prisma, ctx.nests);
+    const directory = new PrismaCrewDirectory(ctx.database, ctx.nests);
     const outside = ROSTER.filter((c) => !["Inky", "Rook", "Pepper"].includes(c));
     const taken: string[] = [];
     const borrowedTaken: string[] = [];

@@ -7,8 +7,8 @@ import * as assert from "uvu/assert";
 import { withKit, type Kit } from "./helpers/nest-kit.ts";
 import { failingWhen, pacedCrows } from "./helpers/models.ts";
 import { eventually } from "./helpers/scale-services.ts";
-import { Obligations } from "../src/nests/obligations.ts";
-import { ConflictError } from "../src/errors.ts";
+import { Obligations } from "../src/nests/obligations/index.ts";
+import { ConflictError } from "../src/base/errors.ts";
 
 const rows = (kit: Kit, requestId: string) => kit.server.app.prisma.obligation.findMany({ where: { requestId }, orderBy: { createdAt: "asc" } });
 const one = async (kit: Kit, requestId: string) => {

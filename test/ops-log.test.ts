@@ -10,8 +10,8 @@ import { baseEnv, crows, removeDir, tempDataDir } from "./helpers/crows-cli.ts";
 import { startFakeOpenAI, roleOfSystemPrompt } from "./helpers/fake-openai.ts";
 import { ownerFollows } from "./helpers/owner.ts";
 import { createServerLog } from "../src/ops/server-log.ts";
-import { describeError } from "../src/ops/describe-error.ts";
-import { useGraphQLStream } from "../src/server/graphql-stream.ts";
+import { describeError } from "../src/base/describe-error.ts";
+import { useGraphQLStream } from "../src/server/graphql/stream.ts";
 
 const MARKER = "ZEBRA-MARKER-7731";
 const KEY = "sk-test-KEYMARKER-99182";

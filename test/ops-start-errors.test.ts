@@ -8,8 +8,8 @@ import os from "node:os";
 import path from "node:path";
 import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { baseEnv, crows, removeDir, tempDataDir } from "./helpers/crows-cli.ts";
-import { prepareDataDir } from "../src/ops/data-dir.ts";
-import { StartError } from "../src/ops/start-error.ts";
+import { prepareDataDir } from "../src/storage/data-dir.ts";
+import { StartError } from "../src/storage/start-error.ts";
 
 const isRoot = process.getuid?.() === 0;
 const TOKEN = "start-errors-test-token-0123456789abcdef";

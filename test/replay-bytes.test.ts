@@ -9,8 +9,7 @@ import * as assert from "uvu/assert";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { freshDatabase, services } from "./helpers/scale-services.ts";
 import { eventStream, frame, OPENING, type SseSink } from "../compat/sse.ts";
-import { msgIdOf, nestStream } from "../src/nests/messages.ts";
-import { listStream } from "../src/flock/events.ts";
+import { listStream, msgIdOf, nestStream } from "../src/base/streams.ts";
 
 /** Payloads that stress text handling: multi-byte UTF-8, astral code points, escapes, long runs. */
 const NOTES = [

@@ -7,7 +7,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { startTestServer } from "./helpers/server.ts";
 import { openSse } from "./helpers/sse.ts";
-import { listStream } from "../src/flock/events.ts";
+import { listStream } from "../src/base/streams.ts";
 
 test("list stream: malformed and past-the-end Last-Event-IDs are 400s naming the last id; real ones resume", async () => {
   const server = await startTestServer();

@@ -2,7 +2,7 @@
 // banter retrieves from the backstories.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { PERSONAS, ROSTER, TASK_TYPES, relationshipOf } from "../src/flock/roster.ts";
+import { PERSONAS, ROSTER, TASK_TYPES, relationshipOf } from "../src/base/roster.ts";
 
 test("the roster is the eight working crows in order; every persona has a strength tied to its type", () => {
   assert.equal(ROSTER, ["Hugin", "Munin", "Pepper", "Inky", "Sable", "Rook", "Jackdaw", "Corvina"]);

@@ -7,8 +7,8 @@ import * as assert from "uvu/assert";
 import { startTestServer } from "./helpers/server.ts";
 import { eventually, freshDatabase, services } from "./helpers/scale-services.ts";
 import { pacedCrows } from "./helpers/models.ts";
-import { ConflictError } from "../src/errors.ts";
-import { Obligations } from "../src/nests/obligations.ts";
+import { ConflictError } from "../src/base/errors.ts";
+import { Obligations } from "../src/nests/obligations/index.ts";
 
 const svc = services("scale-obligations");
 const it = svc ? test : test.skip;

@@ -5,7 +5,7 @@ import * as assert from "uvu/assert";
 import pg from "pg";
 import { deployMigrations, migrationStatus } from "../src/storage/migrate.ts";
 import { openDatabase } from "../src/storage/db.ts";
-import { loadConfig } from "../src/config.ts";
+import { loadConfig } from "../src/base/config.ts";
 import { EventLog } from "../src/log/event-log.ts";
 import { createLocalBus } from "../src/log/bus.ts";
 import { startTestServer } from "./helpers/server.ts";
@@ -77,7 +77,7 @@ it("two instances appending to one stream at once: every event lands once, seq 1
     const seen = new Set(events.map((e) => e.payload));
     assert.is(seen.size, perLog * 2, "no event twice, none lost");
   } finally {
-    await Promise.allSettled([one.$disconnect(), two.$disconnect()]);
+    await Promise.allSettled([one.close(), two.close()]);
     await db.drop();
   }
 });

@@ -6,7 +6,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { openSse } from "./helpers/sse.ts";
-import { loadConfig, ConfigError } from "../src/config.ts";
+import { loadConfig, ConfigError } from "../src/base/config.ts";
 
 const OWNER = "owner-token-0123456789abcdef";
 const READER = "reader-token-0123456789abcdef";

@@ -7,8 +7,8 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { getIntrospectionQuery, parse, type OperationDefinitionNode } from "graphql";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
-import { EXAMPLE_QUERY } from "../src/server/graphql.ts";
-import { GRAPHQL_LIMITS } from "../src/server/graphql-limits.ts";
+import { EXAMPLE_QUERY } from "../src/server/graphql/yoga.ts";
+import { GRAPHQL_LIMITS } from "../src/server/graphql/plugins/limits.ts";
 
 let server: TestServer;
 

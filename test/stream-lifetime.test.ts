@@ -1,5 +1,6 @@
 // A stream's follower lives exactly as long as its client: a client that stops reading and then
-// disconnects leaves nothing attached to the bus (issue 8, "Streams").
+// disconnects leaves nothing attached to the bus, so
+// dropped clients cannot grow the server's memory.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import net from "node:net";

@@ -3,12 +3,12 @@
 // request's write, a system decision, a token change), newest first, paged by the log's global
 // id: pass an answer's next_cursor as `before` for the next page.
 //
-// The actor is always the payload's last key, serialised in one order (src/access/actor.ts), so a
+// The actor is always the payload's last key, serialised in one order (src/base/actor.ts), so a
 // filter is a plain substring of the stored JSON (the same on SQLite and PostgreSQL); text inside
 // a JSON string has its quotes escaped and can never match it. Each row is then checked exactly.
 import type { PrismaClient } from "../generated/prisma/client.ts";
-import { BadInputError } from "../errors.ts";
-import { ACTOR_KINDS, type Actor, type ActorKind } from "./actor.ts";
+import { BadInputError } from "../base/errors.ts";
+import { ACTOR_KINDS, type Actor, type ActorKind } from "../base/actor.ts";
 
 export interface AuditQuery {
   before?: number;

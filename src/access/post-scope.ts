@@ -2,7 +2,7 @@
 // nest): that is a decision, so the decide scope is enough (docs/security.md "Scopes"). Checked by
 // the REST route and the GraphQL mutation alike, before the post is judged.
 import type { PrismaClient } from "../generated/prisma/client.ts";
-import { ForbiddenError } from "../errors.ts";
+import { ForbiddenError } from "../base/errors.ts";
 import type { Principal } from "./principal.ts";
 import { missingScopeMessage } from "./scopes.ts";
 

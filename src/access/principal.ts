@@ -1,8 +1,8 @@
 // Who a request acts as and what it may do: the access gate (src/server/access.ts) sets one per
 // request; the compat routes and GraphQL resolvers read its actor and scopes.
-import { OWNER, type Actor } from "./actor.ts";
+import { OWNER, type Actor } from "../base/actor.ts";
 import { missingScopeMessage, SCOPES, type Scope } from "./scopes.ts";
-import { ForbiddenError } from "../errors.ts";
+import { ForbiddenError } from "../base/errors.ts";
 
 export interface Principal {
   actor: Actor;

@@ -13,9 +13,9 @@
 import { createHash, randomBytes, randomInt } from "node:crypto";
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { EventLog } from "../log/event-log.ts";
-import { readVersionOf } from "../storage/read-version.ts";
-import { BadInputError, ForbiddenError, NotFoundError } from "../errors.ts";
-import { actorWire, type Actor, tokenActor } from "./actor.ts";
+import type { ReadVersion } from "../storage/read-version.ts";
+import { BadInputError, ForbiddenError, NotFoundError } from "../base/errors.ts";
+import { actorWire, type Actor, tokenActor } from "../base/actor.ts";
 import { missingScopeMessage, normaliseScopes, scopesOfColumn, SCOPES, type Scope } from "./scopes.ts";
 
 export const TOKENS_STREAM = "tokens";
@@ -108,6 +108,8 @@ export class TokenStore {
   constructor(
     private readonly prisma: PrismaClient,
     private readonly log: EventLog,
+    /** The database's version (src/storage/read-version.ts): an answer is kept only while it holds. */
+    private readonly version: ReadVersion,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -126,9 +128,9 @@ export class TokenStore {
     const createdAt = new Date(this.now());
     const expiresAt = expiresInS === undefined ? null : new Date(createdAt.getTime() + expiresInS * 1000);
     let row: TokenRow | undefined;
-    await this.log.appendIn(TOKENS_STREAM, TOKEN_CREATED, async (tx) => {
+    await this.log.appendWith(TOKENS_STREAM, async (tx) => {
       row = await tx.token.create({ data: { id, name, prefix: secret.slice(0, PREFIX_LENGTH), hash: digestOf(secret), scopes: scopes.join(","), createdAt, expiresAt } });
-      return this.payload(row, createdAt, actor);
+      return [{ name: TOKEN_CREATED, payload: this.payload(row, createdAt, actor) }];
     });
     return { ...view(row!), secret };
   }
@@ -143,10 +145,10 @@ export class TokenStore {
     // The message never repeats what was sent: a secret pasted in place of an id stays out of errors.
     if (typeof id !== "string" || !/^tok_[0-9a-f]{16}$/.test(id)) throw new NotFoundError("No such token: an id looks like tok_ and 16 hex digits.");
     const at = new Date(this.now());
-    await this.log.appendIn(TOKENS_STREAM, TOKEN_REVOKED, async (tx) => {
+    await this.log.appendWith(TOKENS_STREAM, async (tx) => {
       const moved = await tx.token.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: at } });
-      if (moved.count === 0) return null;
-      return this.payload(await tx.token.findUniqueOrThrow({ where: { id } }), at, actor);
+      if (moved.count === 0) return [];
+      return [{ name: TOKEN_REVOKED, payload: this.payload(await tx.token.findUniqueOrThrow({ where: { id } }), at, actor) }];
     });
     this.forget(id);
     const row = await this.prisma.token.findUnique({ where: { id } });
@@ -158,7 +160,7 @@ export class TokenStore {
   async authenticate(secret: string): Promise<TokenPrincipal | undefined> {
     if (!SECRET_SHAPE.test(secret)) return undefined;
     const hash = digestOf(secret);
-    const version = readVersionOf(this.prisma).current();
+    const version = this.version.current();
     const cached = this.cache.get(hash);
     let principal: TokenPrincipal | undefined;
     if (cached && version !== null && cached.version === version) {

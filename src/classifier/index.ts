@@ -1,8 +1,8 @@
 // Picks the classifier backend from config and wraps it in the recorder. The offline model is the
 // default (no key, no network); System One is chosen with CROWS_JEV=systemone and needs a base URL
 // and a key, a startup error otherwise rather than a silent fall back.
-import type { Config } from "../config.ts";
-import { ConfigError } from "../config.ts";
+import type { Config } from "../base/config.ts";
+import { ConfigError } from "../base/config.ts";
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { Classifier } from "./jev.ts";
 import { OfflineClassifier } from "./offline/classifier.ts";

@@ -3,6 +3,7 @@
 // System One's shape (instructions + criteria); the criteria descriptions are what the remote model
 // reads, so they state the decision rule, not just the label.
 import type { Answer, Question } from "./jev.ts";
+import { clamp } from "../base/util/clamp.ts";
 
 export const CROW_KINDS = ["say", "request", "claim", "deliver", "refer", "decline"] as const;
 export type CrowKind = (typeof CROW_KINDS)[number];
@@ -195,7 +196,7 @@ export function bandedChoice(answer: Answer | undefined, threshold: number): Ban
 /** The noul probability, or undefined when unsure: callers never quarantine or clear on undefined. */
 export function noulValue(answer: Answer | undefined): number | undefined {
   if (!answer || answer.type !== "noul") return undefined;
-  return Number.isFinite(answer.noul) ? Math.min(1, Math.max(0, answer.noul)) : undefined;
+  return Number.isFinite(answer.noul) ? clamp(answer.noul, 0, 1) : undefined;
 }
 
 export interface WatchVerdict {

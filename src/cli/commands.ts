@@ -9,8 +9,8 @@ import { readServerState, readStartError, writeServerState, type ServerState } f
 import { sameProcessAlive } from "../ops/processes.ts";
 import { LOG_FILES_KEPT } from "../ops/server-log.ts";
 import { EXIT } from "../ops/exit.ts";
-import { prepareDataDir } from "../ops/data-dir.ts";
-import { StartError } from "../ops/start-error.ts";
+import { prepareDataDir } from "../storage/data-dir.ts";
+import { StartError } from "../storage/start-error.ts";
 
 export class CommandError extends Error {
   constructor(

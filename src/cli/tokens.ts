@@ -5,11 +5,11 @@
 // instance on the same PostgreSQL, sees the change on its next request (src/access/token-store.ts),
 // and with REDIS_URL set the revocation is published to the others' streams too. Whoever runs them
 // holds the data folder (or the owner's token), so they act as the owner.
-import { loadConfig } from "../config.ts";
+import { loadConfig } from "../base/config.ts";
 import { CommandError } from "./commands.ts";
 import { EXIT } from "../ops/exit.ts";
-import { OWNER } from "../access/actor.ts";
-import { CrowsError } from "../errors.ts";
+import { OWNER } from "../base/actor.ts";
+import { CrowsError } from "../base/errors.ts";
 import { dataDirFromEnv, dataFiles } from "../ops/paths.ts";
 import { liveHolder } from "../ops/lock.ts";
 import { readServerState } from "../ops/state.ts";
@@ -58,12 +58,12 @@ async function withStore<T>(env: Env, run: (store: import("../access/token-store
     import("../access/token-store.ts"),
   ]);
   ensureDataDir(config.dataDir);
-  const prisma = await openDatabase(config);
+  const database = await openDatabase(config);
   const bus = config.redisUrl ? await createRedisBus(config.redisUrl) : createLocalBus();
   const lock = commitOrderLock(config);
-  const log = new EventLog(prisma, bus, lock ? { commitOrderLock: lock } : {});
+  const log = new EventLog(database, bus, lock ? { commitOrderLock: lock } : {});
   try {
-    return await run(new TokenStore(prisma, log));
+    return await run(new TokenStore(database.prisma, log, database.readVersion));
   } catch (error) {
     // A refusal is the caller's to fix (exit 2), an unknown id a failed step (exit 1).
     if (error instanceof CrowsError) throw new CommandError(error.code === "not_found" ? EXIT.failed : EXIT.usage, error.code, error.message);
@@ -72,7 +72,7 @@ async function withStore<T>(env: Env, run: (store: import("../access/token-store
     await log.drain();
     log.close();
     await bus.close();
-    await prisma.$disconnect();
+    await database.close();
   }
 }
 

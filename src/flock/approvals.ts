@@ -6,13 +6,14 @@
 // With several instances the verdict may be recorded by another instance than the one waiting:
 // a waiter also wakes on its list stream's bus signal and re-reads the row (the row is the truth).
 import type { Item } from "../generated/prisma/client.ts";
-import { stringArray } from "../util/json-column.ts";
+import { stringArray } from "../base/util/json-column.ts";
 import type { EventLog, StateTx } from "../log/event-log.ts";
 import { topicOf, type Bus, type BusEvent } from "../log/bus.ts";
-import { NotFoundError } from "../errors.ts";
-import { listStream, wirePayload, type Target, type VerdictValue } from "./events.ts";
+import { NotFoundError } from "../base/errors.ts";
+import { listEventPayload, type Target, type VerdictValue } from "./events.ts";
+import { listStream } from "../base/streams.ts";
 import type { TrustLedger } from "./trust.ts";
-import { SYSTEM, type Actor } from "../access/actor.ts";
+import { SYSTEM, type Actor } from "../base/actor.ts";
 
 export type Decision = Exclude<VerdictValue, "auto"> | "auto";
 
@@ -102,6 +103,7 @@ export class ApprovalDesk {
     const topic = topicOf(listStream(subject.listId));
     const onAppend = (event: BusEvent) => {
       // Only a verdict (or a nudge: "re-read, something may have been missed") can decide it.
+      // A failed read of the row drops only this wake-up: the deadline's timer and the next signal read it again.
       if (event.detail.name === "verdict" || event.detail.seq === 0) void this.settleFromRow(subject).catch(() => {});
     };
     this.bus?.addEventListener(topic, onAppend);
@@ -153,6 +155,8 @@ export class ApprovalDesk {
       // Not moved: someone (maybe another instance, its signal lost) decided first; hand that on.
       void this.record(subject, "timeout", SYSTEM)
         .then((moved) => (moved ? undefined : this.settleFromRow(subject)))
+        // Fails only when the database does (closing at shutdown): the row stays pending, and on the
+        // next start the list waits on it again, finds the deadline past and records the timeout then.
         .catch(() => {});
     }, delay);
     timer.unref?.();
@@ -202,14 +206,14 @@ export class ApprovalDesk {
       return null;
     }
     const events: Array<{ name: string; payload: object }> = [
-      { name: "verdict", payload: wirePayload<"verdict">(listId, { item_id: itemId, target, verdict: decision }, decidedAt, actor) },
+      { name: "verdict", payload: listEventPayload<"verdict">(listId, { item_id: itemId, target, verdict: decision }, decidedAt, actor) },
     ];
     for (const holder of holders) {
       const change = await this.trust.apply(tx, holder, taskType, decision, itemId);
       if (change) {
         events.push({
           name: "trust.changed",
-          payload: wirePayload<"trust.changed">(listId, { holder, task_type: taskType, from: change.from, to: change.to }, decidedAt, actor),
+          payload: listEventPayload<"trust.changed">(listId, { holder, task_type: taskType, from: change.from, to: change.to }, decidedAt, actor),
         });
       }
     }

@@ -6,11 +6,12 @@
 import type { TodoList } from "../generated/prisma/client.ts";
 import { renderRequest } from "../models/prompts.ts";
 import { totalTokens } from "../models/model.ts";
-import { listStream, wirePayload } from "./events.ts";
+import { listEventPayload } from "./events.ts";
+import { listStream } from "../base/streams.ts";
 import type { ListBudget } from "./flights.ts";
-import type { FlockContext } from "./flock.ts";
-import { personaOf, relationshipOf } from "./roster.ts";
-import { describeError } from "../ops/describe-error.ts";
+import type { FlockContext } from "./context.ts";
+import { personaOf, relationshipOf } from "../base/roster.ts";
+import { describeError } from "../base/describe-error.ts";
 
 export const MAX_BANTER_PER_LIST = 2;
 const MAX_LINE_CHARS = 280;
@@ -86,11 +87,11 @@ export class Banter {
     const text = reply.text.trim();
     const usable = text !== "" && !text.includes("\n") && text.length <= MAX_LINE_CHARS;
     let counted = false;
-    await this.ctx.log.appendStateIn(stream, "crow.banter", async (tx) => {
-      if (this.closed) return null;
+    await this.ctx.log.appendState(stream, async (tx) => {
+      if (this.closed) return [];
       await tx.addTokens(this.list.id, tokens);
       counted = true;
-      return usable ? wirePayload<"crow.banter">(this.list.id, { item_id: itemId, crow: speaker, to, text }) : null;
+      return usable ? [{ name: "crow.banter", payload: listEventPayload<"crow.banter">(this.list.id, { item_id: itemId, crow: speaker, to, text }) }] : [];
     });
     if (counted) this.budget.tokensUsed += tokens; // once, after the commit (the build may run again)
   }

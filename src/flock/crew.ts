@@ -6,11 +6,11 @@
 // restart or another instance carries the rotation on.
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { Tx } from "../log/event-log.ts";
-import { ROSTER, personaOf } from "./roster.ts";
-import { KeyedLock } from "../util/keyed-lock.ts";
-import { DEFAULT_NEST } from "./default-nest.ts";
+import { ROSTER, personaOf } from "../base/roster.ts";
+import { KeyedLock } from "../base/util/keyed-lock.ts";
+import { DEFAULT_NEST } from "../base/default-nest.ts";
 import { startingLevelOf } from "./trust.ts";
-import { eventStoreOf, type EventStore } from "../storage/event-store.ts";
+import type { EventStore } from "../storage/events/types.ts";
 
 export { DEFAULT_NEST };
 
@@ -44,15 +44,15 @@ export interface Pick {
 // Every flight's pick reads the flock, the quarantines and both rotation cursors and moves a
 // cursor: those go around Prisma, through the event log's own statements (src/storage/flock-state.ts).
 export class PrismaCrewDirectory implements CrewDirectory {
-  private opened: EventStore | undefined;
+  private readonly prisma: PrismaClient;
+  private readonly store: EventStore;
 
   constructor(
-    private readonly prisma: PrismaClient,
+    database: { readonly prisma: PrismaClient; readonly events: EventStore },
     private readonly nests: NestLookup,
-  ) {}
-
-  private get store(): EventStore {
-    return (this.opened ??= eventStoreOf(this.prisma));
+  ) {
+    this.prisma = database.prisma;
+    this.store = database.events;
   }
 
   async core(nestId: string): Promise<string[] | null> {

@@ -1,14 +1,12 @@
 // The list events of EVENTS.md, one builder each, with the payload fields in the contract's order.
 // Every payload carries list_id and ts (RFC 3339). The stream a list's events live on is
-// "list:<list_id>".
+// listStream (src/base/streams.ts).
 export type Mode = "solo" | "split" | "murder";
 export type Target = "triage" | "output";
 export type VerdictValue = "approved" | "rejected" | "auto" | "timeout";
 export type SkipReason = "rejected" | "timeout" | "budget" | "failure";
 
-import { withActor, type Actor } from "../access/actor.ts";
-
-export const listStream = (listId: string) => `list:${listId}`;
+import { withActor, type Actor } from "../base/actor.ts";
 
 export type ListEvent =
   | { name: "list.started"; payload: { items: Array<{ item_id: string; text: string }>; requester: string; nest_id: string } }
@@ -27,10 +25,10 @@ export type ListEventName = ListEvent["name"];
 export type PayloadOf<N extends ListEventName> = Extract<ListEvent, { name: N }>["payload"];
 
 /**
- * The wire payload: list_id first, the event's own fields in table order, then ts; an event a
- * request (or the system deciding) caused appends its actor after them (docs/rules.md "Actors").
+ * A list event's wire payload: list_id first, the event's own fields in table order, then ts; an
+ * event a request (or the system deciding) caused appends its actor after them (docs/rules.md "Actors").
  */
-export function wirePayload<N extends ListEventName>(listId: string, payload: PayloadOf<N>, now = new Date(), actor?: Actor): Record<string, unknown> {
+export function listEventPayload<N extends ListEventName>(listId: string, payload: PayloadOf<N>, now = new Date(), actor?: Actor): Record<string, unknown> {
   const wire: Record<string, unknown> = { list_id: listId, ...payload, ts: now.toISOString() };
   return withActor(wire, actor);
 }

@@ -6,7 +6,8 @@ import type { EventLog } from "../log/event-log.ts";
 import type { Model, ModelReply, RoleInput } from "../models/model.ts";
 import { totalTokens } from "../models/model.ts";
 import { renderRequest } from "../models/prompts.ts";
-import { listStream, wirePayload } from "./events.ts";
+import { listEventPayload } from "./events.ts";
+import { listStream } from "../base/streams.ts";
 import { StoppedError } from "./approvals.ts";
 
 export class BudgetSpentError extends Error {
@@ -46,7 +47,7 @@ export class Flights {
     if (this.signal.aborted) throw new StoppedError();
     if (list.tokensUsed >= list.tokenBudget) throw new BudgetSpentError(list.listId);
     const stream = listStream(list.listId);
-    await this.log.append(stream, "crow.flying", wirePayload<"crow.flying">(list.listId, { item_id: itemId, crow, borrowed: plan.borrowed }));
+    await this.log.append(stream, "crow.flying", listEventPayload<"crow.flying">(list.listId, { item_id: itemId, crow, borrowed: plan.borrowed }));
     let result: FlightResult;
     try {
       const request = renderRequest({ ...plan.work, speaker: crow, persona: plan.persona, signal: this.signal });
@@ -69,7 +70,7 @@ export class Flights {
       : { item_id: itemId, crow, ok: false, tokens: result.tokens, error: result.error };
     await this.log.appendState(listStream(list.listId), async (tx) => {
       await tx.addTokens(list.listId, result.tokens);
-      return [{ name: "crow.landed", payload: wirePayload<"crow.landed">(list.listId, payload) }];
+      return [{ name: "crow.landed", payload: listEventPayload<"crow.landed">(list.listId, payload) }];
     });
   }
 }

@@ -4,14 +4,15 @@
 //   (or skipped, with reason rejected | timeout | budget | failure, from any stage before done)
 // list.finished follows once every item is done or skipped and banter has landed (or waited out).
 import type { Item, TodoList } from "../generated/prisma/client.ts";
-import type { FlockContext } from "./flock.ts";
-import { listStream, wirePayload, type Mode, type SkipReason } from "./events.ts";
+import type { FlockContext } from "./context.ts";
+import { listEventPayload, type Mode, type SkipReason } from "./events.ts";
+import { listStream } from "../base/streams.ts";
 import { BudgetSpentError, Flights, type FlightResult, type ListBudget } from "./flights.ts";
 import { StoppedError, approvalSubject } from "./approvals.ts";
 import { classifierHints, readTriage, type Triage } from "./triage.ts";
 import { Banter } from "./banter.ts";
-import { stringArray } from "../util/json-column.ts";
-import { describeError } from "../ops/describe-error.ts";
+import { stringArray } from "../base/util/json-column.ts";
+import { describeError } from "../base/describe-error.ts";
 
 const TERMINAL = new Set(["done", "skipped"]);
 
@@ -45,10 +46,10 @@ export class ListRun {
     if (this.ctx.signal.aborted) return;
     await this.banter.settle(this.ctx.config.banterWaitMs);
     if (this.ctx.signal.aborted) return;
-    await this.ctx.log.appendStateIn(this.stream, "list.finished", async (tx) => {
+    await this.ctx.log.appendState(this.stream, async (tx) => {
       const list = await tx.finishList(this.list.id, new Date());
       if (!list) throw new Error(`list ${this.list.id} is gone`);
-      return wirePayload<"list.finished">(this.list.id, { tokens_used: list.tokensUsed, token_budget: list.tokenBudget });
+      return [{ name: "list.finished", payload: listEventPayload<"list.finished">(this.list.id, { tokens_used: list.tokensUsed, token_budget: list.tokenBudget }) }];
     });
   }
 
@@ -63,7 +64,10 @@ export class ListRun {
       if (error instanceof SkipItem) return this.skip(item, error.reason);
       if (error instanceof BudgetSpentError) return this.skip(item, "budget");
       this.ctx.logLine(`flock: item ${item.id} failed unexpectedly: ${describeError(error)}`);
-      await this.skip(item, "failure").catch(() => {});
+      await this.skip(item, "failure").catch((skipError: unknown) => {
+        // The item stays where it was and resumes on the next start; say why it could not be skipped.
+        this.ctx.logLine(`flock: item ${item.id} could not be skipped: ${describeError(skipError)}`);
+      });
     }
   }
 
@@ -109,7 +113,7 @@ export class ListRun {
         reason: triage.reason,
       });
       if (!triaged) throw new Error(`item ${item.id} is gone`);
-      const announcement = wirePayload<"item.triaged">(this.list.id, {
+      const announcement = listEventPayload<"item.triaged">(this.list.id, {
         item_id: item.id,
         mode: triage.mode,
         task_type: triage.taskType,
@@ -161,7 +165,7 @@ export class ListRun {
     await this.ctx.log.appendState(this.stream, async (tx) => {
       const updated = await tx.updateItem(item.id, { stage: "awaiting_output", answer, crows: JSON.stringify(crows) });
       if (!updated) throw new Error(`item ${item.id} is gone`);
-      const announcement = wirePayload<"item.answered">(this.list.id, { item_id: item.id, answer, crows, needs_approval: needsApproval });
+      const announcement = listEventPayload<"item.answered">(this.list.id, { item_id: item.id, answer, crows, needs_approval: needsApproval });
       const verdict = await this.ctx.approvals.openIn(tx, approvalSubject(updated, "output"), needsApproval);
       return [{ name: "item.answered", payload: announcement }, ...verdict];
     });
@@ -237,9 +241,9 @@ export class ListRun {
   }
 
   private async skip(item: Item, reason: SkipReason): Promise<void> {
-    await this.ctx.log.appendStateIn(this.stream, "item.skipped", async (tx) => {
+    await this.ctx.log.appendState(this.stream, async (tx) => {
       const skipped = await tx.skipItem(item.id, reason);
-      return skipped ? wirePayload<"item.skipped">(this.list.id, { item_id: item.id, reason }) : null;
+      return skipped ? [{ name: "item.skipped", payload: listEventPayload<"item.skipped">(this.list.id, { item_id: item.id, reason }) }] : [];
     });
   }
 }

@@ -8,10 +8,10 @@
 // Only what a poster chooses to send is counted. The replies the nest's must-respond loop writes
 // (claims, delivers, declines, Quill's and Boss's replies) and the Sentry's flag and ask never come
 // here: the loop bounds them to one per request, so they cannot flood, and counting them would
-// prank a crow for answering the requests it was sent (src/nests/messages.ts, InternalPost.unmetered).
+// prank a crow for answering the requests it was sent (src/nests/chat.ts, InternalPost.unmetered).
 import type { PrismaClient } from "../generated/prisma/client.ts";
-import { KeyedLock } from "../util/keyed-lock.ts";
-import { numberArray } from "../util/json-column.ts";
+import { KeyedLock } from "../base/util/keyed-lock.ts";
+import { numberArray } from "../base/util/json-column.ts";
 
 export const WINDOW_MS = 60_000;
 export const MAX_PER_WINDOW = 5;

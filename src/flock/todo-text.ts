@@ -1,6 +1,6 @@
 // How a posted todo list becomes items (FLOCK.md section 4.1): one item per non-empty line, list
 // markers stripped, each item 1-2,000 characters after trimming, 1-50 items.
-import { BadInputError } from "../errors.ts";
+import { BadInputError } from "../base/errors.ts";
 
 export const MAX_ITEM_CHARS = 2000;
 export const MAX_ITEMS = 50;

@@ -7,7 +7,7 @@ import type { Classifier } from "../classifier/jev.ts";
 import { triageQuestions, bandedChoice, itemState } from "../classifier/questions.ts";
 import { parseTriage } from "../models/formats.ts";
 import type { Mode } from "./events.ts";
-import { isTaskType, type TaskType } from "./roster.ts";
+import { isTaskType, type TaskType } from "../base/roster.ts";
 import type { FlightResult } from "./flights.ts";
 
 export interface Triage {

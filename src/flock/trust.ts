@@ -3,9 +3,8 @@
 // row and regular -> trusted after 5 more; rejected or timeout: down one level, streak reset;
 // auto: no change. The caller emits trust.changed for every level change this returns.
 import type { StateReads, StateTx, Tx } from "../log/event-log.ts";
-import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { VerdictValue } from "./events.ts";
-import { trustReadsOf, type TrustRecordRow } from "../storage/trust-history.ts";
+import type { TrustHistoryRow, TrustReads, TrustRecordRow } from "../storage/trust-history.ts";
 
 export const LEVEL_NAMES = ["stranger", "regular", "trusted"] as const;
 export const TRUSTED = 2;
@@ -48,7 +47,8 @@ export function trustRowsOf(tx: Tx): TrustRows {
 
 export class TrustLedger {
   constructor(
-    private readonly prisma: PrismaClient,
+    /** The ledger's records and history, read around Prisma (src/storage/trust-history.ts). */
+    private readonly ledger: TrustReads,
     /** Committed rows, read around Prisma (the event log's read connection). */
     private readonly reads: StateReads,
   ) {}
@@ -98,7 +98,7 @@ export class TrustLedger {
    */
   records(filter: LedgerFilter = {}): Promise<TrustRecordRow[]> {
     // Read around Prisma, on committed rows only (src/storage/trust-history.ts says why).
-    return trustReadsOf(this.prisma).records(filter);
+    return this.ledger.records(filter);
   }
 
   /**
@@ -106,14 +106,14 @@ export class TrustLedger {
    * first, optionally only each record's newest `last` before entry id `before` (a page). One pass
    * over the entries, where filtering every entry for every record made the snapshot quadratic.
    */
-  async histories(filter: LedgerFilter = {}, page: { last?: number | null; before?: number | null } = {}): Promise<Map<string, HistoryEntry[]>> {
-    const entries = await trustReadsOf(this.prisma).history({ ...filter, ...page });
-    const grouped = new Map<string, HistoryEntry[]>();
+  async histories(filter: LedgerFilter = {}, page: { last?: number | null; before?: number | null } = {}): Promise<Map<string, TrustHistoryRow[]>> {
+    const entries = await this.ledger.history({ ...filter, ...page });
+    const grouped = new Map<string, TrustHistoryRow[]>();
     for (const e of entries) {
       const key = historyKey(e.holder, e.taskType);
       let list = grouped.get(key);
       if (!list) grouped.set(key, (list = []));
-      list.push({ id: e.id, verdict: e.verdict, subject: e.subject, from: e.from, to: e.to, at: e.at });
+      list.push(e);
     }
     return grouped;
   }
@@ -124,7 +124,7 @@ export class TrustLedger {
     return records.map((r) => ({
       ...recordView(r),
       // The REST shape (docs/rules.md) has no entry id; GraphQL's paged history uses it.
-      history: (histories.get(historyKey(r.holder, r.taskType)) ?? []).map(({ id: _id, ...entry }) => entry),
+      history: (histories.get(historyKey(r.holder, r.taskType)) ?? []).map(({ id: _id, holder: _h, taskType: _t, ...entry }) => entry),
     }));
   }
 }
@@ -146,16 +146,6 @@ export function recordView(r: { holder: string; taskType: string; level: number;
 export interface LedgerFilter {
   holder?: string | null;
   taskType?: string | null;
-}
-
-export interface HistoryEntry {
-  /** The entry's id in the ledger: a page's cursor (GraphQL `before`). */
-  id: number;
-  verdict: string;
-  subject: string;
-  from: number;
-  to: number;
-  at: string;
 }
 
 export const historyKey = (holder: string, taskType: string): string => `${holder}\u0000${taskType}`;

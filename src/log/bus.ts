@@ -4,7 +4,7 @@
 // that sees a gap re-reads the log (src/log/event-log.ts).
 import { setMaxListeners } from "node:events";
 import type { TypedEventTarget } from "@graphql-yoga/typed-event-target";
-import type { EventRow } from "../storage/event-store.ts";
+import type { EventRow } from "../storage/events/types.ts";
 
 /** A committed event as the bus carries it: the stored row itself. */
 export type AppendedEvent = EventRow;
@@ -85,13 +85,14 @@ export async function createRedisBus(url: string, logLine: (line: string) => voi
   // (Registered after the first connect, so every "ready" seen here is a reconnection.)
   subscribeClient.on("ready", () => {
     const topics = [...listeners.keys()];
+    // A refusal means Redis went down again: the next "ready" subscribes again, so drop it.
     if (topics.length > 0) void subscribeClient.subscribe(...topics).catch(() => {});
   });
   // The event target ignores these promises; a rejection (Redis down) must not go unhandled.
   const unsubscribe = subscribeClient.unsubscribe.bind(subscribeClient);
   subscribeClient.unsubscribe = ((...topics: Parameters<typeof unsubscribe>) => {
     const done = unsubscribe(...topics);
-    done.catch(() => {});
+    done.catch(() => {}); // Redis down: a topic left subscribed only delivers what nobody listens to
     return done;
   }) as typeof unsubscribe;
   const publish = publishClient.publish.bind(publishClient);

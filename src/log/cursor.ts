@@ -1,16 +1,14 @@
-// Where a reader resumes a stream: the SSE Last-Event-ID or a nest subscription's `after`. A list's
-// ids are bare numbers; a nest's are msg_ids ("<nest_id>-<n>"), and the bare n is accepted too.
-//
-// One rule for every bad resume point (docs/rules.md, compat/SSE-PROTOCOL.md): a cursor the stream
-// never sent is refused with a 400 (bad input) that names the stream's last id. That covers a
-// malformed value ("abc", "-1", another nest's msg_id) and a value past the stream's end ("999"):
-// a client can only have seen ids already committed, so a larger one is not a place to resume.
-// Empty or absent means "from the start"; 0 is the same.
+// Where a reader resumes a stream: the SSE Last-Event-ID or a nest subscription's `after` (a list's
+// ids are bare numbers; a nest's are msg_ids "<nest_id>-<n>", and the bare n is accepted too). Every
+// resume point the stream never sent (malformed, another nest's, past the end) is refused with a 400
+// naming the stream's last id; empty, absent or 0 is "from the start" (docs/rules.md,
+// compat/SSE-PROTOCOL.md).
+import { msgNumberText } from "../base/streams.ts";
 
 export function parseCursor(raw: string | null | undefined, prefix?: string): number | "invalid" {
   if (raw === null || raw === undefined || raw.trim() === "") return 0;
   let text = raw.trim();
-  if (prefix && text.startsWith(`${prefix}-`)) text = text.slice(prefix.length + 1);
+  if (prefix) text = msgNumberText(prefix, text);
   if (!/^\d{1,15}$/.test(text)) return "invalid";
   return Number(text);
 }

@@ -1,19 +1,24 @@
-// The durable event log: the spine of crows. The engine appends; SSE streams and GraphQL
-// subscriptions read. An event is committed (with any state change that goes with it, in one
-// transaction) before the bus tells anyone, so whatever a client sees can be replayed.
-import type { PrismaClient } from "../generated/prisma/client.ts";
+// The durable event log: the engine appends, SSE streams and GraphQL subscriptions read and follow
+// (follow.ts). An event commits, with any state change that goes with it, before the bus tells
+// anyone, so whatever a client sees can be replayed. Three ways to append, and which transaction
+// each commits in: docs/architecture.md "One durable log" and "Storage and migrations".
 import type { AppendedEvent, Bus, BusEvent } from "./bus.ts";
 import { nameTopicOf, topicOf } from "./bus.ts";
-import { KeyedLock } from "../util/keyed-lock.ts";
-import { eventStoreOf, type EventStore, type NewEvent, type RenderedPage, type RowTemplate, type Tx } from "../storage/event-store.ts";
+import { KeyedLock } from "../base/util/keyed-lock.ts";
+import type { DatabaseHandle } from "../storage/db.ts";
+import type { EventStore, NewEvent, RenderedPage, RowTemplate, Tx } from "../storage/events/types.ts";
 import type { StateReads, StateTx } from "../storage/flock-state.ts";
 import { StreamTap } from "./stream-tap.ts";
+import { flatten, tail } from "./follow.ts";
 
 export type { RenderedPage, RowTemplate, StateReads, StateTx, Tx };
 export type StoredEvent = AppendedEvent;
 
-/** How many announced events a follower holds ahead of its reader before it reads the log instead. */
-const MAX_AHEAD = 1000;
+/** An event to append: its name and the payload clients receive. */
+export interface EventDraft {
+  name: string;
+  payload: object;
+}
 
 /**
  * The moment an event happened: its payload's own `ts` when it has one (EVENTS.md payloads do), so
@@ -48,15 +53,11 @@ export interface EventLogOptions {
   onAppended?: (event: StoredEvent) => void;
 }
 
-/** A page generator read one event at a time; returning it returns the pages. */
-async function* flatten<T>(pages: AsyncGenerator<T[]>): AsyncGenerator<T> {
-  for await (const page of pages) for (const item of page) yield item;
-}
-
 export class EventLog {
   // Appends to one stream are chained so a process never races itself for the next seq.
   private readonly appends = new KeyedLock();
   private readonly closers = new Set<() => void>();
+  private readonly prisma: DatabaseHandle["prisma"];
   private readonly store: EventStore;
   private readonly taps = new Map<string, StreamTap>();
   /** Per stream, the commit of its last queued append that carries no state. */
@@ -64,26 +65,24 @@ export class EventLog {
   private closed = false;
 
   constructor(
-    private readonly prisma: PrismaClient,
+    database: Pick<DatabaseHandle, "prisma" | "events">,
     private readonly bus: Bus,
     private readonly options: EventLogOptions = {},
   ) {
-    // The log's SQL goes around Prisma for speed (src/storage/event-store.ts says why).
-    this.store = eventStoreOf(prisma);
+    this.prisma = database.prisma;
+    // The log's SQL goes around Prisma for speed (docs/architecture.md says why).
+    this.store = database.events;
   }
 
   /**
-   * Appends one event to `stream`. `writes` run in the same transaction, so state and log never
-   * disagree. The payload is stored as the exact JSON text clients receive. Without `writes`, the
-   * event commits in a transaction shared with the other appends of the same moment.
+   * Appends one event to `stream`, with no state change beside it: it commits in a transaction
+   * shared with the other appends of the same moment. The payload is stored as the exact JSON text
+   * clients receive.
    */
-  append(stream: string, name: string, payload: object, writes?: (tx: Tx) => Promise<unknown>): Promise<StoredEvent> {
+  append(stream: string, name: string, payload: object): Promise<StoredEvent> {
     // An event that must take the commit-order lock goes through a transaction that can hold it.
-    if (writes || (this.options.commitOrderLock && ORDERED_NAMES.has(name))) {
-      return this.appendIn(stream, name, async (tx) => {
-        await writes?.(tx);
-        return payload;
-      }) as Promise<StoredEvent>;
+    if (this.options.commitOrderLock && ORDERED_NAMES.has(name)) {
+      return this.appendWith(stream, async () => [{ name, payload }]).then((stored) => stored[0]!);
     }
     const event = toNew(name, payload);
     // The stream's lock is held only until the event is queued, not until it commits: appends to
@@ -102,24 +101,13 @@ export class EventLog {
   }
 
   /**
-   * Runs `build` in a transaction; the payload it returns is appended in that same transaction
-   * (null: the state change commits and no event is written).
+   * Runs `build` in a Prisma transaction and appends every event it returns, in order, in that same
+   * transaction (none: the state change commits alone): a message and its event, a verdict and the
+   * trust changes it causes, commit together or not at all.
    */
-  async appendIn(stream: string, name: string, build: (tx: Tx) => Promise<object | null>): Promise<StoredEvent | null> {
-    const events = await this.appendBatch(stream, async (tx) => {
-      const payload = await build(tx);
-      return payload === null ? [] : [{ name, payload }];
-    });
-    return events[0] ?? null;
-  }
-
-  /**
-   * Runs `build` in a transaction and appends every event it returns, in order, in that same
-   * transaction: a verdict and the trust changes it causes commit together or not at all.
-   */
-  appendBatch(stream: string, build: (tx: Tx) => Promise<Array<{ name: string; payload: object }>>): Promise<StoredEvent[]> {
+  appendWith(stream: string, build: (tx: Tx) => Promise<EventDraft[]>): Promise<StoredEvent[]> {
     return this.appends.run(stream, async () => {
-      await this.queued.get(stream)?.catch(() => {}); // events appended before this one commit first
+      await this.settleQueued(stream);
       const lock = this.options.commitOrderLock;
       const stored = await this.store.appendWith(this.prisma, stream, async (tx) => {
         const events = await build(tx);
@@ -131,14 +119,14 @@ export class EventLog {
   }
 
   /**
-   * Like appendBatch, for the flock's hot state (src/storage/flock-state.ts): `build` writes
+   * Like appendWith, for the flock's hot state (src/storage/flock-state.ts): `build` writes
    * through the log's own statements instead of a Prisma transaction, several times cheaper, and
    * the state and the events it returns still commit together or not at all. `build` may run again
    * after a clash with another instance on the stream's seq.
    */
-  appendState(stream: string, build: (tx: StateTx) => Promise<Array<{ name: string; payload: object }>>): Promise<StoredEvent[]> {
+  appendState(stream: string, build: (tx: StateTx) => Promise<EventDraft[]>): Promise<StoredEvent[]> {
     return this.appends.run(stream, async () => {
-      await this.queued.get(stream)?.catch(() => {}); // events appended before this one commit first
+      await this.settleQueued(stream);
       const ordered = this.options.commitOrderLock !== undefined;
       const stored = await this.store.appendState(stream, async (tx) => {
         const events = await build(tx);
@@ -149,13 +137,12 @@ export class EventLog {
     });
   }
 
-  /** appendState for at most one event (null: the state change commits and no event is written). */
-  async appendStateIn(stream: string, name: string, build: (tx: StateTx) => Promise<object | null>): Promise<StoredEvent | null> {
-    const events = await this.appendState(stream, async (tx) => {
-      const payload = await build(tx);
-      return payload === null ? [] : [{ name, payload }];
-    });
-    return events[0] ?? null;
+  /**
+   * Waits for the stream's queued plain appends to commit, so they keep their place before this
+   * one. Their failure is not this append's: it was already handed to their own callers.
+   */
+  private async settleQueued(stream: string): Promise<void> {
+    await this.queued.get(stream)?.catch(() => {});
   }
 
   /** The flock's hot rows as committed, read around Prisma (src/storage/flock-state.ts). */
@@ -207,11 +194,7 @@ export class EventLog {
     return this.store.lastNamedId(names);
   }
 
-  /**
-   * Every event of `stream` after `afterSeq`, in order, with no gap and no duplicate: first what the
-   * log holds, then live appends. The listener is attached before the log is read, so nothing
-   * appended in between is lost; a live event that skips ahead makes the reader fill from the log.
-   */
+  /** Every event of `stream` after `afterSeq`, in order, with no gap and no duplicate (follow.ts). */
   follow(stream: string, afterSeq = 0, signal?: AbortSignal): AsyncGenerator<StoredEvent> {
     return flatten(this.followPages(stream, afterSeq, signal));
   }
@@ -234,74 +217,8 @@ export class EventLog {
     return flatten(this.tail(topics, afterId, (after) => this.readNamed(name, after), (e) => e.id, signal));
   }
 
-  private async *tail(
-    topics: readonly string[],
-    start: number,
-    readAfter: (cursor: number) => Promise<StoredEvent[]>,
-    cursorOf: (event: AppendedEvent) => number,
-    signal?: AbortSignal,
-  ): AsyncGenerator<StoredEvent[]> {
-    if (this.closed || signal?.aborted) return;
-    let wake: (() => void) | undefined;
-    let latestSeen = 0;
-    let ended = false;
-    // Announced events ahead of the reader. The bus carries the committed event itself, so the next
-    // one in order is handed on without a read; a gap, a nudge or an overflow falls back to the log.
-    const ahead = new Map<number, StoredEvent>();
-    let mustRead = true;
-    const onEvent = (event: BusEvent) => {
-      const cursor = cursorOf(event.detail);
-      if (cursor === 0) mustRead = true; // a nudge: something may have been missed
-      else if (ahead.size < MAX_AHEAD) ahead.set(cursor, event.detail);
-      else mustRead = true;
-      latestSeen = Math.max(latestSeen, cursor);
-      wake?.();
-    };
-    const end = () => {
-      ended = true;
-      wake?.();
-    };
-    for (const topic of topics) this.bus.addEventListener(topic, onEvent);
-    this.closers.add(end);
-    signal?.addEventListener("abort", end, { once: true });
-    let delivered = start;
-    try {
-      while (!ended) {
-        if (mustRead) {
-          mustRead = false;
-          const batch = await readAfter(delivered);
-          if (ended) return;
-          if (batch.length > 0) {
-            delivered = cursorOf(batch[batch.length - 1]!);
-            yield batch;
-          }
-          if (batch.length === 1000) mustRead = true; // more waiting in the log
-        }
-        for (const cursor of ahead.keys()) if (cursor <= delivered) ahead.delete(cursor);
-        const live: StoredEvent[] = [];
-        let next: StoredEvent | undefined;
-        while (!ended && (next = ahead.get(delivered + 1)) !== undefined) {
-          ahead.delete(delivered + 1);
-          delivered += 1;
-          live.push(next);
-        }
-        if (live.length > 0) yield live;
-        if (mustRead) continue;
-        if (latestSeen > delivered) {
-          mustRead = true; // announced but not in hand (a gap): the log has it
-          continue;
-        }
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-          if (ended || mustRead || latestSeen > delivered) resolve();
-        });
-        wake = undefined;
-      }
-    } finally {
-      for (const topic of topics) this.bus.removeEventListener(topic, onEvent);
-      this.closers.delete(end);
-      signal?.removeEventListener("abort", end);
-    }
+  private tail(topics: readonly string[], start: number, readAfter: (cursor: number) => Promise<StoredEvent[]>, cursorOf: (event: StoredEvent) => number, signal?: AbortSignal) {
+    return tail({ bus: this.bus, topics, start, readAfter, cursorOf, closers: this.closers, closed: () => this.closed, ...(signal ? { signal } : {}) });
   }
 
   /**

@@ -1,8 +1,7 @@
-// One follower per stream, shared by every live reader of it (issue 9): a single bus listener
-// that hands each committed event, in seq order with no gap and no duplicate, to every listener.
-// The bus carries the committed event itself, so the next one in order needs no read; a gap, a
-// nudge or an overflow is filled from the durable log. Listeners are called synchronously, so a
-// reader that compares its own cursor with `cursor` and joins in the same turn misses nothing.
+// One follower per stream, shared by every live reader of it: a single bus listener that hands each
+// committed event, in seq order with no gap and no duplicate, to every listener (docs/architecture.md
+// "One follower per stream for compat SSE"). Listeners are called synchronously, so a reader that
+// compares its own cursor with `cursor` and joins in the same turn misses nothing.
 import type { AppendedEvent, Bus, BusEvent } from "./bus.ts";
 import { topicOf } from "./bus.ts";
 

@@ -3,7 +3,7 @@
 // a stray sentence, so the parsers tolerate that; anything that still does not validate comes back
 // as { ok: false } / { kind: "invalid" } with a short reason, and the caller falls back.
 import { z } from "zod";
-import { TASK_TYPES } from "../flock/roster.ts";
+import { TASK_TYPES } from "../base/roster.ts";
 
 export const MODES = ["solo", "split", "murder"] as const;
 

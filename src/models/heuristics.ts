@@ -1,7 +1,7 @@
 // The offline brain's reading of a todo item: word-level rules, deterministic and explainable.
 // They are written so every triage mode is reachable on purpose (docs/models.md lists them):
 // several joined actions split, a request for several takes is a murder, anything else is solo.
-import { isTaskType, type TaskType } from "../flock/roster.ts";
+import { isTaskType, type TaskType } from "../base/roster.ts";
 
 export type Mode = "solo" | "split" | "murder";
 

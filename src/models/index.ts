@@ -1,6 +1,6 @@
 // Picks the model backend from configuration (CROWS_MODEL): the offline brain by default, a real
 // provider through the AI SDK otherwise (src/models/providers.ts).
-import type { Config } from "../config.ts";
+import type { Config } from "../base/config.ts";
 import type { Model } from "./model.ts";
 import { OfflineBrain } from "./offline.ts";
 import { createProviderModel } from "./providers.ts";

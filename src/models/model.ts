@@ -7,7 +7,7 @@ export type Role = "sentry" | "crow" | "elder" | "quill" | "boss" | "banter";
 
 export interface SentryInput {
   item: string;
-  /** What the classifier thought of the item, when it was asked (issue 3); may be absent. */
+  /** What the classifier thought of the item, only what it was sure of (src/flock/triage.ts classifierHints); may be absent. */
   hints?: { taskType?: string; mode?: string };
 }
 export interface CrowInput {

@@ -2,7 +2,7 @@
 // prompts are kept short on purpose: offline token counts are computed from their length and a
 // list's budget (20,000 tokens by default) must carry a 20-item list of solo items with room to
 // spare, so a Sentry call and a crow call each aim at roughly 250 tokens in and out.
-import { personaOf, WORKERS, type Persona } from "../flock/roster.ts";
+import { personaOf, WORKERS, type Persona } from "../base/roster.ts";
 import type { ModelRequest, RoleInput } from "./model.ts";
 
 /** The angle each crow of a murder takes, by lens index; shared with the offline brain. */

@@ -9,7 +9,7 @@ import { createAnthropic } from "@ai-sdk/anthropic";
 import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { APICallError, generateText, NoObjectGeneratedError, Output, type LanguageModel } from "ai";
-import { ConfigError, type Config } from "../config.ts";
+import { ConfigError, type Config } from "../base/config.ts";
 import type { Model, ModelReply, ModelRequest, Role } from "./model.ts";
 import { estimateTokens } from "./offline.ts";
 

@@ -13,7 +13,9 @@ import type { EventLog, Tx } from "../log/event-log.ts";
 import type { TrustLedger } from "../flock/trust.ts";
 import type { CrowRegistry } from "./registry.ts";
 import type { NestStore } from "./store.ts";
-import type { MessageRow, ReplyHook } from "./messages.ts";
+import type { MessageRow } from "./message.ts";
+import type { ReplyHook } from "./chat.ts";
+import { watchStream } from "../base/streams.ts";
 
 export const WATCH_HOLDER = "Sentry";
 export const WATCH_TASK_TYPE = "triage/watch";
@@ -66,7 +68,7 @@ export class AskDesk implements ReplyHook {
     return async () => {
       if (decision.action === "retire") await this.retire(decision.crow, quarantine.nestId);
       if (change) {
-        await this.deps.log.append(`watch:${nestId}`, "trust.changed", {
+        await this.deps.log.append(watchStream(nestId), "trust.changed", {
           nest_id: nestId,
           holder: change.holder,
           task_type: change.taskType,

@@ -1,26 +1,11 @@
-// The spun-crow registry (EVENTS.md "Spun crows"): crows Boss creates, each a name, the working
-// persona it runs on and the trust it starts at. Once spun it is an ordinary crow: the crew
-// directory flies it, the ledger starts it at this trust. Boss's SPIN order calls spin() and must
-// say why it was refused, so every refusal carries a stable `reason` (SPIN_REFUSALS).
-//
-// Decisions where the contract is silent (docs/nests.md):
-// - A name clash (roster, service role, registry, reserved words, a past crow's record) is a
-//   ConflictError (409), like a nest slug clash; every other broken guardrail, including the cap,
-//   is a BadInputError (400), like the 20-nest cap.
-// - Names compare case-insensitively: "pepper" is taken because "Pepper" is a roster crow.
-// - A name that still has a trust-ledger or quarantine record is taken: the ledger is keyed by
-//   name, so re-spinning a retired crow would inherit its earned trust (minting it) or its
-//   quarantine.
-// - persona and trust are matched case-insensitively and stored canonical ("pepper" -> "Pepper");
-//   a missing trust starts the crow as a stranger; "trusted" is clamped to "regular".
-// - Boss's SPIN order is the model's reading of the requester's words, so the server checks the
-//   words too (requestedSpinTerms): a persona or trust level the requester named explicitly is
-//   what gets checked, whatever the order says. A model that quietly swaps an unknown persona for
-//   Corvina, or drops "trusted", cannot launder the request past the guardrails.
+// The spun-crow registry (EVENTS.md "Spun crows"): crows Boss creates, each a name, a working persona
+// and a starting trust; once spun, an ordinary crow. Every refusal carries a stable `reason`
+// (SPIN_REFUSALS), and the rules where the contract is silent (name clashes, case, former crows'
+// names, trust clamping, checking the requester's own words) are in docs/nests.md "Spun crows".
 import type { PrismaClient } from "../generated/prisma/client.ts";
-import { BadInputError, ConflictError } from "../errors.ts";
-import { ROSTER, SERVICE_ROLE_NAMES } from "../flock/roster.ts";
-import { KeyedLock } from "../util/keyed-lock.ts";
+import { BadInputError, ConflictError } from "../base/errors.ts";
+import { ROSTER, SERVICE_ROLE_NAMES } from "../base/roster.ts";
+import { KeyedLock } from "../base/util/keyed-lock.ts";
 
 export const SPIN_REFUSALS = {
   capReached: "cap reached",

@@ -1,5 +1,5 @@
 // `resolved` (EVENTS.md Payload): computed whenever a record is read, never stored and never on a
-// timer. It sits below both the posting path (messages.ts) and the ask desk (asks.ts), so neither
+// timer. It sits below both the posting path (chat.ts) and the ask desk (asks.ts), so neither
 // has to import the other for it.
 
 export type Resolved = "" | "approved" | "rejected";

@@ -10,10 +10,10 @@
 // - Crow names are exact ("pepper" is not Pepper); the message suggests the right spelling.
 // - Guardrails are checked in order: name, crows, slug clash (409), cap (400).
 import type { PrismaClient } from "../generated/prisma/client.ts";
-import { BadInputError, ConflictError, NotFoundError } from "../errors.ts";
-import { DEFAULT_NEST } from "../flock/default-nest.ts";
-import { ROSTER, SERVICE_ROLE_NAMES } from "../flock/roster.ts";
-import { KeyedLock } from "../util/keyed-lock.ts";
+import { BadInputError, ConflictError, NotFoundError } from "../base/errors.ts";
+import { DEFAULT_NEST } from "../base/default-nest.ts";
+import { ROSTER, SERVICE_ROLE_NAMES } from "../base/roster.ts";
+import { KeyedLock } from "../base/util/keyed-lock.ts";
 
 export { DEFAULT_NEST };
 export const DEFAULT_NEST_NAME = "todo";

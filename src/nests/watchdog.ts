@@ -1,28 +1,21 @@
-// The Sentry's watchdog (EVENTS.md Guardrails "Watchdog", "flag"; FLOCK.md section 6). Every crow
-// claim or deliver that refers to a request gets one classifier call with the three noul questions
-// against that request. A breach (any of states_fact_without_source / contradicts_earlier at or
-// above the band, or answers_request at or below 1 - band) quarantines the crow: the Sentry posts a
-// flag naming the scores, then an ask_owner to the owner, refers_to the flag, approval_phrase
-// "reinstate <crow>", offering the exact reinstate / retire replies and quoting the flag. At most
-// one flag per crow per referent; later breaches are logged, not posted. An unsure answer never
-// quarantines. Every verdict is logged as a `watch` event on the stream watch:<nest_id>, kept off
-// the nest stream so a nest's seq stays its message number. Owner messages are never inspected.
-//
-// Each inspection is stored as an obligation with the claim or deliver (obligations.ts), so it has
-// one owner and survives that instance's death: the verdict's `watch` event closes it (or, on a
-// breach, the Sentry's ask does), and an instance taking it over inspects again or posts the flag
-// and ask still missing.
-import type { Config } from "../config.ts";
+// The Sentry's watchdog (EVENTS.md Guardrails "Watchdog", "flag"; FLOCK.md section 6): one classifier
+// call per crow claim or deliver that refers to a request; a breach quarantines the crow with a flag
+// and an ask_owner, and every verdict is a `watch` event on watch:<nest_id>. The rules are in
+// docs/nests-chat.md "The watchdog"; each inspection is an obligation (obligations.ts), so it
+// survives its instance's death.
+import type { Config } from "../base/config.ts";
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { EventLog } from "../log/event-log.ts";
 import type { Classifier } from "../classifier/jev.ts";
 import { watchQuestions, watchState, watchVerdict, type WatchVerdict } from "../classifier/questions.ts";
-import { SERVICE_ROLE_NAMES } from "../flock/roster.ts";
-import { KeyedLock } from "../util/keyed-lock.ts";
-import { ConflictError } from "../errors.ts";
+import { SERVICE_ROLE_NAMES } from "../base/roster.ts";
+import { KeyedLock } from "../base/util/keyed-lock.ts";
+import { ConflictError } from "../base/errors.ts";
 import { reinstatePhrase, retirePhrase } from "./asks.ts";
-import { watchStream, type MessageRecord, type NestChat, type PostedContext } from "./messages.ts";
-import type { Obligations, WatchResumer } from "./obligations.ts";
+import type { MessageRecord } from "./message.ts";
+import { watchStream } from "../base/streams.ts";
+import type { NestChat, PostedContext } from "./chat.ts";
+import type { Obligations, WatchResumer } from "./obligations/index.ts";
 import type { NestRecord } from "./store.ts";
 
 /** How many earlier messages the contradicts_earlier question sees. */
@@ -82,7 +75,7 @@ export class Watchdog implements WatchResumer {
       : null;
     const flagging = verdict.sure && verdict.breach && !already;
     const { answers_request, states_fact_without_source, contradicts_earlier } = verdict.scores;
-    const logged = await this.deps.log.append(watchStream(nestId), "watch", {
+    const watched = {
       nest_id: nestId,
       msg_id: record.msg_id,
       crow,
@@ -95,7 +88,12 @@ export class Watchdog implements WatchResumer {
       // "flagged": this breach was posted; a repeat for the same referent is logged only.
       flagged: flagging,
       ts: new Date().toISOString(),
-    }, this.deps.obligations.judged(record.msg_id, flagging)).catch((error: unknown) => {
+    };
+    const judged = this.deps.obligations.judged(record.msg_id, flagging);
+    const logged = await this.deps.log.appendWith(watchStream(nestId), async (tx) => {
+      await judged(tx);
+      return [{ name: "watch", payload: watched }];
+    }).catch((error: unknown) => {
       if (error instanceof ConflictError) return null; // another instance judged it first
       throw error;
     });

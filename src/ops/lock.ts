@@ -3,7 +3,7 @@
 // over (under a guard file, see takeOver); a live holder makes a second server refuse at once,
 // naming the holder's pid and url.
 import { openSync, closeSync, linkSync, readFileSync, unlinkSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { StartError } from "./start-error.ts";
+import { StartError } from "../storage/start-error.ts";
 import { sameProcessAlive, startTickOf } from "./processes.ts";
 import { readServerState } from "./state.ts";
 import type { DataFiles } from "./paths.ts";

@@ -5,16 +5,16 @@
 // stderr and exits 3. SIGTERM/SIGINT stop gracefully: stop accepting, answer what is in flight,
 // close streams, finish writes, record "stopped", release the lock, exit 0.
 import net from "node:net";
-import { loadConfig, type Config } from "../config.ts";
+import { loadConfig, type Config } from "../base/config.ts";
 import type { App } from "../app.ts";
 import type { RunningServer } from "../server/http.ts";
-import { prepareDataDir } from "./data-dir.ts";
+import { prepareDataDir } from "../storage/data-dir.ts";
 import { acquireLock, type HeldLock } from "./lock.ts";
 import { dataDirFromEnv, dataFiles, type DataFiles } from "./paths.ts";
 import { clearStartError, updateServerState, writeServerState, writeStartError, type ServerState } from "./state.ts";
 import { createServerLog, type ServerLog } from "./server-log.ts";
-import { describeError } from "./describe-error.ts";
-import { toStartError } from "./start-error.ts";
+import { describeError } from "../base/describe-error.ts";
+import { toStartError } from "../storage/start-error.ts";
 import { crowsVersion } from "./version.ts";
 import { startTickOf } from "./processes.ts";
 
@@ -53,7 +53,7 @@ export async function serve(env: Env = process.env): Promise<void> {
     if (restartReason) log.line(`start: restart requested: ${restartReason}`);
     await tryListen(config.host, config.port); // a taken port or a bad host fails now, not after migrations
     // Loaded after the lock: a second server refuses before it loads (or touches) the database.
-    const [{ createApp }, { startServer }, { createMetrics }] = await Promise.all([import("../app.ts"), import("../server/http.ts"), import("./metrics.ts")]);
+    const [{ createApp }, { startServer }, { createMetrics }] = await Promise.all([import("../app.ts"), import("../server/http.ts"), import("../telemetry/metrics.ts")]);
     app = await createApp(config, { logLine: log.line, metrics: createMetrics({ processMetrics: true }) });
     log.line("start: database open, migrations applied, flock resumed");
     server = await startServer(app);
@@ -84,6 +84,8 @@ export async function serve(env: Env = process.env): Promise<void> {
     } catch {
       // the data folder itself is the problem (not a folder, not writable): stderr still says why
     }
+    // Best effort on the way out: the start failure above is what the owner needs to read, and a
+    // half-started server or app failing to close says nothing more.
     await server?.close().catch(() => {});
     await app?.close().catch(() => {});
     lock?.release();

@@ -9,15 +9,15 @@
 //      `GET /?token=` trades the token for the cookie. CROWS_TOKEN is the owner (every scope), a
 //      named token (src/access/token-store.ts) holds its scopes, CROWS_READ_TOKENS read. The scope a
 //      path needs (src/server/route-scopes.ts) is checked here: a 403 naming it. GraphQL operations
-//      are checked per operation (src/server/graphql-scopes.ts) against the principal set here.
+//      are checked per operation (src/server/graphql/plugins/scopes.ts) against the principal set here.
 //   4. Writes: a body over the limit is a 413, a body that is not application/json a 415.
 // The rules and their reasons are in docs/security.md.
 import { createHash, timingSafeEqual } from "node:crypto";
 import type http from "node:http";
 import os from "node:os";
-import type { Config } from "../config.ts";
-import { HttpError } from "../../compat/http-error.ts";
-import { declaredTooLarge, drain, tooLarge } from "./body.ts";
+import type { Config } from "../base/config.ts";
+import { HttpError } from "../http/http-error.ts";
+import { declaredTooLarge, drain, tooLarge } from "../http/body.ts";
 import { missingScopeMessage, type Scope } from "../access/scopes.ts";
 import { ROOT, type Principal } from "../access/principal.ts";
 import type { TokenStore } from "../access/token-store.ts";

@@ -7,17 +7,17 @@ import type { AddressInfo } from "node:net";
 import type { App } from "../app.ts";
 import { compatRouter } from "../../compat/index.ts";
 import type { CompatRequest, CompatResponse } from "../../compat/router.ts";
-import { HttpError, sendError, toErrorResponse } from "../../compat/http-error.ts";
-import { createGraphQLHandler, isGraphQLPath } from "./graphql.ts";
+import { HttpError, sendError, sendJson, toErrorResponse } from "../http/http-error.ts";
+import { createGraphQLHandler, isGraphQLPath } from "./graphql/yoga.ts";
 import { AccessGate, principalOf } from "./access.ts";
 import { TokenStreams } from "./token-streams.ts";
-import { readJson } from "./body.ts";
+import { readJson } from "../http/body.ts";
 import { isConsolePath, serveConsole } from "../../console/serve.ts";
-import { OPS_PATHS, serveOps, whileStopping } from "../ops/health.ts";
-import { observeHttp } from "../ops/metrics.ts";
-import { trackInFlight } from "../ops/shutdown.ts";
-import { writeSse } from "./sse-writer.ts";
-import { refuseUnstorable } from "./unstorable-text.ts";
+import { OPS_PATHS, serveOps, whileStopping } from "./health.ts";
+import { observeHttp } from "../telemetry/metrics.ts";
+import { trackInFlight } from "./shutdown.ts";
+import { writeSse } from "../http/sse/node-writer.ts";
+import { refuseUnstorable } from "../http/unstorable-text.ts";
 
 /** One entry per path family; the first whose `matches` is true serves the request. */
 interface Handler {
@@ -171,8 +171,5 @@ async function serveCompat(
     res.writeHead(response.status, headers).end();
     return;
   }
-  const body = JSON.stringify(response.json);
-  res
-    .writeHead(response.status, { "content-type": "application/json; charset=utf-8", "content-length": String(Buffer.byteLength(body)), ...headers })
-    .end(body);
+  sendJson(res, response.status, response.json, headers);
 }

@@ -1,5 +1,5 @@
 // Which scope each path family needs (docs/security.md "Scopes"): the access gate looks a request
-// up here before any handler runs. GraphQL answers per operation instead (src/server/graphql-scopes.ts),
+// up here before any handler runs. GraphQL answers per operation instead (src/server/graphql/plugins/scopes.ts),
 // since one path carries queries, mutations and subscriptions; a nest post needs write, or decide
 // when it is the owner's reply to an ask (compat/messages.ts tells once it has the body).
 import type { Scope } from "../access/scopes.ts";

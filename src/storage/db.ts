@@ -1,39 +1,47 @@
-// Opens the database and applies the committed migrations before anything reads it:
-//   file:...          SQLite through better-sqlite3 (the default: a file in the data folder)
-//   postgresql://...  PostgreSQL through Prisma's pg adapter (several instances share one flock)
-//
-// One client type for the whole code base: the SQLite client's `PrismaClient`. The PostgreSQL
-// client is generated from the same models (scripts/pg-schema.ts), so its model API is the same,
-// but TypeScript cannot relate the deferred conditional types of two generated copies, so it is
-// cast once, here. The guards below fail the typecheck if the two ever differ in models or rows.
-// The code base keeps to what both providers mean alike: no raw SQL outside src/storage (this file,
-// the event log's hot path event-store.ts, the flock's hot state beside it flock-state.ts, the
-// ledger's reads trust-history.ts, read-version.ts), no provider-only filters (`mode: "insensitive"`)
-// and no isolation levels.
+// Opens the database (file:... SQLite, the default; postgresql://... PostgreSQL for several
+// instances), applies the committed migrations, and returns everything it opened as one handle.
+// One client type for both providers, cast once here (guards at the bottom fail the typecheck if
+// the two generated clients differ); no raw SQL outside src/storage. docs/architecture.md
+// "Storage and migrations" says why.
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
 import { PrismaClient } from "../generated/prisma/client.ts";
 import type * as Sqlite from "../generated/prisma/client.ts";
 import type * as Pg from "../generated/prisma-pg/client.ts";
-import type { Config } from "../config.ts";
-import { ConfigError } from "../config.ts";
+import type { Config } from "../base/config.ts";
+import { ConfigError } from "../base/config.ts";
 import { deployMigrations, providerOf } from "./migrate.ts";
-import { prepareDataDir } from "../ops/data-dir.ts";
-import { PgEventStore, SqliteEventStore, pairEventStore } from "./event-store.ts";
+import { prepareDataDir } from "./data-dir.ts";
+import { PgEventStore } from "./events/postgres.ts";
+import { SqliteEventStore } from "./events/sqlite.ts";
+import type { EventStore } from "./events/types.ts";
 import { NAMED_ORDER_LOCK } from "./flock-state.ts"; // one key for both write paths
-import { SqliteReadVersion, pairReadVersion } from "./read-version.ts";
-import { PgTrustReads, SqliteTrustReads, pairTrustReads } from "./trust-history.ts";
+import { NO_VERSION, SqliteReadVersion, type ReadVersion } from "./read-version.ts";
+import { PgTrustReads, SqliteTrustReads, type TrustReads } from "./trust-history.ts";
 import type BetterSqlite3 from "better-sqlite3";
 
 export type { PrismaClient };
 
-/** Creates the data folder 700 or refuses one crows must not use (rules in src/ops/data-dir.ts). */
+/** Creates the data folder 700 or refuses one crows must not use (rules in src/storage/data-dir.ts). */
 export function ensureDataDir(dataDir: string): void {
   prepareDataDir(dataDir);
 }
 
-export async function openDatabase(config: Config): Promise<PrismaClient> {
+/** What openDatabase opens, as one handle passed to whoever needs a part of it. */
+export interface DatabaseHandle {
+  readonly prisma: PrismaClient;
+  /** The event log's SQL around Prisma (events/), on the same connections. */
+  readonly events: EventStore;
+  /** The trust ledger's reads around Prisma (trust-history.ts). */
+  readonly trustReads: TrustReads;
+  /** What the GraphQL read cache keys on (read-version.ts); a bench may swap in one that never caches. */
+  readVersion: ReadVersion;
+  /** Ends Prisma's client, and with it every connection the parts above use. */
+  close(): Promise<void>;
+}
+
+export async function openDatabase(config: Config): Promise<DatabaseHandle> {
   const url = config.databaseUrl;
   const provider = providerOf(url);
   if (provider === null) throw new ConfigError(`DATABASE_URL must be file:... (SQLite) or postgresql://... (PostgreSQL), got ${url.split(":")[0]}:`);
@@ -45,13 +53,12 @@ export async function openDatabase(config: Config): Promise<PrismaClient> {
       import("@prisma/adapter-pg"),
       import("pg"),
     ]);
-    // One pool for Prisma and for the event log's own statements (event-store.ts); Prisma ends it.
+    // One pool for Prisma and for the event log's own statements (events/postgres.ts); Prisma ends it.
     const pool = new pg.Pool({ connectionString: url });
     const prisma = new PgClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
     await prisma.$connect();
-    pairEventStore(prisma as unknown as PrismaClient, new PgEventStore(pool));
-    pairTrustReads(prisma as unknown as PrismaClient, new PgTrustReads(pool));
-    return prisma as unknown as PrismaClient; // the one cast: see the header
+    const client = prisma as unknown as PrismaClient; // the one cast: see the header
+    return { prisma: client, events: new PgEventStore(pool), trustReads: new PgTrustReads(pool), readVersion: NO_VERSION, close: () => client.$disconnect() };
   }
   const file = url.slice("file:".length);
   if (file !== ":memory:") mkdirSync(path.dirname(path.resolve(file)), { recursive: true, mode: 0o700 });
@@ -63,10 +70,7 @@ export async function openDatabase(config: Config): Promise<PrismaClient> {
   // WAL lets SSE readers run while the engine writes; a busy timeout rides out short write locks.
   await prisma.$queryRawUnsafe("PRAGMA journal_mode = WAL");
   await prisma.$queryRawUnsafe("PRAGMA busy_timeout = 5000");
-  pairEventStore(prisma, events);
-  pairReadVersion(prisma, version);
-  pairTrustReads(prisma, trust);
-  return prisma;
+  return { prisma, events, trustReads: trust, readVersion: version, close: () => prisma.$disconnect() };
 }
 
 /**

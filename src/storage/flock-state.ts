@@ -1,21 +1,13 @@
-// The flock's hot state rows (an item's stage, its approvals, the trust ledger, a list's token
-// counter), read and written around Prisma on the event log's own connection, so that a state
-// change and the events it belongs to commit in one transaction (event-store.ts appendState) or
-// not at all. Why around Prisma: every such change went through Prisma's interactive transaction,
-// ~2.6 ms each (the query engine, a prepare per statement), and a 50-item list makes ~260 of
-// them plus ~1,500 other queries: most of the pipeline's CPU (docs/performance.md). Here each
-// statement is prepared once per connection (SQLite) or named once per connection (PostgreSQL).
-//
-// Prisma stays the schema, the migrations and the domain model: this file only names the columns
-// of prisma/schema.prisma's Item, TodoList, Approval, Trust, TrustEntry, SpunCrow, Quarantine and
-// RotationCursor (the crew picker reads and moves it on every flight's pick), writes every
-// column Prisma would (its @updatedAt and @default(now()) values included, in the form Prisma
-// stores them), and keeps to SQL that SQLite and PostgreSQL read alike. The flock decides what to
-// write; the rules stay in src/flock (trust.ts, approvals.ts).
+// The flock's hot state rows (item stages, approvals, the trust ledger, token counters, crew
+// rotation cursors), read and written around Prisma on the event log's own connections, so a state
+// change and its events commit in one transaction (docs/architecture.md "Storage and migrations").
+// Over 300 lines on purpose: one set of statements, in the SQL both databases read alike, and the
+// two small adapters that run it; split, the SQL would sit apart from the dialect it is written for.
 import type Database from "better-sqlite3";
 import type pg from "pg";
 import type { Item } from "../generated/prisma/client.ts";
-import type { Actor } from "../access/actor.ts";
+import type { Actor } from "../base/actor.ts";
+import type { TrustHistoryRow, TrustRecordRow } from "./trust-history.ts";
 
 /** Where a holder stands on a task type: what the next verdict moves from. */
 export interface TrustStanding {
@@ -26,28 +18,6 @@ export interface TrustStanding {
 export interface ApprovalRow {
   status: string;
   deadline: Date;
-}
-
-/** A ledger record's new level and streak, and the counters to add to it. */
-export interface TrustSave {
-  holder: string;
-  taskType: string;
-  level: number;
-  streak: number;
-  approvals: number;
-  rejections: number;
-  autos: number;
-}
-
-export interface TrustEntrySave {
-  holder: string;
-  taskType: string;
-  verdict: string;
-  subject: string;
-  from: number;
-  to: number;
-  streak: number;
-  at: Date;
 }
 
 /** Reads of the hot rows: outside a transaction, committed data only. */
@@ -82,13 +52,18 @@ export interface StateTx extends StateReads {
   createDecidedApproval(itemId: string, target: string, status: string, at: Date, decider?: Actor): Promise<void>;
   /** Decides a pending approval; false when it was not pending. */
   decideApproval(itemId: string, target: string, status: string, at: Date, decider?: Actor): Promise<boolean>;
-  saveTrust(row: TrustSave): Promise<void>;
-  addTrustEntry(entry: TrustEntrySave): Promise<void>;
+  /** A record's new level and streak; its approvals, rejections and autos are added to the stored counts. */
+  saveTrust(row: TrustRecordRow): Promise<void>;
+  /** One verdict's entry in a record's history (the streak after it is stored too, never read back). */
+  addTrustEntry(entry: NewTrustEntry): Promise<void>;
   /** Where a nest's rotation stands after a pick. */
   recordPick(nestId: string, ring: string, crow: string): Promise<void>;
   /** PostgreSQL's commit-order lock (db.ts commitOrderLock), held to commit; nothing on SQLite. */
   lockCommitOrder(): Promise<void>;
 }
+
+/** A history row to store: the row as read without its id, `at` as a Date, and the streak after it. */
+export type NewTrustEntry = Omit<TrustHistoryRow, "id" | "at"> & { streak: number; at: Date };
 
 export interface ItemFields {
   stage: string;
@@ -120,7 +95,7 @@ interface Dialect {
   lockCommitOrder(exec: Exec): Promise<void>;
 }
 
-/** Prisma's better-sqlite3 adapter stores DateTime as ISO 8601 text with +00:00 (event-store.ts). */
+/** Prisma's better-sqlite3 adapter stores DateTime as ISO 8601 text with +00:00 (events/sqlite.ts). */
 const SQLITE: Dialect = {
   ts: (date) => date.toISOString().replace("Z", "+00:00"),
   tsColumn: (column) => `"${column}"`,
@@ -250,7 +225,7 @@ class Statements implements StateTx {
     return changed > 0;
   }
 
-  async saveTrust(row: TrustSave): Promise<void> {
+  async saveTrust(row: TrustRecordRow): Promise<void> {
     await this.exec.run(
       `INSERT INTO "Trust" ("holder", "taskType", "level", "streak", "approvals", "rejections", "autos", "updatedAt") VALUES (?, ?, ?, ?, ?, ?, ?, ?) ` +
         `ON CONFLICT ("holder", "taskType") DO UPDATE SET "level" = excluded."level", "streak" = excluded."streak", ` +
@@ -260,7 +235,7 @@ class Statements implements StateTx {
     );
   }
 
-  async addTrustEntry(entry: TrustEntrySave): Promise<void> {
+  async addTrustEntry(entry: NewTrustEntry): Promise<void> {
     await this.exec.run(`INSERT INTO "TrustEntry" ("holder", "taskType", "verdict", "subject", "from", "to", "streak", "at") VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, [
       entry.holder,
       entry.taskType,

@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import os from "node:os";
 import path from "node:path";
-import type { Config } from "../config.ts";
+import type { Config } from "../base/config.ts";
 
 export function instanceIdOf(config: Pick<Config, "dataDir" | "instanceId">): string {
   if (config.instanceId) return config.instanceId;

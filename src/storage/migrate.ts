@@ -1,13 +1,8 @@
-// Prisma migrations without the native schema engine (which cannot be downloaded here): Prisma's own
-// WebAssembly engine applies the committed migrations and keeps its `_prisma_migrations`
-// bookkeeping, so a machine with the native CLI agrees (`prisma migrate status`). One migrator for
-// both providers; each has its own schema file and migrations folder:
-//   sqlite      prisma/schema.prisma           prisma/migrations
-//   postgresql  prisma/postgres/schema.prisma  prisma/postgres/migrations  (generated: scripts/pg-schema.ts)
-// Run as a script it also creates migrations and checks for drift:
+// Prisma migrations without the native schema engine: Prisma's own WebAssembly engine applies the
+// committed migrations for both providers and keeps `_prisma_migrations` (docs/architecture.md
+// "Storage and migrations"). Run as a script it also creates migrations and checks for drift:
 //   tsx src/storage/migrate.ts create <name> [--provider sqlite|postgresql] | deploy | status | check [--provider ...]
-// PostgreSQL's create/check need a server for the shadow database: DATABASE_URL=postgresql://... or
-// CROWS_TEST_PG_URL (scripts/test-services.sh).
+// PostgreSQL's create/check need a server: DATABASE_URL=postgresql://... or CROWS_TEST_PG_URL.
 import { promises as fs, existsSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL, fileURLToPath } from "node:url";
@@ -171,6 +166,7 @@ async function withEngine<T>(provider: Provider, url: string, fn: (engine: Engin
     throw new Error([(e as Error)?.message ?? String(e), ...external].join("\n"));
   } finally {
     engine.free();
+    // A connection that will not close must not hide the migration's own result or error.
     for (const a of opened) await a.dispose().catch(() => {});
   }
 }

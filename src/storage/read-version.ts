@@ -1,26 +1,17 @@
-// The database's version as a cached read sees it: a value that changes whenever anything the
-// database holds may have changed, read around Prisma (it has no such call). Why: the GraphQL read
-// cache (src/server/graphql-read-cache.ts) serves a query's answer again only while this is
-// unchanged, and asking costs ~3 us, against milliseconds to read and serialise a ledger again.
-//
-// SQLite: `PRAGMA data_version` on a read-only connection of its own, which changes whenever any
-// other connection (Prisma's, the log's group commits, another process) commits. The write
-// connection is shared by Prisma and the log (event-store.ts), and a plain Prisma read made on it
-// while a writer holds it (a Prisma interactive transaction, a group commit, the flock's
-// appendState) sees that writer's uncommitted rows. So while the store's gate is held, or if it
-// was granted since, there is no version (nothing is cached): an answer that saw rows a rollback
-// then removed is never kept.
-// PostgreSQL (and an in-memory SQLite, which a second connection cannot open): no version, so
-// nothing is cached there; this has no commit counter that is cheap and exact across instances.
+// The database's version as the GraphQL read cache sees it: a value that changes whenever anything
+// the database holds may have changed (docs/graphql.md, docs/performance.md "A read cache"). SQLite:
+// PRAGMA data_version on a read-only connection, and none while the write connection's gate is held
+// or was granted since (a read on that connection may have seen uncommitted rows). PostgreSQL and an
+// in-memory SQLite: no version, so nothing is cached.
 import Database from "better-sqlite3";
-import type { PrismaClient } from "../generated/prisma/client.ts";
 
 export interface ReadVersion {
   /** The version now, or null when no read may be cached at this moment. */
   current(): string | null;
 }
 
-const NO_VERSION: ReadVersion = { current: () => null };
+/** No version: nothing is cached (PostgreSQL, an in-memory SQLite). */
+export const NO_VERSION: ReadVersion = { current: () => null };
 
 export class SqliteReadVersion implements ReadVersion {
   private connection: Database.Database | undefined;
@@ -47,15 +38,4 @@ export class SqliteReadVersion implements ReadVersion {
     this.connection = undefined;
     this.dataVersion = undefined;
   }
-}
-
-const versions = new WeakMap<object, ReadVersion>();
-
-export function pairReadVersion(prisma: PrismaClient, version: ReadVersion): void {
-  versions.set(prisma, version);
-}
-
-/** The version of the database this client opened (none: never cache). */
-export function readVersionOf(prisma: PrismaClient): ReadVersion {
-  return versions.get(prisma) ?? NO_VERSION;
 }

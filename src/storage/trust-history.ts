@@ -1,17 +1,12 @@
-// The trust ledger's reads (its records, and a page of each record's history), around Prisma.
-// Why (issue 9): a ledger read through Prisma cost ~0.45 ms for the records and ~1.3 ms for 150
-// history rows ($queryRaw: the query engine, then a Date per row), several times what serving the
-// answer costs. Here, as the event log does (event-store.ts): prepared statements kept for the life
-// of the connection, on SQLite a read-only connection of their own (WAL: committed rows only, never
-// an open transaction's), on PostgreSQL the pool Prisma's adapter uses, with named statements;
-// `at` arrives as toISOString()'s text, which the DateTime scalar passes through.
-// The newest n entries of every record are one query, a LIMIT per record (Prisma has no per-group
-// limit), on SQLite and PostgreSQL alike.
-// Prisma stays the schema: this names the Trust and TrustEntry tables' columns only.
+// The trust ledger's reads (its records, and a page of each record's history) around Prisma, as the
+// event log's are: statements kept for the connection's life, on SQLite a read-only connection
+// (committed rows only), on PostgreSQL Prisma's pool. Why, measured: docs/performance.md "The
+// ledger's reads around Prisma". The newest n entries of every record are one query (a LIMIT per
+// record, which Prisma has no way to say). Prisma stays the schema: this names columns only.
 import Database from "better-sqlite3";
 import type pg from "pg";
-import type { PrismaClient } from "../generated/prisma/client.ts";
 
+/** A row of the Trust table: where a holder stands on a task type, and its counts. */
 export interface TrustRecordRow {
   holder: string;
   taskType: string;
@@ -22,6 +17,7 @@ export interface TrustRecordRow {
   autos: number;
 }
 
+/** A row of the TrustEntry table as read: one verdict's move of a record. */
 export interface TrustHistoryRow {
   id: number;
   holder: string;
@@ -100,7 +96,7 @@ function historySql(page: TrustHistoryPage, atOf: (column: string) => string): {
 /** Which filters a read has: one prepared statement per shape. */
 const shapeOf = (page: TrustHistoryPage): string => `${page.holder != null ? "h" : ""}${page.taskType != null ? "t" : ""}${page.before != null ? "b" : ""}${page.last != null ? "l" : ""}`;
 
-// Prisma's better-sqlite3 adapter stores DateTime as ISO 8601 text with +00:00 (event-store.ts):
+// Prisma's better-sqlite3 adapter stores DateTime as ISO 8601 text with +00:00 (events/sqlite.ts):
 // turned back into toISOString()'s form by hand; anything else goes through Date.
 const SQLITE_UTC_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00$/;
 const isoOfSqlite = (ts: string): string => (SQLITE_UTC_MS.test(ts) ? `${ts.slice(0, 23)}Z` : new Date(ts).toISOString());
@@ -165,17 +161,4 @@ export class PgTrustReads implements TrustReads {
   }
 
   close(): void {} // the pool is Prisma's: it ends with $disconnect
-}
-
-const stores = new WeakMap<object, TrustReads>();
-
-export function pairTrustReads(prisma: PrismaClient, reads: TrustReads): void {
-  stores.set(prisma, reads);
-}
-
-/** The trust store opened with this client (storage/db.ts pairs them). */
-export function trustReadsOf(prisma: PrismaClient): TrustReads {
-  const reads = stores.get(prisma);
-  if (!reads) throw new Error("This PrismaClient was not opened by openDatabase: it has no trust store.");
-  return reads;
 }

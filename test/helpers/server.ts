@@ -3,7 +3,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { loadConfig, type Config } from "../../src/config.ts";
+import { loadConfig, type Config } from "../../src/base/config.ts";
 import { createApp, type App, type AppDeps } from "../../src/app.ts";
 import { startServer, type RunningServer } from "../../src/server/http.ts";
 

@@ -28,7 +28,7 @@ export function evaluate(predictions: Prediction[], nBins = 10): Report {
   for (const p of predictions) {
     if (p.correct) correct++;
     // Confidence 1.0 belongs in the top bin, not a bin of its own.
-    const b = bins[Math.min(nBins - 1, Math.max(0, Math.floor(p.confidence * nBins)))]!;
+    const b = bins[clamp(Math.floor(p.confidence * nBins), 0, nBins - 1)]!;
     b.count++;
     b.meanConfidence += p.confidence;
     b.accuracy += p.correct ? 1 : 0;
@@ -46,6 +46,7 @@ export function evaluate(predictions: Prediction[], nBins = 10): Report {
 import type { Dataset } from "./dataset.ts";
 import { examplesFor } from "./dataset.ts";
 import { predict, type OfflineModel } from "./model.ts";
+import { clamp } from "../../base/util/clamp.ts";
 
 /** The model's predictions on the held-out split, per question id. */
 export function heldOutPredictions(model: OfflineModel, dataset: Dataset): Record<string, Prediction[]> {

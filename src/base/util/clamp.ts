@@ -1,0 +1,11 @@
+// Holding a number within bounds, and the page size every paged read clamps its `limit` with.
+
+/** `value` held within min..max. */
+export function clamp(value: number, min: number, max: number): number {
+  return Math.min(max, Math.max(min, value));
+}
+
+/** The page size a read asked for (`fallback` when it asked none), held within 1..max. */
+export function pageLimit(asked: number | null | undefined, fallback: number, max: number): number {
+  return clamp(asked ?? fallback, 1, max);
+}

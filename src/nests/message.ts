@@ -1,0 +1,61 @@
+// A nest message as it is stored and sent: its kinds, its ids and stream, the record's fields in
+// the table's order, and the nest.message payload (docs/nests-chat.md "Storage and the stream").
+import type { PrismaClient } from "../generated/prisma/client.ts";
+import { CROW_KINDS } from "../classifier/questions.ts";
+import { resolvedOf, type Resolved } from "./resolved.ts";
+import { withActor, type Actor } from "../base/actor.ts";
+
+export const MAX_MESSAGE_CHARS = 2000;
+export const MAX_PHRASE_CHARS = 200;
+export const MESSAGE_EVENT = "nest.message";
+export const KINDS = [...CROW_KINDS, "ask_owner", "nudge", "flag"] as const;
+export type Kind = (typeof KINDS)[number];
+export type TaggedBy = "jev" | "header" | "disagreement" | "default" | "harness";
+
+/** The record of the Payload table, every field snake_case, in the table's order. */
+export interface MessageRecord {
+  msg_id: string;
+  kind: string;
+  author: string;
+  text: string;
+  to: string;
+  refers_to: string;
+  tagged_by: string;
+  mode: string;
+  mode_tagged_by: string;
+  invited: number;
+  approval_phrase: string;
+  resolved: Resolved;
+}
+
+/** A record with its nest, number and time: what GraphQL serves. */
+export interface MessageEntry extends MessageRecord {
+  nest_id: string;
+  n: number;
+  ts: string;
+}
+
+export type MessageRow = Awaited<ReturnType<PrismaClient["message"]["findUniqueOrThrow"]>>;
+
+/** The stored row as its record, with `resolved` as of `nowMs`. */
+export function recordOf(row: MessageRow, nowMs: number, approvalWindowMs: number): MessageRecord {
+  return {
+    msg_id: row.id,
+    kind: row.kind,
+    author: row.author,
+    text: row.text,
+    to: row.to,
+    refers_to: row.refersTo,
+    tagged_by: row.taggedBy,
+    mode: row.mode,
+    mode_tagged_by: row.modeTaggedBy,
+    invited: row.invited,
+    approval_phrase: row.approvalPhrase,
+    resolved: resolvedOf(row, nowMs, approvalWindowMs),
+  };
+}
+
+/** The nest.message payload: nest_id, the record's fields in table order, ts; then the actor of a request's post. */
+export function nestMessagePayload(nestId: string, record: MessageRecord, at: Date, actor?: Actor): Record<string, unknown> {
+  return withActor({ nest_id: nestId, ...record, ts: at.toISOString() }, actor);
+}

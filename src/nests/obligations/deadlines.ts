@@ -1,0 +1,100 @@
+// Missed expectations: a claim with no deliver within CROWS_NUDGE_AFTER_MS gets the harness's one
+// nudge, and one more CROWS_NUDGE_AFTER_MS later the crow declines, so the loop always closes.
+// Timers fire at the stored claimedAt / nudgedAt deadlines, so a takeover arms what is left
+// (docs/nests-chat.md "Obligations: the loop's promises survive kill -9 and other instances").
+import { ConflictError, CrowsError } from "../../base/errors.ts";
+import { describeError } from "../../base/describe-error.ts";
+import type { NestChat } from "../chat.ts";
+import type { ObligationRow, ObligationsDeps, Outcome, Within } from "./stages.ts";
+
+/** The answers a deadline may write: the crow's decline closes the obligation, or it closes bare. */
+export interface DeadlineAnswers {
+  close(requestId: string, author: string, outcome: Outcome): Within;
+  closeWithoutPost(requestId: string, respondent: string, why: string): Promise<void>;
+}
+
+export class Deadlines {
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+
+  constructor(
+    private readonly chat: NestChat,
+    private readonly deps: ObligationsDeps,
+    private readonly answers: DeadlineAnswers,
+    private readonly now: () => number,
+  ) {}
+
+  armAt(id: string, dueMs: number): void {
+    this.clearTimer(id);
+    if (this.chat.signal.aborted) return;
+    const timer = setTimeout(() => {
+      this.timers.delete(id);
+      this.chat.spawn(`deadline of obligation ${id}`, () => this.onDeadline(id));
+    }, Math.max(0, dueMs - this.now()));
+    timer.unref?.();
+    this.timers.set(id, timer);
+  }
+
+  clearTimer(id: string): void {
+    clearTimeout(this.timers.get(id));
+    this.timers.delete(id);
+  }
+
+  disarm(requestId: string, respondent: string): void {
+    this.clearTimer(requestId);
+    this.clearTimer(`${requestId}/${respondent}`);
+  }
+
+  stop(): void {
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+  }
+
+  /** A deadline passed: nudge once; after the nudge's own deadline, the crow declines. */
+  private async onDeadline(id: string): Promise<void> {
+    const row = await this.deps.prisma.obligation.findUnique({ where: { id } });
+    if (!row || row.ownerId !== this.deps.instanceId || row.stage !== "claimed") return;
+    const bound = this.deps.config.nudgeAfterMs;
+    const due = (row.nudgeId === "" ? row.claimedAt!.getTime() : row.nudgedAt!.getTime()) + bound;
+    if (due > this.now()) return this.armAt(id, due);
+    if (row.nudgeId === "") return this.nudge(row, `no deliver came within ${seconds(bound)} of the claim`);
+    await this.declineFor(row);
+  }
+
+  /** The harness's one nudge: a Jev verdict handed to the crow so it proceeds. */
+  async nudge(row: ObligationRow, why: string): Promise<void> {
+    const text =
+      `Missed expectation on ${row.requestId}: ${why}. ${row.respondent}, please proceed: deliver your answer, ` +
+      `or decline with a reason.`;
+    try {
+      await this.chat.nudge(row.nestId, row.respondent, text, row.requestId, async (tx, nudge) => {
+        const marked = await tx.obligation.updateMany({ where: { id: row.id, stage: "claimed", nudgeId: "" }, data: { nudgeId: nudge.id, nudgedAt: nudge.createdAt } });
+        if (marked.count !== 1) throw new ConflictError(`${row.id} was answered or nudged already.`);
+      });
+    } catch (error) {
+      if (!(error instanceof CrowsError)) throw error;
+      this.deps.logLine(`nests: no nudge for ${row.id}: ${describeError(error)}`);
+      return;
+    }
+    this.armAt(row.id, this.now() + this.deps.config.nudgeAfterMs);
+  }
+
+  /** The crow still has not answered after its nudge: it declines, so the loop closes. */
+  private async declineFor(row: ObligationRow): Promise<void> {
+    const text = `I can't answer this one: nothing came within ${seconds(this.deps.config.nudgeAfterMs)} even after the harness's nudge.`;
+    try {
+      await this.chat.post(
+        row.nestId,
+        { author: row.respondent, text, refers_to: row.requestId },
+        { forcedKind: "decline", response: true, unmetered: true, within: this.answers.close(row.requestId, row.respondent, "declined") },
+      );
+    } catch (error) {
+      if (!(error instanceof CrowsError)) throw error;
+      // Answered meanwhile (conflict), or the crow may not post any more (quarantined, gone).
+      if (!(error instanceof ConflictError)) await this.answers.closeWithoutPost(row.requestId, row.respondent, `its decline was refused (${error.code})`);
+    }
+  }
+}
+
+function seconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
+}

@@ -1,0 +1,121 @@
+// Who drives an open obligation: the instance holding its lease (engine/lease.ts). A taken-over
+// or restarted obligation is carried on from its stored stage: awaiting_claim answers from the
+// start, claimed means a missed expectation, so the crow is nudged (docs/nests-chat.md
+// "Obligations", "Who owns what").
+import { LeaseKeeper, type LeaseTable } from "../../engine/lease.ts";
+import { describeError } from "../../base/describe-error.ts";
+import type { NestChat } from "../chat.ts";
+import type { MessageRecord } from "../message.ts";
+import type { NestRecord } from "../store.ts";
+import type { Deadlines } from "./deadlines.ts";
+import { OPEN_STAGES, watchObligationId, type ObligationRow, type ObligationsDeps } from "./stages.ts";
+
+/** What the watchdog does for an inspection it resumes (Watchdog implements it). */
+export interface WatchResumer {
+  /** stage awaiting_claim: inspect from the start; claimed: the breach was judged, post what is missing of flag and ask. */
+  resumeWatch(nest: NestRecord, message: MessageRecord, judged: boolean): Promise<void>;
+}
+
+/** What the loop does for an obligation it resumes (Responders implements it). */
+export interface ObligationRunner {
+  /** Answers the request from the start, exactly as for a fresh post. */
+  respond(nest: NestRecord, request: MessageRecord): Promise<void>;
+  /** The crow that claimed the request proceeds: it delivers, or declines with a reason. */
+  proceed(nest: NestRecord, crow: string, request: MessageRecord): Promise<void>;
+}
+
+export class Ownership {
+  // Obligations this instance drives, with when it took them. An id enters before its creating
+  // transaction commits, so a sweep that can see the row also sees it is already running here.
+  readonly lease: LeaseKeeper<number>;
+  runner: ObligationRunner | undefined;
+  watcher: WatchResumer | undefined;
+
+  constructor(
+    private readonly chat: NestChat,
+    private readonly deps: ObligationsDeps,
+    private readonly deadlines: Deadlines,
+    private readonly closeWithoutPost: (requestId: string, respondent: string, why: string) => Promise<void>,
+    private readonly now: () => number,
+  ) {
+    this.lease = new LeaseKeeper(this.obligationLeases(), {
+      instanceId: deps.instanceId,
+      leaseMs: deps.config.leaseMs,
+      now,
+      signal: chat.signal,
+      onSweepError: (error) => {
+        if (!chat.signal.aborted) deps.logLine(`nests: obligation sweep failed: ${describeError(error)}`);
+      },
+    });
+  }
+
+  /** The Obligation table's side of the lease: its queries, and what holding one means here. */
+  private obligationLeases(): LeaseTable<number> {
+    const { prisma } = this.deps;
+    const open = (stage: string) => (OPEN_STAGES as readonly string[]).includes(stage);
+    return {
+      renew: async (ids, owner, until) => {
+        await prisma.obligation.updateMany({ where: { id: { in: ids }, ownerId: owner, stage: { in: [...OPEN_STAGES] } }, data: { leaseUntil: until } });
+      },
+      lost: async (ids, takenAt) => {
+        const rows = new Map((await prisma.obligation.findMany({ where: { id: { in: ids } }, select: { id: true, ownerId: true, stage: true } })).map((r) => [r.id, r]));
+        const lost: string[] = [];
+        for (const id of ids) {
+          const row = rows.get(id);
+          // Not committed yet (or rolled back): keep it a while, its transaction may still be running.
+          if (!row && this.now() - takenAt(id)! < this.deps.config.leaseMs) continue;
+          if (row && row.ownerId === this.deps.instanceId && open(row.stage)) continue;
+          if (row && row.ownerId !== this.deps.instanceId && open(row.stage)) {
+            this.deps.logLine(`nests: obligation ${id} was taken over by another instance; a late answer from here will be refused`);
+          }
+          lost.push(id);
+        }
+        return lost;
+      },
+      letGo: (id) => this.deadlines.clearTimer(id),
+      claimable: async (where) => (await prisma.obligation.findMany({ where: { stage: { in: [...OPEN_STAGES] }, ...where }, orderBy: { createdAt: "asc" } })).map((r) => r.id),
+      take: (id) => this.take(id),
+      claim: async (id, where, owner, until) => {
+        const { count } = await prisma.obligation.updateMany({ where: { id, stage: { in: [...OPEN_STAGES] }, ...where }, data: { ownerId: owner, leaseUntil: until } });
+        return count === 1;
+      },
+    };
+  }
+
+  /** One conditional update takes the lease, so exactly one instance wins; the winner drives it. */
+  private async take(id: string): Promise<void> {
+    if (this.chat.signal.aborted || this.lease.holds(id)) return;
+    if (!(await this.lease.claim(id)) || this.lease.holds(id)) return;
+    this.lease.hold(id, this.now());
+    const row = await this.deps.prisma.obligation.findUniqueOrThrow({ where: { id } });
+    this.deps.logLine(`nests: resuming obligation ${id} (${row.stage}${row.respondent ? `, ${row.respondent}` : ""})`);
+    this.chat.spawn(`obligation ${id}`, () => this.drive(row));
+  }
+
+  /** Carries a resumed obligation on from its stored stage. */
+  private async drive(row: ObligationRow): Promise<void> {
+    const request = await this.chat.get(row.requestId);
+    const nest = await this.deps.nests.get(row.nestId);
+    if (!request || !nest || !this.runner || (row.id === watchObligationId(row.requestId) && !this.watcher)) {
+      await this.closeWithoutPost(row.requestId, row.respondent, "its request or nest is gone");
+      return;
+    }
+    if (row.id === watchObligationId(row.requestId)) {
+      await this.watcher!.resumeWatch(nest, request, row.stage === "claimed");
+      return;
+    }
+    if (row.stage === "awaiting_claim") {
+      // Nobody answered yet: the loop starts over, exactly as for a fresh post.
+      await this.runner.respond(nest, request);
+      return;
+    }
+    // Claimed, and the instance running its crow is gone: a missed expectation.
+    if (row.nudgeId === "") {
+      await this.deadlines.nudge(row, "its responder's instance stopped before it answered");
+      return;
+    }
+    // Already nudged once: the crow proceeds again, and declines at the nudge's deadline at the latest.
+    this.deadlines.armAt(row.id, (row.nudgedAt?.getTime() ?? this.now()) + this.deps.config.nudgeAfterMs);
+    await this.runner.proceed(nest, row.respondent, request);
+  }
+}

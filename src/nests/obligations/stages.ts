@@ -1,0 +1,180 @@
+// An obligation's stages, awaiting_claim -> claimed -> answered | declined, and the conditional
+// writes that move it, each inside the transaction of the message that makes the move, so an
+// answer to an obligation no longer open is refused and never stored (docs/nests-chat.md
+// "Obligations: the loop's promises survive kill -9 and other instances").
+import type { Config } from "../../base/config.ts";
+import type { PrismaClient } from "../../generated/prisma/client.ts";
+import type { Tx } from "../../log/event-log.ts";
+import { ConflictError } from "../../base/errors.ts";
+import { SERVICE_ROLE_NAMES } from "../../base/roster.ts";
+import type { MessageRecord, MessageRow } from "../message.ts";
+import type { NestStore } from "../store.ts";
+
+export const OPEN_STAGES = ["awaiting_claim", "claimed"] as const;
+export type Outcome = "answered" | "declined";
+export type ObligationRow = Awaited<ReturnType<PrismaClient["obligation"]["findUniqueOrThrow"]>>;
+export type Within = (tx: Tx, row: MessageRow) => Promise<void>;
+
+export interface ObligationsDeps {
+  config: Config;
+  prisma: PrismaClient;
+  nests: NestStore;
+  instanceId: string;
+  logLine: (line: string) => void;
+  now?: () => number;
+}
+
+/**
+ * Who must answer a stored message: the crow or role it is addressed to, "" for the room; null
+ * when it calls for no response (not a request, or a request to the owner or the Sentry). A
+ * nudge is no new promise: it rides the obligation of the request it refers to.
+ */
+export function respondentOf(message: { kind: string; to: string }): string | null {
+  if (message.kind !== "request") return null;
+  if (message.to === "owner" || message.to === "Sentry") return null;
+  return message.to;
+}
+
+/** The id of the Sentry's inspection of a crow's claim or deliver. */
+export const watchObligationId = (msgId: string) => `watch:${msgId}`;
+export const WATCHER = "Sentry";
+
+/** A crow's claim or deliver on something: the watchdog inspects it when it refers to a request. */
+function mayBeWatched(message: { kind: string; author: string; refersTo: string }): boolean {
+  if (message.kind !== "claim" && message.kind !== "deliver") return false;
+  if (message.author === "owner" || message.author === "harness" || SERVICE_ROLE_NAMES.includes(message.author)) return false;
+  return message.refersTo !== "";
+}
+
+/** What a move leaves for this instance to do: hold the obligations it made, arm or drop deadlines. */
+export interface StageEffects {
+  /** This instance now drives `id` (it made it, so it holds its lease). */
+  hold(id: string): void;
+  leaseEnd(): Date;
+  armAt(id: string, dueMs: number): void;
+  disarm(requestId: string, respondent: string): void;
+}
+
+export class Stages {
+  constructor(
+    private readonly deps: ObligationsDeps,
+    private readonly effects: StageEffects,
+    private readonly now: () => number,
+  ) {}
+
+  private get instanceId(): string {
+    return this.deps.instanceId;
+  }
+
+  /** Stores what the message promises, owned by this instance: its response, the Sentry's inspection. */
+  async inTx(tx: Tx, row: MessageRow, context: { callsForResponse: boolean }): Promise<void> {
+    const respondent = context.callsForResponse ? respondentOf(row) : null;
+    if (respondent !== null) {
+      await tx.obligation.create({
+        data: { id: row.id, requestId: row.id, nestId: row.nestId, respondent, ownerId: this.instanceId, leaseUntil: this.effects.leaseEnd() },
+      });
+      this.effects.hold(row.id);
+    }
+    if (mayBeWatched(row)) {
+      const referent = await tx.message.findUnique({ where: { id: row.refersTo }, select: { kind: true, nestId: true } });
+      if (referent?.kind !== "request" || referent.nestId !== row.nestId) return;
+      const id = watchObligationId(row.id);
+      await tx.obligation.create({ data: { id, requestId: row.id, nestId: row.nestId, respondent: WATCHER, ownerId: this.instanceId, leaseUntil: this.effects.leaseEnd() } });
+      this.effects.hold(id);
+    }
+  }
+
+  /**
+   * The watch verdict on `msgId` is being logged: closes the inspection (answered), or on a breach
+   * marks it claimed until the ask_owner closes it. Refused when another instance judged it first.
+   */
+  judged(msgId: string, breach: boolean): (tx: Tx) => Promise<void> {
+    return async (tx) => {
+      const id = watchObligationId(msgId);
+      const at = new Date(this.now());
+      const moved = await tx.obligation.updateMany({
+        where: { id, stage: "awaiting_claim" },
+        data: breach ? { stage: "claimed", claimedAt: at } : { stage: "answered", closedAt: at },
+      });
+      if (moved.count === 0 && (await tx.obligation.count({ where: { id } })) > 0) throw new ConflictError(`${msgId} was inspected already.`);
+    };
+  }
+
+  /** The Sentry's ask_owner after a breach: closes the inspection of `msgId` in the ask's transaction. */
+  asked(msgId: string): Within {
+    return async (tx, row) => {
+      await tx.obligation.updateMany({ where: { id: watchObligationId(msgId), stage: { in: [...OPEN_STAGES] } }, data: { stage: "answered", answerId: row.id, closedAt: row.createdAt } });
+    };
+  }
+
+  /**
+   * The crow's claim: awaiting_claim -> claimed, naming the crow (a room request learns its crow
+   * here). A conspiracy's further crows each get an obligation of their own. Any other claim on an
+   * obligation already claimed or closed is refused with the claim.
+   */
+  claim(request: MessageRecord, crow: string): Within {
+    return async (tx, row) => {
+      const at = row.createdAt;
+      const took = await tx.obligation.updateMany({
+        where: { id: request.msg_id, stage: "awaiting_claim", respondent: { in: ["", crow] } },
+        data: { respondent: crow, stage: "claimed", claimedAt: at },
+      });
+      if (took.count === 1) return this.effects.armAt(request.msg_id, at.getTime() + this.deps.config.nudgeAfterMs);
+      const promised = await tx.obligation.findMany({ where: { requestId: request.msg_id }, select: { respondent: true } });
+      if (promised.length === 0) return; // nothing was promised for it (stored before obligations existed)
+      if (request.kind === "request" && request.mode === "conspiracy" && request.to === "" && !promised.some((p) => p.respondent === crow)) {
+        const id = `${request.msg_id}/${crow}`;
+        await tx.obligation.create({
+          data: { id, requestId: request.msg_id, nestId: row.nestId, respondent: crow, stage: "claimed", claimedAt: at, ownerId: this.instanceId, leaseUntil: this.effects.leaseEnd() },
+        });
+        this.effects.hold(id);
+        return this.effects.armAt(id, at.getTime() + this.deps.config.nudgeAfterMs);
+      }
+      throw new ConflictError(`${request.msg_id} is already claimed or answered; ${crow}'s claim is not stored.`);
+    };
+  }
+
+  /**
+   * The answer (a deliver, a decline, or a role's one reply): closes the author's open obligation on
+   * the request, once. A second answer finds it closed and is refused, so it is never stored.
+   */
+  close(requestId: string, author: string, outcome: Outcome): Within {
+    return async (tx, row) => {
+      const closed = await tx.obligation.updateMany({
+        where: { requestId, respondent: { in: [author, ""] }, stage: { in: [...OPEN_STAGES] } },
+        data: { respondent: author, stage: outcome, answerId: row.id, closedAt: row.createdAt },
+      });
+      if (closed.count > 0) return this.effects.disarm(requestId, author);
+      if ((await tx.obligation.count({ where: { requestId } })) === 0) return; // nothing was promised
+      throw new ConflictError(`${requestId} is already answered; ${author}'s ${row.kind} is not stored.`);
+    };
+  }
+
+  /**
+   * A room request's crow declines and hands it on to the next crow: its decline reopens the
+   * obligation (claimed -> awaiting_claim, no respondent) instead of closing it, so the next
+   * crow's claim takes it. Refused like an answer when the obligation is no longer the crow's.
+   */
+  handOn(requestId: string, crow: string): Within {
+    return async (tx, row) => {
+      const reopened = await tx.obligation.updateMany({
+        // Claimed by this crow, or still unclaimed (a quarantined crow declines before it claims).
+        where: { id: requestId, OR: [{ respondent: crow, stage: "claimed" }, { respondent: "", stage: "awaiting_claim" }] },
+        data: { respondent: "", stage: "awaiting_claim", claimedAt: null, nudgeId: "", nudgedAt: null },
+      });
+      if (reopened.count > 0) return this.effects.disarm(requestId, crow);
+      if ((await tx.obligation.count({ where: { requestId } })) === 0) return;
+      throw new ConflictError(`${requestId} is no longer ${crow}'s to hand on; ${crow}'s ${row.kind} is not stored.`);
+    };
+  }
+
+  /** Closes an obligation that ends with no post (Boss saturated, the respondent refused by a guardrail). */
+  async closeWithoutPost(requestId: string, respondent: string, why: string): Promise<void> {
+    const closed = await this.deps.prisma.obligation.updateMany({
+      where: { requestId, respondent: { in: respondent === WATCHER ? [WATCHER] : [respondent, ""] }, stage: { in: [...OPEN_STAGES] } },
+      data: { stage: "declined", closedAt: new Date(this.now()) },
+    });
+    if (closed.count > 0) this.deps.logLine(`nests: ${requestId} closed without a reply from ${respondent}: ${why}`);
+    this.effects.disarm(requestId, respondent);
+  }
+}
