@@ -81,7 +81,7 @@ export class Banter {
         recent: recent.map((e) => describeEvent(e.name, JSON.parse(e.payload) as Record<string, unknown>)),
       },
     });
-    const reply = await this.ctx.model.generate(request);
+    const reply = await this.ctx.model.generate({ ...request, lane: this.list.id });
     const tokens = totalTokens(reply.usage);
     const text = reply.text.trim();
     const usable = text !== "" && !text.includes("\n") && text.length <= MAX_LINE_CHARS;

@@ -17,6 +17,8 @@ import { parseRequester, parseTodoText } from "./todo-text.ts";
 import { TrustLedger } from "./trust.ts";
 import { instanceIdOf } from "../storage/instance.ts";
 import { describeError } from "../ops/describe-error.ts";
+import type { FlightBoard } from "./flight-board.ts";
+import { ProviderWaits } from "./flight-watch.ts";
 
 export interface FlockDeps {
   config: Config;
@@ -29,6 +31,8 @@ export interface FlockDeps {
   crew: CrewDirectory;
   logLine: (line: string) => void;
   now?: () => number;
+  /** Where flights waiting on the provider, and their streamed text, are shown. */
+  board?: FlightBoard;
 }
 
 /** What a list run needs from the flock. */
@@ -37,6 +41,8 @@ export interface FlockContext extends FlockDeps {
   approvals: ApprovalDesk;
   picker: CrewPicker;
   signal: AbortSignal;
+  /** Stored patience deadlines of flights waiting on the provider. */
+  providerWaits: ProviderWaits;
 }
 
 export class Flock {
@@ -64,7 +70,7 @@ export class Flock {
     this.approvals = new ApprovalDesk(deps.log, this.trust, deps.config.approvalWindowMs, now, deps.bus);
     this.picker = new CrewPicker(deps.crew);
     this.limiter = new RateLimiter(deps.prisma, now);
-    this.ctx = { ...deps, trust: this.trust, approvals: this.approvals, picker: this.picker, signal: this.stopping.signal };
+    this.ctx = { ...deps, trust: this.trust, approvals: this.approvals, picker: this.picker, signal: this.stopping.signal, providerWaits: new ProviderWaits(deps.prisma) };
   }
 
   /** Accepts a todo list (POST /api/lists): validates, rate-limits, stores it and starts it. */

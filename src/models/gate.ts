@@ -1,0 +1,273 @@
+// One gate per provider for the whole process: every model call passes through it.
+//   - a concurrency cap (CROWS_MODEL_CONCURRENCY): at most that many calls in the air;
+//   - a queue fair across lanes (a lane is a list, or a nest): the next free slot goes to the
+//     lane after the one served last, so a 2-item list posted behind a 50-item one is not held
+//     to the end;
+//   - a pace learned from 429s: each rate limit lowers the start rate, each paced success raises
+//     it a little (the flock uses what the provider allows and does not hammer it);
+//   - a circuit: after `circuitFailures` weather failures in a row it opens; calls wait instead
+//     of hammering the provider; after a cooldown one trial call goes out, and its success closes
+//     the circuit (its failure reopens it for longer). An outage of any length costs a handful
+//     of calls.
+// The cap is per process: with several instances the provider sees up to instances x cap.
+import type { RetryPolicy, WaitNotice } from "./retry-policy.ts";
+import { ModelCallError, ProviderUnavailableError, type TroubleKind } from "./provider-errors.ts";
+
+export interface GateOptions {
+  concurrency: number;
+  /** Weather failures in a row that open the circuit. */
+  circuitFailures: number;
+  /** The backoff that spaces trial calls while the circuit stays open. */
+  policy: Pick<RetryPolicy, "initialIntervalMs" | "backoffCoefficient" | "maximumIntervalMs">;
+  now?: () => number;
+}
+
+export type CircuitState = "closed" | "open" | "half-open";
+
+export interface GateStats {
+  inFlight: number;
+  queued: number;
+  /** Queued calls that wait on the circuit rather than on a free slot. */
+  heldByCircuit: number;
+  circuit: CircuitState;
+  /** Calls per second the gate paces to; Infinity until a rate limit is met. */
+  rate: number;
+}
+
+export type CallOutcome = "ok" | TroubleKind;
+
+export interface TicketRelease {
+  outcome: CallOutcome;
+  status?: number;
+  retryAfterMs?: number;
+}
+
+export interface Ticket {
+  release(result: TicketRelease): void;
+}
+
+export interface AcquireOptions {
+  signal?: AbortSignal;
+  /** The flight's patience deadline, begun (and stored) the first time the circuit holds it. */
+  patience?: (now: number) => Promise<number>;
+  /** Told when the circuit holds this call, with when the next trial goes out. */
+  waiting?: (notice: WaitNotice) => void;
+  /** Refuse at once instead of waiting on an open circuit (the classifier fails closed to "unsure"). */
+  failFast?: boolean;
+}
+
+interface Waiter {
+  lane: string;
+  resolve: (ticket: Ticket) => void;
+  reject: (error: Error) => void;
+  options: AcquireOptions;
+  queuedAt: number;
+  deadline?: number;
+  asking?: boolean;
+}
+
+export interface GateListener {
+  /** A call finished, with how it went. */
+  called?(outcome: CallOutcome): void;
+  circuit?(state: CircuitState): void;
+}
+
+const MIN_RATE = 0.2; // calls per second: the slowest pace a run of rate limits can push the gate to
+const RATE_CUT = 0.85;
+const RATE_GROWTH = 1.02;
+
+export class Gate {
+  private inFlight = 0;
+  // Lane -> its waiters, in arrival order. A Map iterates in insertion order: the lane served is
+  // deleted and re-inserted at the end, which is the round robin.
+  private readonly lanes = new Map<string, Waiter[]>();
+  private circuit: CircuitState = "closed";
+  private openUntil = 0;
+  private opens = 0;
+  private consecutive = 0;
+  private lastTrouble = "";
+  private trialOut = false;
+  private rate = Number.POSITIVE_INFINITY;
+  private nextStart = 0;
+  private cutAt = 0;
+  private readonly successes: number[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private readonly listeners: GateListener[] = [];
+  private readonly now: () => number;
+
+  constructor(
+    readonly name: string,
+    private readonly options: GateOptions,
+  ) {
+    this.now = options.now ?? Date.now;
+  }
+
+  listen(listener: GateListener): void {
+    this.listeners.push(listener);
+  }
+
+  stats(): GateStats {
+    let queued = 0;
+    for (const waiters of this.lanes.values()) queued += waiters.length;
+    return { inFlight: this.inFlight, queued, heldByCircuit: this.circuit === "closed" ? 0 : queued, circuit: this.circuit, rate: this.rate };
+  }
+
+  /** Waits for a slot in `lane`'s turn; rejects on abort, or when the patience ends behind an open circuit. */
+  acquire(lane: string, options: AcquireOptions = {}): Promise<Ticket> {
+    if (options.signal?.aborted) return Promise.reject(new ModelCallError("model call aborted", "aborted"));
+    return new Promise<Ticket>((resolve, reject) => {
+      const waiter: Waiter = { lane, resolve, reject, options, queuedAt: this.now() };
+      const queue = this.lanes.get(lane);
+      if (queue) queue.push(waiter);
+      else this.lanes.set(lane, [waiter]);
+      options.signal?.addEventListener(
+        "abort",
+        () => {
+          if (this.remove(waiter)) reject(new ModelCallError("model call aborted", "aborted"));
+        },
+        { once: true },
+      );
+      this.pump();
+    });
+  }
+
+  private remove(waiter: Waiter): boolean {
+    const queue = this.lanes.get(waiter.lane);
+    const at = queue?.indexOf(waiter) ?? -1;
+    if (!queue || at < 0) return false;
+    queue.splice(at, 1);
+    if (queue.length === 0) this.lanes.delete(waiter.lane);
+    return true;
+  }
+
+  private next(): Waiter | undefined {
+    for (const [lane, queue] of this.lanes) {
+      const waiter = queue.shift()!;
+      this.lanes.delete(lane);
+      if (queue.length > 0) this.lanes.set(lane, queue); // to the back of the round
+      return waiter;
+    }
+    return undefined;
+  }
+
+  private pump(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    while (this.lanes.size > 0) {
+      const now = this.now();
+      if (this.circuit === "open") {
+        if (now < this.openUntil) return this.holdAll(now, this.openUntil);
+        this.setCircuit("half-open");
+        this.trialOut = false;
+      }
+      if (this.circuit === "half-open") {
+        if (this.trialOut || this.inFlight > 0) return this.holdAll(now, undefined);
+        this.trialOut = true;
+        this.admit(this.next()!, now, true);
+        continue;
+      }
+      if (this.inFlight >= this.options.concurrency) return;
+      if (now < this.nextStart) return this.wake(this.nextStart - now);
+      this.nextStart = Number.isFinite(this.rate) ? now + 1000 / this.rate : 0;
+      this.admit(this.next()!, now, false);
+    }
+  }
+
+  /** Every queued call waits on the circuit: each begins its patience, and expires at its end. */
+  private holdAll(now: number, retryAt: number | undefined): void {
+    let soonest = retryAt ?? Number.POSITIVE_INFINITY;
+    for (const queue of this.lanes.values()) {
+      for (const waiter of [...queue]) {
+        if (waiter.options.failFast) {
+          this.remove(waiter);
+          waiter.reject(new ModelCallError(`circuit open: ${this.lastTrouble}`, "weather"));
+          continue;
+        }
+        if (waiter.deadline !== undefined && now >= waiter.deadline) {
+          this.remove(waiter);
+          waiter.reject(new ProviderUnavailableError(now - waiter.queuedAt, this.lastTrouble || "the circuit is open"));
+          continue;
+        }
+        if (waiter.deadline === undefined && !waiter.asking && waiter.options.patience) {
+          waiter.asking = true;
+          void waiter.options.patience(now).then(
+            (deadline) => {
+              waiter.deadline = deadline;
+              this.pump();
+            },
+            () => (waiter.asking = false),
+          );
+        }
+        if (waiter.deadline !== undefined) {
+          soonest = Math.min(soonest, waiter.deadline);
+          waiter.options.waiting?.({ reason: `circuit open: ${this.lastTrouble}`, retryAt: retryAt ?? now, deadline: waiter.deadline, failures: this.consecutive });
+        }
+      }
+    }
+    if (Number.isFinite(soonest)) this.wake(Math.max(1, soonest - now));
+  }
+
+  private wake(ms: number): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.pump(), ms);
+    this.timer.unref?.();
+  }
+
+  private admit(waiter: Waiter, now: number, trial: boolean): void {
+    this.inFlight++;
+    const startedAt = now;
+    const paced = Number.isFinite(this.rate);
+    let released = false;
+    waiter.resolve({
+      release: (result) => {
+        if (released) return;
+        released = true;
+        this.inFlight--;
+        this.record(result, startedAt, paced, trial);
+        for (const listener of this.listeners) listener.called?.(result.outcome);
+        this.pump();
+      },
+    });
+  }
+
+  private record(result: TicketRelease, startedAt: number, paced: boolean, trial: boolean): void {
+    const now = this.now();
+    if (result.outcome === "ok" || result.outcome === "answer") {
+      this.consecutive = 0;
+      if (trial || this.circuit !== "closed") {
+        this.opens = 0;
+        this.setCircuit("closed");
+      }
+      this.successes.push(now);
+      while (this.successes.length > 0 && this.successes[0]! < now - 1000) this.successes.shift();
+      if (paced && startedAt >= this.cutAt) this.rate *= RATE_GROWTH;
+      return;
+    }
+    if (result.outcome === "aborted" || result.outcome === "config" || result.outcome === "unavailable") {
+      if (trial) this.trialOut = false;
+      return;
+    }
+    // Weather or a timeout.
+    this.consecutive++;
+    this.lastTrouble = result.status ? `HTTP ${result.status}` : result.outcome === "timeout" ? "timed out" : "unreachable";
+    if (result.status === 429 && startedAt >= this.cutAt) {
+      while (this.successes.length > 0 && this.successes[0]! < now - 1000) this.successes.shift();
+      const base = Number.isFinite(this.rate) ? this.rate : Math.max(1, this.successes.length);
+      this.rate = Math.max(MIN_RATE, base * RATE_CUT);
+      this.cutAt = now;
+    }
+    if (trial || this.consecutive >= this.options.circuitFailures) {
+      const { initialIntervalMs, backoffCoefficient, maximumIntervalMs } = this.options.policy;
+      const cooldown = Math.min(maximumIntervalMs, initialIntervalMs * backoffCoefficient ** this.opens);
+      this.opens++;
+      this.openUntil = now + Math.max(cooldown, result.retryAfterMs ?? 0);
+      this.setCircuit("open");
+    }
+  }
+
+  private setCircuit(state: CircuitState): void {
+    if (this.circuit === state) return;
+    this.circuit = state;
+    for (const listener of this.listeners) listener.circuit?.(state);
+  }
+}
