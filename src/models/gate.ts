@@ -116,17 +116,27 @@ export class Gate {
   acquire(lane: string, options: AcquireOptions = {}): Promise<Ticket> {
     if (options.signal?.aborted) return Promise.reject(new ModelCallError("model call aborted", "aborted"));
     return new Promise<Ticket>((resolve, reject) => {
-      const waiter: Waiter = { lane, resolve, reject, options, queuedAt: this.now() };
+      const onAbort = () => {
+        if (this.remove(waiter)) reject(new ModelCallError("model call aborted", "aborted"));
+      };
+      const settle = () => options.signal?.removeEventListener("abort", onAbort);
+      const waiter: Waiter = {
+        lane,
+        resolve: (ticket) => {
+          settle();
+          resolve(ticket);
+        },
+        reject: (error) => {
+          settle();
+          reject(error);
+        },
+        options,
+        queuedAt: this.now(),
+      };
       const queue = this.lanes.get(lane);
       if (queue) queue.push(waiter);
       else this.lanes.set(lane, [waiter]);
-      options.signal?.addEventListener(
-        "abort",
-        () => {
-          if (this.remove(waiter)) reject(new ModelCallError("model call aborted", "aborted"));
-        },
-        { once: true },
-      );
+      options.signal?.addEventListener("abort", onAbort, { once: true });
       this.pump();
     });
   }

@@ -38,6 +38,11 @@ export interface FakeOpenAI {
   calls: FakeCall[];
   /** Replace the script mid-test. */
   script: FakeScript;
+  /** Requests being answered now, and the most there ever were at once (the cap, seen from here). */
+  inFlight: number;
+  maxInFlight: number;
+  /** Tokens reported in the usage of every completed 200 answer. */
+  servedTokens: number;
   close(): Promise<void>;
 }
 
@@ -86,9 +91,12 @@ function streamCompletion(res: http.ServerResponse, index: number, model: string
 
 export async function startFakeOpenAI(script: FakeScript = defaultScript): Promise<FakeOpenAI> {
   const calls: FakeCall[] = [];
-  const fake: FakeOpenAI = { url: "", calls, script, close: async () => {} };
+  const fake: FakeOpenAI = { url: "", calls, script, inFlight: 0, maxInFlight: 0, servedTokens: 0, close: async () => {} };
 
   const server = http.createServer((req, res) => {
+    fake.inFlight++;
+    fake.maxInFlight = Math.max(fake.maxInFlight, fake.inFlight);
+    res.once("close", () => fake.inFlight--);
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", async () => {
@@ -125,6 +133,7 @@ export async function startFakeOpenAI(script: FakeScript = defaultScript): Promi
         res.writeHead(status, headers).end(JSON.stringify({ error: { message: `fake error ${status}`, type: "server_error" } }));
         return;
       }
+      if (reply.usage) fake.servedTokens += reply.usage.prompt_tokens + reply.usage.completion_tokens;
       if (body.stream === true) {
         streamCompletion(res, index, typeof body.model === "string" ? body.model : "fake", reply, reply.headers ?? {});
         return;
