@@ -23,6 +23,8 @@ export interface FlightText {
   itemId: string;
   crow: string;
   delta: string;
+  /** The first piece of a try: a retried flight's text starts again here. */
+  first: boolean;
 }
 
 export type BoardChange = { kind: "waiting"; flight: WaitingFlight } | { kind: "resumed"; flightId: string; listId: string; itemId: string; crow: string };

@@ -46,6 +46,6 @@ export function flightWatch(
     deadline: (now, patienceMs) => waits.deadline(flight.itemId, now, patienceMs),
     waiting: (notice) => board?.wait({ ...flight, reason: notice.reason, retryAt: notice.retryAt, deadline: notice.deadline }),
     resumed: () => board?.resume(flight.flightId),
-    ...(board ? { text: (delta: string) => board.text({ ...flight, delta }) } : {}),
+    ...(board ? { text: (delta: string, first: boolean) => board.text({ ...flight, delta, first }) } : {}),
   };
 }

@@ -78,8 +78,8 @@ export interface FlightWatch {
   waiting?(notice: { reason: string; retryAt: number; deadline: number }): void;
   /** A try went out again after a wait. */
   resumed?(): void;
-  /** A piece of the answer as the provider streams it (a view: never stored). */
-  text?(delta: string): void;
+  /** A piece of the answer as the provider streams it (a view: never stored); `first` starts a try's text afresh. */
+  text?(delta: string, first: boolean): void;
 }
 
 export interface Usage {

@@ -186,14 +186,14 @@ function bossReply(input: BossInput): string {
 }
 
 /** The offline answer, handed to a listening flight in a few word-aligned chunks, as a provider streams. */
-export function streamInChunks(text: string, deliver: (delta: string) => void, chunks = 4): void {
+export function streamInChunks(text: string, deliver: (delta: string, first: boolean) => void, chunks = 4): void {
   const size = Math.ceil(text.length / chunks);
   let start = 0;
   while (start < text.length) {
     let end = Math.min(text.length, start + size);
     const space = text.indexOf(" ", end);
     if (end < text.length && space > 0 && space - end < 24) end = space + 1;
-    deliver(text.slice(start, end));
+    deliver(text.slice(start, end), start === 0);
     start = end;
   }
 }

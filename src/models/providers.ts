@@ -141,8 +141,8 @@ export class ProviderModel implements Model {
     let usage: SdkUsage;
     for await (const part of result.fullStream) {
       if (part.type === "text-delta") {
+        if (part.text) request.watch?.text?.(part.text, text === "");
         text += part.text;
-        if (part.text) request.watch?.text?.(part.text);
       } else if (part.type === "error") {
         throw part.error;
       } else if (part.type === "finish") {
