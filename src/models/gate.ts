@@ -147,6 +147,8 @@ export class Gate {
     if (!queue || at < 0) return false;
     queue.splice(at, 1);
     if (queue.length === 0) this.lanes.delete(waiter.lane);
+    // Nobody left to wake: a pending wake-up must not keep a stopping process alive.
+    if (this.lanes.size === 0) clearTimeout(this.timer);
     return true;
   }
 
@@ -219,8 +221,8 @@ export class Gate {
 
   private wake(ms: number): void {
     clearTimeout(this.timer);
+    // Not unref'd: a call held by the circuit is work in progress, and keeps the process up.
     this.timer = setTimeout(() => this.pump(), ms);
-    this.timer.unref?.();
   }
 
   private admit(waiter: Waiter, now: number, trial: boolean): void {
