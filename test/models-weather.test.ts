@@ -4,7 +4,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { APICallError } from "ai";
-import { classifyProviderError, ModelCallError, ProviderUnavailableError, retryAfterMs } from "../src/models/provider-errors.ts";
+import { classifyProviderError, ModelCallError, ProviderUnavailableError, rateLimitsFrom, retryAfterMs } from "../src/models/provider-errors.ts";
 import { backoffMs, withRetries, type RetryPolicy } from "../src/models/retry-policy.ts";
 import { Gate } from "../src/models/gate.ts";
 import { SystemOneClassifier } from "../src/classifier/systemone.ts";
@@ -204,6 +204,30 @@ test("a held call whose patience ends behind the open circuit fails as unavailab
   const fast = await gate.acquire("classifier", { failFast: true }).catch((e: unknown) => e);
   assert.instance(fast, ModelCallError);
   assert.match((fast as Error).message, /circuit open/);
+});
+
+test("the gate paces to the provider's announced limit while its window runs low, and not while it has room", async () => {
+  assert.equal(rateLimitsFrom({ "x-ratelimit-limit-requests": "600", "x-ratelimit-remaining-requests": "3" }), { limit: 600, remaining: 3 });
+  assert.equal(rateLimitsFrom({ "anthropic-ratelimit-requests-limit": "50", "anthropic-ratelimit-requests-remaining": "0" }), { limit: 50, remaining: 0 });
+  assert.is(rateLimitsFrom({ "x-ratelimit-limit-requests": "600" }), undefined);
+  assert.is(rateLimitsFrom({}), undefined);
+  for (const perMinute of [600, 1200]) {
+    const gate = new Gate("test", { concurrency: 4, circuitFailures: 5, policy: gatePolicy });
+    (await gate.acquire("a")).release({ outcome: "ok", limits: { limit: perMinute, remaining: 0 } });
+    assert.is(gate.stats().rate, perMinute / 60);
+    const starts: number[] = [];
+    await Promise.all(
+      Array.from({ length: 6 }, async () => {
+        const ticket = await gate.acquire("a");
+        starts.push(Date.now());
+        ticket.release({ outcome: "ok", limits: { limit: perMinute, remaining: 0 } });
+      }),
+    );
+    const spacing = 60_000 / perMinute;
+    for (let i = 1; i < starts.length; i++) assert.ok(starts[i]! - starts[i - 1]! >= spacing - 15, `${perMinute}/min: starts ${starts[i]! - starts[i - 1]!} ms apart`);
+    (await gate.acquire("a")).release({ outcome: "ok", limits: { limit: perMinute, remaining: 500 } });
+    assert.is(gate.stats().rate, Number.POSITIVE_INFINITY, "room in the window: unpaced");
+  }
 });
 
 test("System One calls go through their own gate: capped, and unsure at once while its circuit is open", async () => {

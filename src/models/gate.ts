@@ -3,15 +3,20 @@
 //   - a queue fair across lanes (a lane is a list, or a nest): the next free slot goes to the
 //     lane after the one served last, so a 2-item list posted behind a 50-item one is not held
 //     to the end;
-//   - a pace learned from 429s: each rate limit lowers the start rate, each paced success raises
-//     it a little (the flock uses what the provider allows and does not hammer it);
+//   - a pace from the provider's own rate-limit headers (OpenAI's x-ratelimit-*-requests,
+//     Anthropic's anthropic-ratelimit-requests-*): while few requests remain in its window, the
+//     gate keeps a mirror of the provider's bucket (what remained at the last answer, less the
+//     calls in the air, refilled at the limit per minute) and starts a call only with a request
+//     left in it, so the flock uses what the provider allows without hammering it. A provider that announces nothing is not paced: each 429 waits out its
+//     own Retry-After, and a run of them opens the circuit. (A pace guessed from 429s alone cannot
+//     tell a rate limit from a provider that refuses at random, and collapses on the latter.);
 //   - a circuit: after `circuitFailures` weather failures in a row it opens; calls wait instead
 //     of hammering the provider; after a cooldown one trial call goes out, and its success closes
 //     the circuit (its failure reopens it for longer). An outage of any length costs a handful
 //     of calls.
 // The cap is per process: with several instances the provider sees up to instances x cap.
 import type { RetryPolicy, WaitNotice } from "./retry-policy.ts";
-import { ModelCallError, ProviderUnavailableError, type TroubleKind } from "./provider-errors.ts";
+import { ModelCallError, ProviderUnavailableError, type RateLimits, type TroubleKind } from "./provider-errors.ts";
 
 export interface GateOptions {
   concurrency: number;
@@ -30,7 +35,7 @@ export interface GateStats {
   /** Queued calls that wait on the circuit rather than on a free slot. */
   heldByCircuit: number;
   circuit: CircuitState;
-  /** Calls per second the gate paces to; Infinity until a rate limit is met. */
+  /** Calls per second the gate paces to; Infinity while the provider's window has room. */
   rate: number;
 }
 
@@ -40,6 +45,8 @@ export interface TicketRelease {
   outcome: CallOutcome;
   status?: number;
   retryAfterMs?: number;
+  /** The provider's announced request limit, read from this answer's headers. */
+  limits?: RateLimits;
 }
 
 export interface Ticket {
@@ -72,9 +79,8 @@ export interface GateListener {
   circuit?(state: CircuitState): void;
 }
 
-const MIN_RATE = 0.2; // calls per second: the slowest pace a run of rate limits can push the gate to
-const RATE_CUT = 0.85;
-const RATE_GROWTH = 1.02;
+/** Pace once no more than this many calls' worth (times the cap) remain in the provider's window. */
+const LOW_REMAINING_PER_SLOT = 2;
 
 export class Gate {
   private inFlight = 0;
@@ -88,9 +94,11 @@ export class Gate {
   private lastTrouble = "";
   private trialOut = false;
   private rate = Number.POSITIVE_INFINITY;
-  private nextStart = 0;
-  private cutAt = 0;
-  private readonly successes: number[] = [];
+  // The mirror of the provider's bucket while paced: requests left at `leftAt`, and the most it
+  // was seen to hold (its burst).
+  private left = 0;
+  private leftAt = 0;
+  private burst = 1;
   private timer: NodeJS.Timeout | undefined;
   private readonly listeners: GateListener[] = [];
   private readonly now: () => number;
@@ -179,8 +187,12 @@ export class Gate {
         continue;
       }
       if (this.inFlight >= this.options.concurrency) return;
-      if (now < this.nextStart) return this.wake(this.nextStart - now);
-      this.nextStart = Number.isFinite(this.rate) ? now + 1000 / this.rate : 0;
+      if (Number.isFinite(this.rate)) {
+        const left = Math.min(this.burst, this.left + ((now - this.leftAt) / 1000) * this.rate);
+        if (left < 1) return this.wake(Math.max(1, Math.ceil(((1 - left) / this.rate) * 1000)));
+        this.left = left - 1;
+        this.leftAt = now;
+      }
       this.admit(this.next()!, now, false);
     }
   }
@@ -225,34 +237,30 @@ export class Gate {
     this.timer = setTimeout(() => this.pump(), ms);
   }
 
-  private admit(waiter: Waiter, now: number, trial: boolean): void {
+  private admit(waiter: Waiter, _now: number, trial: boolean): void {
     this.inFlight++;
-    const startedAt = now;
-    const paced = Number.isFinite(this.rate);
     let released = false;
     waiter.resolve({
       release: (result) => {
         if (released) return;
         released = true;
         this.inFlight--;
-        this.record(result, startedAt, paced, trial);
+        this.record(result, trial);
         for (const listener of this.listeners) listener.called?.(result.outcome);
         this.pump();
       },
     });
   }
 
-  private record(result: TicketRelease, startedAt: number, paced: boolean, trial: boolean): void {
+  private record(result: TicketRelease, trial: boolean): void {
     const now = this.now();
+    if (result.limits) this.pace(result.limits);
     if (result.outcome === "ok" || result.outcome === "answer") {
       this.consecutive = 0;
       if (trial || this.circuit !== "closed") {
         this.opens = 0;
         this.setCircuit("closed");
       }
-      this.successes.push(now);
-      while (this.successes.length > 0 && this.successes[0]! < now - 1000) this.successes.shift();
-      if (paced && startedAt >= this.cutAt) this.rate *= RATE_GROWTH;
       return;
     }
     if (result.outcome === "aborted" || result.outcome === "config" || result.outcome === "unavailable") {
@@ -262,12 +270,6 @@ export class Gate {
     // Weather or a timeout.
     this.consecutive++;
     this.lastTrouble = result.status ? `HTTP ${result.status}` : result.outcome === "timeout" ? "timed out" : "unreachable";
-    if (result.status === 429 && startedAt >= this.cutAt) {
-      while (this.successes.length > 0 && this.successes[0]! < now - 1000) this.successes.shift();
-      const base = Number.isFinite(this.rate) ? this.rate : Math.max(1, this.successes.length);
-      this.rate = Math.max(MIN_RATE, base * RATE_CUT);
-      this.cutAt = now;
-    }
     if (trial || this.consecutive >= this.options.circuitFailures) {
       const { initialIntervalMs, backoffCoefficient, maximumIntervalMs } = this.options.policy;
       const cooldown = Math.min(maximumIntervalMs, initialIntervalMs * backoffCoefficient ** this.opens);
@@ -275,6 +277,20 @@ export class Gate {
       this.openUntil = now + Math.max(cooldown, result.retryAfterMs ?? 0);
       this.setCircuit("open");
     }
+  }
+
+  /** Paces to the provider's limit per minute while its window runs low; unpaced while it has room. */
+  private pace(limits: RateLimits): void {
+    const low = limits.remaining <= this.options.concurrency * LOW_REMAINING_PER_SLOT;
+    if (!low) {
+      this.rate = Number.POSITIVE_INFINITY;
+      return;
+    }
+    this.rate = limits.limit / 60;
+    this.burst = Math.max(1, Math.min(this.options.concurrency * LOW_REMAINING_PER_SLOT, Math.max(this.burst, limits.remaining)));
+    // What the provider had left when it answered, less what is in the air since (each will take one).
+    this.left = Math.max(0, limits.remaining - this.inFlight);
+    this.leftAt = this.now();
   }
 
   private setCircuit(state: CircuitState): void {

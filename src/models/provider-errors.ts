@@ -22,6 +22,8 @@ export class ModelCallError extends Error {
     readonly retryAfterMs?: number,
     /** The provider's HTTP status, when it answered with one. */
     readonly status?: number,
+    /** The request limit the provider announced with the failure. */
+    readonly limits?: RateLimits,
   ) {
     super(message);
     this.name = "ModelCallError";
@@ -37,7 +39,6 @@ export class ModelCallError extends Error {
 export class ProviderUnavailableError extends ModelCallError {
   constructor(waitedMs: number, last: string) {
     super(`model provider unavailable for ${Math.round(waitedMs / 1000)} s (${last})`, "unavailable");
-    this.name = "ProviderUnavailableError";
   }
 }
 
@@ -66,8 +67,9 @@ export function classifyProviderError(error: unknown, state: { timedOut: boolean
     if (status === undefined) return new ModelCallError("model provider unreachable", "weather");
     if (status >= 200 && status < 300) return new ModelCallError("model provider sent a malformed reply", "answer");
     if (isWeatherStatus(status)) {
-      const wait = retryAfterMs(error.responseHeaders ?? {}, status, state.now ?? Date.now());
-      return new ModelCallError(`model provider answered HTTP ${status}`, "weather", wait, status);
+      const headers = error.responseHeaders ?? {};
+      const wait = retryAfterMs(headers, status, state.now ?? Date.now());
+      return new ModelCallError(`model provider answered HTTP ${status}`, "weather", wait, status, rateLimitsFrom(headers));
     }
     return new ModelCallError(CONFIG_HINTS[status] ?? `the provider refused the request (HTTP ${status})`, "config", undefined, status);
   }
@@ -119,6 +121,30 @@ export function retryAfterMs(headers: Record<string, string | undefined>, status
   const exhausted = resets.filter((r) => r.exhausted);
   if (exhausted.length > 0) return Math.max(...exhausted.map((r) => r.ms));
   return resets.length > 0 ? Math.min(...resets.map((r) => r.ms)) : undefined;
+}
+
+/** A provider's request limit as its headers announce it on every answer. */
+export interface RateLimits {
+  /** Requests allowed per minute. */
+  limit: number;
+  /** Requests left in the window now. */
+  remaining: number;
+}
+
+/**
+ * The request limit from OpenAI's x-ratelimit-limit-requests / x-ratelimit-remaining-requests or
+ * Anthropic's anthropic-ratelimit-requests-limit / -remaining (both per minute); undefined when absent.
+ */
+export function rateLimitsFrom(headers: Record<string, string | undefined> | undefined): RateLimits | undefined {
+  if (!headers) return undefined;
+  const lower = new Map(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v?.trim()]));
+  for (const prefix of ["x-ratelimit-", "anthropic-ratelimit-"]) {
+    const [limitName, remainingName] = prefix === "x-ratelimit-" ? ["x-ratelimit-limit-requests", "x-ratelimit-remaining-requests"] : ["anthropic-ratelimit-requests-limit", "anthropic-ratelimit-requests-remaining"];
+    const limit = Number(lower.get(limitName));
+    const remaining = Number(lower.get(remainingName));
+    if (lower.has(limitName) && lower.has(remainingName) && Number.isFinite(limit) && limit > 0 && Number.isFinite(remaining) && remaining >= 0) return { limit, remaining };
+  }
+  return undefined;
 }
 
 /** "1s", "6m0s", "20ms", "1h2m3.5s", a bare number of seconds, a unix time, or an RFC 3339 time. */

@@ -14,7 +14,7 @@ import { generateText, NoObjectGeneratedError, Output, streamText, type Language
 import { ConfigError, type Config } from "../config.ts";
 import type { Model, ModelReply, ModelRequest, Role } from "./model.ts";
 import { estimateTokens } from "./offline.ts";
-import { classifyProviderError, ModelCallError } from "./provider-errors.ts";
+import { classifyProviderError, ModelCallError, rateLimitsFrom, type RateLimits } from "./provider-errors.ts";
 import { retryPolicyFrom, withRetries, type RetryPolicy } from "./retry-policy.ts";
 import { Gate } from "./gate.ts";
 import { StructuredTriage } from "./structured-output.ts";
@@ -92,12 +92,17 @@ export class ProviderModel implements Model {
           watch?.resumed?.();
         }
         try {
-          const reply = await this.attempt(request, Math.round(this.options.timeoutMs * timeoutFactor));
-          ticket.release({ outcome: "ok" });
+          const { reply, limits } = await this.attempt(request, Math.round(this.options.timeoutMs * timeoutFactor));
+          ticket.release({ outcome: "ok", ...(limits ? { limits } : {}) });
           return reply;
         } catch (error) {
           const failure = error instanceof ModelCallError ? error : new ModelCallError("model call failed", "answer");
-          ticket.release({ outcome: failure.kind, ...(failure.status ? { status: failure.status } : {}), ...(failure.retryAfterMs !== undefined ? { retryAfterMs: failure.retryAfterMs } : {}) });
+          ticket.release({
+            outcome: failure.kind,
+            ...(failure.status ? { status: failure.status } : {}),
+            ...(failure.retryAfterMs !== undefined ? { retryAfterMs: failure.retryAfterMs } : {}),
+            ...(failure.limits ? { limits: failure.limits } : {}),
+          });
           throw failure;
         }
       },
@@ -105,7 +110,7 @@ export class ProviderModel implements Model {
   }
 
   /** One try against the provider, with its own timeout; throws a classified ModelCallError. */
-  async attempt(request: ModelRequest, timeoutMs: number): Promise<ModelReply> {
+  async attempt(request: ModelRequest, timeoutMs: number): Promise<{ reply: ModelReply; limits?: RateLimits }> {
     const timeout = AbortSignal.timeout(timeoutMs);
     const signal = request.signal ? AbortSignal.any([request.signal, timeout]) : timeout;
     // The Sentry's triage is a bare JSON object, so a schema or JSON mode fits it; Boss's orders
@@ -115,16 +120,16 @@ export class ProviderModel implements Model {
     try {
       if (wantsJson && this.structured.enabled) {
         const asked = await this.structured.ask((output) => generateText({ ...this.base(request, signal), output }), jsonMode);
-        if (asked) return this.reply(asked.text, asked.usage, request);
+        if (asked) return this.reply(asked.text, asked.usage, request, asked.headers);
       }
       if (STREAMED_ROLES.has(request.role) && request.watch?.text) return await this.stream(request, signal);
       const result = await generateText({ ...this.base(request, signal), ...(jsonMode ? { output: Output.json() } : {}) });
-      return this.reply(result.text, result.usage, request);
+      return this.reply(result.text, result.usage, request, result.response.headers);
     } catch (error) {
       if (error instanceof ModelCallError) throw error;
       // JSON mode that came back as not-JSON is still a reply: the pipeline validates and falls back.
       if (NoObjectGeneratedError.isInstance(error) && typeof error.text === "string") {
-        return this.reply(error.text, error.usage, request);
+        return this.reply(error.text, error.usage, request, error.response?.headers);
       }
       throw classifyProviderError(error, { timedOut: timeout.aborted, aborted: request.signal?.aborted === true, timeoutMs });
     }
@@ -135,7 +140,7 @@ export class ProviderModel implements Model {
   }
 
   /** Streams a plain-text answer to the flight as it comes; the reply is the whole text, as before. */
-  private async stream(request: ModelRequest, signal: AbortSignal): Promise<ModelReply> {
+  private async stream(request: ModelRequest, signal: AbortSignal): Promise<{ reply: ModelReply; limits?: RateLimits }> {
     const result = streamText({ ...this.base(request, signal), onError: () => {} });
     let text = "";
     let usage: SdkUsage;
@@ -151,13 +156,14 @@ export class ProviderModel implements Model {
         throw new Error("aborted");
       }
     }
-    return this.reply(text, usage, request);
+    return this.reply(text, usage, request, (await result.response).headers);
   }
 
-  private reply(text: string, usage: SdkUsage, request: ModelRequest): ModelReply {
+  private reply(text: string, usage: SdkUsage, request: ModelRequest, headers?: Record<string, string>): { reply: ModelReply; limits?: RateLimits } {
     if (text.trim().length === 0) throw new ModelCallError("model provider sent a malformed reply (empty text)", "answer");
+    const limits = rateLimitsFrom(headers);
     // Token counts come from the provider; a provider that omits them is estimated like offline.
-    return {
+    const reply: ModelReply = {
       text,
       usage: {
         inputTokens: usage?.inputTokens ?? estimateTokens(request.system + request.prompt),
@@ -165,6 +171,7 @@ export class ProviderModel implements Model {
       },
       model: this.name,
     };
+    return limits ? { reply, limits } : { reply };
   }
 }
 
