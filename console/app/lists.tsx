@@ -214,7 +214,9 @@ function ListView({ listId, onFinished }: { listId: string; onFinished: () => vo
       }),
     [listId],
   );
-  const weather = useFlightWeather(listId);
+  // Only while the list runs: once it is known finished (its stream replayed list.finished) no
+  // flight can wait or stream, and two idle streams per finished list would cost for nothing.
+  const weather = useFlightWeather(listId, state.events.length > 0 && !state.finished);
   const budget = state.budget ?? data?.list?.tokenBudget;
   return (
     <article class="list" aria-label={`List ${listId}`}>

@@ -23,11 +23,12 @@ export interface FlightWeather {
   text: Record<string, Record<string, { crow: string; text: string }>>;
 }
 
-/** Follows a list's waiting flights and streamed text while the list view is open. */
-export function useFlightWeather(listId: string): FlightWeather {
+/** Follows a running list's waiting flights and streamed text while its view is open (a finished list has neither). */
+export function useFlightWeather(listId: string, running: boolean): FlightWeather {
   const [waits, setWaits] = useState<Record<string, Wait[]>>({});
   const [text, setText] = useState<FlightWeather["text"]>({});
   useEffect(() => {
+    if (!running) return;
     let n = 0; // these streams have no stored cursor: each item is new
     const stopWaits = follow<any>({
       name: `waits ${listId}`,
@@ -64,7 +65,7 @@ export function useFlightWeather(listId: string): FlightWeather {
       stopWaits();
       stopText();
     };
-  }, [listId]);
+  }, [listId, running]);
   return { waits, text };
 }
 
