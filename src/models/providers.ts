@@ -78,7 +78,7 @@ export class ProviderModel implements Model {
         },
         ...(request.signal ? { signal: request.signal } : {}),
       },
-      async (_n, timeoutFactor) => {
+      async (_n, timeoutFactor, deadline) => {
         const ticket = await gate.acquire(request.lane ?? "other", {
           ...(request.signal ? { signal: request.signal } : {}),
           patience: (now) => watch?.deadline(now, policy.patienceMs) ?? Promise.resolve(now + policy.patienceMs),
@@ -92,7 +92,10 @@ export class ProviderModel implements Model {
           watch?.resumed?.();
         }
         try {
-          const { reply, limits } = await this.attempt(request, Math.round(this.options.timeoutMs * timeoutFactor));
+          // A grown timeout never runs a try past the patience (but never below the configured one).
+          const grown = this.options.timeoutMs * timeoutFactor;
+          const timeoutMs = Math.round(deadline === undefined ? grown : Math.min(grown, Math.max(this.options.timeoutMs, deadline - Date.now())));
+          const { reply, limits } = await this.attempt(request, timeoutMs);
           ticket.release({ outcome: "ok", ...(limits ? { limits } : {}) });
           return reply;
         } catch (error) {

@@ -64,10 +64,10 @@ export interface RetryHooks {
 
 /**
  * Runs `attempt` until it succeeds, fails with trouble the policy does not wait out, or the
- * patience ends (ProviderUnavailableError). `attempt` gets the try's number (0 first) and its
- * timeout factor (grown after each timeout).
+ * patience ends (ProviderUnavailableError). `attempt` gets the try's number (0 first), its
+ * timeout factor (grown after each timeout) and the patience deadline once a wait began it.
  */
-export async function withRetries<T>(policy: RetryPolicy, hooks: RetryHooks, attempt: (n: number, timeoutFactor: number) => Promise<T>): Promise<T> {
+export async function withRetries<T>(policy: RetryPolicy, hooks: RetryHooks, attempt: (n: number, timeoutFactor: number, deadline: number | undefined) => Promise<T>): Promise<T> {
   const now = hooks.now ?? Date.now;
   const sleep = hooks.sleep ?? abortableSleep;
   let deadline: number | undefined;
@@ -75,7 +75,7 @@ export async function withRetries<T>(policy: RetryPolicy, hooks: RetryHooks, att
   let timeoutFactor = 1;
   for (let n = 0; ; n++) {
     try {
-      return await attempt(n, timeoutFactor);
+      return await attempt(n, timeoutFactor, deadline);
     } catch (error) {
       if (!(error instanceof ModelCallError) || !policy.retryable.has(error.kind) || hooks.signal?.aborted) throw error;
       if (error.kind === "timeout") timeoutFactor *= policy.timeoutGrowth;
