@@ -28,6 +28,8 @@ export interface FakeReply {
   headers?: Record<string, string>;
   /** Drop the connection without an answer (a reset, as a crashing proxy does). */
   reset?: boolean;
+  /** When streaming, wait this long between pieces (a model writing as it goes). */
+  chunkDelayMs?: number;
 }
 
 export type FakeScript = (call: FakeCall, index: number) => FakeReply | Promise<FakeReply>;
@@ -76,14 +78,18 @@ export const defaultScript: FakeScript = (call) => {
 };
 
 /** Chat-completion chunks over SSE, the way OpenAI streams: the content in a few pieces, usage last. */
-function streamCompletion(res: http.ServerResponse, index: number, model: string, reply: FakeReply, headers: Record<string, string>): void {
+async function streamCompletion(res: http.ServerResponse, index: number, model: string, reply: FakeReply, headers: Record<string, string>): Promise<void> {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", ...headers });
   const content = reply.content ?? "";
   const base = { id: `chatcmpl-fake-${index}`, object: "chat.completion.chunk", created: Math.floor(Date.now() / 1000), model };
   const pieces = content.match(/[\s\S]{1,12}/g) ?? [];
   const send = (chunk: unknown) => res.write(`data: ${JSON.stringify(chunk)}\n\n`);
   send({ ...base, choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] });
-  for (const piece of pieces) send({ ...base, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] });
+  for (const piece of pieces) {
+    if (reply.chunkDelayMs) await new Promise((resolve) => setTimeout(resolve, reply.chunkDelayMs));
+    if (res.destroyed) return;
+    send({ ...base, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] });
+  }
   send({ ...base, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] });
   if (reply.usage) send({ ...base, choices: [], usage: { ...reply.usage, total_tokens: reply.usage.prompt_tokens + reply.usage.completion_tokens } });
   res.end("data: [DONE]\n\n");
@@ -135,7 +141,7 @@ export async function startFakeOpenAI(script: FakeScript = defaultScript): Promi
       }
       if (reply.usage) fake.servedTokens += reply.usage.prompt_tokens + reply.usage.completion_tokens;
       if (body.stream === true) {
-        streamCompletion(res, index, typeof body.model === "string" ? body.model : "fake", reply, reply.headers ?? {});
+        void streamCompletion(res, index, typeof body.model === "string" ? body.model : "fake", reply, reply.headers ?? {});
         return;
       }
       const completion: Record<string, unknown> = {
