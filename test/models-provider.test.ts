@@ -205,6 +205,24 @@ test("a 500 followed by a good reply succeeds on the retry", async () => {
   );
 });
 
+test("a stream cut mid-answer is weather: asked again, its text starts afresh, and only the whole answer's usage counts", async () => {
+  for (const cutAfter of [0, 1, 3]) {
+    await withFake(
+      (_call, index) => ({ content: "The whole answer, streamed in pieces.", usage: { prompt_tokens: 10 + index, completion_tokens: 5 }, ...(index === 0 ? { resetAfterChunks: cutAfter } : {}) }),
+      async (fake, model) => {
+        const pieces: Array<[string, boolean]> = [];
+        const request = { ...crowRequest(), watch: { deadline: async (now: number, patience: number) => now + patience, text: (delta: string, first: boolean) => pieces.push([delta, first]) } };
+        const reply = await model.generate(request);
+        assert.is(reply.text, "The whole answer, streamed in pieces.");
+        assert.equal(reply.usage, { inputTokens: 11, outputTokens: 5 }, "the second try's usage, once");
+        assert.is(fake.calls.length, 2);
+        const lastStart = pieces.map(([, first]) => first).lastIndexOf(true);
+        assert.is(pieces.slice(lastStart).map(([delta]) => delta).join(""), reply.text, "the text after the last fresh start is the answer");
+      },
+    );
+  }
+});
+
 test("a 400, 401, 403 or 404 is configuration trouble: not retried, and the message names the cause", async () => {
   const causes: Array<[number, RegExp]> = [
     [400, /HTTP 400.*CROWS_MODEL/],

@@ -80,6 +80,7 @@ test("a restart while flights wait on a provider that stays down: the items fail
       const landed = of(events, "crow.landed").filter((e) => e.data.item_id === skip.data.item_id);
       assert.match(landed[landed.length - 1]!.data.error, /model provider unavailable/);
     }
+    assert.is(await server.app.prisma.providerWait.count(), 0, "a failed item keeps no stored wait");
   } finally {
     await server.close();
     await run.fake.close();

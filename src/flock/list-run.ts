@@ -247,6 +247,7 @@ export class ListRun {
       const skipped = await tx.skipItem(item.id, reason);
       return skipped ? wirePayload<"item.skipped">(this.list.id, { item_id: item.id, reason }) : null;
     });
+    await this.ctx.providerWaits.clear(item.id); // a skipped item waits for nothing
   }
 }
 

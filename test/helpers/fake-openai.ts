@@ -30,6 +30,8 @@ export interface FakeReply {
   reset?: boolean;
   /** When streaming, wait this long between pieces (a model writing as it goes). */
   chunkDelayMs?: number;
+  /** When streaming, drop the connection after this many pieces (a reset mid-answer). */
+  resetAfterChunks?: number;
 }
 
 export type FakeScript = (call: FakeCall, index: number) => FakeReply | Promise<FakeReply>;
@@ -85,9 +87,13 @@ async function streamCompletion(res: http.ServerResponse, index: number, model: 
   const pieces = content.match(/[\s\S]{1,12}/g) ?? [];
   const send = (chunk: unknown) => res.write(`data: ${JSON.stringify(chunk)}\n\n`);
   send({ ...base, choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] });
-  for (const piece of pieces) {
+  for (const [i, piece] of pieces.entries()) {
     if (reply.chunkDelayMs) await new Promise((resolve) => setTimeout(resolve, reply.chunkDelayMs));
     if (res.destroyed) return;
+    if (reply.resetAfterChunks !== undefined && i >= reply.resetAfterChunks) {
+      res.socket?.destroy();
+      return;
+    }
     send({ ...base, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] });
   }
   send({ ...base, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] });
