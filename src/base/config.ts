@@ -27,6 +27,18 @@ export interface Config {
   banterWaitMs: number;
   /** Per-call model timeout. */
   modelTimeoutMs: number;
+  /** How long a flight keeps trying a provider that is busy or down before its item fails (default: the approval window). */
+  modelPatienceMs: number;
+  /** Model calls in the air at once, per process (the provider gate's cap). */
+  modelConcurrency: number;
+  /** First backoff after provider trouble when the provider names no wait. */
+  modelBackoffMs: number;
+  /** Longest computed backoff (a provider's own Retry-After may be longer, within the patience). */
+  modelBackoffMaxMs: number;
+  /** Provider failures in a row that open the gate's circuit. */
+  modelCircuitFailures: number;
+  /** System One calls in the air at once, per process (the classifier's own gate). */
+  jevConcurrency: number;
   /** Per-call classifier timeout. */
   jevTimeoutMs: number;
   /** How long a running list stays this instance's without a renewal (several instances). */
@@ -134,6 +146,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     itemConcurrency: int(env, "CROWS_ITEM_CONCURRENCY", 4, 1, 50),
     banterWaitMs: int(env, "CROWS_BANTER_WAIT_MS", 20_000, 0),
     modelTimeoutMs: int(env, "CROWS_MODEL_TIMEOUT_MS", 60_000, 10),
+    modelPatienceMs: int(env, "CROWS_MODEL_PATIENCE_MS", int(env, "CROWS_APPROVAL_WINDOW_MS", 600_000, 1), 0),
+    modelConcurrency: int(env, "CROWS_MODEL_CONCURRENCY", 4, 1, 256),
+    modelBackoffMs: int(env, "CROWS_MODEL_BACKOFF_MS", 500, 1),
+    modelBackoffMaxMs: int(env, "CROWS_MODEL_BACKOFF_MAX_MS", 60_000, 1),
+    modelCircuitFailures: int(env, "CROWS_MODEL_CIRCUIT_FAILURES", 5, 1, 1000),
+    jevConcurrency: int(env, "CROWS_JEV_CONCURRENCY", 4, 1, 256),
     jevTimeoutMs: int(env, "CROWS_JEV_TIMEOUT_MS", 5_000, 10),
     leaseMs: int(env, "CROWS_LEASE_MS", 30_000, 100),
     instanceId: text(env, "CROWS_INSTANCE_ID"),
