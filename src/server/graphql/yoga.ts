@@ -19,6 +19,7 @@ import { readBody } from "../../http/body.ts";
 import { roleOf, type Role } from "../access.ts";
 import { graphqlLimits } from "./plugins/limits.ts";
 import { decodeBody, refuseUnstorableText } from "../../http/unstorable-text.ts";
+import { MAX_JSON_DEPTH, tooDeep, tooDeepError } from "../../http/json-depth.ts";
 import { useGraphQLStream } from "./stream.ts";
 import { openSubscription, subscriptionParamsOf } from "./subscriptions.ts";
 import { writeSse } from "../../http/sse/node-writer.ts";
@@ -183,6 +184,13 @@ export function createGraphQLYoga(app: App, options: { projectedSubscriptions?: 
   });
 }
 
+/** The JSON-depth 400 with a GraphQL `errors` entry beside its message, so either kind of client reads it. */
+function graphqlTooDeep(where: string): HttpError {
+  const refusal = tooDeepError(where);
+  const errors = [{ message: refusal.message, extensions: { code: "JSON_TOO_DEEP", limit: MAX_JSON_DEPTH } }];
+  return new HttpError(refusal.status, refusal.message, { ...refusal.extra, errors });
+}
+
 export function createGraphQLHandler(app: App, options: GraphQLHandlerOptions = {}): (req: http.IncomingMessage, res: http.ServerResponse, url?: URL) => Promise<void> {
   const native = options.nativeSubscriptions ?? true;
   const yoga = createGraphQLYoga(app, { projectedSubscriptions: native });
@@ -193,11 +201,18 @@ export function createGraphQLHandler(app: App, options: GraphQLHandlerOptions = 
       // keep a reservation in memory). A CORS preflight never gets here: the access check answers it.
       throw new HttpError(405, `${method} is not allowed here. GraphQL takes GET and POST (one POST or GET per subscription).`, {}, { allow: "GET, POST" });
     }
+    // JSON nested past MAX_JSON_DEPTH anywhere (a GET's variables or extensions, any part of a
+    // body, used or not) is refused before Yoga, graphql-sse or a scan of ours parses it.
+    for (const name of ["variables", "extensions"]) {
+      const raw = url.searchParams.get(name);
+      if (raw !== null && tooDeep(raw)) throw graphqlTooDeep(`The "${name}" parameter`);
+    }
     let body: Buffer | undefined;
     if (method !== "GET" && method !== "HEAD") {
       // Read here, under the shared limit (a 413 past it); Yoga takes a body already read from req.body.
       body = await readBody(req);
-      decodeBody(body); // a 400 when it is not UTF-8 (Yoga would read the bad bytes as U+FFFD)
+      const text = decodeBody(body); // a 400 when it is not UTF-8 (Yoga would read the bad bytes as U+FFFD)
+      if (tooDeep(text)) throw graphqlTooDeep("The body");
       (req as http.IncomingMessage & { body?: Buffer }).body = body;
     }
     const params = native ? subscriptionParamsOf(req.method, req.headers, url.searchParams, body) : undefined;
