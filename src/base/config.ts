@@ -43,6 +43,10 @@ export interface Config {
   publicHosts: string[];
   /** How long a claimed nest request may go without a deliver before the harness nudges its crow. */
   nudgeAfterMs: number;
+  /** How long a GraphQL query may run before it is stopped (docs/security.md). */
+  graphqlDeadlineMs: number;
+  /** The largest GraphQL answer, in bytes of JSON. */
+  graphqlMaxAnswerBytes: number;
 }
 
 export class ConfigError extends Error {}
@@ -142,6 +146,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     corsOrigins: origins(env, "CROWS_CORS_ORIGINS"),
     publicHosts: list(env, "CROWS_PUBLIC_HOSTS").map((h) => h.toLowerCase()),
     nudgeAfterMs: int(env, "CROWS_NUDGE_AFTER_MS", 120_000, 10),
+    graphqlDeadlineMs: int(env, "CROWS_GRAPHQL_DEADLINE_MS", 10_000, 10),
+    graphqlMaxAnswerBytes: int(env, "CROWS_GRAPHQL_MAX_ANSWER_BYTES", 16_000_000, 1_000),
     ...overrides,
   };
   if (!["offline", "systemone"].includes(config.jev)) {

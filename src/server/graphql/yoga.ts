@@ -29,6 +29,7 @@ import { compiledQueries } from "./plugins/compiled-queries.ts";
 import { useProjectedSubscriptions } from "./projection/plugin.ts";
 import { projectableSubscriptions } from "../../../schema/events.ts";
 import { graphqlReadCache } from "./plugins/read-cache.ts";
+import { executionBounds, guardResolvers, queryCostLimit } from "./plugins/bounds.ts";
 
 export const GRAPHQL_PATH = "/graphql";
 export const GRAPHQL_SSE_PATH = "/graphql/stream";
@@ -161,6 +162,8 @@ export interface GraphQLHandlerOptions {
 
 /** The Yoga instance behind both paths: its envelop is also what the SSE subscription writer runs. */
 export function createGraphQLYoga(app: App, options: { projectedSubscriptions?: boolean } = {}) {
+  guardResolvers(schema);
+  const bounds = { deadlineMs: app.config.graphqlDeadlineMs, maxAnswerBytes: app.config.graphqlMaxAnswerBytes };
   return createYoga<ServerContext, Context & { role: Role }>({
     schema,
     graphqlEndpoint: GRAPHQL_PATH,
@@ -170,7 +173,7 @@ export function createGraphQLYoga(app: App, options: { projectedSubscriptions?: 
     renderGraphiQL,
     landingPage: false,
     maskedErrors: { maskError: maskCrowsError },
-    plugins: [csrfPrevention, queryStringJson, ...graphqlLimits(), readOnlyTokens, refuseUnstorableText, requestErrorsCoded, useGraphQLStream(GRAPHQL_SSE_PATH, (line) => app.logLine(line)), graphqlMetricsPlugin(app.metrics), graphqlReadCache(() => app.database.readVersion), compiledQueries, useProjectedSubscriptions(options.projectedSubscriptions === false ? {} : projectableSubscriptions)],
+    plugins: [csrfPrevention, queryStringJson, ...graphqlLimits(), readOnlyTokens, refuseUnstorableText, requestErrorsCoded, useGraphQLStream(GRAPHQL_SSE_PATH, (line) => app.logLine(line)), graphqlMetricsPlugin(app.metrics), queryCostLimit(), graphqlReadCache(() => app.database.readVersion), compiledQueries, useProjectedSubscriptions(options.projectedSubscriptions === false ? {} : projectableSubscriptions), executionBounds(bounds)],
     logging: {
       debug: () => {},
       info: () => {},
