@@ -23,6 +23,7 @@ import { MAX_JSON_DEPTH, tooDeep, tooDeepError } from "../../http/json-depth.ts"
 import { useGraphQLStream } from "./stream.ts";
 import { openSubscription, subscriptionParamsOf } from "./subscriptions.ts";
 import { writeSse } from "../../http/sse/node-writer.ts";
+import { asksForStream, type StreamGate } from "../stream-caps.ts";
 import { graphqlMetricsPlugin } from "../../telemetry/metrics.ts";
 import { describeError } from "../../base/describe-error.ts";
 import { compiledQueries } from "./plugins/compiled-queries.ts";
@@ -158,6 +159,8 @@ export interface GraphQLHandlerOptions {
    * every event, as before: the reference test/graphql-sse-transport.test.ts compares against.
    */
   nativeSubscriptions?: boolean;
+  /** The stream caps a subscription over SSE takes a slot from (none: uncapped, as in-process tests use it). */
+  streams?: StreamGate;
 }
 
 /** The Yoga instance behind both paths: its envelop is also what the SSE subscription writer runs. */
@@ -218,6 +221,8 @@ export function createGraphQLHandler(app: App, options: GraphQLHandlerOptions = 
       if (tooDeep(text)) throw graphqlTooDeep("The body");
       (req as http.IncomingMessage & { body?: Buffer }).body = body;
     }
+    // A subscription over SSE takes a stream slot before it opens (a 429 or 503 past a cap).
+    if (options.streams && asksForStream(url.pathname, req.headers.accept, () => body?.toString("utf8") ?? url.searchParams.get("query") ?? "")) options.streams.admit(req, res);
     const params = native ? subscriptionParamsOf(req.method, req.headers, url.searchParams, body) : undefined;
     if (params) {
       const protocol = url.pathname === GRAPHQL_SSE_PATH ? "graphql-sse" : "yoga";
