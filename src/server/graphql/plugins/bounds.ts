@@ -19,6 +19,8 @@ const DEADLINE = Symbol("crows.executionDeadline");
 interface Deadline {
   at: number;
   passed: boolean;
+  /** One error for every field refused past the deadline (thrown many times, built once). */
+  error?: DeadlinePassedError;
 }
 
 export class DeadlinePassedError extends Error {
@@ -87,14 +89,14 @@ export function guardResolvers(schema: GraphQLSchema): void {
         if (!deadline) return resolve(parent, args, context, info);
         if (deadline.passed || Date.now() >= deadline.at) {
           deadline.passed = true;
-          throw new DeadlinePassedError();
+          throw (deadline.error ??= new DeadlinePassedError());
         }
         const value = resolve(parent, args, context, info);
         if (typeof (value as PromiseLike<unknown> | undefined)?.then !== "function") return value;
         return Promise.resolve(value).then((settled) => {
           if (deadline.passed || Date.now() >= deadline.at) {
             deadline.passed = true;
-            throw new DeadlinePassedError();
+            throw (deadline.error ??= new DeadlinePassedError());
           }
           return settled;
         });
