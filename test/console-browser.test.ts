@@ -168,6 +168,9 @@ if (executable) {
     await view("Nests");
     await page.locator("::-p-aria([name=\"Coffee shop\"][role=\"button\"])").click();
     await page.waitForSelector("::-p-aria([name=\"Nest Coffee shop\"])");
+    // The Message box offers the nest's members and the addressable roles; @Pepper in the text addresses Pepper too.
+    const offered = await page.$$eval("select[id^=\"to-\"] option", (els) => els.map((el) => (el as HTMLOptionElement).value));
+    assert.equal(offered, ["", "Pepper", "Elder", "Quill", "Boss"]);
     await page.locator("::-p-aria([name=\"Message\"][role=\"textbox\"])").fill("@Pepper please draft a tagline for our coffee shop");
     await page.locator("::-p-aria([name=\"Post\"][role=\"button\"])").click();
     await until("the owner's message", () => [...document.querySelectorAll("li.message")].some((m) => m.querySelector(".author")?.textContent === "owner"));
@@ -182,7 +185,8 @@ if (executable) {
       15_000,
     );
     const stored = (await server.get("/api/nests/coffee-shop/messages")).body as Array<{ msg_id: string; author: string; kind: string; refers_to: string }>;
-    const request = stored.find((m) => m.author === "owner");
+    const request = stored.find((m) => m.author === "owner") as { msg_id: string; to?: string } | undefined;
+    assert.is(request?.to, "Pepper", "the stored request is addressed to the crow its text opens with");
     const reply = stored.find((m) => m.author === "Pepper" && m.kind !== "claim");
     assert.ok(reply, `Pepper replied: ${JSON.stringify(stored)}`);
     assert.is(reply!.refers_to, request!.msg_id, "the reply answers the owner's request");

@@ -2,12 +2,11 @@
 // wide, aliased and long documents are refused with a coded error before anything runs, on /graphql
 // and /graphql/stream alike; errors are masked on both; CSRF prevention keeps form and GET mutations
 // from storing anything.
-import { readFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { getIntrospectionQuery, parse, type OperationDefinitionNode } from "graphql";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
-import { EXAMPLE_QUERY } from "../src/server/graphql/yoga.ts";
+import { documentedDocuments } from "./helpers/documented-queries.ts";
 import { GRAPHQL_LIMITS } from "../src/server/graphql/plugins/limits.ts";
 
 let server: TestServer;
@@ -19,7 +18,7 @@ test.after(async () => {
   await server.close();
 });
 
-const LIMIT_CODES = ["TOO_MANY_TOKENS", "QUERY_TOO_DEEP", "TOO_MANY_ALIASES", "QUERY_TOO_COSTLY", "TOO_MANY_DIRECTIVES"];
+const LIMIT_CODES = ["TOO_MANY_TOKENS", "QUERY_TOO_DEEP", "TOO_MANY_ALIASES", "QUERY_TOO_COSTLY", "TOO_MANY_DIRECTIVES", "QUERY_TIMEOUT", "ANSWER_TOO_LARGE"];
 
 async function post(path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; text: string; json: any }> {
   const response = await fetch(server.url + path, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
@@ -31,14 +30,6 @@ async function post(path: string, body: unknown, headers: Record<string, string>
     json = undefined;
   }
   return { status: response.status, text, json };
-}
-
-/** Every ```graphql block of the docs, and the GraphiQL example. */
-function documentedDocuments(): string[] {
-  const docs = ["docs/graphql.md", "docs/nests.md", "docs/nests-chat.md", "README.md"].map((file) => readFileSync(file, "utf8"));
-  const blocks = docs.flatMap((text) => [...text.matchAll(/```graphql\n([\s\S]*?)```/g)].map((m) => m[1]!));
-  const inline = docs.flatMap((text) => [...text.matchAll(/"query":\s*"((?:subscription|query|mutation|\{)[^"]*)"/g)].map((m) => m[1]!));
-  return [...blocks, ...inline, EXAMPLE_QUERY];
 }
 
 test("every documented query, mutation and subscription passes the limits", async () => {

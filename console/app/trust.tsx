@@ -5,7 +5,7 @@ import { follow } from "./api.ts";
 import { useDebounced, useQuery } from "./hooks.ts";
 import { approvalListeners } from "./approvals.tsx";
 
-const TRUST = `query Trust { trust { holder taskType level levelName streak approvals rejections autos history { verdict subject from to at } } }`;
+const TRUST = `query Trust { trust { holder taskType level levelName streak approvals rejections autos history(last: 50) { verdict subject from to at } } }`;
 const TRUST_CHANGES = `subscription TrustChanges($after: Int) { trustChanges(after: $after) { id holder taskType from to listId ts } }`;
 const LEVELS = ["stranger", "regular", "trusted"];
 

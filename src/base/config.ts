@@ -55,6 +55,14 @@ export interface Config {
   publicHosts: string[];
   /** How long a claimed nest request may go without a deliver before the harness nudges its crow. */
   nudgeAfterMs: number;
+  /** How long a GraphQL query may run before it is stopped (docs/security.md). */
+  graphqlDeadlineMs: number;
+  /** The largest GraphQL answer, in bytes of JSON. */
+  graphqlMaxAnswerBytes: number;
+  /** SSE streams open at once, in all; unset: the fd limit less its headroom (src/server/stream-caps.ts). */
+  maxStreams: number | undefined;
+  /** SSE streams one client address may hold; unset: half the total. */
+  maxStreamsPerClient: number | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -69,6 +77,10 @@ function int(env: Env, name: string, fallback: number, min: number, max = Number
     throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got ${JSON.stringify(raw)}`);
   }
   return value;
+}
+
+function optionalInt(env: Env, name: string, min: number): number | undefined {
+  return env[name] === undefined || env[name]!.trim() === "" ? undefined : int(env, name, 0, min);
 }
 
 function fraction(env: Env, name: string, fallback: number): number {
@@ -160,6 +172,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     corsOrigins: origins(env, "CROWS_CORS_ORIGINS"),
     publicHosts: list(env, "CROWS_PUBLIC_HOSTS").map((h) => h.toLowerCase()),
     nudgeAfterMs: int(env, "CROWS_NUDGE_AFTER_MS", 120_000, 10),
+    graphqlDeadlineMs: int(env, "CROWS_GRAPHQL_DEADLINE_MS", 10_000, 10),
+    graphqlMaxAnswerBytes: int(env, "CROWS_GRAPHQL_MAX_ANSWER_BYTES", 16_000_000, 1_000),
+    maxStreams: optionalInt(env, "CROWS_MAX_STREAMS", 1),
+    maxStreamsPerClient: optionalInt(env, "CROWS_MAX_STREAMS_PER_CLIENT", 1),
     ...overrides,
   };
   if (!["offline", "systemone"].includes(config.jev)) {
