@@ -42,9 +42,18 @@ export async function ownerFollows(baseUrl: string, listId: string, script: Owne
         }
         if (message.event === "list.finished") return sse.messages().slice(0, sse.messages().indexOf(message) + 1);
       }
+      if (sse.messages().length > count) continue;
+      const saw = () => sse.messages().map((m) => m.event).join(", ");
+      // A stream that ended before list.finished is a dead server or a dropped list: fail now, not
+      // at the deadline (waiting again on an ended stream rejects at once, a spin that starves timers).
+      if (sse.ended()) throw new Error(`the stream of list ${listId} ended before list.finished; saw ${saw()}`);
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`list ${listId} did not finish; saw ${sse.messages().map((m) => m.event).join(", ")}`);
-      await sse.waitFor((_m) => sse.messages().length > count, left).catch(() => undefined);
+      if (left <= 0) throw new Error(`list ${listId} did not finish; saw ${saw()}`);
+      await sse.waitFor((_m) => sse.messages().length > count, left).catch((error: unknown) => {
+        if (sse.messages().length > count) return;
+        if (sse.ended()) throw new Error(`the stream of list ${listId} ended before list.finished; saw ${saw()}`);
+        throw new Error(`list ${listId} did not finish; saw ${saw()} (${(error as Error).message})`);
+      });
     }
   })();
   return { sse, finished, answers };
