@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { childEnv } from "../../harness/child-env.ts";
 
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 export const BIN = path.join(ROOT, "bin/crows");
@@ -23,9 +24,7 @@ export function tempDataDir(): string {
 }
 
 export function baseEnv(dataDir: string, env: Record<string, string> = {}): Record<string, string> {
-  const clean: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("CROWS_") && k !== "DATABASE_URL" && k !== "REDIS_URL") clean[k] = v;
-  return { ...clean, CROWS_DATA_DIR: dataDir, CROWS_PORT: "0", ...env };
+  return childEnv({ CROWS_DATA_DIR: dataDir, CROWS_PORT: "0", ...env });
 }
 
 export function crows(args: string[], env: Record<string, string>): Promise<CommandResult> {
