@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { startFakeOpenAI, roleOfSystemPrompt, defaultScript, type FakeOpenAI } from "./helpers/fake-openai.ts";
 import { crash, startServerProcess } from "./helpers/process.ts";
-import { eventually, freshDatabase, services } from "./helpers/scale-services.ts";
+import { eventually, freshDatabase, serviceTests } from "./helpers/scale-services.ts";
 
 const CROW_DELAY_MS = 3000;
 
@@ -101,8 +101,7 @@ test("a restart with nothing open posts nothing", async () => {
   }
 });
 
-const svc = services("loop-crash (PostgreSQL + Redis)");
-const scale = svc ? test : test.skip;
+const { svc, it: scale } = serviceTests("loop-crash (PostgreSQL + Redis)");
 
 scale("two instances: A is killed -9 mid-answer, B takes the obligation over and it is answered exactly once", async () => {
   const fake = await slowCrows();

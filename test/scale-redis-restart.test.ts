@@ -12,10 +12,9 @@ import os from "node:os";
 import path from "node:path";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { openSse, type SseClient } from "./helpers/sse.ts";
-import { eventually, freshDatabase, services } from "./helpers/scale-services.ts";
+import { eventually, freshDatabase, serviceTests } from "./helpers/scale-services.ts";
 
-const svc = services("scale-redis-restart");
-const it = svc ? test : test.skip;
+const { svc, it } = serviceTests("scale-redis-restart");
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

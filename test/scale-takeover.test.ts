@@ -6,10 +6,9 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { openSse } from "./helpers/sse.ts";
-import { eventually, freshDatabase, services } from "./helpers/scale-services.ts";
+import { eventually, freshDatabase, serviceTests } from "./helpers/scale-services.ts";
 
-const svc = services("scale-takeover");
-const it = svc ? test : test.skip;
+const { svc, it } = serviceTests("scale-takeover");
 
 async function pair(env: Record<string, string>) {
   const db = await freshDatabase(svc!.pgUrl);

@@ -7,12 +7,11 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { startTestServer } from "./helpers/server.ts";
-import { eventually, freshDatabase, services } from "./helpers/scale-services.ts";
+import { eventually, freshDatabase, serviceTests } from "./helpers/scale-services.ts";
 import { commitOrderLock } from "../src/storage/db.ts";
 import type { StoredEvent } from "../src/log/event-log.ts";
 
-const svc = services("scale-trust-order");
-const it = svc ? test : test.skip;
+const { svc, it } = serviceTests("scale-trust-order");
 
 async function server() {
   const db = await freshDatabase(svc!.pgUrl);
