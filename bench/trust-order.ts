@@ -3,7 +3,7 @@
 // server does) and without it (the baseline, in the same run on the same database), and through a
 // bare INSERT per event with no log at all (the floor). Prints events/s for each.
 // Run: CROWS_TEST_PG_URL=postgresql://... npx tsx bench/trust-order.ts  (scripts/test-services.sh prints one)
-import { freshDatabase } from "../test/helpers/scale-services.ts";
+import { freshDatabase } from "../harness/pg-database.ts";
 import { loadConfig } from "../src/config.ts";
 import { commitOrderLock, openDatabase } from "../src/storage/db.ts";
 import { EventLog } from "../src/log/event-log.ts";

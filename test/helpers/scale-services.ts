@@ -2,11 +2,12 @@
 // CROWS_TEST_REDIS_URL (scripts/test-services.sh starts both on loopback and prints them).
 // Without them each of their tests is registered as skipped, with the reason; CI sets CROWS_TEST_SERVICES_REQUIRED=1, so
 // there a missing service fails the run instead of skipping it.
-import { randomBytes } from "node:crypto";
-import pg from "pg";
 import { test, type Test } from "uvu";
 import { gated } from "./gate.ts";
 import { startTestServer, type TestServer } from "./server.ts";
+import { freshDatabase } from "../../harness/pg-database.ts";
+
+export { freshDatabase };
 
 export interface Services {
   pgUrl: string;
@@ -38,32 +39,6 @@ export function services(suite: string, runner: Test<any> = test): Services | nu
 export function serviceTests<T = any>(suite: string, runner: Test<T> = test as Test<T>): { svc: Services | null; it: Test<T> } {
   const svc = services(suite, runner);
   return { svc, it: gated(runner, svc ? null : "no PostgreSQL/Redis") };
-}
-
-/** A new, empty database on the test server; drop() removes it (closing any connection left). */
-export async function freshDatabase(adminUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `crows_scale_${randomBytes(4).toString("hex")}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE "${name}"`);
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const client = new pg.Client({ connectionString: adminUrl });
-      await client.connect();
-      try {
-        await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      } finally {
-        await client.end();
-      }
-    },
-  };
 }
 
 /** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
