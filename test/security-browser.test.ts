@@ -117,6 +117,7 @@ it("an unlisted origin reads nothing, and its simple POSTs store nothing", async
     const frame = document.createElement("iframe");
     frame.name = "sink";
     document.body.append(frame);
+    const forms: string[] = [];
     for (const [action, enctype, name, value] of [
       [`${base}/api/lists`, "text/plain", `{"text":"pwned","requester":"owner","x":"`, `"}`],
       [`${base}/graphql`, "application/x-www-form-urlencoded", "query", mutation],
@@ -126,9 +127,10 @@ it("an unlisted origin reads nothing, and its simple POSTs store nothing", async
       const input = Object.assign(document.createElement("input"), { type: "hidden", name, value });
       form.append(input);
       document.body.append(form);
-      const loaded = new Promise((resolve) => frame.addEventListener("load", resolve, { once: true }));
+      // The frame loads the server's answer: proof the form was posted (a refusal is still a load).
+      const loaded = new Promise<string>((resolve) => frame.addEventListener("load", () => resolve("loaded"), { once: true }));
       form.submit();
-      await Promise.race([loaded, new Promise((resolve) => setTimeout(resolve, 3_000))]);
+      forms.push(await Promise.race([loaded, new Promise<string>((resolve) => setTimeout(() => resolve(`${enctype}: no answer within 30 s`), 30_000))]));
     }
     const stream = await new Promise<string>((resolve) => {
       const source = new EventSource(`${base}/api/events?nest_id=todo`, { withCredentials: true });
@@ -139,11 +141,12 @@ it("an unlisted origin reads nothing, and its simple POSTs store nothing", async
       };
       setTimeout(() => resolve("timeout"), 5_000);
     });
-    return { readJson, postJson, stream };
+    return { readJson, postJson, stream, forms };
   }, crows.url);
   assert.is(result.readJson, "rejected TypeError", "CORS hides the answer");
   assert.is(result.postJson, "rejected TypeError", "the preflight is refused");
   assert.is(result.stream, "error", "EventSource cannot connect");
+  assert.equal(result.forms, ["loaded", "loaded"], "both forms were posted and answered");
   assert.is(await crows.app.prisma.todoList.count(), before, "nothing was stored");
 });
 
