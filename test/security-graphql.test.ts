@@ -119,6 +119,42 @@ test("hostile documents are refused with a coded error before they run, on /grap
   assert.is(atAliases.json.errors, undefined);
 });
 
+/** A document whose fragments double at each of `k` levels: few tokens, no aliases, a cost that grows fast. */
+const fanOut = (k: number, leaf: string): string => {
+  const fragments = [`fragment F0 on Query { ${leaf} }`];
+  for (let i = 1; i <= k; i++) fragments.push(`fragment F${i} on Query { ...F${i - 1} ...F${i - 1} }`);
+  return `{ ...F${k} } ${fragments.join(" ")}`;
+};
+
+test("a document over the cost limit is a QUERY_TOO_COSTLY 400 naming the limit; the same shape under it runs", async () => {
+  for (const leaf of ["personas { name }", "lists(limit: 5) { items { id text } }", "trust { holder level }", "__typename"]) {
+    const outcomes: string[] = [];
+    for (let k = 0; k <= 8; k++) {
+      const query = fanOut(k, leaf);
+      for (const path of ["/graphql", "/graphql/stream"]) {
+        const { status, json, text } = await post(path, { query }, path === "/graphql/stream" ? { accept: "text/event-stream" } : {});
+        const costly = (json?.errors ?? []).find((e: { extensions?: { code?: string } }) => e.extensions?.code === "QUERY_TOO_COSTLY");
+        if (costly) {
+          assert.is(status, 400, `${leaf} k=${k} on ${path}`);
+          assert.is(costly.extensions.limit, GRAPHQL_LIMITS.maxCost);
+          const found = parseFloat(/found ([\d.]+)/.exec(costly.message)?.[1] ?? "");
+          assert.ok(found > GRAPHQL_LIMITS.maxCost, `${leaf} k=${k}: refused at a cost of ${found}`);
+          assert.is(json.data, undefined, "nothing ran");
+        } else {
+          assert.is(status, 200, `${leaf} k=${k} on ${path}: ${text.slice(0, 200)}`);
+          if (path === "/graphql") assert.not.ok(json.errors, `${leaf} k=${k}: ${text.slice(0, 200)}`);
+          else assert.ok(/event: next/.test(text) && !text.includes('"errors"'), `${leaf} k=${k} over graphql-sse: ${text.slice(0, 200)}`);
+        }
+        if (path === "/graphql") outcomes.push(costly ? "refused" : "ran");
+      }
+    }
+    // Cheap shapes run, and past some depth of doubling every one is refused: once refused, always.
+    assert.is(outcomes[0], "ran", `${leaf}: the single copy runs`);
+    assert.is(outcomes[outcomes.length - 1], "refused", `${leaf}: 2^8 copies cost too much`);
+    assert.ok(outcomes.join(",").match(/^(ran,)+(refused,?)+$/), `${leaf}: ${outcomes.join(",")}`);
+  }
+});
+
 test("errors are masked on /graphql/stream like on /graphql: a syntax error, a bad body, a bad variable", async () => {
   for (const body of ["{nope", "[]", '{"query": 5}', '{"query": "{", "variables": "x"}']) {
     const response = await fetch(`${server.url}/graphql/stream`, { method: "POST", headers: { "content-type": "application/json", accept: "text/event-stream" }, body });
