@@ -122,4 +122,31 @@ it("Redis killed and restarted under two instances: no stream stranded, no event
   }
 });
 
+it("/readyz follows a real Redis: 200 while it is up, 503 naming it once it is killed, 200 again when it is back", async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "crows-redis-ready-"));
+  const port = await freePort();
+  let redis = await startRedis(port, dir);
+  const db = await freshDatabase(svc!.pgUrl);
+  const server = await startTestServer({ env: { DATABASE_URL: db.url, REDIS_URL: `redis://127.0.0.1:${port}` } });
+  try {
+    const up = await server.get("/readyz");
+    assert.is(up.status, 200, up.text);
+    await kill9(redis);
+    const down = await eventually("/readyz to see Redis gone", async () => {
+      const res = await server.get("/readyz");
+      return res.status === 503 ? res : undefined;
+    }, 30_000, 100);
+    assert.equal(down.body, { status: "not ready", checks: { database: "ok", redis: "not connected" } });
+    assert.is(down.headers.get("retry-after"), "5");
+    assert.is((await server.get("/healthz")).status, 200, "alive, though not ready");
+    redis = await startRedis(port, dir);
+    await eventually("/readyz to see Redis back", async () => ((await server.get("/readyz")).status === 200 ? true : undefined), 30_000, 100);
+  } finally {
+    await server.close();
+    await kill9(redis);
+    await db.drop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test.run();
