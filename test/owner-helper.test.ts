@@ -9,20 +9,29 @@ import path from "node:path";
 import { crash, startServerProcess } from "./helpers/process.ts";
 import { ownerFollows } from "./helpers/owner.ts";
 
-test("a server killed -9 mid-list fails the owner within a second, with the events it saw", async () => {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), "crows-owner-dead-"));
+/** A server process with a list waiting on an owner who never answers (so it cannot finish alone). */
+async function ownerOfAStuckList(tag: string) {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), `crows-owner-${tag}-`));
   const proc = await startServerProcess({ CROWS_PORT: "0", CROWS_DATA_DIR: dataDir });
+  const created = await fetch(`${proc.url}/api/lists`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ text: "Buy milk\nDraft an email to the landlord\nPlan a weekend trip", requester: tag }),
+  });
+  assert.is(created.status, 202);
+  const { list_id } = (await created.json()) as { list_id: string };
+  const owner = await ownerFollows(proc.url, list_id, { decide: () => undefined }, 120_000);
+  await owner.sse.waitFor((m) => m.event === "item.triaged", 30_000);
+  const done = async () => {
+    await crash(proc);
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  return { proc, owner, done };
+}
+
+test("a server killed -9 mid-list fails the owner within a second, with the events it saw", async () => {
+  const { proc, owner, done } = await ownerOfAStuckList("dead");
   try {
-    const created = await fetch(`${proc.url}/api/lists`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ text: "Buy milk\nDraft an email to the landlord\nPlan a weekend trip", requester: "dead-server" }),
-    });
-    assert.is(created.status, 202);
-    const { list_id } = (await created.json()) as { list_id: string };
-    // The owner never answers, so the list cannot finish on its own before the kill.
-    const owner = await ownerFollows(proc.url, list_id, { decide: () => undefined }, 120_000);
-    await owner.sse.waitFor((m) => m.event === "item.triaged", 30_000);
     const outcome = owner.finished.then(
       () => new Error("the owner resolved although the list never finished"),
       (error: Error) => error,
@@ -45,23 +54,13 @@ test("a server killed -9 mid-list fails the owner within a second, with the even
     assert.ok(tookMs < 1_000, `the owner failed ${tookMs} ms after the kill; its deadline was 120 s`);
     assert.ok(timerLate < 1_000, `a 200 ms timer fired ${timerLate} ms late: the owner starved the event loop`);
   } finally {
-    await crash(proc);
-    rmSync(dataDir, { recursive: true, force: true });
+    await done();
   }
 });
 
 test("an owner whose stream is closed by the test fails at once too", async () => {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), "crows-owner-closed-"));
-  const proc = await startServerProcess({ CROWS_PORT: "0", CROWS_DATA_DIR: dataDir });
+  const { owner, done } = await ownerOfAStuckList("closed");
   try {
-    const created = await fetch(`${proc.url}/api/lists`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ text: "Buy milk\nCall the bank", requester: "closed-stream" }),
-    });
-    const { list_id } = (await created.json()) as { list_id: string };
-    const owner = await ownerFollows(proc.url, list_id, { decide: () => undefined }, 120_000);
-    await owner.sse.waitFor((m) => m.event === "item.triaged", 30_000);
     const started = Date.now();
     owner.sse.close();
     const error = await owner.finished.then(() => undefined, (e: Error) => e);
@@ -69,8 +68,7 @@ test("an owner whose stream is closed by the test fails at once too", async () =
     assert.match(error.message, /ended before list\.finished/);
     assert.ok(Date.now() - started < 1_000);
   } finally {
-    await crash(proc);
-    rmSync(dataDir, { recursive: true, force: true });
+    await done();
   }
 });
 
