@@ -2,7 +2,7 @@
 // next to a baseline measured in the same run: the round trip of `{ __typename }` and of a
 // documented query on a 50-item list. Prints each refusal's code and its median time over REPEATS.
 // Run: npm run bench:graphql-limits
-import { startTestServer } from "../test/helpers/server.ts";
+import { startTestServer } from "../harness/server.ts";
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 5);
 

@@ -78,4 +78,42 @@ test("malformed JSON from the Sentry falls back to solo/other with the reason st
   assert.is(events[events.length - 1]!.event, "list.finished");
 });
 
+test("a split and a murder run on the provider path: one crow per subtask, a murder of distinct crows, the Elder's merge as the answer", async () => {
+  const triageOf = (prompt: string) =>
+    prompt.includes("Plan the garden party")
+      ? { mode: "split", task_type: "planning", subtasks: ["book the tent", "invite the neighbours", "order the cake"], reason: "three separate jobs" }
+      : prompt.includes("Name the new bakery")
+        ? { mode: "murder", task_type: "writing", subtasks: [], reason: "many minds help" }
+        : { mode: "solo", task_type: "errand", subtasks: [], reason: "one action" };
+  const script: FakeScript = (call, i) => {
+    const role = roleOfSystemPrompt(call.system);
+    if (role === "sentry") return { content: JSON.stringify(triageOf(call.prompt)), usage: { prompt_tokens: 10, completion_tokens: 10 } };
+    if (role === "elder") return { content: `merged by the Elder (call ${i})`, usage: { prompt_tokens: 10, completion_tokens: 10 } };
+    return defaultScript(call, i);
+  };
+  const { events, calls } = await listAgainst(script, "Plan the garden party\nName the new bakery\nBuy milk", { CROWS_MURDER_SIZE: "3" });
+  assert.is(events[events.length - 1]!.event, "list.finished");
+  const byItem = (n: number) => events.filter((e) => e.data?.item_id?.endsWith(`-${n}`));
+  const flown = (n: number) => byItem(n).filter((e) => e.event === "crow.flying" && !["Sentry", "Elder"].includes(e.data.crow)).map((e) => e.data.crow as string);
+
+  const split = byItem(1);
+  assert.equal(split.find((e) => e.event === "item.triaged")!.data.subtasks, ["book the tent", "invite the neighbours", "order the cake"]);
+  assert.is(flown(1).length, 3, "one crow per subtask");
+  for (const subtask of ["book the tent", "invite the neighbours", "order the cake"])
+    assert.ok(calls.some((c) => roleOfSystemPrompt(c.system) === "crow" && c.prompt.includes(subtask)), `a crow was sent "${subtask}"`);
+  assert.match(split.find((e) => e.event === "item.answered")!.data.answer, /^merged by the Elder/);
+
+  const murder = byItem(2);
+  assert.is(murder.find((e) => e.event === "item.triaged")!.data.mode, "murder");
+  assert.is(new Set(flown(2)).size, 3, "a murder of three distinct crows");
+  const answered = murder.find((e) => e.event === "item.answered")!.data;
+  assert.match(answered.answer, /^merged by the Elder/);
+  assert.equal([...answered.crows].sort(), [...new Set(flown(2))].sort(), "every crow of the murder is credited, never the Elder");
+
+  const solo = byItem(3);
+  assert.is(flown(3).length, 1);
+  assert.is(solo.find((e) => e.event === "item.answered")!.data.answer, "fake crow answer");
+  assert.is(calls.filter((c) => roleOfSystemPrompt(c.system) === "elder").length, 2, "the Elder merged the split and the murder, not the solo");
+});
+
 test.run();
