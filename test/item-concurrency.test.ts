@@ -1,6 +1,7 @@
 // At most CROWS_ITEM_CONCURRENCY items of a list are in flight at once (docs/configuration.md): a
 // list of many items runs against a loopback provider whose every triage and crow call is held a
-// moment, and the calls open at one time never exceed the setting, and do reach it.
+// moment, and the calls open at one time never exceed the setting, and do reach it. The provider gate
+// (CROWS_MODEL_CONCURRENCY) is set above every cap here, so the item limit is the one observed.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { startTestServer } from "./helpers/server.ts";
@@ -28,7 +29,7 @@ for (const cap of [1, 2, 3, 5]) {
       return defaultScript(call, index);
     });
     const server = await startTestServer({
-      env: { CROWS_MODEL: "openai-compatible:fake-model", CROWS_MODEL_BASE_URL: fake.url, CROWS_MODEL_API_KEY: "k", CROWS_ITEM_CONCURRENCY: String(cap) },
+      env: { CROWS_MODEL: "openai-compatible:fake-model", CROWS_MODEL_BASE_URL: fake.url, CROWS_MODEL_API_KEY: "k", CROWS_ITEM_CONCURRENCY: String(cap), CROWS_MODEL_CONCURRENCY: "16" },
     });
     try {
       const res = await server.post("/api/lists", { text: ITEMS.join("\n"), requester: `cap-${cap}` });

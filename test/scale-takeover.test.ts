@@ -25,14 +25,14 @@ async function pair(env: Record<string, string>) {
 const listRow = (server: TestServer, id: string) => server.app.prisma.todoList.findUniqueOrThrow({ where: { id } });
 
 /**
- * Counts the lease sweeps an instance has finished (its private renewAndTakeOver, wrapped), so a
+ * Counts the lease sweeps an instance has finished (its list LeaseKeeper's private renewAndTakeOver, wrapped), so a
  * test that says "nothing else happened" waits for sweeps that prove it rather than for a time.
  */
 function sweepsOf(server: TestServer): () => number {
-  const flock = server.app.flock as unknown as { renewAndTakeOver(): Promise<void> };
-  const sweep = flock.renewAndTakeOver.bind(flock);
+  const keeper = (server.app.flock as unknown as { leases: { renewAndTakeOver(): Promise<void> } }).leases;
+  const sweep = keeper.renewAndTakeOver.bind(keeper);
   let done = 0;
-  flock.renewAndTakeOver = () => sweep().finally(() => (done += 1));
+  keeper.renewAndTakeOver = () => sweep().finally(() => (done += 1));
   return () => done;
 }
 
