@@ -1,6 +1,7 @@
 // Configuration from the environment (FLOCK.md section 11). Every variable has a default that
 // serves on a fresh machine; a bad value is a startup error that names the variable.
 import path from "node:path";
+import { loadWebhookConfig, type WebhookConfig } from "./webhook-config.ts";
 
 export interface Config {
   host: string;
@@ -43,6 +44,8 @@ export interface Config {
   publicHosts: string[];
   /** How long a claimed nest request may go without a deliver before the harness nudges its crow. */
   nudgeAfterMs: number;
+  /** Webhook deliveries and decide links (webhook-config.ts). */
+  webhooks: WebhookConfig;
 }
 
 export class ConfigError extends Error {}
@@ -142,6 +145,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     corsOrigins: origins(env, "CROWS_CORS_ORIGINS"),
     publicHosts: list(env, "CROWS_PUBLIC_HOSTS").map((h) => h.toLowerCase()),
     nudgeAfterMs: int(env, "CROWS_NUDGE_AFTER_MS", 120_000, 10),
+    webhooks: loadWebhookConfig(env, (message) => new ConfigError(message)),
     ...overrides,
   };
   if (!["offline", "systemone"].includes(config.jev)) {
