@@ -36,8 +36,9 @@ function seconds(env: Env, name: string, fallback: number, fail: Fail): number {
 function schedule(env: Env, fail: Fail): number[] {
   const raw = env.CROWS_WEBHOOK_RETRY_SCHEDULE?.trim();
   if (!raw) return DEFAULT_RETRY_SCHEDULE_S;
-  const parts = raw.split(",").map((part) => Number(part.trim()));
-  if (parts.length === 0 || parts.some((s) => !Number.isFinite(s) || s < 0)) {
+  const texts = raw.split(",").map((part) => part.trim());
+  const parts = texts.map(Number);
+  if (texts.some((t) => t === "") || parts.some((s) => !Number.isFinite(s) || s < 0)) {
     throw fail(`CROWS_WEBHOOK_RETRY_SCHEDULE is comma-separated seconds before each attempt, like 0,5,300, got ${JSON.stringify(raw)}`);
   }
   return parts;

@@ -111,11 +111,13 @@ export async function startServer(app: App): Promise<RunningServer> {
   });
   const { port } = server.address() as AddressInfo;
   const host = app.config.host.includes(":") ? `[${app.config.host}]` : app.config.host;
+  const url = `http://${host}:${port}`;
+  await app.webhooks.sender.start(url); // decide links point here unless CROWS_PUBLIC_URL says otherwise
   let closing: Promise<void> | undefined;
   return {
     server,
     port,
-    url: `http://${host}:${port}`,
+    url,
     close: () =>
       (closing ??= (async () => {
         stopping = true;

@@ -1,0 +1,230 @@
+// The webhook sender (docs/webhooks.md "Deliveries"): finds due deliveries in the outbox, takes
+// each under a short lease (several instances share the table: one sends it, and a dead
+// instance's lease lapses so another takes it over), sends it (send.ts), records the attempt and
+// what follows: delivered, retried on the schedule (retry.ts), failed, or the endpoint disabled
+// (410 Gone, or failing for longer than CROWS_WEBHOOK_DISABLE_AFTER_S).
+// Order: for one endpoint and one stream (a list, a nest) a delivery is sent only once every earlier
+// one is done, so a receiver sees a list's events in log order. Sends run beside the flock, never
+// in its way: the flock only inserted rows; a hanging receiver holds its own sends, up to the timeout.
+// Not LeaseKeeper (src/engine/lease.ts): that renews leases on rows held for minutes; a send holds
+// its row for at most the timeout, so a lease of timeout + margin, taken per send, needs no renewal.
+import type { PrismaClient } from "../generated/prisma/client.ts";
+import type { WebhookConfig } from "../base/webhook-config.ts";
+import { describeError } from "../base/describe-error.ts";
+import { dataOf, type DataContext, type LinkSubject } from "./event-types.ts";
+import { linkKey, signLink } from "./links.ts";
+import { nextAttemptAt, retryAfterSeconds } from "./retry.ts";
+import { send, type SendResult } from "./send.ts";
+import { signatureHeader } from "./signature.ts";
+
+const MAX_IN_FLIGHT = 16;
+const BATCH = 200;
+const LEASE_MARGIN_MS = 30_000;
+
+export interface SenderDeps {
+  prisma: PrismaClient;
+  config: WebhookConfig;
+  approvalWindowMs: number;
+  instanceId: string;
+  logLine: (line: string) => void;
+  now?: () => number;
+}
+
+type EndpointRow = Awaited<ReturnType<PrismaClient["webhookEndpoint"]["findUniqueOrThrow"]>>;
+type DeliveryRow = Awaited<ReturnType<PrismaClient["webhookDelivery"]["findUniqueOrThrow"]>>;
+
+export class Sender {
+  private readonly now: () => number;
+  private readonly inFlight = new Map<string, Promise<void>>();
+  /** endpoint + stream of each send in flight: the next of that pair waits for it. */
+  private readonly busyPairs = new Set<string>();
+  private baseUrl: string | undefined;
+  private key: Buffer | undefined;
+  private sweeping = false;
+  private again = false;
+  private stopped = false;
+  private poller: NodeJS.Timeout | undefined;
+  private dueTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly deps: SenderDeps) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  /** Starts sending; decide links point at CROWS_PUBLIC_URL, else `listenUrl`. */
+  async start(listenUrl: string): Promise<void> {
+    this.baseUrl = this.deps.config.publicUrl ?? listenUrl;
+    this.key = await linkKey(this.deps.prisma);
+    this.poller = setInterval(() => this.wake(), this.deps.config.pollMs);
+    this.poller.unref();
+    this.wake();
+  }
+
+  /** Something may be due now (an append that fans out, a send that finished, a redeliver). */
+  wake(): void {
+    if (this.stopped || this.baseUrl === undefined) return;
+    if (this.sweeping) {
+      this.again = true;
+      return;
+    }
+    this.sweeping = true;
+    void this.sweep()
+      .catch((error) => {
+        if (!this.stopped) this.deps.logLine(`webhooks: looking for due deliveries failed (tried again shortly): ${describeError(error)}`);
+      })
+      .finally(() => {
+        this.sweeping = false;
+        if (this.again) {
+          this.again = false;
+          this.wake();
+        }
+      });
+  }
+
+  /** Stops taking deliveries and waits for the sends in flight (each bounded by the timeout). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.poller);
+    clearTimeout(this.dueTimer);
+    while (this.sweeping || this.inFlight.size > 0) await Promise.race([Promise.allSettled([...this.inFlight.values()]), new Promise((r) => setTimeout(r, 10))]);
+  }
+
+  private async sweep(): Promise<void> {
+    const prisma = this.deps.prisma;
+    const now = new Date(this.now());
+    const due = await prisma.webhookDelivery.findMany({
+      where: { state: "pending", nextAttemptAt: { lte: now }, OR: this.claimable(now) },
+      orderBy: { eventId: "asc" },
+      take: BATCH,
+    });
+    if (due.length > 0) {
+      const endpoints = new Map((await prisma.webhookEndpoint.findMany({ where: { id: { in: [...new Set(due.map((d) => d.endpointId))] }, disabledAt: null } })).map((e) => [e.id, e]));
+      const considered = new Set<string>();
+      for (const delivery of due) {
+        if (this.stopped || this.inFlight.size >= MAX_IN_FLIGHT) break;
+        const endpoint = endpoints.get(delivery.endpointId);
+        const pair = `${delivery.endpointId}\u0000${delivery.stream}`;
+        if (!endpoint || this.inFlight.has(delivery.id) || this.busyPairs.has(pair) || considered.has(pair)) continue;
+        considered.add(pair);
+        const earlier = await prisma.webhookDelivery.findFirst({ where: { endpointId: delivery.endpointId, stream: delivery.stream, state: "pending", eventId: { lt: delivery.eventId } }, select: { id: true } });
+        if (earlier) continue;
+        if (!(await this.claim(delivery.id, now))) continue;
+        this.busyPairs.add(pair);
+        const task = this.deliver(delivery, endpoint)
+          .catch((error) => this.deps.logLine(`webhooks: delivery ${delivery.id} could not be recorded (its lease lapses and it is sent again): ${describeError(error)}`))
+          .finally(() => {
+            this.inFlight.delete(delivery.id);
+            this.busyPairs.delete(pair);
+            this.wake();
+          });
+        this.inFlight.set(delivery.id, task);
+      }
+    }
+    await this.armDueTimer();
+  }
+
+  /** Wakes at the next retry that falls due (the poll would find it too, later). */
+  private async armDueTimer(): Promise<void> {
+    const next = await this.deps.prisma.webhookDelivery.findFirst({ where: { state: "pending", nextAttemptAt: { gt: new Date(this.now()) } }, orderBy: { nextAttemptAt: "asc" }, select: { nextAttemptAt: true } });
+    clearTimeout(this.dueTimer);
+    if (!next || this.stopped) return;
+    const delay = Math.max(0, next.nextAttemptAt.getTime() - this.now()) + 5;
+    if (delay > this.deps.config.pollMs) return;
+    this.dueTimer = setTimeout(() => this.wake(), delay);
+    this.dueTimer.unref();
+  }
+
+  /**
+   * Deliveries this instance may take: unleased, lease lapsed, or leased by this instance's own
+   * name but not in flight here (a restarted server takes its own back at once; sweep() skips
+   * those in flight).
+   */
+  private claimable(now: Date) {
+    return [{ leaseUntil: null }, { leaseUntil: { lt: now } }, { ownerId: this.deps.instanceId }];
+  }
+
+  private async claim(id: string, now: Date): Promise<boolean> {
+    const until = new Date(now.getTime() + this.deps.config.timeoutMs + LEASE_MARGIN_MS);
+    const won = await this.deps.prisma.webhookDelivery.updateMany({
+      where: { id, state: "pending", OR: this.claimable(now) },
+      data: { ownerId: this.deps.instanceId, leaseUntil: until },
+    });
+    return won.count === 1;
+  }
+
+  private async deliver(delivery: DeliveryRow, endpoint: EndpointRow): Promise<void> {
+    const prisma = this.deps.prisma;
+    const event = await prisma.event.findUnique({ where: { id: delivery.eventId } });
+    const data = event ? await dataOf(delivery.type, event.payload, this.context(endpoint.id)) : null;
+    if (!event || !data) {
+      // Nothing to send after all (an owner reply that resolved no ask): done, with no attempt.
+      await prisma.webhookDelivery.updateMany({ where: { id: delivery.id, ownerId: this.deps.instanceId }, data: { state: "dropped", ownerId: null, leaseUntil: null } });
+      return;
+    }
+    const body = JSON.stringify({ type: delivery.type, timestamp: event.ts.toISOString(), data });
+    const nowMs = this.now();
+    const secrets = [endpoint.secret];
+    if (endpoint.previousSecret && endpoint.previousSecretUntil && endpoint.previousSecretUntil.getTime() > nowMs) secrets.push(endpoint.previousSecret);
+    const timestamp = Math.floor(nowMs / 1000);
+    const headers = { "webhook-id": delivery.id, "webhook-timestamp": String(timestamp), "webhook-signature": signatureHeader(secrets, delivery.id, timestamp, body) };
+    const result = await send(new URL(endpoint.url), headers, body, { timeoutMs: this.deps.config.timeoutMs, allowPrivate: this.deps.config.allowPrivate, secrets: [endpoint.secret, endpoint.previousSecret ?? ""] });
+    await this.record(delivery, endpoint, result);
+  }
+
+  /** The attempt, and what it leads to, in one transaction; nothing moves if the lease was lost meanwhile. */
+  private async record(delivery: DeliveryRow, endpoint: EndpointRow, result: SendResult): Promise<void> {
+    const nowMs = this.now();
+    const at = new Date(nowMs);
+    const ok = result.status !== null && result.status >= 200 && result.status < 300;
+    const gone = result.status === 410;
+    const attempts = delivery.attempts + 1;
+    const next = ok || gone ? null : nextAttemptAt(this.deps.config.retryScheduleS, attempts, nowMs, retryAfterSeconds(result.retryAfter, nowMs));
+    const failingSince = ok ? null : (endpoint.failingSince ?? at);
+    const tooLong = !ok && nowMs - failingSince!.getTime() >= this.deps.config.disableAfterMs;
+    const disabledReason = gone
+      ? `The receiver answered 410 Gone at ${at.toISOString()}: it asked for no more deliveries.`
+      : tooLong
+        ? `Failing since ${failingSince!.toISOString()} with no success (last: ${result.error ?? "no answer"}); disabled after ${Math.round(this.deps.config.disableAfterMs / 1000)} s.`
+        : null;
+    await this.deps.prisma.$transaction(async (tx) => {
+      await tx.webhookAttempt.create({ data: { deliveryId: delivery.id, at, status: result.status, durationMs: result.durationMs, error: result.error ?? null } });
+      await tx.webhookDelivery.updateMany({
+        where: { id: delivery.id, ownerId: this.deps.instanceId },
+        data: {
+          state: ok ? "delivered" : next ? "pending" : "failed",
+          attempts,
+          ...(next ? { nextAttemptAt: next } : {}),
+          ...(ok ? { deliveredAt: at } : {}),
+          lastStatus: result.status,
+          lastError: result.error ?? null,
+          ownerId: null,
+          leaseUntil: null,
+        },
+      });
+      await tx.webhookEndpoint.updateMany({
+        where: { id: endpoint.id },
+        data: ok ? { failingSince: null } : { failingSince, ...(disabledReason ? { disabledAt: at, disabledReason } : {}) },
+      });
+    });
+    if (disabledReason) this.deps.logLine(`webhooks: endpoint ${endpoint.id} disabled: ${disabledReason}`);
+  }
+
+  /** What `dataOf` looks up, for deliveries to one endpoint (its decide links name it). */
+  private context(endpointId: string): DataContext {
+    const prisma = this.deps.prisma;
+    return {
+      approval: async (itemId, target) => {
+        const row = await prisma.approval.findUnique({ where: { itemId_target: { itemId, target } }, include: { item: { select: { text: true } } } });
+        return row ? { text: row.item.text, deadline: row.deadline, pending: row.status === "pending" } : null;
+      },
+      askResolvedBy: async (askId, replyId) => {
+        const ask = await prisma.message.findUnique({ where: { id: askId } });
+        return ask && ask.kind === "ask_owner" && ask.approvedBy === replyId ? { phrase: ask.approvalPhrase } : null;
+      },
+      askDeadline: (ts) => new Date((Number.isNaN(Date.parse(ts)) ? this.now() : Date.parse(ts)) + this.deps.approvalWindowMs),
+      links: (subject: LinkSubject, deadline: Date) => {
+        const link = (action: "approve" | "reject") => this.baseUrl! + signLink(this.key!, { subject, action, webhookId: endpointId, expiresMs: deadline.getTime() });
+        return subject.kind === "approval" ? { approve_url: link("approve"), reject_url: link("reject") } : { approve_url: link("approve") };
+      },
+    };
+  }
+}
