@@ -133,7 +133,7 @@ test("500s and a refused connection are retried with the same webhook-id; then i
       owner2.sse.close();
       const deadline = Date.now() + 10_000;
       let page = await server.app.webhooks.endpoints.deliveries(added.id, undefined, 10);
-      while (!(page.deliveries[0]?.attempts.length >= 2) && Date.now() < deadline) {
+      while (!((page.deliveries[0]?.attempts.length ?? 0) >= 2) && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 50));
         page = await server.app.webhooks.endpoints.deliveries(added.id, undefined, 10);
       }
