@@ -20,7 +20,7 @@ export type CompatResponse =
   | { stream: SseBody; init: SseInit };
 
 export interface Route {
-  method: "GET" | "POST";
+  method: "GET" | "POST" | "DELETE";
   /** A path with `{name}` segments, e.g. /api/nests/{nest_id}/messages. */
   path: string;
   handle(app: App, request: CompatRequest): Promise<CompatResponse>;

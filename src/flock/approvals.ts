@@ -12,6 +12,7 @@ import { topicOf, type Bus, type BusEvent } from "../log/bus.ts";
 import { NotFoundError } from "../base/errors.ts";
 import { listEventPayload, type Target, type VerdictValue } from "./events.ts";
 import { listStream } from "../base/streams.ts";
+import type { Actor } from "../base/actor.ts";
 import type { TrustLedger } from "./trust.ts";
 
 export type Decision = Exclude<VerdictValue, "auto"> | "auto";
@@ -72,9 +73,12 @@ export class ApprovalDesk {
     return (await this.decideIn(tx, subject, "auto", true)) ?? [];
   }
 
-  /** The owner's answer; NotFoundError when nothing is waiting (including a second answer). */
-  async answer(subject: ApprovalSubject, approve: boolean): Promise<void> {
-    const recorded = await this.record(subject, approve ? "approved" : "rejected");
+  /**
+   * The owner's answer; NotFoundError when nothing is waiting (including a second answer). `actor`
+   * (who answered), when given, is recorded on the verdict event.
+   */
+  async answer(subject: ApprovalSubject, approve: boolean, actor?: Actor): Promise<void> {
+    const recorded = await this.record(subject, approve ? "approved" : "rejected", actor);
     if (!recorded) throw new NotFoundError(`Nothing is waiting for ${subject.target === "output" ? "an" : "a"} ${subject.target} verdict on ${subject.itemId}.`);
   }
 
@@ -177,10 +181,10 @@ export class ApprovalDesk {
    * Moves a pending approval to `decision` and appends the verdict and every trust.changed it
    * causes, in one transaction. Returns false when it was not pending.
    */
-  private async record(subject: ApprovalSubject, decision: Decision): Promise<boolean> {
+  private async record(subject: ApprovalSubject, decision: Decision, actor?: Actor): Promise<boolean> {
     let moved = false;
     await this.log.appendState(listStream(subject.listId), async (tx) => {
-      const events = await this.decideIn(tx, subject, decision, false);
+      const events = await this.decideIn(tx, subject, decision, false, actor);
       moved = events !== null;
       return events ?? [];
     });
@@ -193,7 +197,7 @@ export class ApprovalDesk {
   }
 
   /** The verdict and trust changes for `decision`, or null when the approval was not pending. */
-  private async decideIn(tx: StateTx, subject: ApprovalSubject, decision: Decision, create: boolean): Promise<Array<{ name: string; payload: object }> | null> {
+  private async decideIn(tx: StateTx, subject: ApprovalSubject, decision: Decision, create: boolean, actor?: Actor): Promise<Array<{ name: string; payload: object }> | null> {
     const { listId, itemId, target, taskType, holders } = subject;
     const decidedAt = new Date(this.now());
     if (create) {
@@ -202,7 +206,7 @@ export class ApprovalDesk {
       return null;
     }
     const events: Array<{ name: string; payload: object }> = [
-      { name: "verdict", payload: listEventPayload<"verdict">(listId, { item_id: itemId, target, verdict: decision }, decidedAt) },
+      { name: "verdict", payload: { ...listEventPayload<"verdict">(listId, { item_id: itemId, target, verdict: decision }, decidedAt), ...(actor ? { actor } : {}) } },
     ];
     for (const holder of holders) {
       const change = await this.trust.apply(tx, holder, taskType, decision, itemId);

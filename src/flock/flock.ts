@@ -1,5 +1,6 @@
 // The flock engine's front: what the compat API and GraphQL call. It knows nothing of HTTP; it
 // refuses with the domain errors of src/base/errors.ts and appends everything it does to the log.
+import type { Actor } from "../base/actor.ts";
 import { randomBytes } from "node:crypto";
 import { BadInputError, NotFoundError, RateLimitedError } from "../base/errors.ts";
 import { ApprovalDesk, approvalSubject } from "./approvals.ts";
@@ -80,7 +81,8 @@ export class Flock {
   }
 
   /** The owner's verdict (POST /api/verdicts). NotFoundError when nothing waits for it. */
-  async postVerdict(input: { itemId: unknown; target: unknown; approve: unknown }): Promise<void> {
+  /** The owner's verdict; `actor`, when given, is recorded on the verdict event (who decided). */
+  async postVerdict(input: { itemId: unknown; target: unknown; approve: unknown }, actor?: Actor): Promise<void> {
     if (typeof input.itemId !== "string" || input.itemId.trim() === "") throw new BadInputError('"item_id" must be a non-empty string.');
     if (input.target !== "triage" && input.target !== "output") throw new BadInputError('"target" must be "triage" or "output".');
     if (typeof input.approve !== "boolean") {
@@ -89,7 +91,7 @@ export class Flock {
     const target: Target = input.target;
     const item = await this.deps.log.state.item(input.itemId);
     if (!item) throw new NotFoundError(`No item ${input.itemId} is waiting for a verdict.`);
-    await this.approvals.answer(approvalSubject(item, target), input.approve);
+    await this.approvals.answer(approvalSubject(item, target), input.approve, actor);
   }
 
   async listExists(listId: string): Promise<boolean> {

@@ -7,6 +7,8 @@
 //   3. Token: with CROWS_TOKEN set, a Bearer token or the crows_token cookie (401 otherwise: JSON,
 //      or a small HTML page when a browser navigates here asking for text/html);
 //      `GET /?token=` trades the token for the cookie. Read-only tokens may not write (403).
+//      A decide link's path (/decide/<claims>.<mac>) needs no token: the link is the credential for
+//      its one decision, checked where it is served.
 //   4. Writes: a body over the limit is a 413, a body that is not application/json a 415.
 // The rules and their reasons are in docs/security.md.
 import { createHash, timingSafeEqual } from "node:crypto";
@@ -15,6 +17,7 @@ import os from "node:os";
 import type { Config } from "../base/config.ts";
 import { HttpError } from "../http/http-error.ts";
 import { declaredTooLarge, drain, tooLarge } from "../http/body.ts";
+import { isDecidePath } from "../webhooks/links.ts";
 
 export const TOKEN_COOKIE = "crows_token";
 
@@ -157,13 +160,20 @@ export class AccessGate {
         // A preflight carries no credentials by design: answer it before the token check.
         res
           .writeHead(204, {
-            "access-control-allow-methods": "GET, POST, OPTIONS",
+            "access-control-allow-methods": "GET, POST, DELETE, OPTIONS",
             "access-control-allow-headers": CORS_ALLOW_HEADERS,
             "access-control-max-age": CORS_MAX_AGE_S,
           })
           .end();
         return "answered";
       }
+    }
+
+    if (isDecidePath(url.pathname) && (method === "GET" || method === "HEAD" || method === "POST")) {
+      // A decide link is the credential for its one decision (src/server/webhooks/decide.ts checks
+      // its signature): no token asked, and the role it gets allows nothing anywhere else.
+      roles.set(req, "reader");
+      return this.checkBody(req, method);
     }
 
     let role: Role;
@@ -187,6 +197,11 @@ export class AccessGate {
       throw new HttpError(403, "This token may read but not write.");
     }
 
+    return this.checkBody(req, method);
+  }
+
+  /** A write's body: a 413 over the limit, a 415 when it is not application/json. */
+  private async checkBody(req: http.IncomingMessage, method: string): Promise<"continue"> {
     if (!SAFE_METHODS.has(method) && hasBody(req)) {
       if (declaredTooLarge(req)) {
         await drain(req);

@@ -6,7 +6,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { App } from "../app.ts";
 import { compatRouter } from "../../compat/index.ts";
-import type { CompatRequest, CompatResponse } from "../../compat/router.ts";
+import type { CompatRequest, CompatResponse, Router } from "../../compat/router.ts";
 import { HttpError, sendError, sendJson, toErrorResponse } from "../http/http-error.ts";
 import { createGraphQLHandler, isGraphQLPath } from "./graphql/yoga.ts";
 import { AccessGate } from "./access.ts";
@@ -17,6 +17,9 @@ import { observeHttp } from "../telemetry/metrics.ts";
 import { trackInFlight } from "./shutdown.ts";
 import { writeSse } from "../http/sse/node-writer.ts";
 import { refuseUnstorable } from "../http/unstorable-text.ts";
+import { isWebhookApiPath, requireAdmin, webhookRouter } from "./webhooks/routes.ts";
+import { serveDecide } from "./webhooks/decide.ts";
+import { isDecidePath } from "../webhooks/links.ts";
 
 /** One entry per path family; the first whose `matches` is true serves the request. */
 interface Handler {
@@ -56,8 +59,11 @@ export interface RunningServer {
 
 export async function startServer(app: App): Promise<RunningServer> {
   const router = compatRouter();
+  const webhooks = webhookRouter();
   const gate = new AccessGate(app.config);
   const handlers: Handler[] = [
+    { matches: isWebhookApiPath, serve: (req, res, url) => (requireAdmin(req), serveCompat(app, webhooks, req, res, url)) },
+    { matches: isDecidePath, serve: (req, res, url) => serveDecide(app, req, res, url) },
     { matches: (p) => p === "/api" || p.startsWith("/api/"), serve: (req, res, url) => serveCompat(app, router, req, res, url) },
     { matches: isGraphQLPath, serve: createGraphQLHandler(app) },
     { matches: isConsolePath, serve: (req, res, url) => serveConsole(req, res, url, app.logLine) },
@@ -134,7 +140,7 @@ export async function startServer(app: App): Promise<RunningServer> {
 
 async function serveCompat(
   app: App,
-  router: ReturnType<typeof compatRouter>,
+  router: Router,
   req: http.IncomingMessage,
   res: http.ServerResponse,
   url: URL,

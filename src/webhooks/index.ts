@@ -6,6 +6,7 @@ import type { Config } from "../base/config.ts";
 import { Endpoints } from "./endpoints.ts";
 import { Sender } from "./sender.ts";
 import { webhookTypeOf } from "./event-types.ts";
+import { linkKey } from "./links.ts";
 
 export { webhookTypeOf };
 
@@ -13,9 +14,20 @@ export class Webhooks {
   readonly endpoints: Endpoints;
   readonly sender: Sender;
 
-  constructor(deps: { config: Config; prisma: PrismaClient; instanceId: string; logLine: (line: string) => void }) {
+  private key: Promise<Buffer> | undefined;
+
+  constructor(private readonly deps: { config: Config; prisma: PrismaClient; instanceId: string; logLine: (line: string) => void }) {
     this.endpoints = new Endpoints(deps.prisma, deps.config.webhooks);
-    this.sender = new Sender({ prisma: deps.prisma, config: deps.config.webhooks, approvalWindowMs: deps.config.approvalWindowMs, instanceId: deps.instanceId, logLine: deps.logLine });
+    this.sender = new Sender({ prisma: deps.prisma, config: deps.config.webhooks, approvalWindowMs: deps.config.approvalWindowMs, instanceId: deps.instanceId, linkKey: () => this.linkKey(), logLine: deps.logLine });
+  }
+
+  /** The decide links' key (made once, kept in the database). */
+  linkKey(): Promise<Buffer> {
+    this.key ??= linkKey(this.deps.prisma).catch((error) => {
+      this.key = undefined; // read again next time: the database may have been busy
+      throw error;
+    });
+    return this.key;
   }
 
   /** Tells the sender of an event this process committed: wakes it when the event fans out. */

@@ -12,7 +12,7 @@ import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { WebhookConfig } from "../base/webhook-config.ts";
 import { describeError } from "../base/describe-error.ts";
 import { dataOf, type DataContext, type LinkSubject } from "./event-types.ts";
-import { linkKey, signLink } from "./links.ts";
+import { signLink } from "./links.ts";
 import { nextAttemptAt, retryAfterSeconds } from "./retry.ts";
 import { send, type SendResult } from "./send.ts";
 import { signatureHeader } from "./signature.ts";
@@ -26,6 +26,8 @@ export interface SenderDeps {
   config: WebhookConfig;
   approvalWindowMs: number;
   instanceId: string;
+  /** The decide links' key. */
+  linkKey: () => Promise<Buffer>;
   logLine: (line: string) => void;
   now?: () => number;
 }
@@ -53,7 +55,7 @@ export class Sender {
   /** Starts sending; decide links point at CROWS_PUBLIC_URL, else `listenUrl`. */
   async start(listenUrl: string): Promise<void> {
     this.baseUrl = this.deps.config.publicUrl ?? listenUrl;
-    this.key = await linkKey(this.deps.prisma);
+    this.key = await this.deps.linkKey();
     this.poller = setInterval(() => this.wake(), this.deps.config.pollMs);
     this.poller.unref();
     this.wake();
