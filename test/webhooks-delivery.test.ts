@@ -66,7 +66,8 @@ test("a whole list: every event type it causes, each verified, in log order, wit
       assert.equal(got, expected);
       assert.ok(got.includes("approval.requested") && got.includes("approval.decided") && got.includes("item.skipped"));
       // webhook-ids: one per event, derived from the log's event id, ascending in log order.
-      const eventIds = receiver.received.map((d) => Number(/^msg_(\d+)_ep_/.exec(d.id)?.[1]));
+      const eventIds = receiver.received.map((d) => Number(/^msg_(\d+)_ep_[A-Za-z0-9_-]+$/.exec(d.id)?.[1]));
+      assert.ok(eventIds.every((id) => Number.isInteger(id) && id > 0), receiver.received.map((d) => d.id).join());
       assert.equal(eventIds, [...eventIds].sort((a, b) => a - b));
       assert.is(new Set(receiver.received.map((d) => d.id)).size, receiver.received.length);
       const asked = receiver.received.find((d) => d.body.type === "approval.requested")!.body;

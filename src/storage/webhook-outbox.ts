@@ -16,7 +16,7 @@ export const eventsPattern = (type: string): string => `%,${type},%`;
 
 const SQLITE_INSERT =
   `INSERT OR IGNORE INTO "WebhookDelivery" ("id", "endpointId", "eventId", "stream", "type", "state", "attempts", "nextAttemptAt", "createdAt") ` +
-  `SELECT 'msg_' || ? || '_' || "id", "id", ?, ?, ?, 'pending', 0, ?, ? FROM "WebhookEndpoint" ` +
+  `SELECT 'msg_' || CAST(? AS INTEGER) || '_' || "id", "id", ?, ?, ?, 'pending', 0, ?, ? FROM "WebhookEndpoint" ` +
   `WHERE "disabledAt" IS NULL AND ("events" = '' OR "events" LIKE ?)`;
 
 const PG_INSERT =
