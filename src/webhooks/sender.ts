@@ -19,7 +19,8 @@ import { signatureHeader } from "./signature.ts";
 
 const MAX_IN_FLIGHT = 16;
 const BATCH = 200;
-const LEASE_MARGIN_MS = 30_000;
+/** A lease outlasts its send's timeout by this much: time to record the attempt. */
+const LEASE_MARGIN_MS = 5_000;
 
 export interface SenderDeps {
   prisma: PrismaClient;

@@ -24,6 +24,8 @@ export interface Receiver {
   /** Secrets to verify with; a delivery no secret verifies fails the test (see `unverified`). */
   secrets: string[];
   unverified: string[];
+  /** The webhook-ids answered with a 2xx, in order: what the sender may count as delivered. */
+  acked: string[];
   /** How to answer the n-th request (from 0); default 204. */
   answer: (request: { id: string; n: number; body: any }) => Answer;
   waitFor(check: (received: Received[]) => boolean, timeoutMs?: number, what?: string): Promise<void>;
@@ -39,6 +41,7 @@ export async function startReceiver(secrets: string[] = []): Promise<Receiver> {
     received: [],
     secrets,
     unverified: [],
+    acked: [],
     answer: () => ({}),
     async waitFor(check, timeoutMs = 20_000, what = "deliveries") {
       const deadline = Date.now() + timeoutMs;
@@ -86,7 +89,9 @@ export async function startReceiver(secrets: string[] = []): Promise<Receiver> {
         hanging.add(res);
         return;
       }
-      res.writeHead(answer.status ?? 204, answer.headers ?? {}).end();
+      const status = answer.status ?? 204;
+      res.writeHead(status, answer.headers ?? {}).end();
+      if (status >= 200 && status < 300) receiver.acked.push(headers["webhook-id"]);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
