@@ -11,5 +11,6 @@ import "./nests.ts";
 import "./crows.ts";
 import "./classifier.ts";
 import "./messages.ts";
+import "./webhooks.ts";
 
 export const schema = builder.toSchema();

@@ -191,4 +191,34 @@ test("after the grace only the new secret signs", async () => {
   }
 });
 
+test("GraphQL: the same endpoints, the secret only in what adds or rotates, refusals as typed results, the owner only", async () => {
+  const owner = "graphql-owner-token-0123456789";
+  const reader = "graphql-reader-token-0123456789";
+  const server = await startTestServer({ env: { ...ENV, CROWS_TOKEN: owner, CROWS_READ_TOKENS: reader } });
+  const gql = async (token: string, query: string, variables: object = {}) => (await server.request("POST", "/graphql", { query, variables }, { authorization: `Bearer ${token}` })).body;
+  try {
+    const added = await gql(owner, `mutation($url: String!) { addWebhook(url: $url, events: ["list.finished"], description: "gql") { __typename ... on WebhookSecret { secret endpoint { id url events description disabled } } ... on Error { code message } } }`, { url: "https://example.com/gql" });
+    const { secret, endpoint } = added.data.addWebhook;
+    assert.match(secret, /^whsec_/);
+    assert.equal([endpoint.url, endpoint.events, endpoint.description, endpoint.disabled], ["https://example.com/gql", ["list.finished"], "gql", false]);
+    const listed = await gql(owner, `{ webhooks { __typename ... on QueryWebhooksSuccess { data { id url } } } }`);
+    assert.equal(listed.data.webhooks.data.map((w: any) => w.id), [endpoint.id]);
+    assert.ok(!JSON.stringify(listed).includes(secret.slice(6)));
+    const bad = await gql(owner, `mutation { addWebhook(url: "http://169.254.169.254/") { __typename ... on Error { code message } } }`);
+    assert.equal([bad.data.addWebhook.__typename, bad.data.addWebhook.code], ["BadInputError", "bad_input"]);
+    const rotated = await gql(owner, `mutation($id: ID!) { rotateWebhookSecret(id: $id) { ... on WebhookSecret { secret previousSecretExpiresAt } } }`, { id: endpoint.id });
+    assert.ok(rotated.data.rotateWebhookSecret.secret !== secret && rotated.data.rotateWebhookSecret.previousSecretExpiresAt);
+    const page = await gql(owner, `query($id: ID!) { webhookDeliveries(id: $id) { ... on WebhookDeliveryPage { deliveries { id } nextCursor } } }`, { id: endpoint.id });
+    assert.equal(page.data.webhookDeliveries, { deliveries: [], nextCursor: null });
+    const missing = await gql(owner, `mutation { removeWebhook(id: "nope") { __typename ... on Error { code } } }`);
+    assert.equal(missing.data.removeWebhook, { __typename: "NotFoundError", code: "not_found" });
+    const asReader = await gql(reader, `{ webhooks { __typename ... on Error { code } } }`);
+    assert.equal(asReader.data.webhooks, { __typename: "ForbiddenError", code: "forbidden" });
+    const removed = await gql(owner, `mutation($id: ID!) { removeWebhook(id: $id) { __typename ... on MutationRemoveWebhookSuccess { data } } }`, { id: endpoint.id });
+    assert.equal(removed.data.removeWebhook, { __typename: "MutationRemoveWebhookSuccess", data: true });
+  } finally {
+    await server.close();
+  }
+});
+
 test.run();

@@ -17,7 +17,7 @@ import { observeHttp } from "../telemetry/metrics.ts";
 import { trackInFlight } from "./shutdown.ts";
 import { writeSse } from "../http/sse/node-writer.ts";
 import { refuseUnstorable } from "../http/unstorable-text.ts";
-import { isWebhookApiPath, requireAdmin, webhookRouter } from "./webhooks/routes.ts";
+import { isWebhookApiPath, requireAdminRequest, webhookRouter } from "./webhooks/routes.ts";
 import { serveDecide } from "./webhooks/decide.ts";
 import { isDecidePath } from "../webhooks/links.ts";
 
@@ -62,7 +62,7 @@ export async function startServer(app: App): Promise<RunningServer> {
   const webhooks = webhookRouter();
   const gate = new AccessGate(app.config);
   const handlers: Handler[] = [
-    { matches: isWebhookApiPath, serve: (req, res, url) => (requireAdmin(req), serveCompat(app, webhooks, req, res, url)) },
+    { matches: isWebhookApiPath, serve: (req, res, url) => (requireAdminRequest(req), serveCompat(app, webhooks, req, res, url)) },
     { matches: isDecidePath, serve: (req, res, url) => serveDecide(app, req, res, url) },
     { matches: (p) => p === "/api" || p.startsWith("/api/"), serve: (req, res, url) => serveCompat(app, router, req, res, url) },
     { matches: isGraphQLPath, serve: createGraphQLHandler(app) },

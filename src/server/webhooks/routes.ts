@@ -1,20 +1,17 @@
 // The webhook management API (docs/webhooks.md "Managing endpoints"), for the owner only
-// (requireAdmin): add, list, remove, rotate the secret, page deliveries, redeliver, recover.
+// (requireAdmin, src/webhooks/admin.ts): add, list, remove, rotate the secret, page deliveries, redeliver, recover.
 // The routes are the compat router's kind; src/server/http.ts serves them after requireAdmin.
 import type http from "node:http";
-import { HttpError } from "../../http/http-error.ts";
+import { requireAdmin } from "../../webhooks/admin.ts";
 import { bodyObject, Router, type Route } from "../../../compat/router.ts";
 import { roleOf } from "../access.ts";
 
 /** The paths this file answers (the access gate and the compat router see them first). */
 export const isWebhookApiPath = (pathname: string): boolean => pathname === "/api/webhooks" || pathname.startsWith("/api/webhooks/");
 
-/**
- * Who may manage webhooks: today the owner (what every write needs), the one place to change when
- * tokens carry scopes (an `admin` scope). Reads are guarded too: the list names every receiver.
- */
-export function requireAdmin(req: http.IncomingMessage): void {
-  if (roleOf(req) !== "owner") throw new HttpError(403, "Managing webhooks needs the owner's token.");
+/** The admin check (src/webhooks/admin.ts) for a request the access gate admitted. */
+export function requireAdminRequest(req: http.IncomingMessage): void {
+  requireAdmin(roleOf(req));
 }
 
 export const webhookRoutes: Route[] = [
