@@ -18,7 +18,8 @@ import { send, type SendResult } from "./send.ts";
 import { signatureHeader } from "./signature.ts";
 
 const MAX_IN_FLIGHT = 16;
-const BATCH = 200;
+/** Due deliveries read per sweep: a few times the free slots, so one slow stream does not starve the rest. */
+const BATCH = 100;
 /** A lease outlasts its send's timeout by this much: time to record the attempt. */
 const LEASE_MARGIN_MS = 5_000;
 
@@ -94,35 +95,71 @@ export class Sender {
   private async sweep(): Promise<void> {
     const prisma = this.deps.prisma;
     const now = new Date(this.now());
-    const due = await prisma.webhookDelivery.findMany({
-      where: { state: "pending", nextAttemptAt: { lte: now }, OR: this.claimable(now) },
-      orderBy: { eventId: "asc" },
-      take: BATCH,
-    });
-    if (due.length > 0) {
-      const endpoints = new Map((await prisma.webhookEndpoint.findMany({ where: { id: { in: [...new Set(due.map((d) => d.endpointId))] }, disabledAt: null } })).map((e) => [e.id, e]));
-      const considered = new Set<string>();
-      for (const delivery of due) {
-        if (this.stopped || this.inFlight.size >= MAX_IN_FLIGHT) break;
-        const endpoint = endpoints.get(delivery.endpointId);
-        const pair = `${delivery.endpointId}\u0000${delivery.stream}`;
-        if (!endpoint || this.inFlight.has(delivery.id) || this.busyPairs.has(pair) || considered.has(pair)) continue;
-        considered.add(pair);
-        const earlier = await prisma.webhookDelivery.findFirst({ where: { endpointId: delivery.endpointId, stream: delivery.stream, state: "pending", eventId: { lt: delivery.eventId } }, select: { id: true } });
-        if (earlier) continue;
-        if (!(await this.claim(delivery.id, now))) continue;
-        this.busyPairs.add(pair);
-        const task = this.deliver(delivery, endpoint)
-          .catch((error) => this.deps.logLine(`webhooks: delivery ${delivery.id} could not be recorded (its lease lapses and it is sent again): ${describeError(error)}`))
-          .finally(() => {
-            this.inFlight.delete(delivery.id);
-            this.busyPairs.delete(pair);
-            this.wake();
-          });
-        this.inFlight.set(delivery.id, task);
-      }
+    const room = MAX_IN_FLIGHT - this.inFlight.size;
+    if (room > 0) {
+      const due = await prisma.webhookDelivery.findMany({
+        where: { state: "pending", nextAttemptAt: { lte: now }, OR: this.claimable(now) },
+        orderBy: { eventId: "asc" },
+        take: BATCH,
+      });
+      const candidates = due.filter((d) => !this.inFlight.has(d.id));
+      if (candidates.length > 0) await this.takeAndSend(candidates, now);
     }
     await this.armDueTimer();
+  }
+
+  /** Takes and starts up to the free slots of `due`: only the oldest pending delivery of each endpoint and stream. */
+  private async takeAndSend(due: DeliveryRow[], now: Date): Promise<void> {
+    const prisma = this.deps.prisma;
+    const endpointIds = [...new Set(due.map((d) => d.endpointId))];
+    const [endpointRows, heads] = await Promise.all([
+      prisma.webhookEndpoint.findMany({ where: { id: { in: endpointIds }, disabledAt: null } }),
+      // The oldest pending event of each endpoint and stream: only it may be sent now (log order).
+      prisma.webhookDelivery.groupBy({ by: ["endpointId", "stream"], where: { state: "pending", endpointId: { in: endpointIds } }, _min: { eventId: true } }),
+    ]);
+    const endpoints = new Map(endpointRows.map((e) => [e.id, e]));
+    const headOf = new Map(heads.map((h) => [`${h.endpointId}\u0000${h.stream}`, h._min.eventId]));
+    for (const delivery of due) {
+      if (this.stopped || this.inFlight.size >= MAX_IN_FLIGHT) break;
+      const endpoint = endpoints.get(delivery.endpointId);
+      const pair = `${delivery.endpointId}\u0000${delivery.stream}`;
+      if (!endpoint || this.busyPairs.has(pair) || headOf.get(pair) !== delivery.eventId) continue;
+      if (!(await this.claim(delivery.id, now))) continue;
+      this.launch(delivery, endpoint, pair);
+    }
+  }
+
+  /**
+   * Sends a claimed delivery; when it is done for good (delivered, failed, dropped), goes straight
+   * on to the next delivery of the same endpoint and stream, without a sweep: a stream's events go
+   * out one after another at the pace of the receiver.
+   */
+  private launch(delivery: DeliveryRow, endpoint: EndpointRow, pair: string): void {
+    this.busyPairs.add(pair);
+    const task = this.deliver(delivery, endpoint)
+      .then(async (final) => (final && !this.stopped ? this.nextOf(delivery) : undefined))
+      .catch((error) => {
+        this.deps.logLine(`webhooks: delivery ${delivery.id} could not be recorded (its lease lapses and it is sent again): ${describeError(error)}`);
+        return undefined;
+      })
+      .then((next) => {
+        this.inFlight.delete(delivery.id);
+        this.busyPairs.delete(pair);
+        if (next && !this.stopped) this.launch(next, endpoint, pair);
+        else this.wake();
+      });
+    this.inFlight.set(delivery.id, task);
+  }
+
+  /** The pair's next pending delivery, claimed, when it is due now; else undefined (a sweep finds it later). */
+  private async nextOf(done: DeliveryRow): Promise<DeliveryRow | undefined> {
+    const now = new Date(this.now());
+    const next = await this.deps.prisma.webhookDelivery.findFirst({
+      where: { endpointId: done.endpointId, stream: done.stream, state: "pending", eventId: { gt: done.eventId } },
+      orderBy: { eventId: "asc" },
+    });
+    if (!next || next.nextAttemptAt > now || this.inFlight.has(next.id)) return undefined;
+    return (await this.claim(next.id, now)) ? next : undefined;
   }
 
   /** Wakes at the next retry that falls due (the poll would find it too, later). */
@@ -154,14 +191,15 @@ export class Sender {
     return won.count === 1;
   }
 
-  private async deliver(delivery: DeliveryRow, endpoint: EndpointRow): Promise<void> {
+  /** Sends one delivery and records it; true when it is done for good (not waiting for a retry). */
+  private async deliver(delivery: DeliveryRow, endpoint: EndpointRow): Promise<boolean> {
     const prisma = this.deps.prisma;
     const event = await prisma.event.findUnique({ where: { id: delivery.eventId } });
     const data = event ? await dataOf(delivery.type, event.payload, this.context(endpoint.id)) : null;
     if (!event || !data) {
       // Nothing to send after all (an owner reply that resolved no ask): done, with no attempt.
       await prisma.webhookDelivery.updateMany({ where: { id: delivery.id, ownerId: this.deps.instanceId }, data: { state: "dropped", ownerId: null, leaseUntil: null } });
-      return;
+      return true;
     }
     const body = JSON.stringify({ type: delivery.type, timestamp: event.ts.toISOString(), data });
     const nowMs = this.now();
@@ -170,11 +208,11 @@ export class Sender {
     const timestamp = Math.floor(nowMs / 1000);
     const headers = { "webhook-id": delivery.id, "webhook-timestamp": String(timestamp), "webhook-signature": signatureHeader(secrets, delivery.id, timestamp, body) };
     const result = await send(new URL(endpoint.url), headers, body, { timeoutMs: this.deps.config.timeoutMs, allowPrivate: this.deps.config.allowPrivate, secrets: [endpoint.secret, endpoint.previousSecret ?? ""] });
-    await this.record(delivery, endpoint, result);
+    return this.record(delivery, endpoint, result);
   }
 
   /** The attempt, and what it leads to, in one transaction; nothing moves if the lease was lost meanwhile. */
-  private async record(delivery: DeliveryRow, endpoint: EndpointRow, result: SendResult): Promise<void> {
+  private async record(delivery: DeliveryRow, endpoint: EndpointRow, result: SendResult): Promise<boolean> {
     const nowMs = this.now();
     const at = new Date(nowMs);
     const ok = result.status !== null && result.status >= 200 && result.status < 300;
@@ -188,9 +226,10 @@ export class Sender {
       : tooLong
         ? `Failing since ${failingSince!.toISOString()} with no success (last: ${result.error ?? "no answer"}); disabled after ${Math.round(this.deps.config.disableAfterMs / 1000)} s.`
         : null;
-    await this.deps.prisma.$transaction(async (tx) => {
-      await tx.webhookAttempt.create({ data: { deliveryId: delivery.id, at, status: result.status, durationMs: result.durationMs, error: result.error ?? null } });
-      await tx.webhookDelivery.updateMany({
+    const prisma = this.deps.prisma;
+    await prisma.$transaction([
+      prisma.webhookAttempt.create({ data: { deliveryId: delivery.id, at, status: result.status, durationMs: result.durationMs, error: result.error ?? null } }),
+      prisma.webhookDelivery.updateMany({
         where: { id: delivery.id, ownerId: this.deps.instanceId },
         data: {
           state: ok ? "delivered" : next ? "pending" : "failed",
@@ -202,13 +241,14 @@ export class Sender {
           ownerId: null,
           leaseUntil: null,
         },
-      });
-      await tx.webhookEndpoint.updateMany({
+      }),
+      prisma.webhookEndpoint.updateMany({
         where: { id: endpoint.id },
         data: ok ? { failingSince: null } : { failingSince, ...(disabledReason ? { disabledAt: at, disabledReason } : {}) },
-      });
-    });
+      }),
+    ]);
     if (disabledReason) this.deps.logLine(`webhooks: endpoint ${endpoint.id} disabled: ${disabledReason}`);
+    return next === null && !disabledReason;
   }
 
   /** What `dataOf` looks up, for deliveries to one endpoint (its decide links name it). */
