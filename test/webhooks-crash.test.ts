@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { crash, startServerProcess } from "./helpers/process.ts";
-import { startReceiver, type Receiver } from "./helpers/webhook-receiver.ts";
+import { readUntil, startReceiver, type Receiver } from "./helpers/webhook-receiver.ts";
 import { startTestServer } from "./helpers/server.ts";
 import { ownerFollows } from "./helpers/owner.ts";
 import { freshDatabase, services } from "./helpers/scale-services.ts";
@@ -46,11 +46,7 @@ test("SQLite: kill -9 after approval.requested is committed, before it is acknow
     first = await startServerProcess(env);
     await receiver.waitFor(() => receiver.acked.length >= 1, 20_000, "the delivery after the restart");
     // Nothing more comes: wait for the server to have nothing pending, then look.
-    const deadline = Date.now() + 10_000;
-    let page: any;
-    do {
-      page = await fetch(`${first.url}/api/webhooks/${added.id}/deliveries`).then((r) => r.json());
-    } while (!page.deliveries.every((d: any) => d.state === "delivered") && Date.now() < deadline && (await new Promise((r) => setTimeout(r, 50)), true));
+    const page = await readUntil(() => fetch(`${first.url}/api/webhooks/${added.id}/deliveries`).then((r) => r.json() as Promise<any>), (p) => p.deliveries.every((d: any) => d.state === "delivered"));
     assert.equal(receiver.acked, [hungId]);
     assert.equal(page.deliveries.map((d: any) => [d.id, d.state]), [[hungId, "delivered"]]);
     assert.match(hungId, new RegExp(`^msg_\\d+_${added.id}$`));
@@ -91,12 +87,7 @@ it("PostgreSQL + Redis: two instances, one killed mid-send; every delivery is ac
       await owner.finished;
       owner.sse.close();
     }
-    const deadline = Date.now() + 30_000;
-    let rows = await b.app.prisma.webhookDelivery.findMany({ orderBy: { eventId: "asc" } });
-    while (!rows.every((d) => d.state === "delivered") && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 100));
-      rows = await b.app.prisma.webhookDelivery.findMany({ orderBy: { eventId: "asc" } });
-    }
+    const rows = await readUntil(() => b.app.prisma.webhookDelivery.findMany({ orderBy: { eventId: "asc" } }), (all) => all.every((d) => d.state === "delivered"), 30_000);
     assert.ok(rows.length >= 8, `only ${rows.length} deliveries`);
     assert.equal(rows.filter((d) => d.state !== "delivered").map((d) => [d.id, d.state]), []);
     const counts = onceEach(receiver);

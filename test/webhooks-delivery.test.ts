@@ -6,7 +6,7 @@ import * as assert from "uvu/assert";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
-import { startReceiver, type Receiver } from "./helpers/webhook-receiver.ts";
+import { readUntil, startReceiver, type Receiver } from "./helpers/webhook-receiver.ts";
 import { ownerFollows } from "./helpers/owner.ts";
 
 const ENV = { CROWS_WEBHOOK_ALLOW_PRIVATE: "1", CROWS_WEBHOOK_RETRY_SCHEDULE: "0,0.2,0.2,0.2", CROWS_WEBHOOK_POLL_S: "0.05", CROWS_WEBHOOK_TIMEOUT_S: "1", CROWS_APPROVAL_WINDOW_MS: "60000" };
@@ -26,16 +26,6 @@ async function addEndpoint(server: TestServer, receiver: Receiver, events?: stri
   return added;
 }
 
-/** Reads until `done` holds (a generous deadline), then returns the last read. */
-async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let value = await read();
-  while (!done(value) && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 50));
-    value = await read();
-  }
-  return value;
-}
 
 /** A port nothing listens on (opened, then closed). */
 async function refusedPort(): Promise<number> {
@@ -83,7 +73,7 @@ test("a whole list: every event type it causes, each verified, in log order, wit
       assert.ok(["approved", "rejected", "timeout"].includes(decided.data.verdict));
       // Each delivery is recorded as delivered with its one attempt (recorded just after the answer).
       const endpointId = receiver.received[0]!.id.split("_").slice(2).join("_");
-      const page = await eventually(() => server.app.webhooks.endpoints.deliveries(endpointId, undefined, 100), (p) => p.deliveries.every((d) => d.state === "delivered"));
+      const page = await readUntil(() => server.app.webhooks.endpoints.deliveries(endpointId, undefined, 100), (p) => p.deliveries.every((d) => d.state === "delivered"));
       assert.is(page.deliveries.length, receiver.received.length);
       assert.ok(page.deliveries.every((d) => d.attempts.length === 1 && d.attempts[0]!.status === 204));
     });
@@ -132,12 +122,7 @@ test("500s and a refused connection are retried with the same webhook-id; then i
       const owner2 = await ownerFollows(server.url, second.body.list_id);
       await owner2.finished;
       owner2.sse.close();
-      const deadline = Date.now() + 10_000;
-      let page = await server.app.webhooks.endpoints.deliveries(added.id, undefined, 10);
-      while (!((page.deliveries[0]?.attempts.length ?? 0) >= 2) && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 50));
-        page = await server.app.webhooks.endpoints.deliveries(added.id, undefined, 10);
-      }
+      const page = await readUntil(() => server.app.webhooks.endpoints.deliveries(added.id, undefined, 10), (p) => (p.deliveries[0]?.attempts.length ?? 0) >= 2);
       const attempts = page.deliveries[0]!.attempts;
       assert.ok(attempts.length >= 2, JSON.stringify(page));
       assert.ok(attempts.every((a) => a.status === null && /ECONNREFUSED/.test(a.error ?? "")), JSON.stringify(attempts));
@@ -152,8 +137,7 @@ test("500s and a refused connection are retried with the same webhook-id; then i
       const seen: string[] = [];
       await new Promise<void>((r) => late.listen(port, "127.0.0.1", r));
       try {
-        const until = Date.now() + 10_000;
-        while (seen.length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+        await readUntil(async () => seen.length, (n) => n > 0);
         assert.equal(seen, [page.deliveries[0]!.id]);
       } finally {
         late.closeAllConnections();
@@ -176,12 +160,7 @@ test("Retry-After is honoured over the schedule; 410 Gone disables the endpoint 
       const [first, second] = receiver.received;
       assert.is(first!.id, second!.id);
       assert.ok(second!.at - first!.at >= 950, `waited ${second!.at - first!.at} ms, not the 1 s asked`);
-      const until = Date.now() + 5_000;
-      let view = (await server.app.webhooks.endpoints.list()).find((e) => e.id === added.id)!;
-      while (!view.disabled && Date.now() < until) {
-        await new Promise((r) => setTimeout(r, 50));
-        view = (await server.app.webhooks.endpoints.list()).find((e) => e.id === added.id)!;
-      }
+      const view = await readUntil(async () => (await server.app.webhooks.endpoints.list()).find((e) => e.id === added.id)!, (v) => v.disabled, 5_000);
       assert.ok(view.disabled);
       assert.match(view.disabled_reason!, /410 Gone/);
       // Nothing more is sent to it: the rest of the list's events stay where they are.
@@ -217,12 +196,7 @@ test("a receiver that hangs holds only its own delivery: the flock and another e
       await hanging.waitFor((r) => r.length >= 3);
       // Each hanging send is given up after the timeout and recorded as such.
       const id = hanging.received[0]!.id.split("_").slice(2).join("_");
-      const until = Date.now() + 10_000;
-      let page = await server.app.webhooks.endpoints.deliveries(id, undefined, 10);
-      while (!page.deliveries.every((d) => d.attempts.length >= 1) && Date.now() < until) {
-        await new Promise((r) => setTimeout(r, 50));
-        page = await server.app.webhooks.endpoints.deliveries(id, undefined, 10);
-      }
+      const page = await readUntil(() => server.app.webhooks.endpoints.deliveries(id, undefined, 10), (p) => p.deliveries.every((d) => d.attempts.length >= 1));
       assert.ok(page.deliveries.every((d) => /no answer within 1 s/.test(d.attempts[0]?.error ?? "")), JSON.stringify(page.deliveries.map((d) => d.attempts)));
     });
   } finally {

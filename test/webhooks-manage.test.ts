@@ -4,7 +4,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
-import { startReceiver } from "./helpers/webhook-receiver.ts";
+import { readUntil, startReceiver } from "./helpers/webhook-receiver.ts";
 import { ownerFollows } from "./helpers/owner.ts";
 
 const ENV = { CROWS_WEBHOOK_ALLOW_PRIVATE: "1", CROWS_WEBHOOK_POLL_S: "0.05", CROWS_APPROVAL_WINDOW_MS: "60000", CROWS_WEBHOOK_RETRY_SCHEDULE: "0,0.1" };
@@ -17,15 +17,6 @@ async function runList(server: TestServer, text: string): Promise<string> {
   return body.list_id;
 }
 
-async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let value = await read();
-  while (!done(value) && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 50));
-    value = await read();
-  }
-  return value;
-}
 
 test("add, list, remove; the secret shown once; bad input is a 400 naming the rule", async () => {
   const server = await startTestServer({ env: ENV });
@@ -183,7 +174,7 @@ test("after the grace only the new secret signs", async () => {
     await receiver.waitFor((r) => r.length >= 1);
     assert.equal(receiver.received[0]!.verifiedWith, [rotated.body.secret]);
     assert.is(receiver.received[0]!.signature.split(" ").length, 1);
-    const page = await eventually(() => server.get(`/api/webhooks/${added.body.id}/deliveries`), (p) => p.body.deliveries[0]?.state === "delivered");
+    const page = await readUntil(() => server.get(`/api/webhooks/${added.body.id}/deliveries`), (p) => p.body.deliveries[0]?.state === "delivered");
     assert.is(page.body.deliveries[0].state, "delivered");
   } finally {
     await server.close();
