@@ -90,7 +90,7 @@ export async function createApp(config: Config, deps: AppDeps = {}): Promise<App
   const crew = new PrismaCrewDirectory(database, nests);
   const flock = new Flock({ config, prisma, log, trustReads: database.trustReads, bus, model, classifier, crew, logLine });
   await flock.resume();
-  webhooks = new Webhooks({ config, prisma, instanceId: flock.instanceId, logLine });
+  webhooks = new Webhooks({ config, prisma, store: database.webhooks, instanceId: flock.instanceId, logLine });
   const chat = createNestChat({ config, prisma, log, model, classifier, flock, nests, registry, logLine });
   await chat.resume(); // open obligations of the must-respond loop, as flock.resume() does lists
 

@@ -3,6 +3,7 @@
 // transaction of the event that causes them, under the rule of event-types.ts.
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { Config } from "../base/config.ts";
+import type { WebhookStore } from "../storage/webhook-deliveries.ts";
 import { Endpoints } from "./endpoints.ts";
 import { Sender } from "./sender.ts";
 import { webhookTypeOf } from "./event-types.ts";
@@ -16,9 +17,9 @@ export class Webhooks {
 
   private key: Promise<Buffer> | undefined;
 
-  constructor(private readonly deps: { config: Config; prisma: PrismaClient; instanceId: string; logLine: (line: string) => void }) {
+  constructor(private readonly deps: { config: Config; prisma: PrismaClient; store: WebhookStore; instanceId: string; logLine: (line: string) => void }) {
     this.endpoints = new Endpoints(deps.prisma, deps.config.webhooks);
-    this.sender = new Sender({ prisma: deps.prisma, config: deps.config.webhooks, approvalWindowMs: deps.config.approvalWindowMs, instanceId: deps.instanceId, linkKey: () => this.linkKey(), logLine: deps.logLine });
+    this.sender = new Sender({ prisma: deps.prisma, store: deps.store, config: deps.config.webhooks, approvalWindowMs: deps.config.approvalWindowMs, instanceId: deps.instanceId, linkKey: () => this.linkKey(), logLine: deps.logLine });
   }
 
   /** The decide links' key (made once, kept in the database). */

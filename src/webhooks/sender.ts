@@ -9,6 +9,7 @@
 // Not LeaseKeeper (src/engine/lease.ts): that renews leases on rows held for minutes; a send holds
 // its row for at most the timeout, so a lease of timeout + margin, taken per send, needs no renewal.
 import type { PrismaClient } from "../generated/prisma/client.ts";
+import type { DueDelivery, WebhookStore } from "../storage/webhook-deliveries.ts";
 import type { WebhookConfig } from "../base/webhook-config.ts";
 import { describeError } from "../base/describe-error.ts";
 import { dataOf, type DataContext, type LinkSubject } from "./event-types.ts";
@@ -25,6 +26,8 @@ const LEASE_MARGIN_MS = 5_000;
 
 export interface SenderDeps {
   prisma: PrismaClient;
+  /** The hot statements (take, send, record), around Prisma. */
+  store: WebhookStore;
   config: WebhookConfig;
   approvalWindowMs: number;
   instanceId: string;
@@ -35,7 +38,7 @@ export interface SenderDeps {
 }
 
 type EndpointRow = Awaited<ReturnType<PrismaClient["webhookEndpoint"]["findUniqueOrThrow"]>>;
-type DeliveryRow = Awaited<ReturnType<PrismaClient["webhookDelivery"]["findUniqueOrThrow"]>>;
+type DeliveryRow = DueDelivery;
 
 export class Sender {
   private readonly now: () => number;
@@ -93,15 +96,10 @@ export class Sender {
   }
 
   private async sweep(): Promise<void> {
-    const prisma = this.deps.prisma;
     const now = new Date(this.now());
     const room = MAX_IN_FLIGHT - this.inFlight.size;
     if (room > 0) {
-      const due = await prisma.webhookDelivery.findMany({
-        where: { state: "pending", nextAttemptAt: { lte: now }, OR: this.claimable(now) },
-        orderBy: { eventId: "asc" },
-        take: BATCH,
-      });
+      const due = await this.deps.store.due(now, this.deps.instanceId, BATCH);
       const candidates = due.filter((d) => !this.inFlight.has(d.id));
       if (candidates.length > 0) await this.takeAndSend(candidates, now);
     }
@@ -112,13 +110,12 @@ export class Sender {
   private async takeAndSend(due: DeliveryRow[], now: Date): Promise<void> {
     const prisma = this.deps.prisma;
     const endpointIds = [...new Set(due.map((d) => d.endpointId))];
-    const [endpointRows, heads] = await Promise.all([
+    const [endpointRows, headOf] = await Promise.all([
       prisma.webhookEndpoint.findMany({ where: { id: { in: endpointIds }, disabledAt: null } }),
       // The oldest pending event of each endpoint and stream: only it may be sent now (log order).
-      prisma.webhookDelivery.groupBy({ by: ["endpointId", "stream"], where: { state: "pending", endpointId: { in: endpointIds } }, _min: { eventId: true } }),
+      this.deps.store.heads(endpointIds),
     ]);
     const endpoints = new Map(endpointRows.map((e) => [e.id, e]));
-    const headOf = new Map(heads.map((h) => [`${h.endpointId}\u0000${h.stream}`, h._min.eventId]));
     for (const delivery of due) {
       if (this.stopped || this.inFlight.size >= MAX_IN_FLIGHT) break;
       const endpoint = endpoints.get(delivery.endpointId);
@@ -154,51 +151,38 @@ export class Sender {
   /** The pair's next pending delivery, claimed, when it is due now; else undefined (a sweep finds it later). */
   private async nextOf(done: DeliveryRow): Promise<DeliveryRow | undefined> {
     const now = new Date(this.now());
-    const next = await this.deps.prisma.webhookDelivery.findFirst({
-      where: { endpointId: done.endpointId, stream: done.stream, state: "pending", eventId: { gt: done.eventId } },
-      orderBy: { eventId: "asc" },
-    });
+    const next = await this.deps.store.next(done.endpointId, done.stream, done.eventId);
     if (!next || next.nextAttemptAt > now || this.inFlight.has(next.id)) return undefined;
     return (await this.claim(next.id, now)) ? next : undefined;
   }
 
   /** Wakes at the next retry that falls due (the poll would find it too, later). */
   private async armDueTimer(): Promise<void> {
-    const next = await this.deps.prisma.webhookDelivery.findFirst({ where: { state: "pending", nextAttemptAt: { gt: new Date(this.now()) } }, orderBy: { nextAttemptAt: "asc" }, select: { nextAttemptAt: true } });
+    const next = await this.deps.store.nextDueAt(new Date(this.now()));
     clearTimeout(this.dueTimer);
     if (!next || this.stopped) return;
-    const delay = Math.max(0, next.nextAttemptAt.getTime() - this.now()) + 5;
+    const delay = Math.max(0, next.getTime() - this.now()) + 5;
     if (delay > this.deps.config.pollMs) return;
     this.dueTimer = setTimeout(() => this.wake(), delay);
     this.dueTimer.unref();
   }
 
   /**
-   * Deliveries this instance may take: unleased, lease lapsed, or leased by this instance's own
-   * name but not in flight here (a restarted server takes its own back at once; sweep() skips
-   * those in flight).
+   * Leases a delivery for one send: the lease outlasts the send's timeout. It may take a delivery
+   * unleased, with a lapsed lease, or leased by this instance's own name but not in flight here (a
+   * restarted server takes its own back at once; the sweep skips those in flight).
    */
-  private claimable(now: Date) {
-    return [{ leaseUntil: null }, { leaseUntil: { lt: now } }, { ownerId: this.deps.instanceId }];
-  }
-
-  private async claim(id: string, now: Date): Promise<boolean> {
-    const until = new Date(now.getTime() + this.deps.config.timeoutMs + LEASE_MARGIN_MS);
-    const won = await this.deps.prisma.webhookDelivery.updateMany({
-      where: { id, state: "pending", OR: this.claimable(now) },
-      data: { ownerId: this.deps.instanceId, leaseUntil: until },
-    });
-    return won.count === 1;
+  private claim(id: string, now: Date): Promise<boolean> {
+    return this.deps.store.claim(id, this.deps.instanceId, now, new Date(now.getTime() + this.deps.config.timeoutMs + LEASE_MARGIN_MS));
   }
 
   /** Sends one delivery and records it; true when it is done for good (not waiting for a retry). */
   private async deliver(delivery: DeliveryRow, endpoint: EndpointRow): Promise<boolean> {
-    const prisma = this.deps.prisma;
-    const event = await prisma.event.findUnique({ where: { id: delivery.eventId } });
+    const event = await this.deps.store.event(delivery.eventId);
     const data = event ? await dataOf(delivery.type, event.payload, this.context(endpoint.id)) : null;
     if (!event || !data) {
       // Nothing to send after all (an owner reply that resolved no ask): done, with no attempt.
-      await prisma.webhookDelivery.updateMany({ where: { id: delivery.id, ownerId: this.deps.instanceId }, data: { state: "dropped", ownerId: null, leaseUntil: null } });
+      await this.deps.prisma.webhookDelivery.updateMany({ where: { id: delivery.id, ownerId: this.deps.instanceId }, data: { state: "dropped", ownerId: null, leaseUntil: null } });
       return true;
     }
     const body = JSON.stringify({ type: delivery.type, timestamp: event.ts.toISOString(), data });
@@ -226,27 +210,20 @@ export class Sender {
       : tooLong
         ? `Failing since ${failingSince!.toISOString()} with no success (last: ${result.error ?? "no answer"}); disabled after ${Math.round(this.deps.config.disableAfterMs / 1000)} s.`
         : null;
-    const prisma = this.deps.prisma;
-    await prisma.$transaction([
-      prisma.webhookAttempt.create({ data: { deliveryId: delivery.id, at, status: result.status, durationMs: result.durationMs, error: result.error ?? null } }),
-      prisma.webhookDelivery.updateMany({
-        where: { id: delivery.id, ownerId: this.deps.instanceId },
-        data: {
-          state: ok ? "delivered" : next ? "pending" : "failed",
-          attempts,
-          ...(next ? { nextAttemptAt: next } : {}),
-          ...(ok ? { deliveredAt: at } : {}),
-          lastStatus: result.status,
-          lastError: result.error ?? null,
-          ownerId: null,
-          leaseUntil: null,
-        },
-      }),
-      prisma.webhookEndpoint.updateMany({
-        where: { id: endpoint.id },
-        data: ok ? { failingSince: null } : { failingSince, ...(disabledReason ? { disabledAt: at, disabledReason } : {}) },
-      }),
-    ]);
+    await this.deps.store.record({
+      deliveryId: delivery.id,
+      owner: this.deps.instanceId,
+      at,
+      status: result.status,
+      durationMs: result.durationMs,
+      error: result.error ?? null,
+      state: ok ? "delivered" : next ? "pending" : "failed",
+      attempts,
+      nextAttemptAt: next,
+      endpointId: endpoint.id,
+      failingSince,
+      disabledReason,
+    });
     if (disabledReason) this.deps.logLine(`webhooks: endpoint ${endpoint.id} disabled: ${disabledReason}`);
     return next === null && !disabledReason;
   }
