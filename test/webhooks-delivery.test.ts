@@ -175,6 +175,35 @@ test("Retry-After is honoured over the schedule; 410 Gone disables the endpoint 
   }
 });
 
+test("an endpoint that keeps failing past CROWS_WEBHOOK_DISABLE_AFTER_S is disabled with a reason; a success in time clears it", async () => {
+  const failing = await startReceiver();
+  const recovering = await startReceiver();
+  try {
+    failing.answer = () => ({ status: 503 });
+    recovering.answer = ({ n }) => ({ status: n < 2 ? 500 : 204 });
+    await withServer(async (server) => {
+      const bad = await addEndpoint(server, failing, ["list.finished"]);
+      const good = await addEndpoint(server, recovering, ["list.finished"]);
+      const { body } = await server.post("/api/lists", { text: "Buy milk", requester: "hooks" });
+      const owner = await ownerFollows(server.url, body.list_id);
+      await owner.finished;
+      owner.sse.close();
+      const view = await readUntil(async () => (await server.app.webhooks.endpoints.list()).find((e) => e.id === bad.id)!, (v) => v.disabled);
+      assert.ok(view.disabled);
+      assert.match(view.disabled_reason!, /^Failing since .* with no success \(last: HTTP 503\); disabled after 1 s\.$/);
+      const page = await server.app.webhooks.endpoints.deliveries(bad.id, undefined, 10);
+      assert.ok(page.deliveries[0]!.attempts.length >= 2);
+      assert.ok(page.deliveries[0]!.attempts.every((a) => a.status === 503 && a.error === "HTTP 503"));
+      await recovering.waitFor(() => recovering.acked.length === 1);
+      const fine = await readUntil(async () => (await server.app.webhooks.endpoints.list()).find((e) => e.id === good.id)!, (v) => v.failing_since === null);
+      assert.equal([fine.disabled, fine.failing_since], [false, null]);
+    }, { CROWS_WEBHOOK_DISABLE_AFTER_S: "1", CROWS_WEBHOOK_RETRY_SCHEDULE: Array.from({ length: 60 }, () => "0.1").join(",") });
+  } finally {
+    await failing.close();
+    await recovering.close();
+  }
+});
+
 test("a receiver that hangs holds only its own delivery: the flock and another endpoint go on", async () => {
   const hanging = await startReceiver();
   const healthy = await startReceiver();
