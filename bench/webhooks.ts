@@ -4,9 +4,12 @@
 // limit), with no database, signing or bookkeeping. (2) A 50-item list's wall time, POST to
 // list.finished, with 0, 1 and 10 endpoints configured (each a fast local receiver), rounds
 // interleaved; 0 endpoints is the same-run baseline. Goal: webhooks add under 10% to the list.
-// The owner answers each approval in-process the moment it is logged.
+// The owner answers each approval in-process the moment it is logged. The receivers run in a child
+// process, so their work is not counted as crows'.
 // Run: npx tsx bench/webhooks.ts   (BENCH_ROUNDS=3, BENCH_ITEMS=50, BENCH_DELIVERIES=2000)
+import { fork, type ChildProcess } from "node:child_process";
 import http from "node:http";
+import { fileURLToPath } from "node:url";
 import type { AddressInfo } from "node:net";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
@@ -36,6 +39,40 @@ async function receiver(): Promise<{ url: string; count: () => number; close: ()
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
     count: () => count,
     close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
+  };
+}
+
+type Command = { open: number } | { count: true } | { closeAll: true };
+
+// The receivers' side, in a child process: opens receivers on command, counts, closes them.
+if (process.argv[2] === "receivers") {
+  let open: Array<Awaited<ReturnType<typeof receiver>>> = [];
+  process.on("message", async (command: Command) => {
+    if ("open" in command) {
+      open = await Promise.all(Array.from({ length: command.open }, receiver));
+      process.send!({ urls: open.map((r) => r.url) });
+    } else if ("count" in command) {
+      process.send!({ count: open.reduce((n, r) => n + r.count(), 0) });
+    } else {
+      await Promise.all(open.map((r) => r.close()));
+      open = [];
+      process.send!({ closed: true });
+    }
+  });
+}
+
+/** The receivers child: one command at a time, each answered before the next. */
+function receiversChild(): { ask: (command: Command) => Promise<any>; stop: () => void } {
+  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ["receivers"], { execArgv: ["--import", "tsx"] });
+  let waiting: ((reply: unknown) => void) | undefined;
+  child.on("message", (reply) => waiting?.(reply));
+  return {
+    ask: (command) =>
+      new Promise((resolve) => {
+        waiting = resolve;
+        child.send(command);
+      }),
+    stop: () => child.kill(),
   };
 }
 
@@ -105,12 +142,12 @@ async function deliveriesPerSecond(): Promise<{ sent: number; plain: number }> {
 
 const TEXTS = ["Buy milk", "Call the plumber about the leak", "Research espresso machines and write a short summary", "Brainstorm names for a bakery", "Draft an email to the landlord", "Plan a weekend trip to the coast", "Fix the bug in the login script", "Book a dentist appointment", "Compare three phone plans", "Write a thank-you note to Sam"];
 
-/** (2) One 50-item list with `endpoints` receivers configured: ms from POST to list.finished. */
-async function listTime(endpoints: number): Promise<{ ms: number; delivered: number }> {
-  const sinks = await Promise.all(Array.from({ length: endpoints }, receiver));
+/** (2) One 50-item list with `endpoints` receivers (in the child) configured: ms from POST to list.finished. */
+async function listTime(receivers: ReturnType<typeof receiversChild>, endpoints: number): Promise<{ ms: number; delivered: number }> {
+  const { urls } = (await receivers.ask({ open: endpoints })) as { urls: string[] };
   const { app, close } = await start();
   try {
-    for (const sink of sinks) await app.webhooks.endpoints.add({ url: sink.url });
+    for (const url of urls) await app.webhooks.endpoints.add({ url });
     const text = Array.from({ length: ITEMS }, (_, i) => `${TEXTS[i % TEXTS.length]} (${i + 1})`).join("\n");
     const started = performance.now();
     const { listId } = await app.flock.submitList({ text, requester: `bench-${endpoints}` });
@@ -124,30 +161,36 @@ async function listTime(endpoints: number): Promise<{ ms: number; delivered: num
     }
     abort.abort();
     const ms = performance.now() - started;
-    const delivered = sinks.reduce((n, s) => n + s.count(), 0);
-    return { ms, delivered };
+    const { count } = (await receivers.ask({ count: true })) as { count: number };
+    return { ms, delivered: count };
   } finally {
     await close();
-    await Promise.all(sinks.map((s) => s.close()));
+    await receivers.ask({ closeAll: true });
   }
 }
 
-const { sent, plain } = await deliveriesPerSecond();
-console.log(`deliveries/s to a fast local receiver (${DELIVERIES} events on 50 streams): ${sent.toFixed(0)} /s; baseline, plain POSTs of the same bodies 16 at a time: ${plain.toFixed(0)} /s`);
+if (process.argv[2] !== "receivers") await main();
 
-if (ROUNDS === 0) process.exit(0);
-const times = new Map<number, number[]>([[0, []], [1, []], [10, []]]);
-const deliveredBy = new Map<number, number>();
-for (let round = 0; round < ROUNDS; round++) {
-  const order = round % 2 === 0 ? [0, 1, 10] : [10, 1, 0];
-  for (const n of order) {
-    const { ms, delivered } = await listTime(n);
-    times.get(n)!.push(ms);
-    deliveredBy.set(n, delivered);
+async function main() {
+  const { sent, plain } = await deliveriesPerSecond();
+  console.log(`deliveries/s to a fast local receiver (${DELIVERIES} events on 50 streams): ${sent.toFixed(0)} /s; baseline, plain POSTs of the same bodies 16 at a time: ${plain.toFixed(0)} /s`);
+
+  if (ROUNDS === 0) return;
+  const receivers = receiversChild();
+  const times = new Map<number, number[]>([[0, []], [1, []], [10, []]]);
+  const deliveredBy = new Map<number, number>();
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = round % 2 === 0 ? [0, 1, 10] : [10, 1, 0];
+    for (const n of order) {
+      const { ms, delivered } = await listTime(receivers, n);
+      times.get(n)!.push(ms);
+      deliveredBy.set(n, delivered);
+    }
   }
-}
-const base = median(times.get(0)!);
-for (const [n, ms] of times) {
-  const m = median(ms);
-  console.log(`${ITEMS}-item list with ${String(n).padStart(2)} endpoint(s): median ${m.toFixed(0)} ms over ${ROUNDS} rounds (${ms.map((x) => x.toFixed(0)).join(", ")}); ${n === 0 ? "baseline" : `${(((m - base) / base) * 100).toFixed(1)}% vs 0 endpoints`}; delivered by list.finished: ${deliveredBy.get(n)}`);
+  const base = median(times.get(0)!);
+  for (const [n, ms] of times) {
+    const m = median(ms);
+    console.log(`${ITEMS}-item list with ${String(n).padStart(2)} endpoint(s): median ${m.toFixed(0)} ms over ${ROUNDS} rounds (${ms.map((x) => x.toFixed(0)).join(", ")}); ${n === 0 ? "baseline" : `${(((m - base) / base) * 100).toFixed(1)}% vs 0 endpoints`}; delivered by list.finished: ${deliveredBy.get(n)}`);
+  }
+  receivers.stop();
 }

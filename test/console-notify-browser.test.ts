@@ -1,7 +1,8 @@
 // The console's notifications in a real Chromium: "Notify me" asks the permission (granted through
 // puppeteer); then each new approval raises a Notification while the page is hidden (none while it
 // is in view), the title counts what waits ("(2) crows"), and clicking a notification focuses that
-// approval's card. The page's Notification is wrapped to record what it was asked to show.
+// approval's card. The page's Notification is wrapped to record what it was asked to show. And
+// the Webhooks view: add (the secret shown once), list, remove.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { Browser, Page } from "puppeteer-core";
@@ -79,6 +80,40 @@ it("Notify me, then a notification per new approval while hidden, the title coun
     // Answered: the count goes down.
     await server.post("/api/verdicts", { item_id: `${listId}-1`, target: "triage", approve: false });
     await page.waitForFunction(() => document.title === "(2) crows", { timeout: 20_000 });
+    assert.equal(watched.errors, []);
+    assert.equal(watched.offOrigin, []);
+  } finally {
+    await browser?.close();
+    await server?.close();
+  }
+});
+
+it("the Webhooks view: add an endpoint (its secret shown once), see it listed with its events, remove it", async () => {
+  let server: TestServer | undefined;
+  let browser: Browser | undefined;
+  try {
+    server = await startTestServer({ env: { CROWS_WEBHOOK_ALLOW_PRIVATE: "1" } });
+    browser = await launchBrowser(executable!);
+    const watched = await openPage(browser, [server.url]);
+    const page = watched.page;
+    await page.goto(`${server.url}/#webhooks`, { waitUntil: "load" });
+    await page.waitForSelector("xpath/.//p[text()='No endpoints yet.']", { timeout: 10_000 });
+    await page.type("form[aria-label='Add a webhook'] input[type=url]", "http://127.0.0.1:9/hook");
+    await (await page.waitForSelector("xpath/.//label[contains(., 'list.finished')]/input"))!.click();
+    await (await page.waitForSelector("xpath/.//form//button[text()='Add']"))!.click();
+    const secret = await page.waitForSelector(".secret code", { timeout: 10_000 });
+    const shown = await secret!.evaluate((el) => el.textContent ?? "");
+    assert.match(shown, /^whsec_/);
+    const stored = await server.app.prisma.webhookEndpoint.findFirstOrThrow();
+    assert.is(stored.secret, shown);
+    await page.waitForSelector("li[aria-label='Webhook http://127.0.0.1:9/hook']", { timeout: 10_000 });
+    const card = await page.$eval("li[aria-label='Webhook http://127.0.0.1:9/hook']", (el) => el.textContent ?? "");
+    assert.match(card, /list\.finished/);
+    await (await page.waitForSelector("xpath/.//button[text()='I have kept it']"))!.click();
+    assert.is(await page.$(".secret code"), null);
+    await (await page.waitForSelector("xpath/.//li[@aria-label='Webhook http://127.0.0.1:9/hook']//button[text()='Remove']"))!.click();
+    await page.waitForSelector("xpath/.//p[text()='No endpoints yet.']", { timeout: 10_000 });
+    assert.is(await server.app.prisma.webhookEndpoint.count(), 0);
     assert.equal(watched.errors, []);
     assert.equal(watched.offOrigin, []);
   } finally {

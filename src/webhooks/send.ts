@@ -48,7 +48,22 @@ export function redact(text: string, secrets: readonly string[]): string {
   return out.replace(/[\u0000-\u001f\u007f]+/g, " ").slice(0, EXCERPT_CHARS);
 }
 
-export function send(url: URL, headers: Record<string, string>, body: string, options: { timeoutMs: number; allowPrivate: boolean; secrets: readonly string[] }): Promise<SendResult> {
+/**
+ * Keep-alive agents for one sender: a receiver's connection is reused across its deliveries (a
+ * connection's address was checked when it was made). Free sockets do not hold the process open.
+ */
+export function sendAgents(): { http: http.Agent; https: https.Agent; destroy(): void } {
+  const options = { keepAlive: true, maxSockets: 16, timeout: 60_000 };
+  const agents = { http: new http.Agent(options), https: new https.Agent(options) };
+  return { ...agents, destroy: () => (agents.http.destroy(), agents.https.destroy()) };
+}
+
+export function send(
+  url: URL,
+  headers: Record<string, string>,
+  body: string,
+  options: { timeoutMs: number; allowPrivate: boolean; secrets: readonly string[]; agents: { http: http.Agent; https: https.Agent } },
+): Promise<SendResult> {
   const started = performance.now();
   const took = () => Math.round(performance.now() - started);
   const host = url.hostname.replace(/^\[|\]$/g, "");
@@ -65,14 +80,15 @@ export function send(url: URL, headers: Record<string, string>, body: string, op
       const refusal = refusalOf(classify(host), options.allowPrivate);
       if (refusal) return resolve({ status: null, retryAfter: undefined, durationMs: 0, error: `target refused: ${refusal}` });
     }
-    const transport = url.protocol === "https:" ? https : http;
+    const secure = url.protocol === "https:";
+    const transport = secure ? https : http;
     const request = transport.request(
       url,
       {
         method: "POST",
         headers: { ...headers, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), "user-agent": "crows-webhooks" },
         lookup: guardedLookup(options.allowPrivate),
-        agent: false,
+        agent: secure ? options.agents.https : options.agents.http,
       },
       (response) => {
         const chunks: Buffer[] = [];

@@ -15,7 +15,7 @@ import { describeError } from "../base/describe-error.ts";
 import { dataOf, type DataContext, type LinkSubject } from "./event-types.ts";
 import { signLink } from "./links.ts";
 import { nextAttemptAt, retryAfterSeconds } from "./retry.ts";
-import { send, type SendResult } from "./send.ts";
+import { send, sendAgents, type SendResult } from "./send.ts";
 import { signatureHeader } from "./signature.ts";
 
 const MAX_IN_FLIGHT = 16;
@@ -52,6 +52,7 @@ export class Sender {
   private stopped = false;
   private poller: NodeJS.Timeout | undefined;
   private dueTimer: NodeJS.Timeout | undefined;
+  private readonly agents = sendAgents();
 
   constructor(private readonly deps: SenderDeps) {
     this.now = deps.now ?? Date.now;
@@ -93,6 +94,7 @@ export class Sender {
     clearInterval(this.poller);
     clearTimeout(this.dueTimer);
     while (this.sweeping || this.inFlight.size > 0) await Promise.race([Promise.allSettled([...this.inFlight.values()]), new Promise((r) => setTimeout(r, 10))]);
+    this.agents.destroy();
   }
 
   private async sweep(): Promise<void> {
@@ -191,7 +193,7 @@ export class Sender {
     if (endpoint.previousSecret && endpoint.previousSecretUntil && endpoint.previousSecretUntil.getTime() > nowMs) secrets.push(endpoint.previousSecret);
     const timestamp = Math.floor(nowMs / 1000);
     const headers = { "webhook-id": delivery.id, "webhook-timestamp": String(timestamp), "webhook-signature": signatureHeader(secrets, delivery.id, timestamp, body) };
-    const result = await send(new URL(endpoint.url), headers, body, { timeoutMs: this.deps.config.timeoutMs, allowPrivate: this.deps.config.allowPrivate, secrets: [endpoint.secret, endpoint.previousSecret ?? ""] });
+    const result = await send(new URL(endpoint.url), headers, body, { timeoutMs: this.deps.config.timeoutMs, allowPrivate: this.deps.config.allowPrivate, secrets: [endpoint.secret, endpoint.previousSecret ?? ""], agents: this.agents });
     return this.record(delivery, endpoint, result);
   }
 
