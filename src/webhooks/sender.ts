@@ -53,6 +53,10 @@ export class Sender {
   private poller: NodeJS.Timeout | undefined;
   private dueTimer: NodeJS.Timeout | undefined;
   private readonly agents = sendAgents();
+  /** Enabled endpoints, read at most once per poll interval: every sweep needs them. */
+  private endpointCache: { at: number; rows: Map<string, EndpointRow> } | undefined;
+  /** What a delivery's data is built from, kept for the other endpoints the same event goes to. */
+  private readonly lookups = new BoundedCache();
 
   constructor(private readonly deps: SenderDeps) {
     this.now = deps.now ?? Date.now;
@@ -110,14 +114,12 @@ export class Sender {
 
   /** Takes and starts up to the free slots of `due`: only the oldest pending delivery of each endpoint and stream. */
   private async takeAndSend(due: DeliveryRow[], now: Date): Promise<void> {
-    const prisma = this.deps.prisma;
     const endpointIds = [...new Set(due.map((d) => d.endpointId))];
-    const [endpointRows, headOf] = await Promise.all([
-      prisma.webhookEndpoint.findMany({ where: { id: { in: endpointIds }, disabledAt: null } }),
+    const [endpoints, headOf] = await Promise.all([
+      this.enabledEndpoints(),
       // The oldest pending event of each endpoint and stream: only it may be sent now (log order).
       this.deps.store.heads(endpointIds),
     ]);
-    const endpoints = new Map(endpointRows.map((e) => [e.id, e]));
     for (const delivery of due) {
       if (this.stopped || this.inFlight.size >= MAX_IN_FLIGHT) break;
       const endpoint = endpoints.get(delivery.endpointId);
@@ -158,6 +160,18 @@ export class Sender {
     return (await this.claim(next.id, now)) ? next : undefined;
   }
 
+  /**
+   * The enabled endpoints, as of at most one poll interval ago (another instance's change is seen
+   * within it; this one's disabling an endpoint drops the copy at once).
+   */
+  private async enabledEndpoints(): Promise<Map<string, EndpointRow>> {
+    const cached = this.endpointCache;
+    if (cached && this.now() - cached.at < Math.min(this.deps.config.pollMs, 1000)) return cached.rows;
+    const rows = new Map((await this.deps.prisma.webhookEndpoint.findMany({ where: { disabledAt: null } })).map((e) => [e.id, e]));
+    this.endpointCache = { at: this.now(), rows };
+    return rows;
+  }
+
   /** Wakes at the next retry that falls due (the poll would find it too, later). */
   private async armDueTimer(): Promise<void> {
     const next = await this.deps.store.nextDueAt(new Date(this.now()));
@@ -180,7 +194,7 @@ export class Sender {
 
   /** Sends one delivery and records it; true when it is done for good (not waiting for a retry). */
   private async deliver(delivery: DeliveryRow, endpoint: EndpointRow): Promise<boolean> {
-    const event = await this.deps.store.event(delivery.eventId);
+    const event = await this.lookups.get(`event:${delivery.eventId}`, () => this.deps.store.event(delivery.eventId));
     const data = event ? await dataOf(delivery.type, event.payload, this.context(endpoint.id)) : null;
     if (!event || !data) {
       // Nothing to send after all (an owner reply that resolved no ask): done, with no attempt.
@@ -226,7 +240,10 @@ export class Sender {
       failingSince,
       disabledReason,
     });
-    if (disabledReason) this.deps.logLine(`webhooks: endpoint ${endpoint.id} disabled: ${disabledReason}`);
+    if (disabledReason) {
+      this.endpointCache = undefined;
+      this.deps.logLine(`webhooks: endpoint ${endpoint.id} disabled: ${disabledReason}`);
+    }
     return next === null && !disabledReason;
   }
 
@@ -234,19 +251,41 @@ export class Sender {
   private context(endpointId: string): DataContext {
     const prisma = this.deps.prisma;
     return {
-      approval: async (itemId, target) => {
-        const row = await prisma.approval.findUnique({ where: { itemId_target: { itemId, target } }, include: { item: { select: { text: true } } } });
-        return row ? { text: row.item.text, deadline: row.deadline, pending: row.status === "pending" } : null;
-      },
-      askResolvedBy: async (askId, replyId) => {
-        const ask = await prisma.message.findUnique({ where: { id: askId } });
-        return ask && ask.kind === "ask_owner" && ask.approvedBy === replyId ? { phrase: ask.approvalPhrase } : null;
-      },
+      approval: (itemId, target) =>
+        this.lookups.get(`approval:${itemId}|${target}`, async () => {
+          const row = await prisma.approval.findUnique({ where: { itemId_target: { itemId, target } }, include: { item: { select: { text: true } } } });
+          return row ? { text: row.item.text, deadline: row.deadline, pending: row.status === "pending" } : null;
+        }),
+      askResolvedBy: (askId, replyId) =>
+        this.lookups.get(`ask:${askId}|${replyId}`, async () => {
+          const ask = await prisma.message.findUnique({ where: { id: askId } });
+          return ask && ask.kind === "ask_owner" && ask.approvedBy === replyId ? { phrase: ask.approvalPhrase } : null;
+        }),
       askDeadline: (ts) => new Date((Number.isNaN(Date.parse(ts)) ? this.now() : Date.parse(ts)) + this.deps.approvalWindowMs),
       links: (subject: LinkSubject, deadline: Date) => {
         const link = (action: "approve" | "reject") => this.baseUrl! + signLink(this.key!, { subject, action, webhookId: endpointId, expiresMs: deadline.getTime() });
         return subject.kind === "approval" ? { approve_url: link("approve"), reject_url: link("reject") } : { approve_url: link("approve") };
       },
     };
+  }
+}
+
+/**
+ * The last few hundred lookups a delivery's data needs (an event's payload, an approval's text and
+ * deadline, whether a reply resolved an ask): none of them changes once the event is logged, and
+ * an event going to ten endpoints is read once, not ten times.
+ */
+class BoundedCache {
+  private readonly values = new Map<string, Promise<unknown>>();
+  constructor(private readonly size = 500) {}
+
+  get<T>(key: string, load: () => Promise<T>): Promise<T> {
+    const found = this.values.get(key);
+    if (found) return found as Promise<T>;
+    const loading = load();
+    loading.catch(() => this.values.delete(key)); // a failed read is not kept; the next send reads again
+    this.values.set(key, loading);
+    if (this.values.size > this.size) this.values.delete(this.values.keys().next().value!);
+    return loading;
   }
 }
