@@ -102,7 +102,7 @@ export function WebhooksView() {
       <form onSubmit={(event) => void add(event)} aria-label="Add a webhook">
         <h3>Add an endpoint</h3>
         <label>
-          URL <input type="url" required value={url} onInput={(event) => setUrl((event.target as HTMLInputElement).value)} placeholder="https://example.com/crows" />
+          URL <input type="url" required value={url} onInput={(event) => setUrl((event.target as HTMLInputElement).value)} placeholder="the receiver's https URL" />
         </label>
         <label>
           Description <input value={description} onInput={(event) => setDescription((event.target as HTMLInputElement).value)} />
