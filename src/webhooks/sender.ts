@@ -47,7 +47,8 @@ export class Sender {
   private readonly busyPairs = new Set<string>();
   private baseUrl: string | undefined;
   private key: Buffer | undefined;
-  private sweeping = false;
+  /** The sweep under way, if any. */
+  private sweeping: Promise<void> | undefined;
   private again = false;
   private stopped = false;
   private poller: NodeJS.Timeout | undefined;
@@ -78,13 +79,12 @@ export class Sender {
       this.again = true;
       return;
     }
-    this.sweeping = true;
-    void this.sweep()
+    this.sweeping = this.sweep()
       .catch((error) => {
         if (!this.stopped) this.deps.logLine(`webhooks: looking for due deliveries failed (tried again shortly): ${describeError(error)}`);
       })
       .finally(() => {
-        this.sweeping = false;
+        this.sweeping = undefined;
         if (this.again) {
           this.again = false;
           this.wake();
@@ -97,7 +97,11 @@ export class Sender {
     this.stopped = true;
     clearInterval(this.poller);
     clearTimeout(this.dueTimer);
-    while (this.sweeping || this.inFlight.size > 0) await Promise.race([Promise.allSettled([...this.inFlight.values()]), new Promise((r) => setTimeout(r, 10))]);
+    // A sweep may still start sends, and a send may chain the next of its stream: wait until both are done.
+    while (this.sweeping || this.inFlight.size > 0) {
+      await this.sweeping;
+      await Promise.allSettled([...this.inFlight.values()]);
+    }
     this.agents.destroy();
   }
 
