@@ -14,5 +14,6 @@ import "./messages.ts";
 import "./tokens.ts";
 import "./audit.ts";
 import "./flights.ts";
+import "./webhooks.ts";
 
 export const schema = builder.toSchema();

@@ -22,6 +22,7 @@ import { describeError } from "./base/describe-error.ts";
 import { TokenStore } from "./access/token-store.ts";
 import { FlightBoard } from "./flock/flight-board.ts";
 import { observeProviderWeather } from "./telemetry/provider-metrics.ts";
+import { Webhooks, webhookTypeOf } from "./webhooks/index.ts";
 
 export interface AppDeps {
   model?: Model;
@@ -52,6 +53,8 @@ export interface App {
   readonly tokens: TokenStore;
   /** Flights waiting on the provider, and their text as it streams (a view, never stored). */
   readonly board: FlightBoard;
+  /** Webhook endpoints and the sender of their deliveries (started by the server, which knows its URL). */
+  readonly webhooks: Webhooks;
   logLine(line: string): void;
   /** Stops starting new work and waits for the writes already under way. */
   quiesce(): Promise<void>;
@@ -63,16 +66,20 @@ export async function createApp(config: Config, deps: AppDeps = {}): Promise<App
   ensureDataDir(config.dataDir);
   const logLine = deps.logLine ?? ((line: string) => console.error(line));
   const database = await openDatabase(config);
+  // Before anything appends: an event a webhook wants commits with its delivery rows.
+  database.events.setOutbox(webhookTypeOf);
   const prisma = database.prisma;
   const bus = config.redisUrl ? await createRedisBus(config.redisUrl, logLine) : createLocalBus();
   const metrics = deps.metrics ?? createMetrics();
   const lock = commitOrderLock(config);
+  let webhooks: Webhooks | undefined;
   const log = new EventLog(database, bus, {
     ...(lock ? { commitOrderLock: lock } : {}),
     onAppended: (event) => {
       countAppended(metrics, event);
       const line = eventLogLine(event);
       if (line) logLine(line);
+      webhooks?.appended(event);
     },
   });
   // Counted at the interfaces, so every provider and backend is measured the same way.
@@ -100,6 +107,7 @@ export async function createApp(config: Config, deps: AppDeps = {}): Promise<App
   const crew = new PrismaCrewDirectory(database, nests);
   const flock = new Flock({ config, prisma, log, trustReads: database.trustReads, bus, model, classifier, crew, logLine, board });
   await flock.resume();
+  webhooks = new Webhooks({ config, prisma, store: database.webhooks, instanceId: flock.instanceId, logLine });
   const chat = createNestChat({ config, prisma, log, model, classifier, flock, nests, registry, logLine });
   await chat.resume(); // open obligations of the must-respond loop, as flock.resume() does lists
 
@@ -120,12 +128,14 @@ export async function createApp(config: Config, deps: AppDeps = {}): Promise<App
     metrics,
     tokens: new TokenStore(prisma, log, database.readVersion),
     board,
+    webhooks,
     logLine,
     quiesce: () =>
       (quiescing ??= (async () => {
         await chat.stop();
         await flock.stop();
         await log.drain();
+        await webhooks!.sender.stop();
       })()),
     close: () =>
       (closing ??= (async () => {

@@ -23,6 +23,7 @@ const FLOORS: ReadonlyArray<readonly [floor: string, folders: readonly string[]]
   ["flock", ["src/flock"]],
   ["nests", ["src/nests"]],
   ["telemetry", ["src/telemetry"]],
+  ["webhooks", ["src/webhooks"]],
   ["app", ["src/app.ts"]],
   ["http", ["src/http"]],
   ["contract surfaces", ["compat", "schema", "console"]],

@@ -7,6 +7,7 @@ import { useEffect, useState } from "preact/hooks";
 import { follow, gql, mutate } from "./api.ts";
 import { attempt, reportError, setStreamState } from "./status.ts";
 import { timeLeft, useNow } from "./hooks.ts";
+import { noteApprovals } from "./notify.ts";
 
 const ITEM_FIELDS = "text mode taskType subtasks reason answer crows";
 
@@ -77,12 +78,16 @@ export const approvalListeners = new Set<(change: { change: "opened" | "closed";
 
 const keyOf = (c: { itemId: string; target: string }) => `${c.itemId}|${c.target}`;
 
+/** The card's element id: where a clicked notification puts the focus. */
+const cardId = (c: { itemId: string; target: string }) => `approval-${c.itemId}-${c.target}`;
+
 /** Most urgent first: the deadline is when silence rejects it. */
 const byDeadline = (a: Card, b: Card) => (a.approval?.deadline ?? "").localeCompare(b.approval?.deadline ?? "") || keyOf(a).localeCompare(keyOf(b));
 
 export function Approvals({ onOpenList }: { onOpenList: (listId: string) => void }) {
   const [pending, setPending] = useState<Map<string, Card>>(new Map());
   const [truncated, setTruncated] = useState(false);
+  const [loaded, setLoaded] = useState(false);
   const [busy, setBusy] = useState<Set<string>>(new Set());
   const now = useNow();
 
@@ -98,6 +103,7 @@ export function Approvals({ onOpenList }: { onOpenList: (listId: string) => void
         if (cancelled) return;
         setTruncated(approvals.length >= PENDING_LIMIT);
         setPending(new Map(approvals.map((a) => [keyOf(a), { listId: a.item.listId, itemId: a.itemId, target: a.target, approval: a }])));
+        setLoaded(true);
         stop = follow<Change>({
           name: "approvals",
           query: APPROVAL_CHANGES,
@@ -153,6 +159,18 @@ export function Approvals({ onOpenList }: { onOpenList: (listId: string) => void
   };
 
   const rows = [...pending.values()].sort(byDeadline);
+  useEffect(() => {
+    // From the first read on: what waited at load is counted in the title, not announced.
+    if (!loaded) return;
+    noteApprovals(
+      rows.map((c) => ({
+        key: keyOf(c),
+        title: `Approve the ${c.target}? (${c.itemId})`,
+        body: c.approval?.item.text ?? c.itemId,
+        focus: () => document.getElementById(cardId(c))?.focus(),
+      })),
+    );
+  }, [pending, loaded]);
   return (
     <section class="approvals" aria-labelledby="approvals-heading">
       <h2 id="approvals-heading">Approvals</h2>
@@ -163,7 +181,7 @@ export function Approvals({ onOpenList }: { onOpenList: (listId: string) => void
           const item = c.approval?.item;
           const label = `${c.target === "triage" ? "Triage" : "Output"} of ${item?.text ?? c.itemId}`;
           return (
-            <li key={keyOf(c)} class="card" aria-label={label}>
+            <li key={keyOf(c)} id={cardId(c)} tabIndex={-1} class="card" aria-label={label}>
               <p class="card-title">
                 <span class={`tag ${c.target}`}>{c.target}</span> <strong>{item?.text ?? c.itemId}</strong>
               </p>

@@ -1,7 +1,7 @@
 // The owner console: one page, served by the crows server at /. Views: Lists (send and watch),
-// Trust, Nests, Crows, Classifier, Tokens; the Approvals region (and who decided the latest ones)
-// stays in view beside them. The view and
-// the open list live in the URL hash, so a reload keeps the owner's place.
+// Trust, Nests, Crows, Classifier, Tokens, Webhooks; the Approvals region (and who decided the latest
+// ones) stays in view beside them. The view and the open list live in the URL hash, so a reload keeps
+// the owner's place. "Notify me" turns on browser notifications for new approvals and asks (notify.ts).
 import "./styles.css";
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
@@ -12,10 +12,12 @@ import { NestsView } from "./nests.tsx";
 import { ClassifierView, CrowsView } from "./crows.tsx";
 import { TokensView } from "./tokens.tsx";
 import { Decisions } from "./decisions.tsx";
+import { WebhooksView } from "./webhooks.tsx";
+import { askPermission, onPermissionChange, permission, startAskPolling } from "./notify.ts";
 import { useStatus } from "./hooks.ts";
 import { dismissError, reportError } from "./status.ts";
 
-const VIEWS = ["Lists", "Trust", "Nests", "Crows", "Classifier", "Tokens"] as const;
+const VIEWS = ["Lists", "Trust", "Nests", "Crows", "Classifier", "Tokens", "Webhooks"] as const;
 type View = (typeof VIEWS)[number];
 
 function readHash(): { view: View; listId: string | null } {
@@ -31,6 +33,7 @@ function App() {
     addEventListener("hashchange", onHash);
     return () => removeEventListener("hashchange", onHash);
   }, []);
+  useEffect(() => startAskPolling(), []);
   const go = (view: View, listId: string | null = null) => {
     location.hash = listId ? `${view.toLowerCase()}/${listId}` : view.toLowerCase();
   };
@@ -45,6 +48,7 @@ function App() {
             </button>
           ))}
         </nav>
+        <NotifyControl />
         <Connections />
       </header>
       <Errors />
@@ -56,6 +60,7 @@ function App() {
           {place.view === "Crows" ? <CrowsView /> : null}
           {place.view === "Classifier" ? <ClassifierView /> : null}
           {place.view === "Tokens" ? <TokensView /> : null}
+          {place.view === "Webhooks" ? <WebhooksView /> : null}
         </main>
         <aside>
           <Approvals onOpenList={(id) => go("Lists", id)} />
@@ -63,6 +68,20 @@ function App() {
         </aside>
       </div>
     </>
+  );
+}
+
+/** "Notify me": asks the browser's permission; says so once granted or refused. */
+function NotifyControl() {
+  const [state, setState] = useState(permission);
+  useEffect(() => onPermissionChange(() => setState(permission())), []);
+  if (state === "unsupported") return null;
+  if (state === "granted") return <p class="quiet notify">Notifications on</p>;
+  if (state === "denied") return <p class="quiet notify">Notifications blocked in this browser</p>;
+  return (
+    <button type="button" onClick={() => void askPermission()}>
+      Notify me
+    </button>
   );
 }
 

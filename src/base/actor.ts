@@ -3,7 +3,7 @@
 //   owner:  CROWS_TOKEN, or anyone on loopback when no token is configured;
 //   token:  a named token (its id, and its name as it was at the time);
 //   system: the server itself (a timeout's verdict, trust skipping an approval);
-//   link:   a webhook's decide link, naming the webhook it went out on (reserved, not yet used).
+//   link:   a webhook's decide link, naming the webhook it went out on (src/webhooks/links.ts).
 // No imports: every floor may use it.
 export type ActorKind = "owner" | "token" | "system" | "link";
 

@@ -1,6 +1,7 @@
 // Configuration from the environment (FLOCK.md section 11). Every variable has a default that
 // serves on a fresh machine; a bad value is a startup error that names the variable.
 import path from "node:path";
+import { loadWebhookConfig, type WebhookConfig } from "./webhook-config.ts";
 
 export interface Config {
   host: string;
@@ -63,6 +64,8 @@ export interface Config {
   maxStreams: number | undefined;
   /** SSE streams one client address may hold; unset: half the total. */
   maxStreamsPerClient: number | undefined;
+  /** Webhook deliveries and decide links (webhook-config.ts). */
+  webhooks: WebhookConfig;
 }
 
 export class ConfigError extends Error {}
@@ -176,6 +179,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     graphqlMaxAnswerBytes: int(env, "CROWS_GRAPHQL_MAX_ANSWER_BYTES", 16_000_000, 1_000),
     maxStreams: optionalInt(env, "CROWS_MAX_STREAMS", 1),
     maxStreamsPerClient: optionalInt(env, "CROWS_MAX_STREAMS_PER_CLIENT", 1),
+    webhooks: loadWebhookConfig(env, (message) => new ConfigError(message)),
     ...overrides,
   };
   if (!["offline", "systemone"].includes(config.jev)) {

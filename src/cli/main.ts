@@ -1,11 +1,12 @@
-// The `crows` command line (docs/operations.md): serve, up, status, stop, restart, logs, token. Every
+// The `crows` command line (docs/operations.md): serve, up, status, stop, restart, logs, token, webhooks. Every
 // command prints one JSON line on stdout; an error is one JSON line on stderr. Exit codes: 0 done,
 // 1 a step failed, 2 usage, 3 the server cannot run (start-error.json says why).
 import { EXIT } from "../ops/exit.ts";
 import { up, status, stop, restart, logs, CommandError } from "./commands.ts";
+import { addWebhook, listWebhooks, removeWebhook } from "./webhooks.ts";
 
 const USAGE =
-  "usage: crows serve | up | status | stop | restart [--reason TEXT] | logs [--lines N] | token create --name NAME --scope read,decide,... [--expires 30d] | token list | token revoke ID";
+  "usage: crows serve | up | status | stop | restart [--reason TEXT] | logs [--lines N] | token create --name NAME --scope read,decide,... [--expires 30d] | token list | token revoke ID | webhooks add --url URL [--events a,b] [--description TEXT] | webhooks list | webhooks remove --id ID";
 
 type Flags = Record<string, string>;
 
@@ -62,6 +63,22 @@ async function run(argv: string[]): Promise<void> {
         return print(await tokens.revokeToken(id));
       }
       throw new CommandError(EXIT.usage, "usage", `unknown token command ${JSON.stringify(action ?? "")}; ${USAGE}`);
+    }
+    case "webhooks": {
+      const [verb, ...args] = rest;
+      if (verb === "add") {
+        const flags = parse(args, ["url", "events", "description"]);
+        if (!flags.url) throw new CommandError(EXIT.usage, "usage", `webhooks add needs --url; ${USAGE}`);
+        const events = flags.events?.split(",").map((e) => e.trim()).filter((e) => e !== "");
+        return print(await addWebhook({ url: flags.url, ...(events ? { events } : {}), ...(flags.description !== undefined ? { description: flags.description } : {}) }));
+      }
+      if (verb === "list") return (parse(args, []), print(await listWebhooks()));
+      if (verb === "remove") {
+        const id = parse(args, ["id"]).id;
+        if (!id) throw new CommandError(EXIT.usage, "usage", `webhooks remove needs --id; ${USAGE}`);
+        return print(await removeWebhook(id));
+      }
+      throw new CommandError(EXIT.usage, "usage", USAGE);
     }
     case "help":
     case "--help":

@@ -20,10 +20,11 @@ import type { Config } from "../base/config.ts";
 import { HttpError } from "../http/http-error.ts";
 import { declaredTooLarge, drain, tooLarge } from "../http/body.ts";
 import { missingScopeMessage, type Scope } from "../access/scopes.ts";
-import { ROOT, type Principal } from "../access/principal.ts";
+import { LINK_HOLDER, ROOT, type Principal } from "../access/principal.ts";
 import type { TokenStore } from "../access/token-store.ts";
 import { neededScope } from "./route-scopes.ts";
 import type { TokenStreams } from "./token-streams.ts";
+import { isDecidePath } from "../webhooks/links.ts";
 
 export const TOKEN_COOKIE = "crows_token";
 
@@ -195,6 +196,13 @@ export class AccessGate {
       }
     }
 
+    if (isDecidePath(url.pathname) && (method === "GET" || method === "HEAD" || method === "POST")) {
+      // A decide link is the credential for its one decision (src/server/webhooks/decide.ts checks
+      // its signature): no token asked, and the principal it gets holds no scope anywhere else.
+      principals.set(req, LINK_HOLDER);
+      return this.checkBody(req, method);
+    }
+
     let principal: Principal;
     try {
       if (url.pathname === "/" && url.searchParams.has("token") && (method === "GET" || method === "HEAD")) {
@@ -220,6 +228,11 @@ export class AccessGate {
     }
     if (principal.tokenId !== undefined) this.streams?.track(principal.tokenId, res);
 
+    return this.checkBody(req, method);
+  }
+
+  /** A write's body: a 413 over the limit, a 415 when it is not application/json. */
+  private async checkBody(req: http.IncomingMessage, method: string): Promise<"continue"> {
     if (!SAFE_METHODS.has(method) && hasBody(req)) {
       if (declaredTooLarge(req)) {
         await drain(req);

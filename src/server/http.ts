@@ -7,7 +7,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { App } from "../app.ts";
 import { compatRouter } from "../../compat/index.ts";
-import type { CompatRequest, CompatResponse } from "../../compat/router.ts";
+import type { CompatRequest, CompatResponse, Router } from "../../compat/router.ts";
 import { HttpError, sendError, sendJson, toErrorResponse } from "../http/http-error.ts";
 import { createGraphQLHandler, isGraphQLPath } from "./graphql/yoga.ts";
 import { AccessGate, principalOf } from "./access.ts";
@@ -20,6 +20,9 @@ import { trackInFlight } from "./shutdown.ts";
 import { writeSse } from "../http/sse/node-writer.ts";
 import { refuseUnstorable } from "../http/unstorable-text.ts";
 import { asksForStream, fdLimit, StreamGate, streamCaps } from "./stream-caps.ts";
+import { isWebhookApiPath, webhookRouter } from "./webhooks/routes.ts";
+import { serveDecide } from "./webhooks/decide.ts";
+import { isDecidePath } from "../webhooks/links.ts";
 
 /** One entry per path family; the first whose `matches` is true serves the request. */
 interface Handler {
@@ -59,12 +62,15 @@ export interface RunningServer {
 
 export async function startServer(app: App): Promise<RunningServer> {
   const router = compatRouter();
+  const webhooks = webhookRouter();
   const tokenStreams = new TokenStreams(app.tokens, app.bus, app.config.heartbeatMs);
   const gate = new AccessGate(app.config, app.tokens, tokenStreams);
   const streams = new StreamGate(streamCaps(app.config, fdLimit()), app.logLine, (reason) => app.metrics.sseRefused.inc({ reason }));
   app.metrics.fdLimit.set(streams.caps.fdLimit ?? 0);
   for (const cap of ["total", "perClient", "headroom"] as const) app.metrics.sseCaps.set({ cap: cap === "perClient" ? "per_client" : cap }, streams.caps[cap]);
   const handlers: Handler[] = [
+    { matches: isWebhookApiPath, serve: (req, res, url) => serveCompat(app, webhooks, req, res, url) },
+    { matches: isDecidePath, serve: (req, res, url) => serveDecide(app, req, res, url) },
     { matches: (p) => p === "/api" || p.startsWith("/api/"), serve: (req, res, url) => serveCompat(app, router, req, res, url) },
     { matches: isGraphQLPath, serve: createGraphQLHandler(app, { streams }) },
     { matches: isConsolePath, serve: (req, res, url) => serveConsole(req, res, url, app.logLine) },
@@ -120,11 +126,13 @@ export async function startServer(app: App): Promise<RunningServer> {
   });
   const { port } = server.address() as AddressInfo;
   const host = app.config.host.includes(":") ? `[${app.config.host}]` : app.config.host;
+  const url = `http://${host}:${port}`;
+  await app.webhooks.sender.start(url); // decide links point here unless CROWS_PUBLIC_URL says otherwise
   let closing: Promise<void> | undefined;
   return {
     server,
     port,
-    url: `http://${host}:${port}`,
+    url,
     close: () =>
       (closing ??= (async () => {
         stopping = true;
@@ -142,7 +150,7 @@ export async function startServer(app: App): Promise<RunningServer> {
 
 async function serveCompat(
   app: App,
-  router: ReturnType<typeof compatRouter>,
+  router: Router,
   req: http.IncomingMessage,
   res: http.ServerResponse,
   url: URL,

@@ -19,7 +19,8 @@ import type { EventStore } from "./events/types.ts";
 import { NAMED_ORDER_LOCK } from "./flock-state.ts"; // one key for both write paths
 import { NO_VERSION, SqliteReadVersion, type ReadVersion } from "./read-version.ts";
 import { PgTrustReads, SqliteTrustReads, type TrustReads } from "./trust-history.ts";
-import type BetterSqlite3 from "better-sqlite3";
+import BetterSqlite3 from "better-sqlite3";
+import { PgWebhookStore, SqliteWebhookStore, type WebhookStore } from "./webhook-deliveries.ts";
 
 export type { PrismaClient };
 
@@ -35,6 +36,8 @@ export interface DatabaseHandle {
   readonly events: EventStore;
   /** The trust ledger's reads around Prisma (trust-history.ts). */
   readonly trustReads: TrustReads;
+  /** The webhook sender's statements around Prisma (webhook-deliveries.ts). */
+  readonly webhooks: WebhookStore;
   /** What the GraphQL read cache keys on (read-version.ts); a bench may swap in one that never caches. */
   readVersion: ReadVersion;
   /** Ends Prisma's client, and with it every connection the parts above use. */
@@ -58,7 +61,7 @@ export async function openDatabase(config: Config): Promise<DatabaseHandle> {
     const prisma = new PgClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
     await prisma.$connect();
     const client = prisma as unknown as PrismaClient; // the one cast: see the header
-    return { prisma: client, events: new PgEventStore(pool), trustReads: new PgTrustReads(pool), readVersion: NO_VERSION, close: () => client.$disconnect() };
+    return { prisma: client, events: new PgEventStore(pool), trustReads: new PgTrustReads(pool), webhooks: new PgWebhookStore(pool), readVersion: NO_VERSION, close: () => client.$disconnect() };
   }
   const file = url.slice("file:".length);
   if (file !== ":memory:") mkdirSync(path.dirname(path.resolve(file)), { recursive: true, mode: 0o700 });
@@ -66,11 +69,12 @@ export async function openDatabase(config: Config): Promise<DatabaseHandle> {
   const events = new SqliteEventStore(file);
   const version = new SqliteReadVersion(file);
   const trust = new SqliteTrustReads(file);
-  const prisma = new PrismaClient({ adapter: sharedWithEventStore(new PrismaBetterSqlite3({ url }), events, version, trust) });
+  const webhooks = new SqliteWebhookStore(events.gate);
+  const prisma = new PrismaClient({ adapter: sharedWithEventStore(new PrismaBetterSqlite3({ url }), events, version, trust, { store: webhooks, file }) });
   // WAL lets SSE readers run while the engine writes; a busy timeout rides out short write locks.
   await prisma.$queryRawUnsafe("PRAGMA journal_mode = WAL");
   await prisma.$queryRawUnsafe("PRAGMA busy_timeout = 5000");
-  return { prisma, events, trustReads: trust, readVersion: version, close: () => prisma.$disconnect() };
+  return { prisma, events, trustReads: trust, webhooks, readVersion: version, close: () => prisma.$disconnect() };
 }
 
 /**
@@ -98,10 +102,12 @@ type SqliteAdapter = Awaited<ReturnType<SqliteFactory["connect"]>>;
  * transactions take the store's gate: the store's group commits run on the same connection and
  * must never land inside an open Prisma transaction (nor it inside theirs).
  */
-function sharedWithEventStore(factory: SqliteFactory, events: SqliteEventStore, version: SqliteReadVersion, trust: SqliteTrustReads): SqliteFactory {
+function sharedWithEventStore(factory: SqliteFactory, events: SqliteEventStore, version: SqliteReadVersion, trust: SqliteTrustReads, webhooks: { store: SqliteWebhookStore; file: string }): SqliteFactory {
   const connect = async (): Promise<SqliteAdapter> => {
     const adapter = await factory.connect();
-    events.attach((adapter as unknown as { client: BetterSqlite3.Database }).client);
+    const writer = (adapter as unknown as { client: BetterSqlite3.Database }).client;
+    events.attach(writer);
+    webhooks.store.attach(writer, webhooks.file === ":memory:" ? undefined : new BetterSqlite3(webhooks.file, { readonly: true, fileMustExist: true }));
     version.attach(events.gate);
     trust.attach();
     const startTransaction = adapter.startTransaction.bind(adapter);
@@ -124,6 +130,7 @@ function sharedWithEventStore(factory: SqliteFactory, events: SqliteEventStore, 
     adapter.dispose = async () => {
       version.close();
       trust.close();
+      webhooks.store.close();
       await events.close();
       await dispose();
     };
@@ -154,4 +161,8 @@ export type ClientsAgree = AllTrue<[
   Same<Sqlite.ClassifierAnswer, Pg.ClassifierAnswer>,
   Same<Sqlite.Obligation, Pg.Obligation>,
   Same<Sqlite.RotationCursor, Pg.RotationCursor>,
+  Same<Sqlite.WebhookEndpoint, Pg.WebhookEndpoint>,
+  Same<Sqlite.WebhookDelivery, Pg.WebhookDelivery>,
+  Same<Sqlite.WebhookAttempt, Pg.WebhookAttempt>,
+  Same<Sqlite.ServerKey, Pg.ServerKey>,
 ]>;

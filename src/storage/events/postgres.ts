@@ -6,6 +6,7 @@ import type { PrismaClient } from "../../generated/prisma/client.ts";
 import { pgState, type StateReads, type StateTx } from "../flock-state.ts";
 import { GroupQueue, type Pending } from "./group-queue.ts";
 import { retryOnSeqClash } from "./seq-retry.ts";
+import { anyFansOut, clientRun, pgFanOut, type OutboxRule } from "../webhook-outbox.ts";
 import type { EventRow, EventStore, NewEvent, RenderedPage, RowTemplate, Tx } from "./types.ts";
 
 const EMPTY = Buffer.alloc(0);
@@ -16,9 +17,34 @@ export class PgEventStore implements EventStore {
   private readonly nextSeq = new Map<string, number>();
   private readonly queue = new GroupQueue((batch) => this.flush(batch));
   readonly state: StateReads;
+  private outboxRule: OutboxRule | undefined;
 
   constructor(private readonly pool: pg.Pool) {
     this.state = pgState(pool);
+  }
+
+  setOutbox(rule: OutboxRule): void {
+    this.outboxRule = rule;
+  }
+
+  /**
+   * The group commit's INSERT: one statement alone (its own transaction), or, when some event fans
+   * out to webhooks, in a transaction on a pool connection with the deliveries it causes.
+   */
+  private async groupInsert(values: unknown[], fansOut: boolean): Promise<Array<{ id: number; stream: string; seq: number; name: string; payload: string }>> {
+    const query = {
+      name: "crows-event-insert",
+      text:
+        `INSERT INTO "Event" ("stream", "seq", "name", "payload", "ts") ` +
+        `SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::timestamp(3)[]) RETURNING "id", "stream", "seq", "name", "payload"`,
+      values,
+    };
+    if (!fansOut) return (await this.pool.query<{ id: number; stream: string; seq: number; name: string; payload: string }>(query)).rows;
+    return this.writeState(async (_tx, client) => {
+      const { rows } = await client.query<{ id: number; stream: string; seq: number; name: string; payload: string }>(query);
+      await pgFanOut(clientRun(client), this.outboxRule, rows);
+      return rows;
+    });
   }
 
   append(stream: string, events: NewEvent[]): Promise<EventRow[]> {
@@ -54,13 +80,8 @@ export class PgEventStore implements EventStore {
           }
           planned.set(p.stream, seq);
         }
-        const { rows } = await this.pool.query<{ id: number; stream: string; seq: number }>({
-          name: "crows-event-insert",
-          text:
-            `INSERT INTO "Event" ("stream", "seq", "name", "payload", "ts") ` +
-            `SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::timestamp(3)[]) RETURNING "id", "stream", "seq"`,
-          values: [streams, seqs, names, payloads, stamps],
-        });
+        const fansOut = anyFansOut(this.outboxRule, batch.flatMap((p) => p.events));
+        const rows = await this.groupInsert([streams, seqs, names, payloads, stamps], fansOut);
         for (const [stream, seq] of planned) this.nextSeq.set(stream, seq);
         const idOf = new Map(rows.map((r) => [`${r.seq}\u0000${r.stream}`, r.id]));
         let at = 0;
@@ -94,7 +115,9 @@ export class PgEventStore implements EventStore {
           const created = await tx.event.createManyAndReturn({
             data: events.map((e, i) => ({ stream, seq: first + i + 1, name: e.name, payload: e.payload, ts: e.ts })),
           });
-          return created.sort((a, b) => a.seq - b.seq);
+          created.sort((a, b) => a.seq - b.seq);
+          await pgFanOut((text, values) => tx.$executeRawUnsafe(text, ...values), this.outboxRule, created);
+          return created;
         });
         if (rows.length > 0) this.nextSeq.set(stream, rows[rows.length - 1]!.seq);
         return rows.map((r) => ({ id: r.id, stream: r.stream, seq: r.seq, name: r.name, payload: r.payload, ts: r.ts.toISOString() }));
@@ -120,7 +143,10 @@ export class PgEventStore implements EventStore {
   private async stateTransaction(stream: string, build: (tx: StateTx) => Promise<NewEvent[]>): Promise<EventRow[]> {
     const rows = await this.writeState(async (tx, client) => {
       const events = await build(tx);
-      return events.length === 0 ? [] : await this.insertIn(client, stream, events);
+      if (events.length === 0) return [];
+      const rows = await this.insertIn(client, stream, events);
+      await pgFanOut(clientRun(client), this.outboxRule, rows);
+      return rows;
     });
     if (rows.length > 0) this.nextSeq.set(stream, rows[rows.length - 1]!.seq);
     return rows;

@@ -8,6 +8,7 @@ import { sqliteState, type StateReads, type StateTx } from "../flock-state.ts";
 import { Gate } from "../gate.ts";
 import { GroupQueue, type Pending } from "./group-queue.ts";
 import { retryOnSeqClash } from "./seq-retry.ts";
+import { SqliteOutbox, type OutboxRule } from "../webhook-outbox.ts";
 import type { EventRow, EventStore, NewEvent, RenderedPage, RowTemplate, Tx } from "./types.ts";
 
 const EMPTY = Buffer.alloc(0);
@@ -36,6 +37,8 @@ export class SqliteEventStore implements EventStore {
   private statements: ReturnType<SqliteEventStore["prepare"]> | undefined;
   private writerState: StateTx | undefined;
   private readerState: StateTx | undefined;
+  private outbox: SqliteOutbox | undefined;
+  private outboxRule: OutboxRule | undefined;
   readonly state: StateReads = {
     item: (id) => this.readingState((s) => s.item(id)),
     approval: (itemId, target) => this.readingState((s) => s.approval(itemId, target)),
@@ -58,6 +61,11 @@ export class SqliteEventStore implements EventStore {
     this.statements = this.prepare(writer, this.reader ?? writer);
     this.writerState = sqliteState(writer);
     this.readerState = this.reader ? sqliteState(this.reader) : undefined;
+    this.outbox = new SqliteOutbox(writer, () => this.outboxRule);
+  }
+
+  setOutbox(rule: OutboxRule): void {
+    this.outboxRule = rule;
   }
 
   private prepare(writer: Database.Database, reader: Database.Database) {
@@ -102,6 +110,7 @@ export class SqliteEventStore implements EventStore {
       rows.push({ id: Number(info.lastInsertRowid), stream, seq, name: event.name, payload: event.payload, ts: event.ts.toISOString() });
     }
     this.nextSeq.set(stream, seq);
+    this.outbox?.fanOut(rows); // the deliveries these events cause, in the same transaction
     return rows;
   }
 

@@ -3,6 +3,7 @@
 // append path commits with: docs/architecture.md "Storage and migrations".
 import type { PrismaClient } from "../../generated/prisma/client.ts";
 import type { StateReads, StateTx } from "../flock-state.ts";
+import type { OutboxRule } from "../webhook-outbox.ts";
 
 export type Tx = Parameters<Parameters<PrismaClient["$transaction"]>[0]>[0];
 
@@ -73,6 +74,11 @@ export interface EventStore {
   lastSeq(stream: string): Promise<number>;
   /** The newest committed id among events with any of `names` (0: none). */
   lastNamedId(names: readonly string[]): Promise<number>;
+  /**
+   * From now on, every append also inserts the webhook deliveries `rule` asks for, in the same
+   * transaction as the events (../webhook-outbox.ts). Set once, before the first append.
+   */
+  setOutbox(rule: OutboxRule): void;
   close(): Promise<void>;
 }
 

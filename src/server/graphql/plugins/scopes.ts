@@ -16,8 +16,13 @@ const MUTATION_SCOPES: Record<string, Scope | "post"> = {
   postVerdict: "decide",
   createToken: "admin",
   revokeToken: "admin",
+  addWebhook: "admin",
+  removeWebhook: "admin",
+  rotateWebhookSecret: "admin",
+  redeliverWebhook: "admin",
+  recoverWebhook: "admin",
 };
-const ADMIN_QUERIES = new Set(["tokens"]);
+const ADMIN_QUERIES = new Set(["tokens", "webhooks", "webhookDeliveries"]);
 
 /** Root field names of the operation, through fragments. */
 function rootFields(document: DocumentNode, selectionSet: SelectionSetNode, seen = new Set<string>()): string[] {

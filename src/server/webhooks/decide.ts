@@ -1,0 +1,129 @@
+// The decide links' pages (docs/webhooks.md "Decide links"). The link is the credential for its
+// one decision, so the access gate lets exactly these paths through without the token. A GET (or
+// HEAD) only shows what the link would do, with a button; link previewers and mail scanners fetch
+// links, and nothing they fetch changes anything. The button POSTs to the same link, and the POST
+// decides, through the same verdict path as POST /api/verdicts (or, for a nest ask, posts the
+// owner's reply with the approval phrase), with the link as the actor. A link that was tampered
+// with, expired, or whose decision is already made answers a clear page and changes nothing.
+import type http from "node:http";
+import type { App } from "../../app.ts";
+import { NotFoundError } from "../../base/errors.ts";
+import { linkActor, readLink, type LinkClaims } from "../../webhooks/links.ts";
+
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+interface Page {
+  status: number;
+  title: string;
+  lines: string[];
+  /** The button that POSTs this link, on a confirmation page. */
+  button?: string;
+}
+
+function sendPage(req: http.IncomingMessage, res: http.ServerResponse, page: Page): void {
+  const form = page.button ? `<form method="post"><button type="submit">${escapeHtml(page.button)}</button></form>` : "";
+  const html = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>crows: ${escapeHtml(page.title)}</title>
+<link rel="icon" href="data:,">
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem;color:#1d1d1f}blockquote{margin:1rem 0;padding:.5rem 1rem;background:#f1f1f4;border-radius:4px;white-space:pre-wrap}button{font:inherit;padding:.4em 1.2em}</style>
+</head>
+<body>
+<main>
+<h1>${escapeHtml(page.title)}</h1>
+${page.lines.map((line) => `<p>${line}</p>`).join("\n")}
+${form}
+</main>
+</body>
+</html>
+`;
+  res.writeHead(page.status, {
+    "content-type": "text/html; charset=utf-8",
+    "content-length": String(Buffer.byteLength(html)),
+    // No script, nothing loaded; the form may only post here. same-origin: the button's POST then
+    // carries this server's Origin (no-referrer would make it "null", which the gate refuses).
+    "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+    "referrer-policy": "same-origin",
+    "x-content-type-options": "nosniff",
+    "x-robots-tag": "noindex",
+    "cache-control": "no-store",
+  });
+  res.end(req.method === "HEAD" ? undefined : html);
+}
+
+const quote = (text: string) => `</p><blockquote>${escapeHtml(text)}</blockquote><p>`;
+
+const INVALID: Page = { status: 404, title: "This link is not valid", lines: ["It was changed, cut short, or not made by this server. Nothing was decided. Decide in the console instead."] };
+const EXPIRED: Page = { status: 410, title: "This link has expired", lines: ["Its approval's deadline has passed, and silence counts as no. Nothing was changed."] };
+const decided = (what: string): Page => ({ status: 409, title: "Already decided", lines: [`${escapeHtml(what)} Nothing was changed.`] });
+
+/** What the link would decide, as it stands now: the confirmation page, or why it cannot. */
+async function current(app: App, claims: LinkClaims, nowMs: number): Promise<Page | { ok: Page }> {
+  const verb = claims.action === "approve" ? "Approve" : "Reject";
+  const { subject } = claims;
+  if (subject.kind === "approval") {
+    const [row, item] = await Promise.all([app.log.state.approval(subject.itemId, subject.target), app.log.state.item(subject.itemId)]);
+    if (!row || !item) return INVALID;
+    if (row.status !== "pending") return decided(`This ${subject.target} of ${subject.itemId} was already decided: ${row.status}.`);
+    if (nowMs >= Math.min(claims.expiresMs, row.deadline.getTime())) return EXPIRED;
+    const proposal = subject.target === "triage" ? `Triage: ${item.mode ?? "?"} (${item.taskType ?? "other"})${item.reason ? `, because ${item.reason}` : ""}` : `Answer: ${item.answer ?? ""}`;
+    return {
+      ok: {
+        status: 200,
+        title: `${verb} the ${subject.target} of ${subject.itemId}?`,
+        lines: [`The item: ${quote(item.text)}`, `What is proposed: ${quote(proposal)}`, `Waits until ${escapeHtml(row.deadline.toISOString())}. Opening this page changed nothing; the button decides.`],
+        button: verb,
+      },
+    };
+  }
+  const ask = await app.prisma.message.findUnique({ where: { id: subject.msgId } });
+  if (!ask || ask.nestId !== subject.nestId || ask.kind !== "ask_owner") return INVALID;
+  if (ask.approvedAt) return decided(`This ask was already approved.`);
+  if (nowMs >= Math.min(claims.expiresMs, ask.createdAt.getTime() + app.config.approvalWindowMs)) return EXPIRED;
+  return {
+    ok: {
+      status: 200,
+      title: `Reply "${ask.approvalPhrase}" to ${ask.author}'s ask?`,
+      lines: [`In nest ${escapeHtml(ask.nestId)}, ${escapeHtml(ask.author)} asks: ${quote(ask.text)}`, `The button posts your reply ${quote(ask.approvalPhrase)} Opening this page changed nothing.`],
+      button: `Reply "${ask.approvalPhrase}"`,
+    },
+  };
+}
+
+/** Makes the decision; the page to answer with. */
+async function decide(app: App, claims: LinkClaims): Promise<Page> {
+  const { subject } = claims;
+  if (subject.kind === "approval") {
+    const approve = claims.action === "approve";
+    try {
+      await app.flock.postVerdict({ itemId: subject.itemId, target: subject.target, approve, actor: linkActor(claims.webhookId) });
+    } catch (error) {
+      if (error instanceof NotFoundError) return decided(`This ${subject.target} of ${subject.itemId} was already decided.`);
+      throw error;
+    }
+    return { status: 200, title: approve ? "Approved" : "Rejected", lines: [`The ${subject.target} of ${escapeHtml(subject.itemId)} is ${approve ? "approved" : "rejected"}. This link is used up.`] };
+  }
+  const ask = await app.prisma.message.findUniqueOrThrow({ where: { id: subject.msgId } });
+  await app.chat.post(subject.nestId, { author: "owner", text: ask.approvalPhrase, refers_to: subject.msgId, actor: linkActor(claims.webhookId) });
+  const after = await app.prisma.message.findUniqueOrThrow({ where: { id: subject.msgId } });
+  if (!after.approvedAt) return decided("The reply was posted, but the ask did not take it (it had closed).");
+  return { status: 200, title: "Approved", lines: [`Your reply ${quote(ask.approvalPhrase)} was posted to ${escapeHtml(subject.nestId)}. This link is used up.`] };
+}
+
+export async function serveDecide(app: App, req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> {
+  const method = req.method ?? "GET";
+  if (method !== "GET" && method !== "HEAD" && method !== "POST") {
+    res.writeHead(405, { allow: "GET, HEAD, POST" }).end();
+    return;
+  }
+  const claims = readLink(await app.webhooks.linkKey(), url.pathname);
+  if (!claims) return sendPage(req, res, INVALID);
+  const state = await current(app, claims, Date.now());
+  if (!("ok" in state)) return sendPage(req, res, state);
+  if (method !== "POST") return sendPage(req, res, state.ok);
+  sendPage(req, res, await decide(app, claims));
+}
