@@ -2,7 +2,7 @@
 // GET /api/trust serves, so the two surfaces cannot disagree.
 import { builder } from "./builder.ts";
 import { BadInputError } from "../src/base/errors.ts";
-import { historyKey, recordView, type LedgerFilter } from "../src/flock/trust.ts";
+import { historyKey, historyTotalOf, recordView, type LedgerFilter } from "../src/flock/trust.ts";
 import type { TrustHistoryRow } from "../src/storage/trust-history.ts";
 import type { Context } from "./builder.ts";
 import type { StoredEvent } from "../src/log/event-log.ts";
@@ -62,6 +62,7 @@ export const TrustRecord = builder.objectRef<TrustRow>("TrustRecord").implement(
     approvals: t.exposeInt("approvals"),
     rejections: t.exposeInt("rejections", { description: "Rejections and timeouts." }),
     autos: t.exposeInt("autos"),
+    historyTotal: t.int({ description: "How many verdicts touched the record: the length of its whole history.", resolve: (r) => historyTotalOf(r) }),
     history: t.field({
       type: [TrustHistoryEntry],
       description:

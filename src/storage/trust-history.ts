@@ -42,11 +42,21 @@ export interface TrustHistoryPage extends TrustFilter {
   before?: number | null;
 }
 
+/** A page of the whole history (one record's, one holder's, one task type's or everyone's). */
+export interface TrustEntryPage extends TrustFilter {
+  /** The newest `limit` entries... */
+  limit: number;
+  /** ...among those with an id below `before` (the newest when absent). */
+  before?: number | null;
+}
+
 export interface TrustReads {
   /** The matching records, by holder then task type. */
   records(filter: TrustFilter): Promise<TrustRecordRow[]>;
   /** Each matching record's page of history, oldest first, in one query. */
   history(page: TrustHistoryPage): Promise<TrustHistoryRow[]>;
+  /** One page of the matching entries, oldest first (read newest first by id, then turned). */
+  entries(page: TrustEntryPage): Promise<TrustHistoryRow[]>;
   close(): void;
 }
 
@@ -93,8 +103,23 @@ function historySql(page: TrustHistoryPage, atOf: (column: string) => string): {
   };
 }
 
+/**
+ * Newest first by id below `before`: on SQLite the (holder, taskType) index carries the rowid, on
+ * PostgreSQL the (holder, taskType, id) index is in that order, so a page reads only its own rows.
+ */
+function entriesSql(page: TrustEntryPage, atOf: (column: string) => string): { text: string; values: unknown[] } {
+  const values: unknown[] = [];
+  const columns = `${ENTRY_COLUMNS.split(", ").map((c) => `e.${c}`).join(", ")}, ${atOf(`e."at"`)} AS "at"`;
+  const where: string[] = [];
+  if (page.holder != null) where.push(`e."holder" = $${values.push(page.holder)}`);
+  if (page.taskType != null) where.push(`e."taskType" = $${values.push(page.taskType)}`);
+  if (page.before != null) where.push(`e."id" < $${values.push(page.before)}`);
+  const clause = where.length === 0 ? "" : ` WHERE ${where.join(" AND ")}`;
+  return { text: `SELECT ${columns} FROM "TrustEntry" e${clause} ORDER BY e."id" DESC LIMIT $${values.push(page.limit)}`, values };
+}
+
 /** Which filters a read has: one prepared statement per shape. */
-const shapeOf = (page: TrustHistoryPage): string => `${page.holder != null ? "h" : ""}${page.taskType != null ? "t" : ""}${page.before != null ? "b" : ""}${page.last != null ? "l" : ""}`;
+const shapeOf = (page: TrustHistoryPage | TrustEntryPage): string => `${page.holder != null ? "h" : ""}${page.taskType != null ? "t" : ""}${page.before != null ? "b" : ""}${"last" in page && page.last != null ? "l" : ""}`;
 
 // Prisma's better-sqlite3 adapter stores DateTime as ISO 8601 text with +00:00 (events/sqlite.ts):
 // turned back into toISOString()'s form by hand; anything else goes through Date.
@@ -136,6 +161,12 @@ export class SqliteTrustReads implements TrustReads {
     return rows.map(([id, holder, taskType, verdict, subject, from, to, at]) => ({ id, holder, taskType, verdict, subject, from, to, at: isoOfSqlite(at) }));
   }
 
+  async entries(page: TrustEntryPage): Promise<TrustHistoryRow[]> {
+    const sql = entriesSql(page, (at) => at);
+    const rows = this.statement(`e${shapeOf(page)}`, sql, true).all(...sql.values) as Array<[number, string, string, string, string, number, number, string]>;
+    return rows.reverse().map(([id, holder, taskType, verdict, subject, from, to, at]) => ({ id, holder, taskType, verdict, subject, from, to, at: isoOfSqlite(at) }));
+  }
+
   close(): void {
     this.statements.clear();
     this.connection?.close();
@@ -158,6 +189,12 @@ export class PgTrustReads implements TrustReads {
     const sql = historySql(page, pgAt);
     const { rows } = await this.pool.query<TrustHistoryRow>({ name: `crows-trust-history-${shapeOf(page)}`, text: sql.text, values: sql.values });
     return rows;
+  }
+
+  async entries(page: TrustEntryPage): Promise<TrustHistoryRow[]> {
+    const sql = entriesSql(page, pgAt);
+    const { rows } = await this.pool.query<TrustHistoryRow>({ name: `crows-trust-entries-${shapeOf(page)}`, text: sql.text, values: sql.values });
+    return rows.reverse();
   }
 
   close(): void {} // the pool is Prisma's: it ends with $disconnect
