@@ -23,7 +23,7 @@ export const trustRoutes: Route[] = [
       const taskType = textParam(request.query, "task_type");
       const before = intParam(request.query, "before", 1, Number.MAX_SAFE_INTEGER);
       const limit = intParam(request.query, "limit", 1, MAX_PAGE) ?? DEFAULT_HISTORY_PAGE;
-      const entries = await app.flock.trust.entries({ holder, taskType, before, limit });
+      const entries = await app.flock.trust.page({ holder, taskType }, limit, before);
       return {
         status: 200,
         json: {

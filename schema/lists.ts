@@ -4,6 +4,16 @@ import { builder } from "./builder.ts";
 import { NotFoundError, RateLimitedError } from "../src/base/errors.ts";
 import { stringArray } from "../src/base/util/json-column.ts";
 import { pageLimit } from "../src/base/util/clamp.ts";
+import { checkedMaxSize } from "./connection.ts";
+
+/** The lists connection's filters as a Prisma where (each uses an index: requester/status, createdAt). */
+function listWhere(args: { status?: string | null; requester?: string | null; nestId?: string | null }) {
+  return {
+    ...(args.status == null ? {} : { status: args.status }),
+    ...(args.requester == null ? {} : { requester: args.requester }),
+    ...(args.nestId == null ? {} : { nestId: args.nestId }),
+  };
+}
 
 export const TodoList = builder.prismaObject("TodoList", {
   description: "A todo list the owner (or another requester) handed to the flock.",
@@ -18,6 +28,13 @@ export const TodoList = builder.prismaObject("TodoList", {
     createdAt: t.expose("createdAt", { type: "DateTime" }),
     finishedAt: t.expose("finishedAt", { type: "DateTime", nullable: true }),
     items: t.relation("items", { query: { orderBy: { n: "asc" } } }),
+    itemsConnection: t.relatedConnection("items", {
+      cursor: "id",
+      maxSize: checkedMaxSize,
+      description: "The list's items in order, as a cursor connection (at most 100 a page).",
+      query: () => ({ orderBy: { n: "asc" } }),
+      totalCount: true,
+    }),
   }),
 });
 
@@ -48,7 +65,27 @@ export const Item = builder.prismaObject("Item", {
   }),
 });
 
+const ListStatusFilter = builder.enumType("ListStatusFilter", { values: ["running", "finished"] as const });
+
 builder.queryFields((t) => ({
+  listsConnection: t.prismaConnection(
+    {
+      type: "TodoList",
+      cursor: "id",
+      description: "Lists, newest first, as a cursor connection: filter by status, requester and nest (at most 100 a page).",
+      args: {
+        status: t.arg({ type: ListStatusFilter }),
+        requester: t.arg.string(),
+        nestId: t.arg.string(),
+      },
+      maxSize: checkedMaxSize,
+      resolve: (query, _root, args, ctx) => {
+        return ctx.app.prisma.todoList.findMany({ ...query, where: listWhere(args), orderBy: [{ createdAt: "desc" }, { id: "desc" }] });
+      },
+      totalCount: (_root, args, ctx) => ctx.app.prisma.todoList.count({ where: listWhere(args) }),
+    },
+    { name: "TodoListConnection" },
+  ),
   list: t.prismaField({
     type: "TodoList",
     nullable: true,
@@ -58,6 +95,7 @@ builder.queryFields((t) => ({
   }),
   lists: t.prismaField({
     type: ["TodoList"],
+    deprecationReason: "Use listsConnection (cursor pages past the newest 100, filters by status and nest).",
     description: "The newest lists first, optionally one requester's.",
     args: {
       requester: t.arg.string(),

@@ -11,6 +11,7 @@ import type { MessageEntry } from "../src/nests/message.ts";
 import { msgIdOf, nestStream } from "../src/base/streams.ts";
 import { abortableFollow, resumeAfter } from "./follow.ts";
 import { pageLimit } from "../src/base/util/clamp.ts";
+import { keyWhere, keyedConnection, totalCountOf, type ConnectionArgs } from "./connection.ts";
 
 export const Message = builder.objectRef<MessageEntry>("Message").implement({
   description: "One nest message record (EVENTS.md payload table), as stored, with `resolved` computed when read.",
@@ -89,9 +90,37 @@ async function entries(app: App, nestId: string, where: Record<string, unknown>,
   return rows.map((row) => app.chat.toEntry(row));
 }
 
+/** A page of a nest's messages by number (the (nestId, n) unique index); totalCount is the last number. */
+async function messagePage(app: App, nestId: string, args: ConnectionArgs) {
+  await app.chat.requireNest(nestId);
+  return keyedConnection<MessageEntry>(args, {
+    name: "message",
+    order: "asc",
+    keyOf: (m) => m.n,
+    read: async (range) => {
+      const rows = await app.prisma.message.findMany({ where: { nestId, n: keyWhere(range) }, orderBy: { n: range.descending ? "desc" : "asc" }, take: range.limit });
+      return rows.map((row) => app.chat.toEntry(row));
+    },
+    // Messages are numbered 1, 2, 3... in the nest with no gap: the last number is the count.
+    totalCount: async () => (await app.prisma.message.findFirst({ where: { nestId }, orderBy: { n: "desc" }, select: { n: true } }))?.n ?? 0,
+  });
+}
+
+const MESSAGE_COUNT = "Every message of the nest (its last number).";
+
 builder.queryFields((t) => ({
+  messagesConnection: t.connection(
+    {
+      type: Message,
+      description: "A nest's messages in msg_id order, as a cursor connection: last: 50 is the newest 50, before pages back (at most 100 a page).",
+      args: { nestId: t.arg.id({ required: true }) },
+      resolve: (_root, args, ctx) => messagePage(ctx.app, String(args.nestId), args),
+    },
+    { name: "MessageConnection", fields: (tc) => ({ totalCount: tc.int({ nullable: true, description: MESSAGE_COUNT, resolve: totalCountOf }) }) },
+  ),
   messages: t.field({
     type: [Message],
+    deprecationReason: "Use messagesConnection (newest first with last, pages back with before, pageInfo, totalCount).",
     description: "A nest's messages after number `after`, in msg_id order (REST: GET /api/nests/{nest_id}/messages).",
     args: { nestId: t.arg.id({ required: true }), after: t.arg.int({ defaultValue: 0 }), limit: t.arg.int({ defaultValue: 1000, description: "1 to 1000." }) },
     resolve: (_root, args, ctx) => entries(ctx.app, String(args.nestId), {}, Math.max(0, args.after ?? 0), pageLimit(args.limit, 1000, 1000)),
@@ -127,9 +156,21 @@ builder.queryFields((t) => ({
   }),
 }));
 
+builder.objectField(Nest, "messagesConnection", (t) =>
+  t.connection(
+    {
+      type: Message,
+      description: "This nest's messages in msg_id order, as a cursor connection.",
+      resolve: (nest, args, ctx) => messagePage(ctx.app, nest.id, args),
+    },
+    { name: "NestMessageConnection", fields: (tc) => ({ totalCount: tc.int({ nullable: true, description: MESSAGE_COUNT, resolve: totalCountOf }) }) },
+  ),
+);
+
 builder.objectField(Nest, "messages", (t) =>
   t.field({
     type: [Message],
+    deprecationReason: "Use messagesConnection.",
     description: "This nest's messages after number `after`, in order.",
     args: { after: t.arg.int({ defaultValue: 0 }), limit: t.arg.int({ defaultValue: 1000 }) },
     resolve: (nest, args, ctx) => entries(ctx.app, nest.id, {}, Math.max(0, args.after ?? 0), pageLimit(args.limit, 1000, 1000)),

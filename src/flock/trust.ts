@@ -4,7 +4,7 @@
 // auto: no change. The caller emits trust.changed for every level change this returns.
 import type { StateReads, StateTx, Tx } from "../log/event-log.ts";
 import type { VerdictValue } from "./events.ts";
-import type { TrustEntryPage, TrustHistoryRow, TrustReads, TrustRecordRow } from "../storage/trust-history.ts";
+import type { TrustEntryRange, TrustHistoryRow, TrustReads, TrustRecordRow } from "../storage/trust-history.ts";
 
 export const LEVEL_NAMES = ["stranger", "regular", "trusted"] as const;
 export const TRUSTED = 2;
@@ -132,8 +132,18 @@ export class TrustLedger {
   }
 
   /** A page of the whole history: the newest `limit` entries below id `before`, oldest first. */
-  entries(page: TrustEntryPage): Promise<TrustHistoryRow[]> {
-    return this.ledger.entries(page);
+  async page(filter: LedgerFilter, limit: number, before?: number | null): Promise<TrustHistoryRow[]> {
+    return (await this.ledger.entries({ ...filter, below: before, limit, descending: true })).reverse();
+  }
+
+  /** A run of the whole history by entry id, in the order read (GraphQL's connection). */
+  entries(range: TrustEntryRange): Promise<TrustHistoryRow[]> {
+    return this.ledger.entries(range);
+  }
+
+  /** How many entries match, from the records' counts (no count over the history). */
+  async historyTotal(filter: LedgerFilter = {}): Promise<number> {
+    return (await this.records(filter)).reduce((sum, r) => sum + historyTotalOf(r), 0);
   }
 }
 

@@ -42,12 +42,14 @@ export interface TrustHistoryPage extends TrustFilter {
   before?: number | null;
 }
 
-/** A page of the whole history (one record's, one holder's, one task type's or everyone's). */
-export interface TrustEntryPage extends TrustFilter {
-  /** The newest `limit` entries... */
+/** A run of the whole history (one record's, one holder's, one task type's or everyone's) by entry id. */
+export interface TrustEntryRange extends TrustFilter {
+  /** Entries with an id above / below these (either may be absent)... */
+  above?: number | null;
+  below?: number | null;
+  /** ...at most `limit` of them, read from the largest id down when `descending`. */
   limit: number;
-  /** ...among those with an id below `before` (the newest when absent). */
-  before?: number | null;
+  descending: boolean;
 }
 
 export interface TrustReads {
@@ -55,8 +57,8 @@ export interface TrustReads {
   records(filter: TrustFilter): Promise<TrustRecordRow[]>;
   /** Each matching record's page of history, oldest first, in one query. */
   history(page: TrustHistoryPage): Promise<TrustHistoryRow[]>;
-  /** One page of the matching entries, oldest first (read newest first by id, then turned). */
-  entries(page: TrustEntryPage): Promise<TrustHistoryRow[]>;
+  /** A run of the matching entries, in the order read (ascending or descending id). */
+  entries(range: TrustEntryRange): Promise<TrustHistoryRow[]>;
   close(): void;
 }
 
@@ -104,22 +106,27 @@ function historySql(page: TrustHistoryPage, atOf: (column: string) => string): {
 }
 
 /**
- * Newest first by id below `before`: on SQLite the (holder, taskType) index carries the rowid, on
- * PostgreSQL the (holder, taskType, id) index is in that order, so a page reads only its own rows.
+ * By id between the bounds, either way: the (holder, taskType, id) index is in that order, so a
+ * page of one record reads only its own rows; the whole history walks the primary key.
  */
-function entriesSql(page: TrustEntryPage, atOf: (column: string) => string): { text: string; values: unknown[] } {
+function entriesSql(page: TrustEntryRange, atOf: (column: string) => string): { text: string; values: unknown[] } {
   const values: unknown[] = [];
   const columns = `${ENTRY_COLUMNS.split(", ").map((c) => `e.${c}`).join(", ")}, ${atOf(`e."at"`)} AS "at"`;
   const where: string[] = [];
   if (page.holder != null) where.push(`e."holder" = $${values.push(page.holder)}`);
   if (page.taskType != null) where.push(`e."taskType" = $${values.push(page.taskType)}`);
-  if (page.before != null) where.push(`e."id" < $${values.push(page.before)}`);
+  if (page.above != null) where.push(`e."id" > $${values.push(page.above)}`);
+  if (page.below != null) where.push(`e."id" < $${values.push(page.below)}`);
   const clause = where.length === 0 ? "" : ` WHERE ${where.join(" AND ")}`;
-  return { text: `SELECT ${columns} FROM "TrustEntry" e${clause} ORDER BY e."id" DESC LIMIT $${values.push(page.limit)}`, values };
+  return { text: `SELECT ${columns} FROM "TrustEntry" e${clause} ORDER BY e."id" ${page.descending ? "DESC" : "ASC"} LIMIT $${values.push(page.limit)}`, values };
 }
 
 /** Which filters a read has: one prepared statement per shape. */
-const shapeOf = (page: TrustHistoryPage | TrustEntryPage): string => `${page.holder != null ? "h" : ""}${page.taskType != null ? "t" : ""}${page.before != null ? "b" : ""}${"last" in page && page.last != null ? "l" : ""}`;
+function shapeOf(read: TrustHistoryPage | TrustEntryRange): string {
+  const filters = `${read.holder != null ? "h" : ""}${read.taskType != null ? "t" : ""}`;
+  if ("descending" in read) return `${filters}${read.above != null ? "a" : ""}${read.below != null ? "b" : ""}${read.descending ? "d" : "u"}`;
+  return `${filters}${read.before != null ? "b" : ""}${read.last != null ? "l" : ""}`;
+}
 
 // Prisma's better-sqlite3 adapter stores DateTime as ISO 8601 text with +00:00 (events/sqlite.ts):
 // turned back into toISOString()'s form by hand; anything else goes through Date.
@@ -161,10 +168,10 @@ export class SqliteTrustReads implements TrustReads {
     return rows.map(([id, holder, taskType, verdict, subject, from, to, at]) => ({ id, holder, taskType, verdict, subject, from, to, at: isoOfSqlite(at) }));
   }
 
-  async entries(page: TrustEntryPage): Promise<TrustHistoryRow[]> {
-    const sql = entriesSql(page, (at) => at);
-    const rows = this.statement(`e${shapeOf(page)}`, sql, true).all(...sql.values) as Array<[number, string, string, string, string, number, number, string]>;
-    return rows.reverse().map(([id, holder, taskType, verdict, subject, from, to, at]) => ({ id, holder, taskType, verdict, subject, from, to, at: isoOfSqlite(at) }));
+  async entries(range: TrustEntryRange): Promise<TrustHistoryRow[]> {
+    const sql = entriesSql(range, (at) => at);
+    const rows = this.statement(`e${shapeOf(range)}`, sql, true).all(...sql.values) as Array<[number, string, string, string, string, number, number, string]>;
+    return rows.map(([id, holder, taskType, verdict, subject, from, to, at]) => ({ id, holder, taskType, verdict, subject, from, to, at: isoOfSqlite(at) }));
   }
 
   close(): void {
@@ -191,10 +198,10 @@ export class PgTrustReads implements TrustReads {
     return rows;
   }
 
-  async entries(page: TrustEntryPage): Promise<TrustHistoryRow[]> {
-    const sql = entriesSql(page, pgAt);
-    const { rows } = await this.pool.query<TrustHistoryRow>({ name: `crows-trust-entries-${shapeOf(page)}`, text: sql.text, values: sql.values });
-    return rows.reverse();
+  async entries(range: TrustEntryRange): Promise<TrustHistoryRow[]> {
+    const sql = entriesSql(range, pgAt);
+    const { rows } = await this.pool.query<TrustHistoryRow>({ name: `crows-trust-entries-${shapeOf(range)}`, text: sql.text, values: sql.values });
+    return rows;
   }
 
   close(): void {} // the pool is Prisma's: it ends with $disconnect

@@ -34,3 +34,30 @@ export async function addMessages(app: App, nestId: string, count: number): Prom
   });
   for (let i = 0; i < data.length; i += 500) await app.prisma.message.createMany({ data: data.slice(i, i + 500) });
 }
+
+let listCounter = 0;
+
+/**
+ * A finished list of `items` items, each with a decided triage approval, written as rows (no flock
+ * run: nothing picks a finished list up). Returns its id.
+ */
+export async function addFinishedList(app: App, requester: string, items: number, nestId = "todo"): Promise<string> {
+  const id = `lstfx${process.pid.toString(36)}${(listCounter++).toString(36).padStart(4, "0")}`;
+  const now = new Date();
+  await app.prisma.todoList.create({
+    data: {
+      id,
+      requester,
+      nestId,
+      text: Array.from({ length: items }, (_, i) => `thing ${i + 1}`).join("\n"),
+      status: "finished",
+      tokenBudget: 1000,
+      finishedAt: now,
+      items: { create: Array.from({ length: items }, (_, i) => ({ id: `${id}-${i + 1}`, n: i + 1, text: `thing ${i + 1}`, stage: "done", mode: "solo", taskType: "research" })) },
+    },
+  });
+  for (let i = 1; i <= items; i++) {
+    await app.prisma.approval.create({ data: { itemId: `${id}-${i}`, target: "triage", status: "approved", deadline: now, decidedAt: now } });
+  }
+  return id;
+}
