@@ -5,6 +5,7 @@ import { NotFoundError, RateLimitedError } from "../src/base/errors.ts";
 import { stringArray } from "../src/base/util/json-column.ts";
 import { pageLimit } from "../src/base/util/clamp.ts";
 import { checkedMaxSize } from "./connection.ts";
+import { ItemMode, ItemStage, ListStatus, SkipReason, TaskType } from "./enums.ts";
 
 /** The lists connection's filters as a Prisma where (each uses an index: requester/status, createdAt). */
 function listWhere(args: { status?: string | null; requester?: string | null; nestId?: string | null }) {
@@ -22,7 +23,7 @@ export const TodoList = builder.prismaObject("TodoList", {
     requester: t.exposeString("requester"),
     nestId: t.exposeString("nestId", { description: "The nest whose crows work the list (default todo)." }),
     text: t.exposeString("text"),
-    status: t.exposeString("status", { description: "running or finished." }),
+    status: t.field({ type: ListStatus, select: { status: true }, resolve: (l) => l.status as typeof ListStatus.$inferType }),
     tokenBudget: t.exposeInt("tokenBudget"),
     tokensUsed: t.exposeInt("tokensUsed"),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
@@ -45,11 +46,9 @@ export const Item = builder.prismaObject("Item", {
     listId: t.exposeID("listId"),
     n: t.exposeInt("n", { description: "Position in the list, from 1." }),
     text: t.exposeString("text"),
-    stage: t.exposeString("stage", {
-      description: "pending, awaiting_triage, working, awaiting_output, done or skipped.",
-    }),
-    mode: t.exposeString("mode", { nullable: true, description: "solo, split or murder, once triaged." }),
-    taskType: t.exposeString("taskType", { nullable: true }),
+    stage: t.field({ type: ItemStage, select: { stage: true }, resolve: (i) => i.stage as typeof ItemStage.$inferType }),
+    mode: t.field({ type: ItemMode, nullable: true, description: "Once triaged.", select: { mode: true }, resolve: (i) => i.mode as typeof ItemMode.$inferType | null }),
+    taskType: t.field({ type: TaskType, nullable: true, description: "Once triaged.", select: { taskType: true }, resolve: (i) => i.taskType as typeof TaskType.$inferType | null }),
     subtasks: t.stringList({ select: { subtasks: true }, resolve: (item) => stringArray(item.subtasks) }),
     reason: t.exposeString("reason", { nullable: true, description: "The Sentry's reason for its triage call." }),
     answer: t.exposeString("answer", { nullable: true }),
@@ -58,14 +57,12 @@ export const Item = builder.prismaObject("Item", {
       select: { crows: true },
       resolve: (item) => stringArray(item.crows),
     }),
-    skipReason: t.exposeString("skipReason", { nullable: true }),
+    skipReason: t.field({ type: SkipReason, nullable: true, select: { skipReason: true }, resolve: (i) => i.skipReason as typeof SkipReason.$inferType | null }),
     updatedAt: t.expose("updatedAt", { type: "DateTime" }),
     list: t.relation("list"),
     approvals: t.relation("approvals", { query: { orderBy: { createdAt: "asc" } } }),
   }),
 });
-
-const ListStatusFilter = builder.enumType("ListStatusFilter", { values: ["running", "finished"] as const });
 
 builder.queryFields((t) => ({
   listsConnection: t.prismaConnection(
@@ -74,7 +71,7 @@ builder.queryFields((t) => ({
       cursor: "id",
       description: "Lists, newest first, as a cursor connection: filter by status, requester and nest (at most 100 a page).",
       args: {
-        status: t.arg({ type: ListStatusFilter }),
+        status: t.arg({ type: ListStatus }),
         requester: t.arg.string(),
         nestId: t.arg.string(),
       },

@@ -11,6 +11,7 @@ import type { MessageEntry } from "../src/nests/message.ts";
 import { msgIdOf, nestStream } from "../src/base/streams.ts";
 import { abortableFollow, resumeAfter } from "./follow.ts";
 import { pageLimit } from "../src/base/util/clamp.ts";
+import { MessageKind, QuarantineStatus, TaggedBy } from "./enums.ts";
 import { keyWhere, keyedConnection, totalCountOf, type ConnectionArgs } from "./connection.ts";
 
 export const Message = builder.objectRef<MessageEntry>("Message").implement({
@@ -19,12 +20,12 @@ export const Message = builder.objectRef<MessageEntry>("Message").implement({
     msgId: t.exposeID("msg_id", { description: "<nest_id>-<n>, numbered from 1 in nest order." }),
     nestId: t.exposeID("nest_id"),
     n: t.exposeInt("n", { description: "The message number: the resume point of nestMessages." }),
-    kind: t.exposeString("kind", { description: "say, request, claim, deliver, refer, decline, ask_owner, nudge or flag." }),
+    kind: t.field({ type: MessageKind, resolve: (m) => m.kind as typeof MessageKind.$inferType }),
     author: t.exposeString("author"),
     text: t.exposeString("text"),
     to: t.exposeString("to", { description: 'The addressed member, or "".' }),
     refersTo: t.exposeString("refers_to", { description: 'The msg_id this responds to, or "".' }),
-    taggedBy: t.exposeString("tagged_by", { description: "jev, header, disagreement, default (or harness for the harness's own kinds)." }),
+    taggedBy: t.field({ type: TaggedBy, resolve: (m) => m.tagged_by as typeof TaggedBy.$inferType }),
     mode: t.exposeString("mode", { description: 'A request\'s mode: solo, conspiracy, split; "" otherwise.' }),
     modeTaggedBy: t.exposeString("mode_tagged_by"),
     invited: t.exposeInt("invited", { description: "Conspiracy only: how many crows it expects." }),
@@ -43,7 +44,7 @@ export const Quarantine = builder.prismaObject("Quarantine", {
     flagMsgId: t.exposeString("flagMsgId"),
     askMsgId: t.exposeString("askMsgId", { description: "The Sentry's ask_owner that decides it." }),
     referent: t.exposeString("referent", { description: "The request whose claim or deliver breached." }),
-    status: t.exposeString("status", { description: "quarantined or reinstated." }),
+    status: t.field({ type: QuarantineStatus, select: { status: true }, resolve: (q) => q.status as typeof QuarantineStatus.$inferType }),
     retired: t.exposeBoolean("retired", { description: "The owner retired the crow (spun: deleted; persona: out of the nest)." }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
     liftedAt: t.expose("liftedAt", { type: "DateTime", nullable: true }),
@@ -146,7 +147,7 @@ builder.queryFields((t) => ({
   quarantines: t.prismaField({
     type: ["Quarantine"],
     description: "Every quarantine, oldest first; filter by crow and/or status (quarantined, reinstated).",
-    args: { crow: t.arg.string(), status: t.arg.string() },
+    args: { crow: t.arg.string(), status: t.arg({ type: QuarantineStatus }) },
     resolve: (query, _root, args, ctx) =>
       ctx.app.prisma.quarantine.findMany({
         ...query,

@@ -8,6 +8,7 @@ import type { Context } from "./builder.ts";
 import type { StoredEvent } from "../src/log/event-log.ts";
 import { abortableFollow, lastIdNamed, resumeAfter } from "./follow.ts";
 import { parsedPayload } from "../src/log/parsed-payload.ts";
+import { LevelName, Verdict } from "./enums.ts";
 import { keyedConnection, totalCountOf, type ConnectionArgs } from "./connection.ts";
 
 /** A page of the history by entry id (oldest first), one record's or every matching record's. */
@@ -59,7 +60,7 @@ const TrustHistoryEntry = builder.objectRef<Entry>("TrustHistoryEntry").implemen
     id: t.exposeInt("id", { description: "The entry's place in the ledger: pass it as history's `before` for the page before." }),
     holder: t.exposeString("holder"),
     taskType: t.exposeString("taskType"),
-    verdict: t.exposeString("verdict", { description: "approved, rejected, timeout or auto." }),
+    verdict: t.field({ type: Verdict, resolve: (e) => e.verdict as typeof Verdict.$inferType }),
     subject: t.exposeString("subject", { description: "The item_id (or ask msg_id) judged." }),
     from: t.exposeInt("from"),
     to: t.exposeInt("to"),
@@ -73,7 +74,7 @@ export const TrustRecord = builder.objectRef<TrustRow>("TrustRecord").implement(
     holder: t.exposeString("holder", { description: "A crow, a spun crow, flock or Sentry." }),
     taskType: t.exposeString("task_type"),
     level: t.exposeInt("level"),
-    levelName: t.exposeString("level_name"),
+    levelName: t.field({ type: LevelName, resolve: (r) => r.level_name as typeof LevelName.$inferType }),
     streak: t.exposeInt("streak", { description: "Approvals in a row since the last level change." }),
     approvals: t.exposeInt("approvals"),
     rejections: t.exposeInt("rejections", { description: "Rejections and timeouts." }),

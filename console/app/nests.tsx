@@ -17,7 +17,7 @@ const MESSAGE_PAGE = `query MessagePage($nestId: ID!, $before: String) {
 }`;
 const OPEN = `query Open($nestId: ID!) {
   asks(nestId: $nestId, resolved: "") { approvalPhrase deadline message { msgId author text } quarantine { crow } }
-  quarantines(status: "quarantined") { id crow nestId askMsgId retired }
+  quarantines(status: quarantined) { id crow nestId askMsgId retired }
 }`;
 const POST = `mutation Post($nestId: ID!, $text: String!, $to: String, $refersTo: String, $kind: String) {
   postMessage(nestId: $nestId, author: "owner", text: $text, to: $to, refersTo: $refersTo, kind: $kind) {
