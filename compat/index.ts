@@ -8,7 +8,22 @@ import { personaRoutes } from "./personas.ts";
 import { nestRoutes } from "./nests.ts";
 import { crowRoutes } from "./crows.ts";
 import { messageRoutes } from "./messages.ts";
+import { openApiRoutes } from "./openapi/index.ts";
+import type { Route } from "./router.ts";
+
+/** Every route of the REST API: the route table test/openapi.test.ts holds the OpenAPI document to. */
+export const compatRoutes: readonly Route[] = [
+  ...listRoutes,
+  ...eventRoutes,
+  ...verdictRoutes,
+  ...trustRoutes,
+  ...personaRoutes,
+  ...nestRoutes,
+  ...crowRoutes,
+  ...messageRoutes,
+  ...openApiRoutes,
+];
 
 export function compatRouter(): Router {
-  return new Router().add(...listRoutes, ...eventRoutes, ...verdictRoutes, ...trustRoutes, ...personaRoutes, ...nestRoutes, ...crowRoutes, ...messageRoutes);
+  return new Router().add(...compatRoutes);
 }
