@@ -9,6 +9,7 @@ import { nestRoutes } from "./nests.ts";
 import { crowRoutes } from "./crows.ts";
 import { messageRoutes } from "./messages.ts";
 import { openApiRoutes } from "./openapi/index.ts";
+import { exportRoutes } from "./export.ts";
 import type { Route } from "./router.ts";
 
 /** Every route of the REST API: the route table test/openapi.test.ts holds the OpenAPI document to. */
@@ -21,6 +22,7 @@ export const compatRoutes: readonly Route[] = [
   ...nestRoutes,
   ...crowRoutes,
   ...messageRoutes,
+  ...exportRoutes,
   ...openApiRoutes,
 ];
 

@@ -1,0 +1,40 @@
+// The export's lines: an event as one NDJSON line (its stored payload JSON inlined, not re-encoded),
+// and the fixed CSV columns of verdicts and of the trust history (RFC 4180 quoting). `actor` is who
+// acted (a token's name) once tokens record it; empty until then.
+import type { ExportedEvent } from "../src/log/export-pages.ts";
+import type { TrustHistoryRow } from "../src/storage/trust-history.ts";
+
+export function eventLine(e: ExportedEvent): string {
+  return `{"id":${e.id},"stream":${JSON.stringify(e.stream)},"seq":${e.seq},"name":${JSON.stringify(e.name)},"ts":${JSON.stringify(e.ts)},"payload":${e.payload}}\n`;
+}
+
+/** A field quoted when it holds a comma, a quote or a line break (the quote doubled). */
+function csvField(value: string | number): string {
+  const text = String(value);
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+export function csvRow(fields: ReadonlyArray<string | number>): string {
+  return `${fields.map(csvField).join(",")}\r\n`;
+}
+
+export const VERDICT_COLUMNS = ["event_id", "ts", "list_id", "item_id", "target", "verdict", "actor"] as const;
+
+interface VerdictPayload {
+  list_id?: string;
+  item_id?: string;
+  target?: string;
+  verdict?: string;
+  actor?: string;
+}
+
+export function verdictRow(e: ExportedEvent): string {
+  const p = JSON.parse(e.payload) as VerdictPayload;
+  return csvRow([e.id, e.ts, p.list_id ?? "", p.item_id ?? "", p.target ?? "", p.verdict ?? "", p.actor ?? ""]);
+}
+
+export const TRUST_HISTORY_COLUMNS = ["id", "at", "holder", "task_type", "verdict", "subject", "from", "to", "actor"] as const;
+
+export function trustHistoryRow(e: TrustHistoryRow): string {
+  return csvRow([e.id, e.at, e.holder, e.taskType, e.verdict, e.subject, e.from, e.to, ""]);
+}
