@@ -4,19 +4,13 @@
 // (name) for verdicts (SQLite's carries the rowid), (stream, seq) for one stream.
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { TrustHistoryRow, TrustReads } from "../storage/trust-history.ts";
+import type { EventRow } from "../storage/events/types.ts";
 
 /** Rows a page holds: enough to keep a client busy, small enough to hold. */
 export const EXPORT_PAGE = 1000;
 
-export interface ExportedEvent {
-  id: number;
-  stream: string;
-  seq: number;
-  name: string;
-  /** The stored JSON text, as on the wire. */
-  payload: string;
-  ts: string;
-}
+/** An event as exported: the log's own row (its payload the stored wire JSON, ts in ISO form). */
+export type ExportedEvent = EventRow;
 
 const toExported = (row: { id: number; stream: string; seq: number; name: string; payload: string; ts: Date }): ExportedEvent => ({ ...row, ts: row.ts.toISOString() });
 

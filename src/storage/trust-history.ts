@@ -106,19 +106,39 @@ function historySql(page: TrustHistoryPage, atOf: (column: string) => string): {
 }
 
 /**
- * By id between the bounds, either way: the (holder, taskType, id) index is in that order, so a
- * page of one record reads only its own rows; the whole history walks the primary key.
+ * By id between the bounds, either way. One record's entries come in id order straight off the
+ * (holder, taskType, id) index, and the whole history off the primary key. One holder's (or one
+ * task type's) entries are spread over several records, so each matching record gives its own
+ * page through that index and the pages are merged: the read never sorts a holder's whole history.
  */
 function entriesSql(page: TrustEntryRange, atOf: (column: string) => string): { text: string; values: unknown[] } {
   const values: unknown[] = [];
   const columns = `${ENTRY_COLUMNS.split(", ").map((c) => `e.${c}`).join(", ")}, ${atOf(`e."at"`)} AS "at"`;
+  const order = page.descending ? "DESC" : "ASC";
+  const bounds = (alias: string): string[] => {
+    const out: string[] = [];
+    if (page.above != null) out.push(`${alias}."id" > $${values.push(page.above)}`);
+    if (page.below != null) out.push(`${alias}."id" < $${values.push(page.below)}`);
+    return out;
+  };
+  if ((page.holder != null) !== (page.taskType != null)) {
+    const inner = [`x."holder" = t."holder"`, `x."taskType" = t."taskType"`, ...bounds("x")].join(" AND ");
+    const limit = `$${values.push(page.limit)}`;
+    const record = page.holder != null ? `t."holder" = $${values.push(page.holder)}` : `t."taskType" = $${values.push(page.taskType)}`;
+    return {
+      text:
+        `SELECT ${columns} FROM "Trust" t JOIN "TrustEntry" e ON e."id" IN ` +
+        `(SELECT x."id" FROM "TrustEntry" x WHERE ${inner} ORDER BY x."id" ${order} LIMIT ${limit}) ` +
+        `WHERE ${record} ORDER BY e."id" ${order} LIMIT $${values.push(page.limit)}`,
+      values,
+    };
+  }
   const where: string[] = [];
   if (page.holder != null) where.push(`e."holder" = $${values.push(page.holder)}`);
   if (page.taskType != null) where.push(`e."taskType" = $${values.push(page.taskType)}`);
-  if (page.above != null) where.push(`e."id" > $${values.push(page.above)}`);
-  if (page.below != null) where.push(`e."id" < $${values.push(page.below)}`);
+  where.push(...bounds("e"));
   const clause = where.length === 0 ? "" : ` WHERE ${where.join(" AND ")}`;
-  return { text: `SELECT ${columns} FROM "TrustEntry" e${clause} ORDER BY e."id" ${page.descending ? "DESC" : "ASC"} LIMIT $${values.push(page.limit)}`, values };
+  return { text: `SELECT ${columns} FROM "TrustEntry" e${clause} ORDER BY e."id" ${order} LIMIT $${values.push(page.limit)}`, values };
 }
 
 /** Which filters a read has: one prepared statement per shape. */
