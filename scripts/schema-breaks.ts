@@ -1,8 +1,10 @@
 // Compares the built GraphQL schema with a base copy of schema/schema.graphql and fails on a
 // breaking change CHANGELOG.md does not name (docs/graphql.md "The schema as a contract").
-// The base: $CROWS_SCHEMA_BASE (a git ref) when set; else `main`, or HEAD~1 when HEAD is main (the
-// check after a merge); else origin/main; else HEAD~1; else the committed copy (a tree without git
-// history, where only "built == committed" can be checked). Exit 1 on an unnamed break.
+// The base: $CROWS_SCHEMA_BASE (a git ref) when set; else where this branch left main (the merge
+// base with main, or origin/main), so a branch is judged on its own changes and not on what main
+// gained since; on main itself (the merge base is HEAD) its first parent, the main before the
+// merge; else HEAD~1; else the committed copy (a tree without git history, where only "built ==
+// committed" can be checked). Exit 1 on an unnamed break.
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -25,14 +27,20 @@ const commitOf = (ref: string): string | null => git("rev-parse", "--verify", "-
 /** The ref whose committed schema is the contract, and its SDL. */
 export function baseSchema(): { ref: string; sdl: string } {
   const head = commitOf("HEAD");
-  const candidates = process.env.CROWS_SCHEMA_BASE ? [process.env.CROWS_SCHEMA_BASE] : ["main", "origin/main", "HEAD~1"];
-  for (const ref of candidates) {
-    let commit = commitOf(ref);
-    if (!commit) continue;
-    if (commit === head && ref !== "HEAD~1") commit = commitOf("HEAD~1"); // on main itself: the main before
-    if (!commit) continue;
-    const sdl = git("show", `${commit}:${PATH}`);
-    if (sdl !== null) return { ref: commit === commitOf(ref) ? ref : `${ref}~1`, sdl };
+  const refs: Array<[label: string, commit: string | null]> = [];
+  if (process.env.CROWS_SCHEMA_BASE) refs.push([process.env.CROWS_SCHEMA_BASE, commitOf(process.env.CROWS_SCHEMA_BASE)]);
+  else {
+    for (const main of ["main", "origin/main"]) {
+      const base = git("merge-base", "HEAD", main)?.trim() || null;
+      if (base === null) continue;
+      refs.push(base === head ? [`${main}~1 (HEAD is main)`, commitOf("HEAD~1")] : [`the merge base with ${main}`, base]);
+      break;
+    }
+    refs.push(["HEAD~1", commitOf("HEAD~1")]);
+  }
+  for (const [label, commit] of refs) {
+    const sdl = commit ? git("show", `${commit}:${PATH}`) : null;
+    if (sdl !== null) return { ref: `${label} (${commit!.slice(0, 9)})`, sdl };
   }
   return { ref: "the committed copy", sdl: readFileSync(SCHEMA_FILE, "utf8") };
 }
