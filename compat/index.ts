@@ -8,6 +8,8 @@ import { personaRoutes } from "./personas.ts";
 import { nestRoutes } from "./nests.ts";
 import { crowRoutes } from "./crows.ts";
 import { messageRoutes } from "./messages.ts";
+import { tokenRoutes } from "./tokens.ts";
+import { auditRoutes } from "./audit.ts";
 import { openApiRoutes } from "./openapi/index.ts";
 import { exportRoutes } from "./export.ts";
 import type { Route } from "./router.ts";
@@ -22,6 +24,8 @@ export const compatRoutes: readonly Route[] = [
   ...nestRoutes,
   ...crowRoutes,
   ...messageRoutes,
+  ...tokenRoutes,
+  ...auditRoutes,
   ...exportRoutes,
   ...openApiRoutes,
 ];

@@ -4,6 +4,7 @@
 // unknown nest, 400 {"message"}, 403 {"message"} for a quarantined crow, 429 {"message","cooldown_s"}.
 import type { Route } from "./router.ts";
 import { bodyObject } from "./router.ts";
+import { requirePostScope } from "../src/access/post-scope.ts";
 import { HttpError } from "../src/http/http-error.ts";
 import { intParam, textParam } from "./query-params.ts";
 import { MAX_PAGE } from "../src/base/util/clamp.ts";
@@ -41,6 +42,7 @@ export const messageRoutes: Route[] = [
       const nestId = request.params.nest_id ?? "";
       await app.chat.requireNest(nestId); // an unknown nest is a 404 before the body is judged
       const body = await bodyObject(request);
+      await requirePostScope(app.prisma, request.principal, nestId, { author: body.author, refers_to: body.refers_to });
       const record = await app.chat.post(nestId, {
         author: body.author,
         text: body.text,
@@ -50,6 +52,7 @@ export const messageRoutes: Route[] = [
         approval_phrase: body.approval_phrase,
         mode: body.mode,
         invited: body.invited,
+        actor: request.principal.actor,
       });
       return { status: 201, json: record };
     },

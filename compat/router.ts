@@ -2,6 +2,7 @@
 // src/server/http.ts turns a request into a CompatRequest and writes the CompatResponse back.
 import type { App } from "../src/app.ts";
 import { HttpError } from "../src/http/http-error.ts";
+import type { Principal } from "../src/access/principal.ts";
 import type { SseBody, SseInit } from "./sse.ts";
 
 export interface CompatRequest {
@@ -13,6 +14,8 @@ export interface CompatRequest {
   /** The parsed JSON body; a 400 HttpError when it is not JSON. */
   json(): Promise<unknown>;
   signal: AbortSignal;
+  /** Who the access gate admitted (src/server/access.ts): its actor goes on every event this causes. */
+  principal: Principal;
 }
 
 export type CompatResponse =
@@ -20,7 +23,7 @@ export type CompatResponse =
   | { stream: SseBody; init: SseInit };
 
 export interface Route {
-  method: "GET" | "POST";
+  method: "GET" | "POST" | "DELETE";
   /** A path with `{name}` segments, e.g. /api/nests/{nest_id}/messages. */
   path: string;
   handle(app: App, request: CompatRequest): Promise<CompatResponse>;

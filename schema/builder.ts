@@ -9,11 +9,17 @@ import { getDatamodel } from "../src/generated/pothos-types.ts";
 import type { App } from "../src/app.ts";
 import { BadInputError } from "../src/base/errors.ts";
 import { MAX_PAGE } from "../src/base/util/clamp.ts";
+import { ROOT, type Principal } from "../src/access/principal.ts";
 
-/** What every resolver sees: the app container (its prisma client, log and flock). */
+/** What every resolver sees: the app container (its prisma client, log and flock), and who asks. */
 export interface Context {
   app: App;
+  /** Set by the access gate for every request; an in-process caller without one is the owner. */
+  principal?: Principal;
 }
+
+/** Who a resolver acts for. */
+export const principalOfContext = (ctx: Context): Principal => ctx.principal ?? ROOT;
 
 export const builder = new SchemaBuilder<{
   PrismaTypes: PrismaTypes;

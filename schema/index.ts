@@ -11,5 +11,7 @@ import "./nests.ts";
 import "./crows.ts";
 import "./classifier.ts";
 import "./messages.ts";
+import "./tokens.ts";
+import "./audit.ts";
 
 export const schema = builder.toSchema();

@@ -1,6 +1,6 @@
 // Todo lists and their items, read straight from the database through the Prisma plugin, and the
 // submitList mutation that hands a list to the flock.
-import { builder } from "./builder.ts";
+import { builder, principalOfContext } from "./builder.ts";
 import { NotFoundError, RateLimitedError } from "../src/base/errors.ts";
 import { stringArray } from "../src/base/util/json-column.ts";
 import { pageLimit } from "../src/base/util/clamp.ts";
@@ -146,6 +146,6 @@ builder.mutationFields((t) => ({
     },
     errors: { types: [NotFoundError, RateLimitedError], directResult: true },
     resolve: (_root, args, ctx) =>
-      ctx.app.flock.submitList({ text: args.text, requester: args.requester, nestId: args.nestId ?? undefined }),
+      ctx.app.flock.submitList({ text: args.text, requester: args.requester, nestId: args.nestId ?? undefined, actor: principalOfContext(ctx).actor }),
   }),
 }));

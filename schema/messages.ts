@@ -2,7 +2,8 @@
 // their resolution, quarantines, the postMessage mutation (the same posting path and guardrails as
 // POST /api/nests/{nest_id}/messages) and the nestMessages subscription, which replays from the
 // durable log after a msg_id (or its number) and then follows live posts.
-import { builder } from "./builder.ts";
+import { builder, principalOfContext } from "./builder.ts";
+import { requirePostScope } from "../src/access/post-scope.ts";
 import { Nest } from "./nests.ts";
 import { ForbiddenError, NotFoundError, RateLimitedError } from "../src/base/errors.ts";
 import type { App } from "../src/app.ts";
@@ -198,6 +199,8 @@ builder.mutationFields((t) => ({
     errors: { types: [NotFoundError, ForbiddenError, RateLimitedError], directResult: true },
     resolve: async (_root, args, ctx) => {
       const nestId = String(args.nestId);
+      const principal = principalOfContext(ctx);
+      await requirePostScope(ctx.app.prisma, principal, nestId, { author: args.author, refers_to: args.refersTo });
       const record = await ctx.app.chat.post(nestId, {
         author: args.author,
         text: args.text,
@@ -207,6 +210,7 @@ builder.mutationFields((t) => ({
         approval_phrase: args.approvalPhrase ?? undefined,
         mode: args.mode ?? undefined,
         invited: args.invited ?? undefined,
+        actor: principal.actor,
       });
       const row = await ctx.app.prisma.message.findUniqueOrThrow({ where: { id: record.msg_id } });
       return ctx.app.chat.toEntry(row);

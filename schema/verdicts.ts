@@ -1,6 +1,6 @@
 // Approvals: one row per (item, target), pending until the owner (or the 10-minute timeout, or
 // trust) decides it. postVerdict is the owner's answer.
-import { builder } from "./builder.ts";
+import { builder, principalOfContext } from "./builder.ts";
 import { NotFoundError } from "../src/base/errors.ts";
 import { checkedMaxSize } from "./connection.ts";
 import { pageLimit } from "../src/base/util/clamp.ts";
@@ -73,7 +73,7 @@ builder.mutationFields((t) => ({
     errors: { types: [NotFoundError], directResult: true },
     resolve: async (query, _root, args, ctx) => {
       const itemId = String(args.itemId);
-      await ctx.app.flock.postVerdict({ itemId, target: args.target, approve: args.approve });
+      await ctx.app.flock.postVerdict({ itemId, target: args.target, approve: args.approve, actor: principalOfContext(ctx).actor });
       return ctx.app.prisma.approval.findUniqueOrThrow({ ...query, where: { itemId_target: { itemId, target: args.target } } });
     },
   }),

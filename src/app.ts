@@ -19,6 +19,7 @@ import { createNestChat } from "./nests/wiring.ts";
 import { createMetrics, countAppended, countedModel, countedClassifier, type Metrics } from "./telemetry/metrics.ts";
 import { eventLogLine } from "./telemetry/event-lines.ts";
 import { describeError } from "./base/describe-error.ts";
+import { TokenStore } from "./access/token-store.ts";
 
 export interface AppDeps {
   model?: Model;
@@ -45,6 +46,8 @@ export interface App {
   readonly chat: NestChat;
   /** Prometheus metrics (GET /metrics). */
   readonly metrics: Metrics;
+  /** Named access tokens (src/access/token-store.ts). */
+  readonly tokens: TokenStore;
   logLine(line: string): void;
   /** Stops starting new work and waits for the writes already under way. */
   quiesce(): Promise<void>;
@@ -101,6 +104,7 @@ export async function createApp(config: Config, deps: AppDeps = {}): Promise<App
     registry,
     chat,
     metrics,
+    tokens: new TokenStore(prisma, log, database.readVersion),
     logLine,
     quiesce: () =>
       (quiescing ??= (async () => {

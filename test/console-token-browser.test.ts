@@ -244,14 +244,14 @@ if (executable) {
     // Approve: refused, shown, and the card is still there because nothing was decided.
     await page.locator("::-p-aria([name=\"Approvals\"][role=\"region\"]) ::-p-aria([name=\"Approve\"][role=\"button\"])").click();
     const alert = await until(watched, "the refusal is shown", () => (document.querySelector("[role=alert]") as HTMLElement | null)?.innerText ?? "");
-    assert.match(alert, /Approve triage of "Water the plants": This token may read but not write\./);
+    assert.match(alert, /Approve triage of "Water the plants": This token lacks the "decide" scope needed here\./);
     assert.is(await page.$$eval("section.approvals li.card", (els) => els.length), 1, "still pending");
     assert.equal(await pendingApprovals(), [`${waitingId}:triage`], "nothing was decided");
 
     // Send: refused, shown, nothing stored.
     await page.locator("::-p-aria(Todo list)").fill("- Steal the owner's crows");
     await page.locator("::-p-aria([name=\"Send\"][role=\"button\"])").click();
-    await until(watched, "the send's refusal", () => (document.querySelector("[role=alert]") as HTMLElement | null)?.innerText.includes("Send the list: This token may read but not write."));
+    await until(watched, "the send's refusal", () => (document.querySelector("[role=alert]") as HTMLElement | null)?.innerText.includes('Send the list: This token lacks the "write" scope needed here.'));
     await shot(page, "token-reader");
     assert.equal(await storedListIds(), listsBefore, "nothing was stored");
     assert.equal(await pendingApprovals(), [`${waitingId}:triage`], "still nothing decided");

@@ -17,6 +17,7 @@ const FLOORS: ReadonlyArray<readonly [floor: string, folders: readonly string[]]
   ["generated", ["src/generated"]],
   ["storage", ["src/storage"]],
   ["log", ["src/log"]],
+  ["access", ["src/access"]],
   ["models, classifier", ["src/models", "src/classifier"]],
   ["engine", ["src/engine"]],
   ["flock", ["src/flock"]],

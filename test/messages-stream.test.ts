@@ -34,7 +34,13 @@ test("every post reaches every open stream of the nest once, in order, and repla
       );
       assert.equal(records(got), all, "the payload is the full record");
       const first = got[0]!.data;
-      assert.equal(Object.keys(first), ["nest_id", ...RECORD_FIELDS, "ts"]);
+      // The owner posted it through a request: its actor is appended after every contract field.
+      assert.equal(Object.keys(first), ["nest_id", ...RECORD_FIELDS, "ts", "actor"]);
+      assert.equal(first.actor, { kind: "owner" });
+      // A post through the API names its poster's token whoever the author; the responders' own posts are no request's.
+      assert.equal(got.find((m) => m.data.author === "Pepper")!.data.actor, { kind: "owner" });
+      const background = got.find((m) => !posted.includes(m.data.msg_id) && m.data.author !== "owner")!.data;
+      assert.equal(Object.keys(background), ["nest_id", ...RECORD_FIELDS, "ts"], "a responder's post carries no actor");
       assert.is(first.nest_id, "launch-copy");
       assert.ok(!Number.isNaN(Date.parse(first.ts)));
     }

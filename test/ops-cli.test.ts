@@ -4,13 +4,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { baseEnv, crows, pidRunning, removeDir, tempDataDir, waitFor } from "./helpers/crows-cli.ts";
-
-function oneJsonLine(text: string): any {
-  const lines = text.split("\n").filter((l) => l.trim() !== "");
-  assert.is(lines.length, 1, `expected one line, got: ${text}`);
-  return JSON.parse(lines[0]!);
-}
+import { baseEnv, crows, oneJsonLine, pidRunning, removeDir, tempDataDir, waitFor } from "./helpers/crows-cli.ts";
 
 test("up starts, up finds, a second server refuses, restart keeps the port, a killed one is gone and taken over, stop records it", async () => {
   const dir = tempDataDir();

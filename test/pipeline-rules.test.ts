@@ -133,7 +133,9 @@ test("more than 5 lists a minute earns strikes; the third strike pranks: 429 and
     assert.equal(Object.keys(pranked.body), ["message", "cooldown_s"]);
     assert.is(pranked.body.cooldown_s, 60);
     const event = await first.waitFor((m) => m.event === "requester.pranked");
-    assert.equal(Object.keys(event.data), ["list_id", "message", "cooldown_s", "ts"]);
+    // The refused submission caused it: its actor is appended after the contract's fields.
+    assert.equal(Object.keys(event.data), ["list_id", "message", "cooldown_s", "ts", "actor"]);
+    assert.equal(event.data.actor, { kind: "owner" });
     assert.equal([event.data.message, event.data.cooldown_s], [pranked.body.message, 60]);
     first.close();
     const during = await server.post("/api/lists", { text: "Buy milk", requester: "spammer" });

@@ -49,7 +49,10 @@ test("a three-item list walks solo, split and murder to list.finished with every
     const fields = FIELDS[e.event];
     assert.ok(fields, `unexpected event ${e.event}`);
     const optional = e.event === "crow.landed" && !e.data.ok ? ["error"] : [];
-    assert.equal(Object.keys(e.data).sort(), [...fields!, ...optional].sort(), `${e.event} fields`);
+    // What a request or a decision caused carries its actor, appended after the contract's fields.
+    const caused = ["list.started", "verdict", "trust.changed"].includes(e.event) ? ["actor"] : [];
+    assert.equal(Object.keys(e.data).sort(), [...fields!, ...optional, ...caused].sort(), `${e.event} fields`);
+    if (caused.length) assert.is(Object.keys(e.data).at(-1), "actor", `${e.event}: actor comes last`);
     assert.is(e.data.list_id, listId);
     assert.match(e.data.ts, RFC3339);
   });

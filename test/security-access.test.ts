@@ -111,7 +111,7 @@ test("a read-only token queries and subscribes but never writes (REST 403, Graph
     headers: { "content-type": "application/json", accept: "text/event-stream", ...bearer(READER) },
     body: JSON.stringify({ query: 'mutation { createNest(name: "Stream room", crows: ["Pepper"]) { __typename } }' }),
   });
-  assert.match(await stream.text(), /may read but not write/);
+  assert.match(await stream.text(), /lacks the \\"write\\" scope/);
   assert.is(await server.app.prisma.todoList.count(), lists, "no list stored");
   assert.is(await server.app.prisma.nest.count(), nests, "no nest stored");
 

@@ -1,5 +1,6 @@
 // The owner console: one page, served by the crows server at /. Views: Lists (send and watch),
-// Trust, Nests, Crows, Classifier; the Approvals region stays in view beside them. The view and
+// Trust, Nests, Crows, Classifier, Tokens; the Approvals region (and who decided the latest ones)
+// stays in view beside them. The view and
 // the open list live in the URL hash, so a reload keeps the owner's place.
 import "./styles.css";
 import { render } from "preact";
@@ -9,10 +10,12 @@ import { ListsView } from "./lists.tsx";
 import { TrustView } from "./trust.tsx";
 import { NestsView } from "./nests.tsx";
 import { ClassifierView, CrowsView } from "./crows.tsx";
+import { TokensView } from "./tokens.tsx";
+import { Decisions } from "./decisions.tsx";
 import { useStatus } from "./hooks.ts";
 import { dismissError, reportError } from "./status.ts";
 
-const VIEWS = ["Lists", "Trust", "Nests", "Crows", "Classifier"] as const;
+const VIEWS = ["Lists", "Trust", "Nests", "Crows", "Classifier", "Tokens"] as const;
 type View = (typeof VIEWS)[number];
 
 function readHash(): { view: View; listId: string | null } {
@@ -52,9 +55,11 @@ function App() {
           {place.view === "Nests" ? <NestsView /> : null}
           {place.view === "Crows" ? <CrowsView /> : null}
           {place.view === "Classifier" ? <ClassifierView /> : null}
+          {place.view === "Tokens" ? <TokensView /> : null}
         </main>
         <aside>
           <Approvals onOpenList={(id) => go("Lists", id)} />
+          <Decisions />
         </aside>
       </div>
     </>

@@ -1,10 +1,11 @@
-// The `crows` command line (docs/operations.md): serve, up, status, stop, restart, logs. Every
+// The `crows` command line (docs/operations.md): serve, up, status, stop, restart, logs, token. Every
 // command prints one JSON line on stdout; an error is one JSON line on stderr. Exit codes: 0 done,
 // 1 a step failed, 2 usage, 3 the server cannot run (start-error.json says why).
 import { EXIT } from "../ops/exit.ts";
 import { up, status, stop, restart, logs, CommandError } from "./commands.ts";
 
-const USAGE = "usage: crows serve | up | status | stop | restart [--reason TEXT] | logs [--lines N]";
+const USAGE =
+  "usage: crows serve | up | status | stop | restart [--reason TEXT] | logs [--lines N] | token create --name NAME --scope read,decide,... [--expires 30d] | token list | token revoke ID";
 
 type Flags = Record<string, string>;
 
@@ -45,6 +46,22 @@ async function run(argv: string[]): Promise<void> {
       const lines = raw === undefined ? 50 : /^\d{1,4}$/.test(raw) ? Number(raw) : NaN;
       if (!Number.isInteger(lines) || lines < 1 || lines > 1000) throw new CommandError(EXIT.usage, "usage", `--lines must be a whole number from 1 to 1000, got ${JSON.stringify(raw)}`);
       return print(await logs(lines));
+    }
+    case "token": {
+      // Loaded only here: opening the database is this command's business alone.
+      const tokens = await import("./tokens.ts");
+      const [action, ...args] = rest;
+      if (action === "create") return print(await tokens.createToken(parse(args, ["name", "scope", "expires"])));
+      if (action === "list") {
+        parse(args, []);
+        return print(await tokens.listTokens());
+      }
+      if (action === "revoke") {
+        const [id, ...more] = args;
+        parse(more, []);
+        return print(await tokens.revokeToken(id));
+      }
+      throw new CommandError(EXIT.usage, "usage", `unknown token command ${JSON.stringify(action ?? "")}; ${USAGE}`);
     }
     case "help":
     case "--help":

@@ -13,6 +13,7 @@ import { NotFoundError } from "../base/errors.ts";
 import { listEventPayload, type Target, type VerdictValue } from "./events.ts";
 import { listStream } from "../base/streams.ts";
 import type { TrustLedger } from "./trust.ts";
+import { SYSTEM, type Actor } from "../base/actor.ts";
 
 export type Decision = Exclude<VerdictValue, "auto"> | "auto";
 
@@ -69,12 +70,12 @@ export class ApprovalDesk {
       await tx.openApproval(subject.itemId, subject.target, new Date(this.now() + this.windowMs));
       return [];
     }
-    return (await this.decideIn(tx, subject, "auto", true)) ?? [];
+    return (await this.decideIn(tx, subject, "auto", true, SYSTEM)) ?? [];
   }
 
-  /** The owner's answer; NotFoundError when nothing is waiting (including a second answer). */
-  async answer(subject: ApprovalSubject, approve: boolean): Promise<void> {
-    const recorded = await this.record(subject, approve ? "approved" : "rejected");
+  /** The owner's answer, by `actor`; NotFoundError when nothing is waiting (including a second answer). */
+  async answer(subject: ApprovalSubject, approve: boolean, actor: Actor): Promise<void> {
+    const recorded = await this.record(subject, approve ? "approved" : "rejected", actor);
     if (!recorded) throw new NotFoundError(`Nothing is waiting for ${subject.target === "output" ? "an" : "a"} ${subject.target} verdict on ${subject.itemId}.`);
   }
 
@@ -152,7 +153,7 @@ export class ApprovalDesk {
       // window is the owner's until the deadline itself, so wait out the remainder.
       if (deadline.getTime() > this.now()) return this.arm(subject, deadline);
       // Not moved: someone (maybe another instance, its signal lost) decided first; hand that on.
-      void this.record(subject, "timeout")
+      void this.record(subject, "timeout", SYSTEM)
         .then((moved) => (moved ? undefined : this.settleFromRow(subject)))
         // Fails only when the database does (closing at shutdown): the row stays pending, and on the
         // next start the list waits on it again, finds the deadline past and records the timeout then.
@@ -177,10 +178,10 @@ export class ApprovalDesk {
    * Moves a pending approval to `decision` and appends the verdict and every trust.changed it
    * causes, in one transaction. Returns false when it was not pending.
    */
-  private async record(subject: ApprovalSubject, decision: Decision): Promise<boolean> {
+  private async record(subject: ApprovalSubject, decision: Decision, actor: Actor): Promise<boolean> {
     let moved = false;
     await this.log.appendState(listStream(subject.listId), async (tx) => {
-      const events = await this.decideIn(tx, subject, decision, false);
+      const events = await this.decideIn(tx, subject, decision, false, actor);
       moved = events !== null;
       return events ?? [];
     });
@@ -192,24 +193,27 @@ export class ApprovalDesk {
     return true;
   }
 
-  /** The verdict and trust changes for `decision`, or null when the approval was not pending. */
-  private async decideIn(tx: StateTx, subject: ApprovalSubject, decision: Decision, create: boolean): Promise<Array<{ name: string; payload: object }> | null> {
+  /**
+   * The verdict and trust changes for `decision`, or null when the approval was not pending. The
+   * approval row and every event name `actor` as the decider (a timeout and trust skipping: system).
+   */
+  private async decideIn(tx: StateTx, subject: ApprovalSubject, decision: Decision, create: boolean, actor: Actor): Promise<Array<{ name: string; payload: object }> | null> {
     const { listId, itemId, target, taskType, holders } = subject;
     const decidedAt = new Date(this.now());
     if (create) {
-      await tx.createDecidedApproval(itemId, target, decision, decidedAt);
-    } else if (!(await tx.decideApproval(itemId, target, decision, decidedAt))) {
+      await tx.createDecidedApproval(itemId, target, decision, decidedAt, actor);
+    } else if (!(await tx.decideApproval(itemId, target, decision, decidedAt, actor))) {
       return null;
     }
     const events: Array<{ name: string; payload: object }> = [
-      { name: "verdict", payload: listEventPayload<"verdict">(listId, { item_id: itemId, target, verdict: decision }, decidedAt) },
+      { name: "verdict", payload: listEventPayload<"verdict">(listId, { item_id: itemId, target, verdict: decision }, decidedAt, actor) },
     ];
     for (const holder of holders) {
       const change = await this.trust.apply(tx, holder, taskType, decision, itemId);
       if (change) {
         events.push({
           name: "trust.changed",
-          payload: listEventPayload<"trust.changed">(listId, { holder, task_type: taskType, from: change.from, to: change.to }, decidedAt),
+          payload: listEventPayload<"trust.changed">(listId, { holder, task_type: taskType, from: change.from, to: change.to }, decidedAt, actor),
         });
       }
     }

@@ -6,6 +6,8 @@ export type Target = "triage" | "output";
 export type VerdictValue = "approved" | "rejected" | "auto" | "timeout";
 export type SkipReason = "rejected" | "timeout" | "budget" | "failure";
 
+import { withActor, type Actor } from "../base/actor.ts";
+
 export type ListEvent =
   | { name: "list.started"; payload: { items: Array<{ item_id: string; text: string }>; requester: string; nest_id: string } }
   | { name: "item.triaged"; payload: { item_id: string; mode: Mode; task_type: string; subtasks: string[]; reason: string; needs_approval: boolean } }
@@ -22,7 +24,11 @@ export type ListEvent =
 export type ListEventName = ListEvent["name"];
 export type PayloadOf<N extends ListEventName> = Extract<ListEvent, { name: N }>["payload"];
 
-/** A list event's wire payload: list_id first, the event's own fields in table order, ts last. */
-export function listEventPayload<N extends ListEventName>(listId: string, payload: PayloadOf<N>, now = new Date()): Record<string, unknown> {
-  return { list_id: listId, ...payload, ts: now.toISOString() };
+/**
+ * A list event's wire payload: list_id first, the event's own fields in table order, then ts; an
+ * event a request (or the system deciding) caused appends its actor after them (docs/rules.md "Actors").
+ */
+export function listEventPayload<N extends ListEventName>(listId: string, payload: PayloadOf<N>, now = new Date(), actor?: Actor): Record<string, unknown> {
+  const wire: Record<string, unknown> = { list_id: listId, ...payload, ts: now.toISOString() };
+  return withActor(wire, actor);
 }

@@ -14,6 +14,7 @@ import { instanceIdOf } from "../storage/instance.ts";
 import { describeError } from "../base/describe-error.ts";
 import { LeaseKeeper, type LeaseTable } from "../engine/lease.ts";
 import type { FlockContext, FlockDeps } from "./context.ts";
+import { OWNER, type Actor } from "../base/actor.ts";
 
 export class Flock {
   readonly trust: TrustLedger;
@@ -47,19 +48,19 @@ export class Flock {
   }
 
   /** Accepts a todo list (POST /api/lists): validates, rate-limits, stores it and starts it. */
-  async submitList(input: { text: unknown; requester: unknown; nestId?: unknown }): Promise<{ listId: string }> {
+  async submitList(input: { text: unknown; requester: unknown; nestId?: unknown; actor?: Actor }): Promise<{ listId: string }> {
     const items = parseTodoText(input.text);
     const requester = parseRequester(input.requester);
     const nestId = await this.nestFor(input.nestId);
     const admission = await this.limiter.admit(requester);
     if (!admission.admitted) {
-      if (admission.pranked) await this.prank(requester, admission.message, admission.cooldownS);
+      if (admission.pranked) await this.prank(requester, admission.message, admission.cooldownS, input.actor ?? OWNER);
       throw new RateLimitedError(admission.message, admission.cooldownS);
     }
     if (this.stopping.signal.aborted) throw new BadInputError("The flock is shutting down; try again in a moment.");
     const listId = `lst${randomBytes(5).toString("hex")}`;
     const itemRows = items.map((text, i) => ({ id: `${listId}-${i + 1}`, n: i + 1, text }));
-    const started = listEventPayload<"list.started">(listId, { items: itemRows.map((i) => ({ item_id: i.id, text: i.text })), requester, nest_id: nestId });
+    const started = listEventPayload<"list.started">(listId, { items: itemRows.map((i) => ({ item_id: i.id, text: i.text })), requester, nest_id: nestId }, new Date(), input.actor ?? OWNER);
     await this.deps.log.appendWith(listStream(listId), async (tx) => {
       await tx.todoList.create({
         data: {
@@ -80,7 +81,7 @@ export class Flock {
   }
 
   /** The owner's verdict (POST /api/verdicts). NotFoundError when nothing waits for it. */
-  async postVerdict(input: { itemId: unknown; target: unknown; approve: unknown }): Promise<void> {
+  async postVerdict(input: { itemId: unknown; target: unknown; approve: unknown; actor?: Actor }): Promise<void> {
     if (typeof input.itemId !== "string" || input.itemId.trim() === "") throw new BadInputError('"item_id" must be a non-empty string.');
     if (input.target !== "triage" && input.target !== "output") throw new BadInputError('"target" must be "triage" or "output".');
     if (typeof input.approve !== "boolean") {
@@ -89,7 +90,7 @@ export class Flock {
     const target: Target = input.target;
     const item = await this.deps.log.state.item(input.itemId);
     if (!item) throw new NotFoundError(`No item ${input.itemId} is waiting for a verdict.`);
-    await this.approvals.answer(approvalSubject(item, target), input.approve);
+    await this.approvals.answer(approvalSubject(item, target), input.approve, input.actor ?? OWNER);
   }
 
   async listExists(listId: string): Promise<boolean> {
@@ -177,13 +178,13 @@ export class Flock {
   }
 
   /** requester.pranked goes to every list of the requester still flying. */
-  private async prank(requester: string, message: string, cooldownS: number): Promise<void> {
+  private async prank(requester: string, message: string, cooldownS: number, actor: Actor): Promise<void> {
     // The same requester under any spelling the rate limit treats as one (requesterKey).
     const key = requesterKey(requester);
     const running = await this.deps.prisma.todoList.findMany({ where: { status: "running" }, select: { id: true, requester: true } });
     const flying = running.filter((list) => requesterKey(list.requester) === key);
     await Promise.all(
-      flying.map(({ id }) => this.deps.log.append(listStream(id), "requester.pranked", listEventPayload<"requester.pranked">(id, { message, cooldown_s: cooldownS }))),
+      flying.map(({ id }) => this.deps.log.append(listStream(id), "requester.pranked", listEventPayload<"requester.pranked">(id, { message, cooldown_s: cooldownS }, new Date(), actor))),
     );
   }
 }

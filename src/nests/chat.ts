@@ -259,10 +259,10 @@ export class NestChat {
       if (internal?.within) await internal.within(tx, row);
       if (this.obligationHook) await this.obligationHook.inTx(tx, row, { callsForResponse: !internal?.response });
       if (this.replyHook) after = await this.replyHook.inTx(tx, row);
-      return [{ name: MESSAGE_EVENT, payload: nestMessagePayload(nest.id, this.toRecord(row), row.createdAt) }];
+      return [{ name: MESSAGE_EVENT, payload: nestMessagePayload(nest.id, this.toRecord(row), row.createdAt, input.actor) }];
     });
     const payload = JSON.parse(event!.payload) as MessageRecord & { nest_id: string; ts: string };
-    const { nest_id: _n, ts: _t, ...record } = payload;
+    const { nest_id: _n, ts: _t, actor: _a, ...record } = payload as typeof payload & { actor?: unknown };
     // The classifier answers were stored before the id existed; give them their msg_id. They are
     // calibration data only: a failed re-key leaves them under the provisional subject, and the
     // message, already stored and sent, must not read as failed for it.

@@ -3,6 +3,7 @@
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import { CROW_KINDS } from "../classifier/questions.ts";
 import { resolvedOf, type Resolved } from "./resolved.ts";
+import { withActor, type Actor } from "../base/actor.ts";
 
 export const MAX_MESSAGE_CHARS = 2000;
 export const MAX_PHRASE_CHARS = 200;
@@ -54,7 +55,7 @@ export function recordOf(row: MessageRow, nowMs: number, approvalWindowMs: numbe
   };
 }
 
-/** The nest.message payload: nest_id, the record's fields in table order, ts. */
-export function nestMessagePayload(nestId: string, record: MessageRecord, at: Date): Record<string, unknown> {
-  return { nest_id: nestId, ...record, ts: at.toISOString() };
+/** The nest.message payload: nest_id, the record's fields in table order, ts; then the actor of a request's post. */
+export function nestMessagePayload(nestId: string, record: MessageRecord, at: Date, actor?: Actor): Record<string, unknown> {
+  return withActor({ nest_id: nestId, ...record, ts: at.toISOString() }, actor);
 }

@@ -4,6 +4,7 @@
 import { BadInputError } from "../base/errors.ts";
 import { CROW_KINDS, REQUEST_MODES, type RequestMode } from "../classifier/questions.ts";
 import { KINDS, MAX_MESSAGE_CHARS, MAX_PHRASE_CHARS, type Kind } from "./message.ts";
+import type { Actor } from "../base/actor.ts";
 
 /** Who a message may be addressed to besides members and the owner (EVENTS.md: addressable roles). */
 export const ADDRESSABLE_ROLES: readonly string[] = ["Elder", "Quill", "Boss"];
@@ -20,6 +21,8 @@ export interface PostInput {
   mode?: unknown;
   /** Extension: how many crows a conspiracy invites (1..CROWS_MURDER_SIZE). */
   invited?: unknown;
+  /** Who posted it through a request (appended to the event, never to the record). */
+  actor?: Actor;
 }
 
 export function checkAuthor(raw: unknown): string {

@@ -6,7 +6,10 @@
 //      it; listed origins get CORS headers (preflights answered here), unlisted ones never do.
 //   3. Token: with CROWS_TOKEN set, a Bearer token or the crows_token cookie (401 otherwise: JSON,
 //      or a small HTML page when a browser navigates here asking for text/html);
-//      `GET /?token=` trades the token for the cookie. Read-only tokens may not write (403).
+//      `GET /?token=` trades the token for the cookie. CROWS_TOKEN is the owner (every scope), a
+//      named token (src/access/token-store.ts) holds its scopes, CROWS_READ_TOKENS read. The scope a
+//      path needs (src/server/route-scopes.ts) is checked here: a 403 naming it. GraphQL operations
+//      are checked per operation (src/server/graphql/plugins/scopes.ts) against the principal set here.
 //   4. Writes: a body over the limit is a 413, a body that is not application/json a 415.
 // The rules and their reasons are in docs/security.md.
 import { createHash, timingSafeEqual } from "node:crypto";
@@ -15,21 +18,32 @@ import os from "node:os";
 import type { Config } from "../base/config.ts";
 import { HttpError } from "../http/http-error.ts";
 import { declaredTooLarge, drain, tooLarge } from "../http/body.ts";
+import { missingScopeMessage, type Scope } from "../access/scopes.ts";
+import { ROOT, type Principal } from "../access/principal.ts";
+import type { TokenStore } from "../access/token-store.ts";
+import { neededScope } from "./route-scopes.ts";
+import type { TokenStreams } from "./token-streams.ts";
 
 export const TOKEN_COOKIE = "crows_token";
 
-/** owner: everything; reader: queries and subscriptions only (CROWS_READ_TOKENS). */
-export type Role = "owner" | "reader";
+export type { Principal };
+/** CROWS_READ_TOKENS, the old form: read (and /metrics, as before) without a name. */
+const LEGACY_READER: Principal = Object.freeze({ actor: Object.freeze({ kind: "token" as const, token_name: "CROWS_READ_TOKENS" }), scopes: ["read", "metrics"] as Scope[] });
 
 const CORS_ALLOW_HEADERS = "authorization, content-type, accept, last-event-id, x-graphql-yoga-csrf, x-graphql-event-stream-token";
 const CORS_EXPOSE_HEADERS = "retry-after, content-type";
 const CORS_MAX_AGE_S = "600";
 
-const roles = new WeakMap<http.IncomingMessage, Role>();
+const principals = new WeakMap<http.IncomingMessage, Principal>();
 
-/** The role the gate admitted this request with (owner when no token is configured). */
-export function roleOf(req: http.IncomingMessage): Role {
-  return roles.get(req) ?? "owner";
+/** Who the gate admitted this request as (the owner when no token is configured). */
+export function principalOf(req: http.IncomingMessage): Principal {
+  return principals.get(req) ?? ROOT;
+}
+
+/** The refusal for a principal that lacks `scope`: a 403 naming it. */
+export function lacksScope(scope: Scope): HttpError {
+  return new HttpError(403, missingScopeMessage(scope), { scope });
 }
 
 const digest = (value: string) => createHash("sha256").update(value, "utf8").digest();
@@ -93,8 +107,8 @@ function sendTokenPage(req: http.IncomingMessage, res: http.ServerResponse, refu
 <h1>crows: token needed</h1>
 <p><strong>${escapeHtml(refusal.message)}</strong></p>
 <p>This server runs with <code>CROWS_TOKEN</code> set. To open the console, open <code>/?token=&lt;token&gt;</code>
-once in this browser, with the owner's token in place of <code>&lt;token&gt;</code> (or a read-only one from
-<code>CROWS_READ_TOKENS</code>). The server then keeps it in an HttpOnly cookie for this browser session and takes
+once in this browser, with the owner's token in place of <code>&lt;token&gt;</code> (or a named token the
+owner made for you, which opens what its scopes allow). The server then keeps it in an HttpOnly cookie for this browser session and takes
 it out of the address bar.</p>
 <form method="get" action="/">
 <p><label>Token <input type="password" name="token" autocomplete="off" required></label> <button type="submit">Open the console</button></p>
@@ -121,7 +135,11 @@ export class AccessGate {
   private readonly readerDigests: Buffer[];
   private readonly names: Set<string>;
 
-  constructor(private readonly config: Config) {
+  constructor(
+    private readonly config: Config,
+    private readonly tokens?: TokenStore,
+    private readonly streams?: TokenStreams,
+  ) {
     this.ownerDigest = config.token === undefined ? undefined : digest(config.token);
     this.readerDigests = config.readTokens.map(digest);
     this.names = new Set(["localhost", "127.0.0.1", "::1", ...config.publicHosts.map((h) => h.replace(/^\[|\]$/g, ""))]);
@@ -157,7 +175,7 @@ export class AccessGate {
         // A preflight carries no credentials by design: answer it before the token check.
         res
           .writeHead(204, {
-            "access-control-allow-methods": "GET, POST, OPTIONS",
+            "access-control-allow-methods": "GET, POST, DELETE, OPTIONS",
             "access-control-allow-headers": CORS_ALLOW_HEADERS,
             "access-control-max-age": CORS_MAX_AGE_S,
           })
@@ -166,13 +184,13 @@ export class AccessGate {
       }
     }
 
-    let role: Role;
+    let principal: Principal;
     try {
       if (url.pathname === "/" && url.searchParams.has("token") && (method === "GET" || method === "HEAD")) {
-        this.exchangeToken(url.searchParams.get("token") ?? "", res);
+        await this.exchangeToken(url.searchParams.get("token") ?? "", res);
         return "answered";
       }
-      role = this.roleFor(req);
+      principal = await this.principalFor(req);
     } catch (error) {
       // A person in a browser gets a page to read; an API client keeps the JSON 401.
       if (error instanceof HttpError && error.status === 401 && wantsPage(req)) {
@@ -181,11 +199,15 @@ export class AccessGate {
       }
       throw error;
     }
-    roles.set(req, role);
-    if (role === "reader" && !SAFE_METHODS.has(method) && !url.pathname.startsWith("/graphql")) {
-      // GraphQL posts queries too; its mutations are refused inside (src/server/graphql/yoga.ts).
-      throw new HttpError(403, "This token may read but not write.");
+    principals.set(req, principal);
+    const needed = neededScope(method, url.pathname);
+    if (needed === "post") {
+      // A nest post: write, or decide for the owner's reply to an ask (compat/messages.ts checks which).
+      if (!principal.scopes.includes("write") && !principal.scopes.includes("decide")) throw lacksScope("write");
+    } else if (needed !== "any" && needed !== "graphql" && !principal.scopes.includes(needed)) {
+      throw lacksScope(needed);
     }
+    if (principal.tokenId !== undefined) this.streams?.track(principal.tokenId, res);
 
     if (!SAFE_METHODS.has(method) && hasBody(req)) {
       if (declaredTooLarge(req)) {
@@ -211,14 +233,17 @@ export class AccessGate {
     return (parsed.protocol === "http:" || parsed.protocol === "https:") && parsed.host === host.toLowerCase();
   }
 
-  /** The role a request's token grants; a 401 when a token is needed and none matches. */
-  private roleFor(req: http.IncomingMessage): Role {
-    if (this.ownerDigest === undefined) return "owner";
+  /** The principal a request's token stands for; a 401 when a token is needed and none matches. */
+  private async principalFor(req: http.IncomingMessage): Promise<Principal> {
     const authorization = req.headers.authorization;
     const bearer = authorization && /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
     const presented = bearer || cookie(req.headers.cookie, TOKEN_COOKIE);
-    const role = presented ? this.match(presented) : undefined;
-    if (role) return role;
+    if (this.ownerDigest === undefined) {
+      // No token configured: loopback is the owner, as always; a named token still says who it is.
+      return (presented && (await this.named(presented))) || ROOT;
+    }
+    const principal = presented ? await this.match(presented) : undefined;
+    if (principal) return principal;
     throw new HttpError(
       401,
       presented ? "That token is not valid here." : "This server needs a token: send Authorization: Bearer <token>, or open /?token=<token> once in a browser.",
@@ -227,20 +252,28 @@ export class AccessGate {
     );
   }
 
-  /** Compares against every token in constant time (digests of equal length, no early exit). */
-  private match(presented: string): Role | undefined {
+  /**
+   * Compares against every configured token in constant time (digests of equal length, no early
+   * exit), then looks a named token up by its digest (src/access/token-store.ts).
+   */
+  private async match(presented: string): Promise<Principal | undefined> {
     const given = digest(presented);
-    let role: Role | undefined;
-    if (this.ownerDigest && timingSafeEqual(given, this.ownerDigest)) role = "owner";
-    for (const reader of this.readerDigests) if (timingSafeEqual(given, reader) && role === undefined) role = "reader";
-    return role;
+    let principal: Principal | undefined;
+    if (this.ownerDigest && timingSafeEqual(given, this.ownerDigest)) principal = ROOT;
+    for (const reader of this.readerDigests) if (timingSafeEqual(given, reader) && principal === undefined) principal = LEGACY_READER;
+    return principal ?? (await this.named(presented));
+  }
+
+  private async named(presented: string): Promise<Principal | undefined> {
+    const found = await this.tokens?.authenticate(presented);
+    return found && { actor: found.actor, scopes: found.scopes, tokenId: found.tokenId };
   }
 
   /** GET /?token=<token>: the cookie for a valid token, then a redirect so the token leaves the address bar. */
-  private exchangeToken(token: string, res: http.ServerResponse): void {
+  private async exchangeToken(token: string, res: http.ServerResponse): Promise<void> {
     const headers: Record<string, string> = { location: "/", "cache-control": "no-store", "referrer-policy": "no-referrer" };
     if (this.ownerDigest !== undefined) {
-      if (!token || this.match(token) === undefined) {
+      if (!token || (await this.match(token)) === undefined) {
         throw new HttpError(401, "That token is not valid here.", {}, { "www-authenticate": 'Bearer realm="crows"' });
       }
       headers["set-cookie"] = `${TOKEN_COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/`;

@@ -9,7 +9,8 @@ import { compatRouter } from "../../compat/index.ts";
 import type { CompatRequest, CompatResponse } from "../../compat/router.ts";
 import { HttpError, sendError, sendJson, toErrorResponse } from "../http/http-error.ts";
 import { createGraphQLHandler, isGraphQLPath } from "./graphql/yoga.ts";
-import { AccessGate } from "./access.ts";
+import { AccessGate, principalOf } from "./access.ts";
+import { TokenStreams } from "./token-streams.ts";
 import { readJson } from "../http/body.ts";
 import { isConsolePath, serveConsole } from "../../console/serve.ts";
 import { OPS_PATHS, serveOps, whileStopping } from "./health.ts";
@@ -56,7 +57,8 @@ export interface RunningServer {
 
 export async function startServer(app: App): Promise<RunningServer> {
   const router = compatRouter();
-  const gate = new AccessGate(app.config);
+  const tokenStreams = new TokenStreams(app.tokens, app.bus, app.config.heartbeatMs);
+  const gate = new AccessGate(app.config, app.tokens, tokenStreams);
   const handlers: Handler[] = [
     { matches: (p) => p === "/api" || p.startsWith("/api/"), serve: (req, res, url) => serveCompat(app, router, req, res, url) },
     { matches: isGraphQLPath, serve: createGraphQLHandler(app) },
@@ -119,6 +121,7 @@ export async function startServer(app: App): Promise<RunningServer> {
     close: () =>
       (closing ??= (async () => {
         stopping = true;
+        tokenStreams.close();
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         app.log.close(); // ends every open SSE stream and subscription
         server.closeIdleConnections();
@@ -152,6 +155,7 @@ async function serveCompat(
       params,
       json: () => readJson(req),
       signal: abort.signal,
+      principal: principalOf(req),
     };
     response = await route.handle(app, request);
   } catch (error) {

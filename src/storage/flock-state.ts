@@ -6,6 +6,7 @@
 import type Database from "better-sqlite3";
 import type pg from "pg";
 import type { Item } from "../generated/prisma/client.ts";
+import type { Actor } from "../base/actor.ts";
 import type { TrustHistoryRow, TrustRecordRow } from "./trust-history.ts";
 
 /** Where a holder stands on a task type: what the next verdict moves from. */
@@ -48,9 +49,9 @@ export interface StateTx extends StateReads {
   /** A pending approval with its deadline, unless the target already has one. */
   openApproval(itemId: string, target: string, deadline: Date): Promise<void>;
   /** An approval decided at once (trust skipped it): fails if the target already has one. */
-  createDecidedApproval(itemId: string, target: string, status: string, at: Date): Promise<void>;
+  createDecidedApproval(itemId: string, target: string, status: string, at: Date, decider?: Actor): Promise<void>;
   /** Decides a pending approval; false when it was not pending. */
-  decideApproval(itemId: string, target: string, status: string, at: Date): Promise<boolean>;
+  decideApproval(itemId: string, target: string, status: string, at: Date, decider?: Actor): Promise<boolean>;
   /** A record's new level and streak; its approvals, rejections and autos are added to the stored counts. */
   saveTrust(row: TrustRecordRow): Promise<void>;
   /** One verdict's entry in a record's history (the streak after it is stored too, never read back). */
@@ -208,25 +209,19 @@ class Statements implements StateTx {
     );
   }
 
-  async createDecidedApproval(itemId: string, target: string, status: string, at: Date): Promise<void> {
+  async createDecidedApproval(itemId: string, target: string, status: string, at: Date, decider?: Actor): Promise<void> {
     const stamp = this.dialect.ts(at);
-    await this.exec.run(`INSERT INTO "Approval" ("itemId", "target", "status", "deadline", "createdAt", "decidedAt") VALUES (?, ?, ?, ?, ?, ?)`, [
-      itemId,
-      target,
-      status,
-      stamp,
-      this.dialect.ts(new Date()),
-      stamp,
-    ]);
+    await this.exec.run(
+      `INSERT INTO "Approval" ("itemId", "target", "status", "deadline", "createdAt", "decidedAt", "decidedBy", "decidedByTokenId", "decidedByTokenName") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [itemId, target, status, stamp, this.dialect.ts(new Date()), stamp, decider?.kind ?? "", decider?.token_id ?? null, decider?.token_name ?? null],
+    );
   }
 
-  async decideApproval(itemId: string, target: string, status: string, at: Date): Promise<boolean> {
-    const changed = await this.exec.run(`UPDATE "Approval" SET "status" = ?, "decidedAt" = ? WHERE "itemId" = ? AND "target" = ? AND "status" = 'pending'`, [
-      status,
-      this.dialect.ts(at),
-      itemId,
-      target,
-    ]);
+  async decideApproval(itemId: string, target: string, status: string, at: Date, decider?: Actor): Promise<boolean> {
+    const changed = await this.exec.run(
+      `UPDATE "Approval" SET "status" = ?, "decidedAt" = ?, "decidedBy" = ?, "decidedByTokenId" = ?, "decidedByTokenName" = ? WHERE "itemId" = ? AND "target" = ? AND "status" = 'pending'`,
+      [status, this.dialect.ts(at), decider?.kind ?? "", decider?.token_id ?? null, decider?.token_name ?? null, itemId, target],
+    );
     return changed > 0;
   }
 

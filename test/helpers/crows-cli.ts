@@ -1,7 +1,8 @@
 // Drives bin/crows the way a user does: a real process per command, its one JSON line parsed,
 // its exit code kept. Each test gets its own data folder (mode 700, as mkdtemp makes it).
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import * as assert from "uvu/assert";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -86,4 +87,19 @@ export async function waitFor<T>(what: string, probe: () => T | undefined | fals
 
 export function removeDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
+}
+
+/** The one JSON line a command printed (asserts there is exactly one). */
+export function oneJsonLine(text: string): any {
+  const lines = text.split("\n").filter((l) => l.trim() !== "");
+  assert.is(lines.length, 1, `expected one line, got: ${text}`);
+  return JSON.parse(lines[0]!);
+}
+
+/** Every file under a folder, for a test that searches a data folder byte by byte. */
+export function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const full = path.join(dir, name);
+    return statSync(full).isDirectory() ? filesUnder(full) : [full];
+  });
 }

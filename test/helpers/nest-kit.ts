@@ -87,10 +87,10 @@ export async function startKit(options: { env?: Record<string, string>; plan?: J
   return kit;
 }
 
-/** The stream messages in order, as records (nest_id and ts stripped). */
+/** The stream messages in order, as records (nest_id, ts and a request's actor stripped). */
 export function records(messages: SseMessage[]): any[] {
   return messages.map((m) => {
-    const { nest_id: _n, ts: _t, ...record } = m.data;
+    const { nest_id: _n, ts: _t, actor: _a, ...record } = m.data;
     return record;
   });
 }

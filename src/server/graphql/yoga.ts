@@ -7,7 +7,7 @@
 // written by src/server/graphql/subscriptions.ts through the same envelop (the same bytes, without
 // a whatwg Request/Response/ReadableStream per connection).
 import type http from "node:http";
-import { GraphQLError, getOperationAST } from "graphql";
+import { GraphQLError } from "graphql";
 import { createYoga, maskError, type Plugin } from "graphql-yoga";
 import { renderGraphiQL } from "@graphql-yoga/render-graphiql";
 import type { App } from "../../app.ts";
@@ -17,7 +17,9 @@ import { HttpError, STATUS_OF } from "../../http/http-error.ts";
 import { schema } from "../../../schema/index.ts";
 import type { Context } from "../../../schema/builder.ts";
 import { readBody } from "../../http/body.ts";
-import { roleOf, type Role } from "../access.ts";
+import { principalOf } from "../access.ts";
+import type { Principal } from "../../access/principal.ts";
+import { graphqlScopes } from "./plugins/scopes.ts";
 import { graphqlLimits } from "./plugins/limits.ts";
 import { decodeBody, refuseUnstorableText } from "../../http/unstorable-text.ts";
 import { useGraphQLStream } from "./stream.ts";
@@ -141,18 +143,6 @@ const requestErrorsCoded: Plugin = {
   }),
 };
 
-/** A read-only token (CROWS_READ_TOKENS) may query and subscribe; a mutation is a 403. */
-const readOnlyTokens: Plugin<{ role?: Role }> = {
-  onExecute({ args, setResultAndStopExecution }) {
-    if ((args.contextValue as { role?: Role }).role !== "reader") return;
-    if (getOperationAST(args.document, args.operationName ?? undefined)?.operation !== "mutation") return;
-    setResultAndStopExecution({
-      data: null, // graphql-sse only recognizes a result that has a data key
-      errors: [new GraphQLError("This token may read but not write.", { extensions: { code: "forbidden", http: { status: 403 } } })],
-    });
-  },
-};
-
 export interface GraphQLHandlerOptions {
   /**
    * Serve SSE subscriptions through src/server/graphql/subscriptions.ts, events written by the
@@ -164,16 +154,16 @@ export interface GraphQLHandlerOptions {
 
 /** The Yoga instance behind both paths: its envelop is also what the SSE subscription writer runs. */
 export function createGraphQLYoga(app: App, options: { projectedSubscriptions?: boolean } = {}) {
-  return createYoga<ServerContext, Context & { role: Role }>({
+  return createYoga<ServerContext, Context & { principal: Principal }>({
     schema,
     graphqlEndpoint: GRAPHQL_PATH,
-    context: ({ req }) => ({ app, role: roleOf(req) }),
+    context: ({ req }) => ({ app, principal: principalOf(req) }),
     cors: false, // CORS is decided once, for every path, by the access check (src/server/access.ts)
     graphiql: { title: "crows", defaultQuery: EXAMPLE_QUERY, subscriptionsProtocol: "SSE" },
     renderGraphiQL,
     landingPage: false,
     maskedErrors: { maskError: maskCrowsError },
-    plugins: [csrfPrevention, queryStringJson, ...graphqlLimits(), readOnlyTokens, refuseUnstorableText, requestErrorsCoded, useGraphQLStream(GRAPHQL_SSE_PATH, (line) => app.logLine(line)), graphqlMetricsPlugin(app.metrics), graphqlReadCache(() => app.database.readVersion), compiledQueries, useProjectedSubscriptions(options.projectedSubscriptions === false ? {} : projectableSubscriptions)],
+    plugins: [csrfPrevention, queryStringJson, ...graphqlLimits(), graphqlScopes, refuseUnstorableText, requestErrorsCoded, useGraphQLStream(GRAPHQL_SSE_PATH, (line) => app.logLine(line)), graphqlMetricsPlugin(app.metrics), graphqlReadCache(() => app.database.readVersion), compiledQueries, useProjectedSubscriptions(options.projectedSubscriptions === false ? {} : projectableSubscriptions)],
     logging: {
       debug: () => {},
       info: () => {},

@@ -1,0 +1,20 @@
+// Who a request acts as and what it may do: the access gate (src/server/access.ts) sets one per
+// request; the compat routes and GraphQL resolvers read its actor and scopes.
+import { OWNER, type Actor } from "../base/actor.ts";
+import { missingScopeMessage, SCOPES, type Scope } from "./scopes.ts";
+import { ForbiddenError } from "../base/errors.ts";
+
+export interface Principal {
+  actor: Actor;
+  scopes: readonly Scope[];
+  /** A named token's id (its open streams are cut when it is revoked or expires). */
+  tokenId?: string;
+}
+
+/** CROWS_TOKEN, or anyone on loopback when no token is configured: every scope. */
+export const ROOT: Principal = Object.freeze({ actor: OWNER, scopes: SCOPES });
+
+/** A 403 naming the scope when the principal lacks it. */
+export function requireScope(principal: Principal, scope: Scope): void {
+  if (!principal.scopes.includes(scope)) throw new ForbiddenError(missingScopeMessage(scope));
+}
