@@ -105,18 +105,21 @@ test("verdicts and trust history as CSV: fixed columns, quoted fields, resumable
     await fill(server, 700, "c");
     await addTrustHistory(server.app, "Hugin", "research", 1500, 3);
     await addTrustHistory(server.app, 'Odd "holder", with comma', "code", 40, 4);
+    const actor = { kind: "token", token_id: "tok_abc", token_name: 'ci, "bot"' };
+    const decided = await server.app.log.append("list:lstc9", "verdict", { list_id: "lstc9", item_id: "lstc9-1", target: "output", verdict: "approved", ts: new Date().toISOString(), actor });
     const verdicts = await readLines(server, "/api/export/verdicts");
     assert.match(verdicts.type, /^text\/csv/);
-    assert.is(verdicts.lines[0], "event_id,ts,list_id,item_id,target,verdict,actor");
-    const rows = verdicts.lines.slice(1).map((l) => l.split(","));
-    assert.equal(rows.map((r) => Number(r[0])), await storedIds(server, { name: "verdict" }));
+    assert.is(verdicts.lines[0], "event_id,ts,list_id,item_id,target,verdict,actor,actor_token_id,actor_token_name");
+    const rows = verdicts.lines.slice(1, -1).map((l) => l.split(","));
+    assert.equal([...rows.map((r) => Number(r[0])), decided.id], await storedIds(server, { name: "verdict" }));
     for (const r of rows) {
-      assert.is(r.length, 7);
+      assert.is(r.length, 9);
       assert.ok(["triage", "output"].includes(r[4]!) && ["approved", "rejected", "auto", "timeout"].includes(r[5]!), r.join(","));
-      assert.is(r[6], "", "actor is empty until tokens record it");
+      assert.equal(r.slice(6), ["", "", ""], "no actor on these fixture verdicts");
     }
+    assert.match(verdicts.lines.at(-1)!, new RegExp(`^${decided.id},[^,]+,lstc9,lstc9-1,output,approved,token,tok_abc,"ci, ""bot"""$`));
     const history = await readLines(server, "/api/export/trust-history");
-    assert.is(history.lines[0], "id,at,holder,task_type,verdict,subject,from,to,actor");
+    assert.is(history.lines[0], "id,at,holder,task_type,verdict,subject,from,to,actor,actor_token_id,actor_token_name");
     assert.is(history.lines.length, 1 + 1540);
     const odd = history.lines.find((l) => l.includes("Odd"))!;
     assert.match(odd, /^\d+,[^,]+,"Odd ""holder"", with comma",code,/);

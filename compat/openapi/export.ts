@@ -4,7 +4,7 @@ import { query, refusal, type Paths } from "./types.ts";
 const after = query("after", "Resume after this id: the last one a previous export delivered (default 0: from the start).", { type: "integer", minimum: 0 });
 
 const csv = (description: string, columns: string) => ({
-  description: `${description} Columns, always in this order, after a header row: ${columns}. actor is empty until tokens record it.`,
+  description: `${description} Columns, always in this order, after a header row: ${columns}.`,
   content: { "text/csv": { schema: { type: "string" } } },
 });
 
@@ -38,7 +38,7 @@ export const exportPaths: Paths = {
       summary: "Every verdict the log recorded, as CSV",
       tags: ["export"],
       parameters: [after],
-      responses: { "200": csv("Verdicts in log order; resume with the last event_id.", "event_id, ts, list_id, item_id, target, verdict, actor"), "400": refusal("A bad after.") },
+      responses: { "200": csv("Verdicts in log order; resume with the last event_id. actor is the verdict's actor kind, with the token's id and name for a token.", "event_id, ts, list_id, item_id, target, verdict, actor, actor_token_id, actor_token_name"), "400": refusal("A bad after.") },
     },
   },
   "/api/export/trust-history": {
@@ -47,7 +47,7 @@ export const exportPaths: Paths = {
       summary: "The whole trust history, as CSV",
       tags: ["export"],
       parameters: [after],
-      responses: { "200": csv("Entries by id; resume with the last id.", "id, at, holder, task_type, verdict, subject, from, to, actor"), "400": refusal("A bad after.") },
+      responses: { "200": csv("Entries by id; resume with the last id. The actor columns are empty: the ledger's rows do not record one (the verdict export does).", "id, at, holder, task_type, verdict, subject, from, to, actor, actor_token_id, actor_token_name"), "400": refusal("A bad after.") },
     },
   },
 };

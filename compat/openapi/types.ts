@@ -14,7 +14,7 @@ export interface Operation {
 }
 
 /** A path's operations by lowercase method, as OpenAPI writes them. */
-export type PathItem = Partial<Record<"get" | "post", Operation>>;
+export type PathItem = Partial<Record<"get" | "post" | "delete", Operation>>;
 
 /** One family's paths (one file each, so a branch adding a family adds one file and one import). */
 export type Paths = Record<string, PathItem>;
