@@ -19,7 +19,7 @@ import { loadConfig } from "../src/base/config.ts";
 import { openDatabase, type DatabaseHandle } from "../src/storage/db.ts";
 import { EventLog } from "../src/log/event-log.ts";
 import { createLocalBus } from "../src/log/bus.ts";
-import { freshDatabase } from "../test/helpers/scale-services.ts";
+import { freshDatabase } from "../harness/pg-database.ts";
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 2000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);

@@ -10,7 +10,7 @@ import { fork, type ChildProcess } from "node:child_process";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
-import { startTestServer } from "../test/helpers/server.ts";
+import { startTestServer } from "../harness/server.ts";
 
 const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS ?? 5000);
 const LISTS = Number(process.env.BENCH_LISTS ?? 100);

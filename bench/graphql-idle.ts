@@ -6,7 +6,7 @@
 import { fork, type ChildProcess } from "node:child_process";
 import http from "node:http";
 import { fileURLToPath } from "node:url";
-import { startTestServer } from "../test/helpers/server.ts";
+import { startTestServer } from "../harness/server.ts";
 
 const IDLE = Number(process.env.BENCH_IDLE ?? 1000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);

@@ -2,7 +2,7 @@
 // next to a baseline measured in the same run: the round trip of `{ __typename }` and of a
 // documented query on a 50-item list. Prints each refusal's code and its median time over REPEATS.
 // Run: npm run bench:graphql-limits
-import { startTestServer } from "../test/helpers/server.ts";
+import { startTestServer } from "../harness/server.ts";
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 5);
 
@@ -28,6 +28,7 @@ try {
     ["issue: 100,000 __typename aliases (3.5 s; 1.6 MB, so over the body limit)", `{${Array.from({ length: 100_000 }, (_, i) => `a${i}: __typename`).join(" ")}}`],
     ["50,000 __typename aliases (under the body limit)", `{${Array.from({ length: 50_000 }, (_, i) => `a${i}: __typename`).join(" ")}}`],
     ["a selection nested 10,000 deep", `{${"a{".repeat(10_000)}b${"}".repeat(10_000)}}`],
+    ["920 bytes: 15 aliases of lists(limit:100){items{list{items{text}}}} (took 132 s and 4.7 GB over 100 stored lists)", `{ ${Array.from({ length: 15 }, (_, i) => `a${i}: lists(limit:100){ items { list { items { text } } } }`).join(" ")} }`],
     ["16 aliased lists(limit:100)", `{${Array.from({ length: 16 }, (_, i) => `a${i}: lists(limit: 100) { items { id text } }`).join(" ")}}`],
     ["at the depth limit (5): list.items.list.items.id on 50 items (2,500 items)", `{ list(id: "${listId}") { items { list { items { id } } } } }`],
     ["at the depth and alias limits: 15 aliases of it", `{${Array.from({ length: 15 }, (_, i) => `a${i}: list(id: "${listId}") { items { list { items { id } } } }`).join(" ")}}`],

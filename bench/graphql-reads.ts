@@ -5,7 +5,7 @@
 // Prints requests/s per query and its ratio to the baseline, per run and the median of RUNS.
 // Run: npm run bench:graphql-reads (BENCH_ONLY=<regex> runs only the matching queries;
 // BENCH_READ_CACHE=off runs every query afresh, as after a commit: src/server/graphql/plugins/read-cache.ts)
-import { startTestServer } from "../test/helpers/server.ts";
+import { startTestServer } from "../harness/server.ts";
 import type { VerdictValue } from "../src/flock/events.ts";
 import { NO_VERSION } from "../src/storage/read-version.ts";
 

@@ -13,8 +13,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { startTestServer, type TestServer } from "../test/helpers/server.ts";
-import { ownerFollows } from "../test/helpers/owner.ts";
+import { startTestServer, type TestServer } from "../harness/server.ts";
+import { ownerFollows } from "../harness/owner.ts";
 
 type Command = { start: true } | { cpu: true } | { count: string } | { floor: { listId: string; events: number } } | { stop: true };
 type Reply = { url?: string; cpuMs?: number; count?: number; floorCpuMs?: number; stopped?: true };

@@ -15,7 +15,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import Database from "better-sqlite3";
-import { startTestServer } from "../test/helpers/server.ts";
+import { startTestServer } from "../harness/server.ts";
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);

@@ -3,7 +3,7 @@
 // next to two baselines measured in the same run: a bare `node -e 0`, and `crows status` (node +
 // the tsx loader + the command line, no server). Run: npm run bench:second-server
 import { spawnSync } from "node:child_process";
-import { baseEnv, BIN, crows, removeDir, tempDataDir, ROOT } from "../test/helpers/crows-cli.ts";
+import { baseEnv, BIN, crows, removeDir, tempDataDir, ROOT } from "../harness/cli.ts";
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 

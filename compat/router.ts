@@ -49,6 +49,11 @@ export class Router {
     return this;
   }
 
+  /** Every route, in the order added (tests walk them: every POST is checked alike). */
+  list(): readonly Route[] {
+    return this.routes;
+  }
+
   /** The route and its params; a 404 or 405 HttpError when nothing matches. */
   match(method: string, path: string): { route: Route; params: Record<string, string> } {
     const allowed: string[] = [];

@@ -8,7 +8,7 @@ import type PrismaTypes from "../src/generated/pothos-types.ts";
 import { getDatamodel } from "../src/generated/pothos-types.ts";
 import type { App } from "../src/app.ts";
 import { BadInputError } from "../src/base/errors.ts";
-import { MAX_PAGE } from "../src/base/util/clamp.ts";
+import { DEFAULT_CONNECTION_PAGE, MAX_PAGE } from "../src/base/util/clamp.ts";
 import { ROOT, type Principal } from "../src/access/principal.ts";
 
 /** What every resolver sees: the app container (its prisma client, log and flock), and who asks. */
@@ -52,7 +52,7 @@ export const builder = new SchemaBuilder<{
     client: (ctx) => ctx.app.prisma,
     dmmf: getDatamodel(),
     onUnusedQuery: process.env.NODE_ENV === "production" ? null : "warn",
-    defaultConnectionSize: 20,
+    defaultConnectionSize: DEFAULT_CONNECTION_PAGE,
     maxConnectionSize: MAX_PAGE,
   },
   errors: {

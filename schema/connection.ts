@@ -4,10 +4,10 @@
 // inserted anywhere never shifts a page another client holds. Rows the database orders by a unique
 // column go through Pothos's prismaConnection instead (lists, items, approvals), with the same bound.
 import { BadInputError } from "../src/base/errors.ts";
-import { MAX_PAGE } from "../src/base/util/clamp.ts";
+import { DEFAULT_CONNECTION_PAGE, MAX_PAGE } from "../src/base/util/clamp.ts";
 
 /** A page size when a query gives neither first nor last. */
-export const DEFAULT_PAGE = 20;
+export const DEFAULT_PAGE = DEFAULT_CONNECTION_PAGE;
 
 /** The Relay arguments every connection takes. */
 export interface ConnectionArgs {

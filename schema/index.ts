@@ -13,5 +13,6 @@ import "./classifier.ts";
 import "./messages.ts";
 import "./tokens.ts";
 import "./audit.ts";
+import "./flights.ts";
 
 export const schema = builder.toSchema();

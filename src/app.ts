@@ -8,7 +8,7 @@ import { EventLog } from "./log/event-log.ts";
 import { createLocalBus, createRedisBus, type Bus } from "./log/bus.ts";
 import type { Model } from "./models/model.ts";
 import type { Classifier } from "./classifier/jev.ts";
-import { createModel } from "./models/index.ts";
+import { createModel, Gate, ProviderModel } from "./models/index.ts";
 import { createClassifier } from "./classifier/index.ts";
 import { Flock } from "./flock/flock.ts";
 import { PrismaCrewDirectory } from "./flock/crew.ts";
@@ -20,6 +20,8 @@ import { createMetrics, countAppended, countedModel, countedClassifier, type Met
 import { eventLogLine } from "./telemetry/event-lines.ts";
 import { describeError } from "./base/describe-error.ts";
 import { TokenStore } from "./access/token-store.ts";
+import { FlightBoard } from "./flock/flight-board.ts";
+import { observeProviderWeather } from "./telemetry/provider-metrics.ts";
 
 export interface AppDeps {
   model?: Model;
@@ -48,6 +50,8 @@ export interface App {
   readonly metrics: Metrics;
   /** Named access tokens (src/access/token-store.ts). */
   readonly tokens: TokenStore;
+  /** Flights waiting on the provider, and their text as it streams (a view, never stored). */
+  readonly board: FlightBoard;
   logLine(line: string): void;
   /** Stops starting new work and waits for the writes already under way. */
   quiesce(): Promise<void>;
@@ -72,11 +76,21 @@ export async function createApp(config: Config, deps: AppDeps = {}): Promise<App
     },
   });
   // Counted at the interfaces, so every provider and backend is measured the same way.
-  const model = countedModel(deps.model ?? createModel(config), metrics, (flight) =>
+  const board = new FlightBoard();
+  const backend = deps.model ?? createModel(config, process.env, { logLine });
+  // The classifier's System One calls have a gate of their own: a slow model never starves them.
+  const classifierGate =
+    config.jev === "systemone" ? new Gate("systemone", { concurrency: config.jevConcurrency, circuitFailures: config.modelCircuitFailures, policy: { initialIntervalMs: config.modelBackoffMs, backoffCoefficient: 2, maximumIntervalMs: config.modelBackoffMaxMs } }) : undefined;
+  observeProviderWeather(
+    metrics.registry,
+    [...(backend instanceof ProviderModel ? [{ label: "model" as const, gate: backend.gate }] : []), ...(classifierGate ? [{ label: "classifier" as const, gate: classifierGate }] : [])],
+    board,
+  );
+  const model = countedModel(backend, metrics, (flight) =>
     logLine(`model call failed: ${flight.request.role} ${flight.request.speaker} on ${flight.backend} after ${Math.round(flight.seconds * 1000)} ms: ${describeError(flight.error)}`),
   );
   const classifier = countedClassifier(
-    deps.classifier ?? createClassifier(config, prisma, (error) => logLine(`classifier: could not record answers: ${describeError(error)}`)),
+    deps.classifier ?? createClassifier(config, prisma, (error) => logLine(`classifier: could not record answers: ${describeError(error)}`), classifierGate),
     metrics,
   );
   metrics.pendingApprovals = () => prisma.approval.count({ where: { status: "pending" } });
@@ -84,7 +98,7 @@ export async function createApp(config: Config, deps: AppDeps = {}): Promise<App
   const registry = new CrowRegistry(prisma, config.maxSpun);
   await nests.ensureDefault(); // todo always exists, before anything lists or posts to it
   const crew = new PrismaCrewDirectory(database, nests);
-  const flock = new Flock({ config, prisma, log, trustReads: database.trustReads, bus, model, classifier, crew, logLine });
+  const flock = new Flock({ config, prisma, log, trustReads: database.trustReads, bus, model, classifier, crew, logLine, board });
   await flock.resume();
   const chat = createNestChat({ config, prisma, log, model, classifier, flock, nests, registry, logLine });
   await chat.resume(); // open obligations of the must-respond loop, as flock.resume() does lists
@@ -105,6 +119,7 @@ export async function createApp(config: Config, deps: AppDeps = {}): Promise<App
     chat,
     metrics,
     tokens: new TokenStore(prisma, log, database.readVersion),
+    board,
     logLine,
     quiesce: () =>
       (quiescing ??= (async () => {

@@ -7,9 +7,9 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { Browser, HTTPRequest, Page } from "puppeteer-core";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
-import { chromiumPath, launchBrowser, openPage, type WatchedPage } from "./helpers/browser.ts";
+import { browserTests, launchBrowser, openPage, type WatchedPage } from "./helpers/browser.ts";
 
-const executable = chromiumPath("console-approvals-start-browser");
+const { executable, it } = browserTests("console-approvals-start-browser");
 
 let server: TestServer;
 let browser: Browser;
@@ -116,96 +116,94 @@ async function reloadHolding(matches: (request: HTTPRequest) => boolean, meanwhi
 const isQuery = (name: string) => (request: HTTPRequest) => request.url().endsWith("/graphql") && (request.postData() ?? "").includes(name);
 const isApprovalsStream = (request: HTTPRequest) => request.url().endsWith("/graphql/stream") && (request.postData() ?? "").includes("approvalChanges");
 
-if (executable) {
-  test.before(async () => {
-    server = await startTestServer({ env: { CROWS_BANTER_WAIT_MS: "0" } });
-    browser = await launchBrowser(executable);
-    watched = await openPage(browser, [server.url]);
-    page = watched.page;
-    page.on("request", (request) => {
-      if (!isApprovalsStream(request)) return;
-      subscribedAfter.push(JSON.parse(request.postData() ?? "{}").variables?.after);
-    });
-    await page.setViewport({ width: 1360, height: 900 });
+it.before(async () => {
+  server = await startTestServer({ env: { CROWS_BANTER_WAIT_MS: "0" } });
+  browser = await launchBrowser(executable);
+  watched = await openPage(browser, [server.url]);
+  page = watched.page;
+  page.on("request", (request) => {
+    if (!isApprovalsStream(request)) return;
+    subscribedAfter.push(JSON.parse(request.postData() ?? "{}").variables?.after);
   });
+  await page.setViewport({ width: 1360, height: 900 });
+});
 
-  test.after(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+it.after(async () => {
+  await browser?.close();
+  await server?.close();
+});
 
-  test("with many decided approvals in history, the page shows exactly the pending ones and follows from the cursor", async () => {
-    // History: 40 triages asked and answered (rejected: the items are skipped, nothing reopens), and
-    // one list's triages approved so its outputs wait too.
-    for (let list = 0; list < 8; list++) {
-      await submit(Array.from({ length: 5 }, (_, n) => `- Old chore ${list}.${n}`).join("\n"));
+it("with many decided approvals in history, the page shows exactly the pending ones and follows from the cursor", async () => {
+  // History: 40 triages asked and answered (rejected: the items are skipped, nothing reopens), and
+  // one list's triages approved so its outputs wait too.
+  for (let list = 0; list < 8; list++) {
+    await submit(Array.from({ length: 5 }, (_, n) => `- Old chore ${list}.${n}`).join("\n"));
+  }
+  // Rejected as they open (a list triages a few items at a time), until all 40 are decided.
+  let rejected = 0;
+  while (rejected < 40) {
+    for (const p of await waitForPending((p) => p.length > 0, `triages wait (${rejected} rejected)`)) {
+      await decide(p, false);
+      rejected++;
     }
-    // Rejected as they open (a list triages a few items at a time), until all 40 are decided.
-    let rejected = 0;
-    while (rejected < 40) {
-      for (const p of await waitForPending((p) => p.length > 0, `triages wait (${rejected} rejected)`)) {
-        await decide(p, false);
-        rejected++;
-      }
-    }
-    await waitForPending((p) => p.length === 0, "nothing waits");
-    await submit("- Pending one\n- Pending two\n- Pending three");
-    const fresh = await waitForPending((p) => p.length === 3, "3 triages wait");
-    await decide(fresh.find((p) => p.label === "Triage of Pending three")!, true);
-    await waitForPending((p) => p.some((x) => x.label === "Output of Pending three"), "its output waits");
-    const { approvals: decided } = await graphql("{ approvals(status: rejected, limit: 500) { id } }");
-    assert.ok(decided.length >= 40, `decided history: ${decided.length}`);
-    const { approvalChangesCursor: cursorBefore } = await graphql("{ approvalChangesCursor }");
-    assert.ok(cursorBefore > 80, `the log holds the history: ${cursorBefore}`);
+  }
+  await waitForPending((p) => p.length === 0, "nothing waits");
+  await submit("- Pending one\n- Pending two\n- Pending three");
+  const fresh = await waitForPending((p) => p.length === 3, "3 triages wait");
+  await decide(fresh.find((p) => p.label === "Triage of Pending three")!, true);
+  await waitForPending((p) => p.some((x) => x.label === "Output of Pending three"), "its output waits");
+  const { approvals: decided } = await graphql("{ approvals(status: rejected, limit: 500) { id } }");
+  assert.ok(decided.length >= 40, `decided history: ${decided.length}`);
+  const { approvalChangesCursor: cursorBefore } = await graphql("{ approvalChangesCursor }");
+  assert.ok(cursorBefore > 80, `the log holds the history: ${cursorBefore}`);
 
-    await page.goto(server.url + "/", { waitUntil: "load" });
-    const shown = await assertShowsExactlyPending();
-    assert.equal(shown, ["Output of Pending three", "Triage of Pending one", "Triage of Pending two"]);
-    assert.is(subscribedAfter.length, 1);
-    assert.ok(subscribedAfter[0]! >= cursorBefore, `the feed starts at the cursor (${subscribedAfter[0]}), not 0`);
-    assert.is(await page.$eval("section.approvals", (el) => (el as HTMLElement).innerText.includes("more than")), false);
+  await page.goto(server.url + "/", { waitUntil: "load" });
+  const shown = await assertShowsExactlyPending();
+  assert.equal(shown, ["Output of Pending three", "Triage of Pending one", "Triage of Pending two"]);
+  assert.is(subscribedAfter.length, 1);
+  assert.ok(subscribedAfter[0]! >= cursorBefore, `the feed starts at the cursor (${subscribedAfter[0]}), not 0`);
+  assert.is(await page.$eval("section.approvals", (el) => (el as HTMLElement).innerText.includes("more than")), false);
 
-    // Live from there: a new triage appears, an answered one goes.
-    await submit("- Arrived live");
-    await waitForPending((p) => p.some((x) => x.label === "Triage of Arrived live"), "the new triage");
-    await decide((await storedPending()).find((p) => p.label === "Triage of Pending one")!, false);
-    assert.equal(await assertShowsExactlyPending(), ["Output of Pending three", "Triage of Arrived live", "Triage of Pending two"]);
+  // Live from there: a new triage appears, an answered one goes.
+  await submit("- Arrived live");
+  await waitForPending((p) => p.some((x) => x.label === "Triage of Arrived live"), "the new triage");
+  await decide((await storedPending()).find((p) => p.label === "Triage of Pending one")!, false);
+  assert.equal(await assertShowsExactlyPending(), ["Output of Pending three", "Triage of Arrived live", "Triage of Pending two"]);
+});
+
+it("changes between the cursor and the pending read are neither missed nor doubled", async () => {
+  // Held: whichever of the two load queries comes second (the pending read, if the cursor is taken
+  // first as it must be; a page that read first and took the cursor after would miss these).
+  let loadQueries = 0;
+  const secondLoadQuery = (request: HTTPRequest) => (isQuery("ApprovalsCursor")(request) || isQuery("PendingApprovals")(request)) && ++loadQueries === 2;
+  await reloadHolding(secondLoadQuery, async () => {
+    // The page holds its cursor; these commit after it and before the read: in both.
+    await submit("- Arrived before the read");
+    await waitForPending((p) => p.some((x) => x.label === "Triage of Arrived before the read"), "its triage");
+    await decide((await storedPending()).find((p) => p.label === "Triage of Pending two")!, false);
   });
+  assert.equal((await cardLabels()).sort(), ["Output of Pending three", "Triage of Arrived before the read", "Triage of Arrived live"]);
+});
 
-  test("changes between the cursor and the pending read are neither missed nor doubled", async () => {
-    // Held: whichever of the two load queries comes second (the pending read, if the cursor is taken
-    // first as it must be; a page that read first and took the cursor after would miss these).
-    let loadQueries = 0;
-    const secondLoadQuery = (request: HTTPRequest) => (isQuery("ApprovalsCursor")(request) || isQuery("PendingApprovals")(request)) && ++loadQueries === 2;
-    await reloadHolding(secondLoadQuery, async () => {
-      // The page holds its cursor; these commit after it and before the read: in both.
-      await submit("- Arrived before the read");
-      await waitForPending((p) => p.some((x) => x.label === "Triage of Arrived before the read"), "its triage");
-      await decide((await storedPending()).find((p) => p.label === "Triage of Pending two")!, false);
-    });
-    assert.equal((await cardLabels()).sort(), ["Output of Pending three", "Triage of Arrived before the read", "Triage of Arrived live"]);
+it("changes between the pending read and the feed connecting are neither missed nor doubled", async () => {
+  await reloadHolding(isApprovalsStream, async () => {
+    // Read done, feed not yet connected: these reach the page only through the feed.
+    await submit("- Arrived before the feed");
+    await waitForPending((p) => p.some((x) => x.label === "Triage of Arrived before the feed"), "its triage");
+    await decide((await storedPending()).find((p) => p.label === "Triage of Arrived live")!, true);
+    await decide((await storedPending()).find((p) => p.label === "Output of Pending three")!, true);
   });
+  const labels = (await cardLabels()).sort();
+  assert.ok(labels.includes("Triage of Arrived before the feed"), JSON.stringify(labels));
+  assert.not.ok(labels.includes("Triage of Arrived live"), JSON.stringify(labels));
+  assert.not.ok(labels.includes("Output of Pending three"), JSON.stringify(labels));
+});
 
-  test("changes between the pending read and the feed connecting are neither missed nor doubled", async () => {
-    await reloadHolding(isApprovalsStream, async () => {
-      // Read done, feed not yet connected: these reach the page only through the feed.
-      await submit("- Arrived before the feed");
-      await waitForPending((p) => p.some((x) => x.label === "Triage of Arrived before the feed"), "its triage");
-      await decide((await storedPending()).find((p) => p.label === "Triage of Arrived live")!, true);
-      await decide((await storedPending()).find((p) => p.label === "Output of Pending three")!, true);
-    });
-    const labels = (await cardLabels()).sort();
-    assert.ok(labels.includes("Triage of Arrived before the feed"), JSON.stringify(labels));
-    assert.not.ok(labels.includes("Triage of Arrived live"), JSON.stringify(labels));
-    assert.not.ok(labels.includes("Output of Pending three"), JSON.stringify(labels));
-  });
-
-  test("every subscription started from a cursor, never from 0; no console error, nothing off the origin", () => {
-    assert.ok(subscribedAfter.length >= 3, JSON.stringify(subscribedAfter));
-    for (const after of subscribedAfter) assert.ok(typeof after === "number" && after > 80, JSON.stringify(subscribedAfter));
-    assert.equal(watched.errors, []);
-    assert.equal(watched.offOrigin, []);
-  });
-}
+it("every subscription started from a cursor, never from 0; no console error, nothing off the origin", () => {
+  assert.ok(subscribedAfter.length >= 3, JSON.stringify(subscribedAfter));
+  for (const after of subscribedAfter) assert.ok(typeof after === "number" && after > 80, JSON.stringify(subscribedAfter));
+  assert.equal(watched.errors, []);
+  assert.equal(watched.offOrigin, []);
+});
 
 test.run();

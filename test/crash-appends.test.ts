@@ -12,7 +12,7 @@ import path from "node:path";
 import { crash, startServerProcess, type ServerProcess } from "./helpers/process.ts";
 import { ownerFollows } from "./helpers/owner.ts";
 import { openSse, type SseMessage } from "./helpers/sse.ts";
-import { freshDatabase, services } from "./helpers/scale-services.ts";
+import { freshDatabase, serviceTests } from "./helpers/scale-services.ts";
 
 const ITEMS = [
   "Buy milk",
@@ -92,18 +92,16 @@ test("SQLite: kill -9 three times mid-list; every event a client saw is still th
   }
 });
 
-const svc = services("crash-appends");
-if (svc) {
-  test("PostgreSQL: kill -9 three times mid-list; every event a client saw is still there, unchanged, and the list finishes", async () => {
-    const db = await freshDatabase(svc.pgUrl);
-    const dataDir = mkdtempSync(path.join(os.tmpdir(), "crows-crash-appends-pg-"));
-    try {
-      await crashMidList({ CROWS_PORT: "0", CROWS_DATA_DIR: dataDir, DATABASE_URL: db.url, CROWS_LEASE_MS: "1000" });
-    } finally {
-      rmSync(dataDir, { recursive: true, force: true });
-      await db.drop();
-    }
-  });
-}
+const { svc, it } = serviceTests("crash-appends");
+it("PostgreSQL: kill -9 three times mid-list; every event a client saw is still there, unchanged, and the list finishes", async () => {
+  const db = await freshDatabase(svc!.pgUrl);
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), "crows-crash-appends-pg-"));
+  try {
+    await crashMidList({ CROWS_PORT: "0", CROWS_DATA_DIR: dataDir, DATABASE_URL: db.url, CROWS_LEASE_MS: "1000" });
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+    await db.drop();
+  }
+});
 
 test.run();

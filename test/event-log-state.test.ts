@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { suite } from "uvu";
+import { suite, type Test } from "uvu";
 import * as assert from "uvu/assert";
 import { loadConfig } from "../src/base/config.ts";
 import { commitOrderLock, openDatabase, type DatabaseHandle, type PrismaClient } from "../src/storage/db.ts";
@@ -15,7 +15,8 @@ import { EventLog, type StateTx } from "../src/log/event-log.ts";
 import { createLocalBus } from "../src/log/bus.ts";
 import { NAMED_ORDER_LOCK } from "../src/storage/flock-state.ts";
 import pg from "pg";
-import { freshDatabase, services } from "./helpers/scale-services.ts";
+import { freshDatabase, services, type Services } from "./helpers/scale-services.ts";
+import { gated } from "./helpers/gate.ts";
 
 interface Backend {
   database: DatabaseHandle;
@@ -125,8 +126,13 @@ const failures: Array<{ label: string; fail: (tx: StateTx, listId: string) => Pr
   },
 ];
 
-function backendSuite(name: string, open: () => Promise<Backend>) {
-  const s = suite(name);
+/**
+ * One backend's suite. `needs` checks for the service it runs on and names what is missing; its
+ * tests then register as skipped (or, on CI, a failure is registered), all under this suite.
+ */
+function backendSuite(name: string, open: () => Promise<Backend>, needs?: (runner: Test) => string | null) {
+  const runner = suite(name);
+  const s = gated(runner, needs ? needs(runner) : null);
   let b: Backend;
   let lists = 0;
   s.before(async () => {
@@ -344,8 +350,10 @@ function backendSuite(name: string, open: () => Promise<Backend>) {
     }
   });
 
-  s("an event read in commit order (a verdict, a trust change) waits for PostgreSQL's commit-order lock; others do not", async () => {
-    if (!b.url) return; // SQLite: one writer, ids already are commit order
+  // PostgreSQL's alone: SQLite has one writer, its ids already are commit order, and no lock to wait on.
+  const onPostgres = name === "postgres" ? s : () => {};
+  onPostgres("an event read in commit order (a verdict, a trust change) waits for PostgreSQL's commit-order lock; others do not", async () => {
+    if (!b.url) throw new Error("this test needs PostgreSQL's URL");
     const listId = `lst${name}${++lists}`;
     await makeList(b.prisma, listId, 1);
     const holder = new pg.Client({ connectionString: b.url });
@@ -379,9 +387,12 @@ function backendSuite(name: string, open: () => Promise<Backend>) {
     }
   });
 
-  s.run();
+  runner.run();
 }
 
 backendSuite("sqlite", openSqlite);
-const svc = services("event-log-state (PostgreSQL half)");
-if (svc) backendSuite("postgres", () => openPostgres(svc.pgUrl));
+let pgServices: Services | null = null;
+backendSuite("postgres", () => openPostgres(pgServices!.pgUrl), (runner) => {
+  pgServices = services("event-log-state (PostgreSQL half)", runner);
+  return pgServices ? null : "no PostgreSQL/Redis";
+});

@@ -6,9 +6,28 @@ import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { topicOf, NUDGE, type BusEvent } from "../src/log/bus.ts";
 
 let server: TestServer;
+/** Log reads finished, per stream: a follower that has read once is waiting on the bus. */
+const readsDone = new Map<string, number>();
 test.before(async () => {
   server = await startTestServer();
+  const log = server.app.log;
+  const read = log.read.bind(log);
+  log.read = async (stream, afterSeq, limit) => {
+    const events = await read(stream, afterSeq, limit);
+    readsDone.set(stream, (readsDone.get(stream) ?? 0) + 1);
+    return events;
+  };
 });
+
+/** Resolves once a follower of `stream` has finished its first read of the log and gone to wait. */
+async function waiting(stream: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!readsDone.get(stream)) {
+    if (Date.now() > deadline) throw new Error(`no follower of ${stream} read the log`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  await new Promise((resolve) => setImmediate(resolve)); // past the yield, into the wait
+}
 test.after(async () => {
   await server.close();
 });
@@ -47,7 +66,7 @@ test("replays what is stored after the cursor, then follows live appends, in ord
 test("a committed event whose announcement was lost is read from the log when the next one shows the gap", async () => {
   await tick("t:gap", 1);
   const follower = collect("t:gap", 0, 3);
-  await new Promise((resolve) => setTimeout(resolve, 20));
+  await waiting("t:gap");
   // Committed straight to the table: no announcement, as if a Redis message were lost.
   await server.app.prisma.event.create({ data: { stream: "t:gap", seq: 2, name: "tick", payload: "{}" } });
   await tick("t:gap", 3);
@@ -56,7 +75,7 @@ test("a committed event whose announcement was lost is read from the log when th
 
 test("a nudge makes a waiting follower re-read the log", async () => {
   const follower = collect("t:nudge", 0, 1);
-  await new Promise((resolve) => setTimeout(resolve, 20));
+  await waiting("t:nudge");
   await server.app.prisma.event.create({ data: { stream: "t:nudge", seq: 1, name: "tick", payload: "{}" } });
   assert.equal(follower.seen, []);
   server.app.bus.dispatchEvent(new CustomEvent(topicOf("t:nudge"), { detail: NUDGE }) as BusEvent);
@@ -65,7 +84,7 @@ test("a nudge makes a waiting follower re-read the log", async () => {
 
 test("an abort ends a follower that is waiting for the next event", async () => {
   const follower = collect("t:abort", 0, 1);
-  await new Promise((resolve) => setTimeout(resolve, 20));
+  await waiting("t:abort");
   follower.abort.abort();
   assert.equal(await follower.done, []);
 });

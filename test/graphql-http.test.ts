@@ -57,7 +57,9 @@ test("personas query lists the eight workers then the four service roles", async
 test("trust query starts empty", async () => {
   const { status, body } = await gql("{ trust { holder taskType level levelName approvals history { verdict } } }");
   assert.is(status, 200);
-  assert.equal(body, { data: { trust: [] } });
+  assert.equal(body.data, { trust: [] });
+  assert.equal(Object.keys(body), ["data", "extensions"], "data and the cost, nothing else");
+  assert.is(body.extensions.cost.limit, 100_000);
 });
 
 test("submitList with empty text returns a BadInputError object, not a top-level error", async () => {

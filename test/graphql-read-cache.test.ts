@@ -3,11 +3,12 @@
 // commit (a verdict, an appended event, a plain row update) shows it. Rows of a transaction that
 // rolls back are never kept, graphql-sse gets the same answer, and PostgreSQL (no version) runs
 // every query afresh and is just as fresh.
-import { test } from "uvu";
+import { suite, type Test } from "uvu";
 import * as assert from "uvu/assert";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { openSse } from "./helpers/sse.ts";
-import { freshDatabase, services } from "./helpers/scale-services.ts";
+import { freshDatabase, services, type Services } from "./helpers/scale-services.ts";
+import { gated } from "./helpers/gate.ts";
 import type { VerdictValue } from "../src/flock/events.ts";
 
 class Rollback extends Error {}
@@ -37,12 +38,24 @@ async function verdict(server: TestServer, holder: string, taskType: string, val
   await server.app.prisma.$transaction((tx) => server.app.flock.trust.apply(tx, holder, taskType, value, subject));
 }
 
-function suite(name: string, start: () => Promise<TestServer>, cached: boolean) {
+interface Backend {
+  server: TestServer;
+  done(): Promise<void>;
+}
+
+/** One backend's suite; `missing` names the service it lacks (its tests then register as skipped). */
+function backendSuite(name: string, start: () => Promise<Backend>, cached: boolean, needs?: (runner: Test) => string | null) {
+  const s = suite(name);
+  const missing = needs ? needs(s) : null;
+  const t = gated(s, missing);
+  let backend: Backend | undefined;
   let server: TestServer;
-  let drop: (() => Promise<void>) | undefined;
-  const t = (title: string, body: () => Promise<void>) => test(`${name}: ${title}`, body);
-  t("(start)", async () => {
-    server = await start();
+  t.before(async () => {
+    backend = await start();
+    server = backend.server;
+  });
+  t.after(async () => {
+    await backend?.done();
   });
 
   t("a ledger read again is the same text; every verdict shows in the very next read", async () => {
@@ -197,33 +210,25 @@ function suite(name: string, start: () => Promise<TestServer>, cached: boolean) 
     }
   });
 
-  t("(stop)", async () => {
-    await server?.close();
-    await drop?.();
-  });
-
-  return {
-    setDrop: (d: () => Promise<void>) => {
-      drop = d;
-    },
-  };
+  s.run();
 }
 
-suite("sqlite", () => startTestServer(), true);
+backendSuite("sqlite", async () => {
+  const server = await startTestServer();
+  return { server, done: () => server.close() };
+}, true);
 
-const svc = services("graphql-read-cache on PostgreSQL");
-if (svc) {
-  let drop: (() => Promise<void>) | undefined;
-  const pgSuite = suite(
-    "postgresql",
-    async () => {
-      const db = await freshDatabase(svc.pgUrl);
-      drop = db.drop;
-      pgSuite.setDrop(() => drop!());
-      return startTestServer({ env: { DATABASE_URL: db.url } });
-    },
-    false,
-  );
-}
-
-test.run();
+let pgServices: Services | null = null;
+backendSuite(
+  "postgresql",
+  async () => {
+    const db = await freshDatabase(pgServices!.pgUrl);
+    const server = await startTestServer({ env: { DATABASE_URL: db.url } });
+    return { server, done: async () => { await server.close(); await db.drop(); } };
+  },
+  false,
+  (runner) => {
+    pgServices = services("graphql-read-cache on PostgreSQL", runner);
+    return pgServices ? null : "no PostgreSQL/Redis";
+  },
+);

@@ -21,12 +21,27 @@ function crowRequest(): ModelRequest {
   return renderRequest({ role: "crow", input: { task: "Draft the launch email", taskType: "writing" }, speaker: "Pepper", persona: "Pepper" });
 }
 
-async function withFake(script: FakeScript, run: (fake: FakeOpenAI, model: Model) => Promise<void>, timeoutMs = 2_000, kind = "openai-compatible"): Promise<void> {
+async function withFake(
+  script: FakeScript,
+  run: (fake: FakeOpenAI, model: Model, lines: string[]) => Promise<void>,
+  timeoutMs = 2_000,
+  kind = "openai-compatible",
+  env: Record<string, string> = {},
+): Promise<void> {
   const fake = await startFakeOpenAI(script);
   try {
-    const config = loadConfig({ CROWS_MODEL: `${kind}:tiny-1`, CROWS_MODEL_BASE_URL: fake.url, CROWS_MODEL_API_KEY: SECRET_KEY, CROWS_MODEL_TIMEOUT_MS: String(timeoutMs) });
-    const model = createProviderModel(config, {}, { retryDelayMs: 10 });
-    await run(fake, model);
+    const config = loadConfig({
+      CROWS_MODEL: `${kind}:tiny-1`,
+      CROWS_MODEL_BASE_URL: fake.url,
+      CROWS_MODEL_API_KEY: SECRET_KEY,
+      CROWS_MODEL_TIMEOUT_MS: String(timeoutMs),
+      CROWS_MODEL_BACKOFF_MS: "10",
+      CROWS_MODEL_PATIENCE_MS: "400",
+      ...env,
+    });
+    const lines: string[] = [];
+    const model = createProviderModel(config, {}, { logLine: (line) => lines.push(line) });
+    await run(fake, model, lines);
   } finally {
     await fake.close();
   }
@@ -82,18 +97,53 @@ test("the openai provider speaks chat completions to a base URL too", async () =
   );
 });
 
-test("the Sentry asks for JSON mode and a valid triage parses", async () => {
-  const triage = { mode: "split", task_type: "research", subtasks: ["Research flights", "Book the cheapest"], reason: "two actions" };
-  await withFake(
-    () => ({ content: JSON.stringify(triage), usage: { prompt_tokens: 90, completion_tokens: 30 } }),
-    async (fake, model) => {
-      const reply = await model.generate(sentryRequest());
-      assert.equal(fake.calls[0]!.body.response_format, { type: "json_object" });
-      const parsed = parseTriage(reply.text);
-      assert.ok(parsed.ok);
-      if (parsed.ok) assert.equal(parsed.value, triage);
-    },
-  );
+test("the Sentry asks for its JSON schema (structured output) and a valid triage parses", async () => {
+  const triages = [
+    { mode: "split", task_type: "research", subtasks: ["Research flights", "Book the cheapest"], reason: "two actions" },
+    { mode: "solo", task_type: "errand", subtasks: [], reason: "one errand" },
+    { mode: "murder", task_type: "writing", subtasks: [], reason: "several takes" },
+  ];
+  for (const triage of triages) {
+    await withFake(
+      () => ({ content: JSON.stringify(triage), usage: { prompt_tokens: 90, completion_tokens: 30 } }),
+      async (fake, model, lines) => {
+        const reply = await model.generate(sentryRequest());
+        const format = fake.calls[0]!.body.response_format;
+        assert.is(format.type, "json_schema");
+        assert.equal(Object.keys(format.json_schema.schema.properties).sort(), ["mode", "reason", "subtasks", "task_type"]);
+        assert.equal(format.json_schema.schema.properties.mode.enum, ["solo", "split", "murder"]);
+        const parsed = parseTriage(reply.text);
+        assert.ok(parsed.ok);
+        if (parsed.ok) assert.equal(parsed.value, triage);
+        assert.equal(lines, [], "nothing to say when the schema was taken");
+      },
+    );
+  }
+});
+
+test("a provider that refuses the schema is asked in JSON mode from then on, and the log says so once", async () => {
+  for (const refusal of [400, 422]) {
+    await withFake(
+      (call) =>
+        call.body.response_format?.type === "json_schema"
+          ? { status: refusal }
+          : { content: JSON.stringify({ mode: "solo", task_type: "other", subtasks: [], reason: "plain JSON" }), usage: { prompt_tokens: 9, completion_tokens: 9 } },
+      async (fake, model, lines) => {
+        for (const item of [ITEM, "Buy milk", "Write a haiku"]) {
+          const parsed = parseTriage((await model.generate(sentryRequest(item))).text);
+          assert.ok(parsed.ok, item);
+        }
+        assert.equal(
+          fake.calls.map((c) => c.body.response_format?.type),
+          ["json_schema", "json_object", "json_object", "json_object"],
+          "one refusal, then JSON mode for every later triage",
+        );
+        assert.is(lines.length, 1);
+        assert.match(lines[0]!, /refused a JSON schema.*JSON mode/);
+        assertSafe(lines[0]!);
+      },
+    );
+  }
 });
 
 test("a provider that omits usage is estimated from text length", async () => {
@@ -108,32 +158,40 @@ test("a provider that omits usage is estimated from text length", async () => {
   );
 });
 
-test("a reply slower than the timeout fails with 'timed out' and is not retried", async () => {
-  await withFake(
-    () => ({ content: "too late", usage: { prompt_tokens: 1, completion_tokens: 1 }, delayMs: 1_000 }),
-    async (fake, model) => {
-      const started = Date.now();
-      const error = await rejection(model.generate(crowRequest()));
-      assert.match(error.message, /timed out/);
-      assert.ok(Date.now() - started < 900, "the call gave up at its timeout");
-      assert.is(fake.calls.length, 1);
-      assertSafe(error.message);
-    },
-    150,
-  );
+test("a timed-out call is not repeated as it was: the next try waits, then gets twice the time", async () => {
+  for (const delayMs of [200, 260]) {
+    await withFake(
+      () => ({ content: "slow but sure", usage: { prompt_tokens: 1, completion_tokens: 1 }, delayMs }),
+      async (fake, model) => {
+        const reply = await model.generate(crowRequest());
+        assert.is(reply.text, "slow but sure");
+        assert.is(fake.calls.length, 2, "the first try timed out at 150 ms, the second had 300 ms");
+      },
+      150,
+      "openai-compatible",
+      { CROWS_MODEL_PATIENCE_MS: "5000" },
+    );
+  }
 });
 
-test("a 500 is retried once, then fails with the status code", async () => {
-  await withFake(
-    () => ({ status: 500 }),
-    async (fake, model) => {
-      const error = await rejection(model.generate(sentryRequest()));
-      assert.is(fake.calls.length, 2, "one call and one retry");
-      assert.match(error.message, /500/);
-      assertSafe(error.message);
-      assert.is((error as Error & { cause?: unknown }).cause, undefined, "no SDK error (with the request body) rides along");
-    },
-  );
+test("a provider that keeps answering 5xx is retried until the patience, then fails as unavailable", async () => {
+  for (const status of [500, 502, 503, 529]) {
+    await withFake(
+      () => ({ status }),
+      async (fake, model) => {
+        const started = Date.now();
+        const error = await rejection(model.generate(sentryRequest()));
+        assert.ok(Date.now() - started >= 400, "it kept trying for the patience");
+        assert.ok(fake.calls.length >= 3, `several tries, got ${fake.calls.length}`);
+        assert.match(error.message, new RegExp(`model provider unavailable for \\d+ s \\(.*${status}`));
+        assertSafe(error.message);
+        assert.is((error as Error & { cause?: unknown }).cause, undefined, "no SDK error (with the request body) rides along");
+      },
+      2_000,
+      "openai-compatible",
+      { CROWS_MODEL_CIRCUIT_FAILURES: "100" },
+    );
+  }
 });
 
 test("a 500 followed by a good reply succeeds on the retry", async () => {
@@ -147,16 +205,42 @@ test("a 500 followed by a good reply succeeds on the retry", async () => {
   );
 });
 
-test("a 401 is not retried and names only the status", async () => {
-  await withFake(
-    () => ({ status: 401 }),
-    async (fake, model) => {
-      const error = await rejection(model.generate(crowRequest()));
-      assert.is(fake.calls.length, 1);
-      assert.match(error.message, /401/);
-      assertSafe(error.message);
-    },
-  );
+test("a stream cut mid-answer is weather: asked again, its text starts afresh, and only the whole answer's usage counts", async () => {
+  for (const cutAfter of [0, 1, 3]) {
+    await withFake(
+      (_call, index) => ({ content: "The whole answer, streamed in pieces.", usage: { prompt_tokens: 10 + index, completion_tokens: 5 }, ...(index === 0 ? { resetAfterChunks: cutAfter } : {}) }),
+      async (fake, model) => {
+        const pieces: Array<[string, boolean]> = [];
+        const request = { ...crowRequest(), watch: { deadline: async (now: number, patience: number) => now + patience, text: (delta: string, first: boolean) => pieces.push([delta, first]) } };
+        const reply = await model.generate(request);
+        assert.is(reply.text, "The whole answer, streamed in pieces.");
+        assert.equal(reply.usage, { inputTokens: 11, outputTokens: 5 }, "the second try's usage, once");
+        assert.is(fake.calls.length, 2);
+        const lastStart = pieces.map(([, first]) => first).lastIndexOf(true);
+        assert.is(pieces.slice(lastStart).map(([delta]) => delta).join(""), reply.text, "the text after the last fresh start is the answer");
+      },
+    );
+  }
+});
+
+test("a 400, 401, 403 or 404 is configuration trouble: not retried, and the message names the cause", async () => {
+  const causes: Array<[number, RegExp]> = [
+    [400, /HTTP 400.*CROWS_MODEL/],
+    [401, /HTTP 401.*CROWS_MODEL_API_KEY/],
+    [403, /HTTP 403.*CROWS_MODEL_API_KEY/],
+    [404, /HTTP 404.*CROWS_MODEL_BASE_URL/],
+  ];
+  for (const [status, cause] of causes) {
+    await withFake(
+      () => ({ status }),
+      async (fake, model) => {
+        const error = await rejection(model.generate(crowRequest()));
+        assert.is(fake.calls.length, 1, `${status} is not retried`);
+        assert.match(error.message, cause);
+        assertSafe(error.message);
+      },
+    );
+  }
 });
 
 test("malformed JSON from the Sentry is returned as text and parseTriage says not ok", async () => {

@@ -13,11 +13,36 @@ import { startTickOf } from "../src/ops/processes.ts";
 
 const TAKER = path.join(ROOT, "test/fixtures/ops-lock-taker.ts");
 
-function take(dir: string, holdMs: number, startAt: number): Promise<any> {
-  const child = spawn(process.execPath, ["--import", "tsx", TAKER, dir, String(holdMs), String(startAt)], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+interface Taker {
+  ready: Promise<void>;
+  answer: Promise<any>;
+  send(line: string): void;
+  closed: Promise<void>;
+}
+
+function taker(dir: string): Taker {
+  const child = spawn(process.execPath, ["--import", "tsx", TAKER, dir], { cwd: ROOT, stdio: ["pipe", "pipe", "inherit"] });
+  child.stdin.on("error", () => {}); // a refused taker has exited: its stdin is gone
   let out = "";
-  child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-  return new Promise((resolve) => child.on("close", () => resolve(JSON.parse(out.trim()))));
+  let ready!: () => void;
+  let answer!: (value: any) => void;
+  const taker: Taker = {
+    ready: new Promise((resolve) => (ready = resolve)),
+    answer: new Promise((resolve) => (answer = resolve)),
+    send: (line) => {
+      if (child.exitCode === null && child.stdin.writable) child.stdin.write(`${line}\n`);
+    },
+    closed: new Promise((resolve) => child.on("close", () => resolve())),
+  };
+  child.stdout.on("data", (d: Buffer) => {
+    out += d.toString();
+    for (const line of out.split("\n").filter(Boolean).map((l) => JSON.parse(l))) {
+      if ("ready" in line) ready();
+      else answer(line);
+    }
+  });
+  child.on("close", () => answer({ exited: true }));
+  return taker;
 }
 
 test("racing starters over a dead holder's lock: exactly one takes it, the rest name it", async () => {
@@ -26,10 +51,15 @@ test("racing starters over a dead holder's lock: exactly one takes it, the rest 
     const dir = tempDataDir();
     try {
       writeFileSync(path.join(dir, "server.lock"), JSON.stringify({ pid: dead, tick: "1", started: "2020-01-01T00:00:00.000Z" }));
-      const startAt = Date.now() + 2000; // every taker loaded by then, even on a busy machine
-      const results = await Promise.all(Array.from({ length: 6 }, () => take(dir, 1500, startAt)));
+      const takers = Array.from({ length: 6 }, () => taker(dir));
+      await Promise.all(takers.map((t) => t.ready)); // every one loaded, however long that took
+      for (const t of takers) t.send("go");
+      const results = await Promise.all(takers.map((t) => t.answer));
+      for (const t of takers) t.send("release"); // the holder holds until every other has answered
+      await Promise.all(takers.map((t) => t.closed));
       const winners = results.filter((r) => r.held);
       assert.is(winners.length, 1, JSON.stringify(results));
+      assert.is(results.filter((r) => r.refused).length, 5, JSON.stringify(results));
       for (const loser of results.filter((r) => r.refused)) {
         assert.is(loser.refused, "folder_busy");
         assert.ok(loser.message.includes(`pid ${winners[0].held}`), loser.message);

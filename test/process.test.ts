@@ -49,4 +49,55 @@ test("a bad configuration value stops the start with a message naming the variab
   assert.match(proc.output().stderr, /CROWS_PORT must be a whole number/);
 });
 
+test("a spawned server ignores the crows settings of the caller's shell and gets only what the test passes", async () => {
+  const shell = {
+    DATABASE_URL: "postgresql://127.0.0.1:1/not-here",
+    REDIS_URL: "redis://127.0.0.1:1",
+    CROWS_TOKEN: "token-left-in-the-shell",
+    CROWS_READ_TOKENS: "read-token-left-in-the-shell",
+    CROWS_MODEL: "openai-compatible",
+    CROWS_MODEL_BASE_URL: "http://127.0.0.1:1/v1",
+    CROWS_JEV: "systemone",
+    CROWS_JEV_BASE_URL: "http://127.0.0.1:1",
+    CROWS_PORT: "not-a-port",
+  };
+  const saved = Object.fromEntries(Object.keys(shell).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, shell);
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), "crows-proc-env-"));
+  const dirs = [dataDir];
+  try {
+    const proc = startProcess({ CROWS_PORT: "0", CROWS_DATA_DIR: dataDir });
+    const ready = JSON.parse(await proc.ready) as { url: string };
+    // No token and SQLite: the shell's CROWS_TOKEN and DATABASE_URL did not reach it.
+    const created = await fetch(`${ready.url}/api/lists`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ text: "Buy milk", requester: "clean-env" }),
+    });
+    assert.is(created.status, 202, await created.text());
+    proc.child.kill("SIGTERM");
+    assert.is(await proc.exited, 0, proc.output().stderr);
+
+    // What the test passes does reach it.
+    const tokenDir = mkdtempSync(path.join(os.tmpdir(), "crows-proc-env-"));
+    dirs.push(tokenDir);
+    const guarded = startProcess({ CROWS_PORT: "0", CROWS_DATA_DIR: tokenDir, CROWS_TOKEN: "token-the-test-passes-0123456789" });
+    const guardedUrl = (JSON.parse(await guarded.ready) as { url: string }).url;
+    const refused = await fetch(`${guardedUrl}/api/lists`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ text: "Buy milk", requester: "clean-env" }),
+    });
+    assert.is(refused.status, 401);
+    guarded.child.kill("SIGTERM");
+    await guarded.exited;
+  } finally {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test.run();

@@ -7,7 +7,7 @@ import http from "node:http";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
-import { freshDatabase, services } from "./helpers/scale-services.ts";
+import { freshDatabase, serviceTests } from "./helpers/scale-services.ts";
 import { eventStream, frame, OPENING, type SseSink } from "../compat/sse.ts";
 import { listStream, msgIdOf, nestStream } from "../src/base/streams.ts";
 
@@ -158,8 +158,8 @@ test("a long replay lets the event loop turn between pages, even to a client tha
   }
 });
 
-const svc = services("replay-bytes");
-(svc ? test : test.skip)("PostgreSQL: a replay is frame() of every stored event after the cursor, byte for byte", async () => {
+const { svc, it } = serviceTests("replay-bytes");
+it("PostgreSQL: a replay is frame() of every stored event after the cursor, byte for byte", async () => {
   const db = await freshDatabase(svc!.pgUrl);
   const server = await startTestServer({ env: { DATABASE_URL: db.url } });
   try {

@@ -4,10 +4,9 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { openSse, type SseClient } from "./helpers/sse.ts";
-import { instancePair, services } from "./helpers/scale-services.ts";
+import { instancePair, serviceTests } from "./helpers/scale-services.ts";
 
-const svc = services("scale-approvals");
-const it = svc ? test : test.skip;
+const { svc, it } = serviceTests("scale-approvals");
 
 const APPROVALS = `subscription($after: Int) { approvalChanges(after: $after) { id change itemId target verdict approval { status } } }`;
 

@@ -6,10 +6,9 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { ownerFollows } from "./helpers/owner.ts";
 import { openSse } from "./helpers/sse.ts";
-import { instancePair, services } from "./helpers/scale-services.ts";
+import { instancePair, serviceTests } from "./helpers/scale-services.ts";
 
-const svc = services("scale-fanout");
-const it = svc ? test : test.skip;
+const { svc, it } = serviceTests("scale-fanout");
 
 // A and B: two instances on one PostgreSQL database and one Redis.
 const pair = svc ? instancePair(svc, { CROWS_APPROVAL_WINDOW_MS: "60000" }) : undefined;

@@ -5,13 +5,12 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { startTestServer } from "./helpers/server.ts";
-import { eventually, freshDatabase, services } from "./helpers/scale-services.ts";
+import { eventually, freshDatabase, serviceTests } from "./helpers/scale-services.ts";
 import { pacedCrows } from "./helpers/models.ts";
 import { ConflictError } from "../src/base/errors.ts";
 import { Obligations } from "../src/nests/obligations/index.ts";
 
-const svc = services("scale-obligations");
-const it = svc ? test : test.skip;
+const { svc, it } = serviceTests("scale-obligations");
 
 async function pair(env: Record<string, string>, models: Parameters<typeof pacedCrows>[0][]) {
   const db = await freshDatabase(svc!.pgUrl);

@@ -10,10 +10,9 @@ import { EventLog } from "../src/log/event-log.ts";
 import { createLocalBus } from "../src/log/bus.ts";
 import { startTestServer } from "./helpers/server.ts";
 import { ownerFollows } from "./helpers/owner.ts";
-import { freshDatabase, services } from "./helpers/scale-services.ts";
+import { freshDatabase, serviceTests } from "./helpers/scale-services.ts";
 
-const svc = services("scale-postgres");
-const it = svc ? test : test.skip;
+const { svc, it } = serviceTests("scale-postgres");
 
 it("PostgreSQL migrations apply to an empty database, and re-applying is a no-op", async () => {
   const db = await freshDatabase(svc!.pgUrl);

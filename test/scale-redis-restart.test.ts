@@ -12,10 +12,9 @@ import os from "node:os";
 import path from "node:path";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { openSse, type SseClient } from "./helpers/sse.ts";
-import { eventually, freshDatabase, services } from "./helpers/scale-services.ts";
+import { eventually, freshDatabase, serviceTests } from "./helpers/scale-services.ts";
 
-const svc = services("scale-redis-restart");
-const it = svc ? test : test.skip;
+const { svc, it } = serviceTests("scale-redis-restart");
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -117,6 +116,33 @@ it("Redis killed and restarted under two instances: no stream stranded, no event
   } finally {
     for (const sse of streams) sse.close();
     await Promise.allSettled([a.close(), b.close()]);
+    await kill9(redis);
+    await db.drop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+it("/readyz follows a real Redis: 200 while it is up, 503 naming it once it is killed, 200 again when it is back", async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "crows-redis-ready-"));
+  const port = await freePort();
+  let redis = await startRedis(port, dir);
+  const db = await freshDatabase(svc!.pgUrl);
+  const server = await startTestServer({ env: { DATABASE_URL: db.url, REDIS_URL: `redis://127.0.0.1:${port}` } });
+  try {
+    const up = await server.get("/readyz");
+    assert.is(up.status, 200, up.text);
+    await kill9(redis);
+    const down = await eventually("/readyz to see Redis gone", async () => {
+      const res = await server.get("/readyz");
+      return res.status === 503 ? res : undefined;
+    }, 30_000, 100);
+    assert.equal(down.body, { status: "not ready", checks: { database: "ok", redis: "not connected" } });
+    assert.is(down.headers.get("retry-after"), "5");
+    assert.is((await server.get("/healthz")).status, 200, "alive, though not ready");
+    redis = await startRedis(port, dir);
+    await eventually("/readyz to see Redis back", async () => ((await server.get("/readyz")).status === 200 ? true : undefined), 30_000, 100);
+  } finally {
+    await server.close();
     await kill9(redis);
     await db.drop();
     rmSync(dir, { recursive: true, force: true });

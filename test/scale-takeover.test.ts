@@ -6,10 +6,9 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { openSse } from "./helpers/sse.ts";
-import { eventually, freshDatabase, services } from "./helpers/scale-services.ts";
+import { eventually, freshDatabase, serviceTests } from "./helpers/scale-services.ts";
 
-const svc = services("scale-takeover");
-const it = svc ? test : test.skip;
+const { svc, it } = serviceTests("scale-takeover");
 
 async function pair(env: Record<string, string>) {
   const db = await freshDatabase(svc!.pgUrl);
@@ -25,9 +24,29 @@ async function pair(env: Record<string, string>) {
 
 const listRow = (server: TestServer, id: string) => server.app.prisma.todoList.findUniqueOrThrow({ where: { id } });
 
+/**
+ * Counts the lease sweeps an instance has finished (its list LeaseKeeper's private renewAndTakeOver, wrapped), so a
+ * test that says "nothing else happened" waits for sweeps that prove it rather than for a time.
+ */
+function sweepsOf(server: TestServer): () => number {
+  const keeper = (server.app.flock as unknown as { leases: { renewAndTakeOver(): Promise<void> } }).leases;
+  const sweep = keeper.renewAndTakeOver.bind(keeper);
+  let done = 0;
+  keeper.renewAndTakeOver = () => sweep().finally(() => (done += 1));
+  return () => done;
+}
+
+async function moreSweeps(counters: Array<() => number>, more: number): Promise<void> {
+  const targets = counters.map((count) => count() + more);
+  await eventually(`${more} more lease sweeps on each instance`, async () => (counters.every((count, i) => count() >= targets[i]!) ? true : undefined), 20_000, 20);
+}
+
 it("one owner renews while it runs; after it stops, B takes over when the lease lapses and the approval times out at its deadline", async () => {
-  const leaseMs = 600;
-  const { a, b, done } = await pair({ CROWS_LEASE_MS: String(leaseMs), CROWS_APPROVAL_WINDOW_MS: "4000" });
+  // Both instances share this process's event loop: the lease is generous so a busy loop cannot
+  // let it lapse while A is alive, and the window is long enough to cover the takeover after A stops.
+  const leaseMs = 1500;
+  const { a, b, done } = await pair({ CROWS_LEASE_MS: String(leaseMs), CROWS_APPROVAL_WINDOW_MS: "12000" });
+  const bSweeps = sweepsOf(b);
   try {
     const { body } = await a.post("/api/lists", { text: "Buy milk", requester: "lease-holder" });
     const listId = body.list_id as string;
@@ -38,7 +57,13 @@ it("one owner renews while it runs; after it stops, B takes over when the lease 
     // While A runs it, A holds it: B's sweeps see a live lease and leave it alone; A renews.
     const first = await listRow(b, listId);
     assert.is(first.ownerId, a.app.flock.instanceId);
-    await new Promise((r) => setTimeout(r, leaseMs * 2));
+    // Two renewals by A, and B sweeping past a whole lease meanwhile: B had every chance to steal.
+    const renewed = await eventually("A to renew twice", async () => {
+      const row = await listRow(b, listId);
+      return row.leaseUntil!.getTime() > first.leaseUntil!.getTime() + leaseMs / 2 ? row : undefined;
+    }, 20_000, 50);
+    await moreSweeps([bSweeps], 3);
+    assert.ok(renewed.ownerId === a.app.flock.instanceId);
     const later = await listRow(b, listId);
     assert.is(later.ownerId, a.app.flock.instanceId, "B did not steal a live lease");
     assert.ok(later.leaseUntil!.getTime() > first.leaseUntil!.getTime(), "A renewed its lease");
@@ -54,11 +79,11 @@ it("one owner renews while it runs; after it stops, B takes over when the lease 
     assert.ok(takenAt < approval.deadline.getTime(), "taken over before the approval's deadline");
 
     // The approval times out at its stored deadline, on B, and the list finishes there.
-    const verdict = await watch.waitFor((m) => m.event === "verdict", 10_000);
+    const verdict = await watch.waitFor((m) => m.event === "verdict", 40_000);
     assert.is(verdict.data.verdict, "timeout");
     const at = Date.parse(verdict.data.ts);
     assert.ok(at >= approval.deadline.getTime(), "not before the deadline");
-    assert.ok(at - approval.deadline.getTime() < 1500, `timed out ${at - approval.deadline.getTime()} ms after the deadline`);
+    assert.ok(at - approval.deadline.getTime() < 5000, `timed out ${at - approval.deadline.getTime()} ms after the deadline`);
     const skipped = await watch.waitFor((m) => m.event === "item.skipped");
     assert.is(skipped.data.reason, "timeout");
     await watch.waitFor((m) => m.event === "list.finished", 10_000);
@@ -76,7 +101,9 @@ it("one owner renews while it runs; after it stops, B takes over when the lease 
 });
 
 it("a deadline that passed while nobody held the list times out at takeover", async () => {
-  const { a, b, done } = await pair({ CROWS_LEASE_MS: "2000", CROWS_APPROVAL_WINDOW_MS: "500" });
+  // The window covers A's stopping (a Redis hop, a read and a close) on a loaded machine; the lease
+  // is longer still, so the deadline falls while nobody may take the list.
+  const { a, b, done } = await pair({ CROWS_LEASE_MS: "12000", CROWS_APPROVAL_WINDOW_MS: "4000" });
   try {
     const { body } = await a.post("/api/lists", { text: "Buy milk", requester: "late-owner" });
     const listId = body.list_id as string;
@@ -87,11 +114,11 @@ it("a deadline that passed while nobody held the list times out at takeover", as
     assert.ok(Date.now() < approval.deadline.getTime(), "A stopped before the deadline (raise the window if this machine is slow)");
     const lapses = (await listRow(b, listId)).leaseUntil!.getTime();
     assert.ok(lapses > approval.deadline.getTime(), "the deadline falls while A's lease still blocks B");
-    const verdict = await watch.waitFor((m) => m.event === "verdict", 10_000);
+    const verdict = await watch.waitFor((m) => m.event === "verdict", 40_000);
     const at = Date.parse(verdict.data.ts);
     assert.is(verdict.data.verdict, "timeout");
     assert.ok(at >= lapses, "recorded by the instance that took over, after the lease lapsed");
-    assert.ok(at - lapses < 1500, `timed out ${at - lapses} ms after takeover became possible`);
+    assert.ok(at - lapses < 6000, `timed out ${at - lapses} ms after takeover became possible`);
     const taken = await listRow(b, listId);
     assert.ok(taken.ownerId === b.app.flock.instanceId || taken.ownerId === null, "B ran it to the end");
     await watch.waitFor((m) => m.event === "list.finished", 10_000);
@@ -103,6 +130,7 @@ it("a deadline that passed while nobody held the list times out at takeover", as
 
 it("two instances racing to claim lapsed lists: each list gets exactly one owner", async () => {
   const { a, b, done } = await pair({ CROWS_LEASE_MS: "300", CROWS_APPROVAL_WINDOW_MS: "60000" });
+  const sweeps = [sweepsOf(a), sweepsOf(b)];
   try {
     const lists: string[] = [];
     for (let i = 0; i < 4; i++) lists.push((await a.post("/api/lists", { text: `Errand ${i}`, requester: `racer${i}` })).body.list_id);
@@ -112,7 +140,7 @@ it("two instances racing to claim lapsed lists: each list gets exactly one owner
       const rows = await a.app.prisma.todoList.findMany({ where: { id: { in: lists } } });
       return rows.every((r) => r.ownerId !== "gone") ? true : undefined;
     });
-    await new Promise((r) => setTimeout(r, 600)); // let both sweep a few more times
+    await moreSweeps(sweeps, 3); // both had their chance to claim a list twice
     for (const id of lists) {
       const row = await listRow(a, id);
       const runners = [a, b].filter((s) => s.app.flock.heldLists().includes(id));

@@ -6,13 +6,13 @@
 // sees every event exactly once, in id order, under many concurrent writers.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import pg from "pg";
 import { startTestServer } from "./helpers/server.ts";
-import { eventually, freshDatabase, services } from "./helpers/scale-services.ts";
+import { eventually, freshDatabase, serviceTests } from "./helpers/scale-services.ts";
 import { commitOrderLock } from "../src/storage/db.ts";
 import type { StoredEvent } from "../src/log/event-log.ts";
 
-const svc = services("scale-trust-order");
-const it = svc ? test : test.skip;
+const { svc, it } = serviceTests("scale-trust-order");
 
 async function server() {
   const db = await freshDatabase(svc!.pgUrl);
@@ -39,13 +39,30 @@ it("a writer that took its id first but commits late holds the next one back: th
     const lock = commitOrderLock(app.app.config)!;
     assert.ok(lock, "PostgreSQL takes the commit-order lock");
     let firstCommitted = 0;
+    let holding!: () => void;
+    const lockHeld = new Promise<void>((resolve) => (holding = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
     const slow = app.app.prisma.$transaction(async (tx) => {
       await lock(tx);
       await tx.event.create({ data: { stream: "watch:slow", seq: 1, name: "trust.changed", payload: JSON.stringify(change("Slow")) } });
-      await new Promise((r) => setTimeout(r, 700)); // its id is taken; its commit is late
-    }).then(() => (firstCommitted = Date.now()));
-    await new Promise((r) => setTimeout(r, 100));
-    const fast = await log.append("watch:fast", "trust.changed", change("Fast"));
+      holding();
+      await released; // its id is taken; its commit waits until the second writer is seen waiting
+    }, { timeout: 60_000 }).then(() => (firstCommitted = Date.now()));
+    await lockHeld;
+    const fastAppend = log.append("watch:fast", "trust.changed", change("Fast"));
+    const watcher = new pg.Client({ connectionString: app.app.config.databaseUrl });
+    await watcher.connect();
+    try {
+      await eventually("the second writer waiting on the commit-order lock", async () => {
+        const { rows } = await watcher.query("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted");
+        return rows[0].n > 0 ? true : undefined;
+      }, 20_000, 20);
+    } finally {
+      await watcher.end();
+    }
+    release();
+    const fast = await fastAppend;
     const fastDone = Date.now();
     await slow;
     assert.ok(fastDone >= firstCommitted, "the second writer waited for the first to commit");
@@ -76,8 +93,10 @@ it("many writers at once: a follower (and a reader resuming from any id it was s
         })(),
       ),
     );
-    await eventually("every change followed", async () => (seen.length >= writers * each ? true : undefined), 10_000);
-    await new Promise((r) => setTimeout(r, 200));
+    // A marker appended after every writer: once the follower has it, a duplicate would have shown.
+    const marker = await log.append("watch:marker", "trust.changed", change("marker"));
+    await eventually("every change and the marker followed", async () => (seen.some((e) => e.id === marker.id) ? true : undefined), 30_000);
+    assert.is(seen.pop()!.id, marker.id, "the marker comes last");
     assert.is(seen.length, writers * each, "no duplicate");
     const ids = seen.map((e) => e.id);
     assert.equal(ids, [...ids].sort((a, b) => a - b), "in id order");
@@ -85,7 +104,7 @@ it("many writers at once: a follower (and a reader resuming from any id it was s
     // Resuming after any id it was sent reads exactly the rest.
     for (const cut of [0, 7, 44, writers * each - 1]) {
       const rest = await log.readNamed("trust.changed", ids[cut]!, 10_000);
-      assert.equal(rest.map((e) => e.id), ids.slice(cut + 1));
+      assert.equal(rest.map((e) => e.id), [...ids.slice(cut + 1), marker.id]);
     }
   } finally {
     stop.abort();

@@ -94,6 +94,27 @@ test("a broken request line or header still gets JSON, and the server keeps serv
   await stillServing();
 });
 
+test("headers over the parser's limit are a 431 with a JSON message and a closed connection, however they are made big", async () => {
+  const oversized = [
+    `GET /api/nests HTTP/1.1\r\nHost: ${host}\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`,
+    `GET /api/nests HTTP/1.1\r\nHost: ${host}\r\n${Array.from({ length: 600 }, (_, i) => `X-H${i}: ${"v".repeat(30)}\r\n`).join("")}\r\n`,
+    `GET /api/nests HTTP/1.1\r\nHost: ${host}\r\nCookie: ${Array.from({ length: 900 }, (_, i) => `c${i}=${"x".repeat(20)}`).join("; ")}\r\n\r\n`,
+    `GET /api/nests?q=${"q".repeat(20_000)} HTTP/1.1\r\nHost: ${host}\r\n\r\n`,
+    `POST /api/lists HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nX-Pad: ${"p".repeat(17_000)}\r\nContent-Length: 2\r\n\r\n{}`,
+  ];
+  const before = await listCount();
+  for (const request of oversized) {
+    const response = await rawExchange(port, request);
+    const what = JSON.stringify(request.slice(0, 50));
+    assertJsonMessage(response, 431, what);
+    assert.equal(JSON.parse(response.body), { message: "The request headers are too large." }, what);
+    assert.is(response.headers.connection?.toLowerCase(), "close", `${what}: connection close`);
+    assert.ok(response.closed, `${what}: the connection is closed`);
+  }
+  assert.is(await listCount(), before, "nothing was stored");
+  await stillServing();
+});
+
 test("a Host that is not the server's own is a 421; its own loopback names and a configured public name pass", async () => {
   for (const bad of ["attacker.example", `attacker.example:${port}`, "127.0.0.1.nip.io", "localhost.attacker.example", "localhost.", "10.0.0.1", "[::2]", "a b", "127.0.0.1:1:2", "0.0.0.0"]) {
     const response = await get("/api/nests", `Host: ${bad}\r\n`);

@@ -3,10 +3,10 @@
 // lone UTF-16 surrogate (no UTF-8 encoding: it would be stored as U+FFFD, not what was sent), and
 // a body that is not valid UTF-8. Each is a clear 4xx and nothing is stored. Visible marks that
 // are merely unusual (RTL marks, combining marks, emoji) are kept as written. docs/security.md.
-import { test } from "uvu";
+import { test, type Test } from "uvu";
 import * as assert from "uvu/assert";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
-import { freshDatabase, services } from "./helpers/scale-services.ts";
+import { freshDatabase, serviceTests } from "./helpers/scale-services.ts";
 
 const BAD_TEXTS = ["a\u0000b", "\u0000", "tail\ud800", "\udfffhead", "x\ud83dy", "pair reversed \ude00\ud83d"];
 const KEPT_TEXTS = ["\u202eright to left\u202c", "\u200fשלום", "e\u0301", "🐦‍⬛ crow", "tab\there"];
@@ -79,8 +79,8 @@ async function stored(server: TestServer): Promise<string> {
   return counts.join(",");
 }
 
-function suite(label: string, start: () => Promise<{ server: TestServer; done(): Promise<void> }>) {
-  test(`${label}: NUL and lone surrogates are a 4xx on every write, REST and GraphQL, and nothing is stored`, async () => {
+function suite(label: string, start: () => Promise<{ server: TestServer; done(): Promise<void> }>, runner: Test = test) {
+  runner(`${label}: NUL and lone surrogates are a 4xx on every write, REST and GraphQL, and nothing is stored`, async () => {
     const { server, done } = await start();
     try {
       const before = await stored(server);
@@ -161,13 +161,15 @@ suite("SQLite", async () => {
   return { server, done: () => server.close() };
 });
 
-const svc = services("security-unicode");
-if (svc) {
-  suite("PostgreSQL", async () => {
-    const db = await freshDatabase(svc.pgUrl);
+const { svc, it } = serviceTests("security-unicode");
+suite(
+  "PostgreSQL",
+  async () => {
+    const db = await freshDatabase(svc!.pgUrl);
     const server = await startTestServer({ env: { DATABASE_URL: db.url } });
     return { server, done: async () => { await server.close(); await db.drop(); } };
-  });
-}
+  },
+  it,
+);
 
 test.run();

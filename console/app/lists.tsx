@@ -5,6 +5,7 @@ import { follow, mutate } from "./api.ts";
 import { attempt } from "./status.ts";
 import { useDebounced, useQuery } from "./hooks.ts";
 import { approvalListeners } from "./approvals.tsx";
+import { ItemWeather, useFlightWeather } from "./weather.tsx";
 
 const SUBMIT = `mutation Submit($text: String!, $requester: String!, $nestId: String) {
   submitList(text: $text, requester: $requester, nestId: $nestId) {
@@ -213,6 +214,9 @@ function ListView({ listId, onFinished }: { listId: string; onFinished: () => vo
       }),
     [listId],
   );
+  // Only while the list runs: once it is known finished (its stream replayed list.finished) no
+  // flight can wait or stream, and two idle streams per finished list would cost for nothing.
+  const weather = useFlightWeather(listId, state.events.length > 0 && !state.finished);
   const budget = state.budget ?? data?.list?.tokenBudget;
   return (
     <article class="list" aria-label={`List ${listId}`}>
@@ -245,6 +249,7 @@ function ListView({ listId, onFinished }: { listId: string; onFinished: () => vo
                 ))}
               </ul>
             ) : null}
+            <ItemWeather itemId={item.id} weather={weather} answered={item.answer !== undefined || item.stage.startsWith("skipped")} />
             {item.answer ? (
               <blockquote class="answer">
                 {item.answer}

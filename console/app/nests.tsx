@@ -7,7 +7,9 @@ import { attempt } from "./status.ts";
 import { timeLeft, useDebounced, useNow, useQuery } from "./hooks.ts";
 
 const MESSAGE_FIELDS = `msgId n kind author text to refersTo taggedBy ts`;
-const NESTS = `query Nests { nests { id name crows } }`;
+const NESTS = `query Nests { nests { id name crows } roster crows { name } }`;
+/** Service roles a message may be addressed to in every nest (EVENTS.md); the Sentry takes no requests. */
+const ADDRESSABLE_ROLES = ["Elder", "Quill", "Boss"];
 const NEST_MESSAGES = `subscription NestMessages($nestId: ID!, $after: String) {
   nestMessages(nestId: $nestId, after: $after) { ${MESSAGE_FIELDS} }
 }`;
@@ -53,7 +55,7 @@ interface OpenData {
 }
 
 export function NestsView() {
-  const { data } = useQuery<{ nests: Nest[] }>("Loading nests", NESTS);
+  const { data } = useQuery<{ nests: Nest[]; roster: string[]; crows: Array<{ name: string }> }>("Loading nests", NESTS);
   const [selected, setSelected] = useState<string>("todo");
   const nests = data?.nests ?? [];
   const nest = nests.find((n) => n.id === selected);
@@ -73,17 +75,19 @@ export function NestsView() {
             ))}
           </ul>
         </nav>
-        {nest ? <NestRoom key={nest.id} nest={nest} /> : null}
+        {nest ? <NestRoom key={nest.id} nest={nest} addressable={[...(nest.id === "todo" ? [...(data?.roster ?? []), ...(data?.crows ?? []).map((c) => c.name)] : nest.crows), ...ADDRESSABLE_ROLES]} /> : null}
       </div>
     </section>
   );
 }
 
-function NestRoom({ nest }: { nest: Nest }) {
+/** `addressable`: who the Message box may address (the members, then the service roles). */
+function NestRoom({ nest, addressable }: { nest: Nest; addressable: string[] }) {
   const [messages, setMessages] = useState<Message[]>([]);
   // Where the page before the shown messages starts, while there is one.
   const [older, setOlder] = useState<string | null>(null);
   const [text, setText] = useState("");
+  const [to, setTo] = useState("");
   const [posting, setPosting] = useState(false);
   const open = useQuery<OpenData>("Loading asks and quarantines", OPEN, { nestId: nest.id }, nest.id);
   const refreshOpen = useDebounced(() => void open.reload(), 200);
@@ -162,9 +166,20 @@ function NestRoom({ nest }: { nest: Nest }) {
         class="post"
         onSubmit={async (e) => {
           e.preventDefault();
-          if (await post({ text }, `Post in ${nest.name}`)) setText("");
+          if (await post(to ? { text, to } : { text }, `Post in ${nest.name}`)) setText("");
         }}
       >
+        <div>
+          <label for={`to-${nest.id}`}>To</label>
+          <select id={`to-${nest.id}`} value={to} onChange={(e) => setTo(e.currentTarget.value)}>
+            <option value="">the room (or start the text with @Name)</option>
+            {addressable.map((name) => (
+              <option key={name} value={name}>
+                {name}
+              </option>
+            ))}
+          </select>
+        </div>
         <div>
           <label for={`message-${nest.id}`}>Message</label>
           <textarea id={`message-${nest.id}`} rows={2} value={text} onInput={(e) => setText(e.currentTarget.value)} required />

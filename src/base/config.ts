@@ -27,6 +27,18 @@ export interface Config {
   banterWaitMs: number;
   /** Per-call model timeout. */
   modelTimeoutMs: number;
+  /** How long a flight keeps trying a provider that is busy or down before its item fails (default: the approval window). */
+  modelPatienceMs: number;
+  /** Model calls in the air at once, per process (the provider gate's cap). */
+  modelConcurrency: number;
+  /** First backoff after provider trouble when the provider names no wait. */
+  modelBackoffMs: number;
+  /** Longest computed backoff (a provider's own Retry-After may be longer, within the patience). */
+  modelBackoffMaxMs: number;
+  /** Provider failures in a row that open the gate's circuit. */
+  modelCircuitFailures: number;
+  /** System One calls in the air at once, per process (the classifier's own gate). */
+  jevConcurrency: number;
   /** Per-call classifier timeout. */
   jevTimeoutMs: number;
   /** How long a running list stays this instance's without a renewal (several instances). */
@@ -43,6 +55,14 @@ export interface Config {
   publicHosts: string[];
   /** How long a claimed nest request may go without a deliver before the harness nudges its crow. */
   nudgeAfterMs: number;
+  /** How long a GraphQL query may run before it is stopped (docs/security.md). */
+  graphqlDeadlineMs: number;
+  /** The largest GraphQL answer, in bytes of JSON. */
+  graphqlMaxAnswerBytes: number;
+  /** SSE streams open at once, in all; unset: the fd limit less its headroom (src/server/stream-caps.ts). */
+  maxStreams: number | undefined;
+  /** SSE streams one client address may hold; unset: half the total. */
+  maxStreamsPerClient: number | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -57,6 +77,10 @@ function int(env: Env, name: string, fallback: number, min: number, max = Number
     throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got ${JSON.stringify(raw)}`);
   }
   return value;
+}
+
+function optionalInt(env: Env, name: string, min: number): number | undefined {
+  return env[name] === undefined || env[name]!.trim() === "" ? undefined : int(env, name, 0, min);
 }
 
 function fraction(env: Env, name: string, fallback: number): number {
@@ -134,6 +158,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     itemConcurrency: int(env, "CROWS_ITEM_CONCURRENCY", 4, 1, 50),
     banterWaitMs: int(env, "CROWS_BANTER_WAIT_MS", 20_000, 0),
     modelTimeoutMs: int(env, "CROWS_MODEL_TIMEOUT_MS", 60_000, 10),
+    modelPatienceMs: int(env, "CROWS_MODEL_PATIENCE_MS", int(env, "CROWS_APPROVAL_WINDOW_MS", 600_000, 1), 0),
+    modelConcurrency: int(env, "CROWS_MODEL_CONCURRENCY", 4, 1, 256),
+    modelBackoffMs: int(env, "CROWS_MODEL_BACKOFF_MS", 500, 1),
+    modelBackoffMaxMs: int(env, "CROWS_MODEL_BACKOFF_MAX_MS", 60_000, 1),
+    modelCircuitFailures: int(env, "CROWS_MODEL_CIRCUIT_FAILURES", 5, 1, 1000),
+    jevConcurrency: int(env, "CROWS_JEV_CONCURRENCY", 4, 1, 256),
     jevTimeoutMs: int(env, "CROWS_JEV_TIMEOUT_MS", 5_000, 10),
     leaseMs: int(env, "CROWS_LEASE_MS", 30_000, 100),
     instanceId: text(env, "CROWS_INSTANCE_ID"),
@@ -142,6 +172,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     corsOrigins: origins(env, "CROWS_CORS_ORIGINS"),
     publicHosts: list(env, "CROWS_PUBLIC_HOSTS").map((h) => h.toLowerCase()),
     nudgeAfterMs: int(env, "CROWS_NUDGE_AFTER_MS", 120_000, 10),
+    graphqlDeadlineMs: int(env, "CROWS_GRAPHQL_DEADLINE_MS", 10_000, 10),
+    graphqlMaxAnswerBytes: int(env, "CROWS_GRAPHQL_MAX_ANSWER_BYTES", 16_000_000, 1_000),
+    maxStreams: optionalInt(env, "CROWS_MAX_STREAMS", 1),
+    maxStreamsPerClient: optionalInt(env, "CROWS_MAX_STREAMS_PER_CLIENT", 1),
     ...overrides,
   };
   if (!["offline", "systemone"].includes(config.jev)) {

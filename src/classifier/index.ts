@@ -7,7 +7,7 @@ import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { Classifier } from "./jev.ts";
 import { OfflineClassifier } from "./offline/classifier.ts";
 import { RecordingClassifier } from "./recorder.ts";
-import { SystemOneClassifier } from "./systemone.ts";
+import { SystemOneClassifier, type CallGate } from "./systemone.ts";
 
 export type { Answer, AskRequest, Classifier, Question } from "./jev.ts";
 export * from "./questions.ts";
@@ -15,7 +15,7 @@ export { OfflineClassifier } from "./offline/classifier.ts";
 export { SystemOneClassifier } from "./systemone.ts";
 export { RecordingClassifier } from "./recorder.ts";
 
-export function createBackend(config: Config): Classifier {
+export function createBackend(config: Config, gate?: CallGate): Classifier {
   if (config.jev === "systemone") {
     if (!config.jevBaseUrl) throw new ConfigError("CROWS_JEV=systemone needs CROWS_JEV_BASE_URL");
     if (!config.jevApiKey) throw new ConfigError("CROWS_JEV=systemone needs CROWS_JEV_API_KEY");
@@ -24,14 +24,15 @@ export function createBackend(config: Config): Classifier {
       apiKey: config.jevApiKey,
       model: config.jevModel,
       timeoutMs: config.jevTimeoutMs,
+      ...(gate ? { gate } : {}),
     });
   }
   return new OfflineClassifier();
 }
 
-export function createClassifier(config: Config, prisma: PrismaClient, onError?: (error: unknown) => void): Classifier {
+export function createClassifier(config: Config, prisma: PrismaClient, onError?: (error: unknown) => void, gate?: CallGate): Classifier {
   return new RecordingClassifier(
-    createBackend(config),
+    createBackend(config, gate),
     prisma,
     onError ?? ((error) => console.error(`classifier: could not record answers: ${error instanceof Error ? error.message : String(error)}`)),
   );

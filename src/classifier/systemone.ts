@@ -14,6 +14,13 @@ export interface SystemOneOptions {
   timeoutMs: number;
   /** Injected for tests; defaults to the global fetch. */
   fetch?: typeof fetch;
+  /** The classifier's own gate (a cap and a circuit; src/models/gate.ts), apart from the model's. */
+  gate?: CallGate;
+}
+
+/** What System One needs of a gate: a slot, and a word on how the call went. */
+export interface CallGate {
+  acquire(lane: string, options: { failFast: boolean }): Promise<{ release(result: { outcome: "ok" | "weather" | "timeout" | "config"; status?: number }): void }>;
 }
 
 export class SystemOneClassifier implements Classifier {
@@ -44,6 +51,25 @@ export class SystemOneClassifier implements Classifier {
   private async askBatch(state: AskRequest["state"], questions: Record<string, Question>): Promise<Record<string, Answer>> {
     const ids = Object.keys(questions);
     const unsure = (reason: string) => Object.fromEntries(ids.map((id) => [id, { type: "unsure", reason } as Answer]));
+    if (!this.options.gate) return this.call(state, questions, unsure, () => {});
+    let ticket: Awaited<ReturnType<CallGate["acquire"]>>;
+    try {
+      ticket = await this.options.gate.acquire("classifier", { failFast: true });
+    } catch {
+      return unsure("System One is failing; its circuit is open");
+    }
+    return this.call(state, questions, unsure, (outcome, status) => ticket.release({ outcome, ...(status ? { status } : {}) }));
+  }
+
+  private async call(
+    state: AskRequest["state"],
+    questions: Record<string, Question>,
+    unsure: (reason: string) => Record<string, Answer>,
+    done: (outcome: "ok" | "weather" | "timeout" | "config", status?: number) => void,
+  ): Promise<Record<string, Answer>> {
+    const ids = Object.keys(questions);
+    let outcome: "ok" | "weather" | "timeout" | "config" = "weather";
+    let status: number | undefined;
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), this.options.timeoutMs);
     try {
@@ -59,6 +85,8 @@ export class SystemOneClassifier implements Classifier {
       });
       // Read the body under the same timer: a server that sends headers then stalls is a timeout too.
       const raw = await response.text();
+      status = response.status;
+      outcome = response.ok ? "ok" : response.status === 429 || response.status >= 500 ? "weather" : "config";
       if (response.status === 429) return unsure("System One rate limit (429)");
       if (!response.ok) return unsure(`System One answered HTTP ${response.status}`);
       let body: unknown;
@@ -75,10 +103,14 @@ export class SystemOneClassifier implements Classifier {
       }
       return out;
     } catch (error) {
-      if (controller.signal.aborted) return unsure(`System One timed out after ${this.options.timeoutMs} ms`);
+      if (controller.signal.aborted) {
+        outcome = "timeout";
+        return unsure(`System One timed out after ${this.options.timeoutMs} ms`);
+      }
       return unsure(`System One unreachable: ${error instanceof Error ? error.message : String(error)}`);
     } finally {
       clearTimeout(timer);
+      done(outcome, status);
     }
   }
 }

@@ -82,7 +82,10 @@ export class Banter {
         recent: recent.map((e) => describeEvent(e.name, JSON.parse(e.payload) as Record<string, unknown>)),
       },
     });
-    const reply = await this.ctx.model.generate(request);
+    // Banter never blocks work: it waits out the provider's weather no longer than list.finished
+    // waits for it, and keeps no stored deadline.
+    const patience = { deadline: async (now: number, patienceMs: number) => now + Math.min(patienceMs, this.ctx.config.banterWaitMs) };
+    const reply = await this.ctx.model.generate({ ...request, lane: this.list.id, watch: patience });
     const tokens = totalTokens(reply.usage);
     const text = reply.text.trim();
     const usable = text !== "" && !text.includes("\n") && text.length <= MAX_LINE_CHARS;

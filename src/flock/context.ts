@@ -9,6 +9,8 @@ import type { Classifier } from "../classifier/jev.ts";
 import type { ApprovalDesk } from "./approvals.ts";
 import type { CrewDirectory, CrewPicker } from "./crew.ts";
 import type { TrustLedger } from "./trust.ts";
+import type { FlightBoard } from "./flight-board.ts";
+import type { ProviderWaits } from "./flight-watch.ts";
 import type { TrustReads } from "../storage/trust-history.ts";
 
 export interface FlockDeps {
@@ -24,6 +26,8 @@ export interface FlockDeps {
   crew: CrewDirectory;
   logLine: (line: string) => void;
   now?: () => number;
+  /** Where flights waiting on the provider, and their streamed text, are shown. */
+  board?: FlightBoard;
 }
 
 /** What a list run needs from the flock. */
@@ -32,4 +36,6 @@ export interface FlockContext extends FlockDeps {
   approvals: ApprovalDesk;
   picker: CrewPicker;
   signal: AbortSignal;
+  /** Stored patience deadlines of flights waiting on the provider. */
+  providerWaits: ProviderWaits;
 }

@@ -8,7 +8,10 @@ import { totalTokens } from "../models/model.ts";
 import { renderRequest } from "../models/prompts.ts";
 import { listEventPayload } from "./events.ts";
 import { listStream } from "../base/streams.ts";
+import { isProviderTrouble } from "../models/provider-errors.ts";
 import { StoppedError } from "./approvals.ts";
+import type { FlightBoard } from "./flight-board.ts";
+import { flightWatch, type ProviderWaits } from "./flight-watch.ts";
 
 export class BudgetSpentError extends Error {
   constructor(readonly listId: string) {
@@ -33,13 +36,23 @@ export interface FlightPlan {
   work: RoleInput;
 }
 
-export type FlightResult = { ok: true; text: string; tokens: number; reply: ModelReply } | { ok: false; error: string; tokens: number };
+/**
+ * A failed flight; `provider` marks trouble no other crow can mend (the provider refused the
+ * configuration, or stayed unavailable past the patience): the item fails at once.
+ */
+export type FlightResult = { ok: true; text: string; tokens: number; reply: ModelReply } | { ok: false; error: string; tokens: number; provider?: boolean };
+
+export interface FlightWeather {
+  waits: ProviderWaits;
+  board?: FlightBoard;
+}
 
 export class Flights {
   constructor(
     private readonly log: EventLog,
     private readonly model: Model,
     private readonly signal: AbortSignal,
+    private readonly weather?: FlightWeather,
   ) {}
 
   async fly(plan: FlightPlan): Promise<FlightResult> {
@@ -49,15 +62,21 @@ export class Flights {
     const stream = listStream(list.listId);
     await this.log.append(stream, "crow.flying", listEventPayload<"crow.flying">(list.listId, { item_id: itemId, crow, borrowed: plan.borrowed }));
     let result: FlightResult;
+    // One flight is one crow.flying and one crow.landed, however long the provider makes it wait:
+    // the waits show on the FlightBoard, not as landings (docs/rules.md, "Provider weather").
+    const watch = this.weather ? flightWatch(this.weather.waits, this.weather.board, { flightId: this.weather.board?.nextFlightId(itemId) ?? itemId, listId: list.listId, itemId, crow }) : undefined;
     try {
       const request = renderRequest({ ...plan.work, speaker: crow, persona: plan.persona, signal: this.signal });
-      const reply = await this.model.generate(request);
+      const reply = await this.model.generate({ ...request, lane: list.listId, ...(watch ? { watch } : {}) });
       result = { ok: true, text: reply.text, tokens: totalTokens(reply.usage), reply };
     } catch (error) {
       if (this.signal.aborted) throw new StoppedError();
-      result = { ok: false, error: safeMessage(error), tokens: 0 };
+      result = { ok: false, error: safeMessage(error), tokens: 0, ...(isProviderTrouble(error) ? { provider: true } : {}) };
+    } finally {
+      watch?.resumed?.();
     }
     await this.land(plan, result);
+    if (result.ok || result.provider) await this.weather?.waits.clear(itemId);
     return result;
   }
 

@@ -15,6 +15,7 @@ import { describeError } from "../base/describe-error.ts";
 import { LeaseKeeper, type LeaseTable } from "../engine/lease.ts";
 import type { FlockContext, FlockDeps } from "./context.ts";
 import { OWNER, type Actor } from "../base/actor.ts";
+import { ProviderWaits } from "./flight-watch.ts";
 
 export class Flock {
   readonly trust: TrustLedger;
@@ -37,7 +38,7 @@ export class Flock {
     this.approvals = new ApprovalDesk(deps.log, this.trust, deps.config.approvalWindowMs, now, deps.bus);
     this.picker = new CrewPicker(deps.crew);
     this.limiter = new RateLimiter(deps.prisma, now);
-    this.ctx = { ...deps, trust: this.trust, approvals: this.approvals, picker: this.picker, signal: this.stopping.signal };
+    this.ctx = { ...deps, trust: this.trust, approvals: this.approvals, picker: this.picker, signal: this.stopping.signal, providerWaits: new ProviderWaits(deps.prisma) };
     this.leases = new LeaseKeeper(this.listLeases(), {
       instanceId: this.instanceId,
       leaseMs: deps.config.leaseMs,

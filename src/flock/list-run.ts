@@ -34,7 +34,7 @@ export class ListRun {
     private readonly list: TodoList,
   ) {
     this.budget = { listId: list.id, tokenBudget: list.tokenBudget, tokensUsed: list.tokensUsed };
-    this.flights = new Flights(ctx.log, ctx.model, ctx.signal);
+    this.flights = new Flights(ctx.log, ctx.model, ctx.signal, { waits: ctx.providerWaits, ...(ctx.board ? { board: ctx.board } : {}) });
     this.stream = listStream(list.id);
     this.banter = new Banter(ctx, list, this.budget);
   }
@@ -42,6 +42,7 @@ export class ListRun {
   async run(): Promise<void> {
     const items = await this.ctx.prisma.item.findMany({ where: { listId: this.list.id }, orderBy: { n: "asc" } });
     const open = items.filter((item) => !TERMINAL.has(item.stage));
+    await this.ctx.providerWaits.load(open.map((item) => item.id)); // waits stored before a restart keep their deadline
     await runLimited(open, this.ctx.config.itemConcurrency, (item) => this.runItem(item));
     if (this.ctx.signal.aborted) return;
     await this.banter.settle(this.ctx.config.banterWaitMs);
@@ -102,6 +103,7 @@ export class ListRun {
       borrowed: false,
       work: { role: "sentry", input: { item: item.text, hints } },
     });
+    if (!flight.ok && flight.provider) throw new SkipItem("failure"); // the provider's trouble, not the Sentry's: no fallback
     const triage: Triage = readTriage(flight, hints);
     const needsApproval = !(await this.ctx.trust.isTrusted(["flock"], triage.taskType));
     await this.ctx.log.appendState(this.stream, async (tx) => {
@@ -179,7 +181,8 @@ export class ListRun {
 
   /**
    * Flies `pick`; a failed flight is retried once by another crow (none of `crew`). Returns null
-   * when neither landed with an answer.
+   * when neither landed with an answer. The provider's weather never gets here as a failure: the
+   * flight itself waits it out (src/models/retry-policy.ts).
    */
   private async flyWithRetry(
     item: Item,
@@ -200,6 +203,8 @@ export class ListRun {
         work,
       });
       if (result.ok && result.text.trim() !== "") return { crow: current.crow, text: result.text.trim() };
+      // Another crow would ask the same provider: its refusal or its outage fails the item at once.
+      if (!result.ok && result.provider) throw new SkipItem("failure");
       if (attempt === 0) [current] = await this.ctx.picker.pick(this.list.nestId, 1, tried);
     }
     return null;
@@ -217,6 +222,7 @@ export class ListRun {
         work: { role: "elder", input: { task: item.text, mode, partials } },
       });
       if (result.ok && result.text.trim() !== "") return result.text.trim();
+      if (!result.ok && result.provider) break;
     }
     throw new SkipItem("failure");
   }
@@ -245,6 +251,7 @@ export class ListRun {
       const skipped = await tx.skipItem(item.id, reason);
       return skipped ? [{ name: "item.skipped", payload: listEventPayload<"item.skipped">(this.list.id, { item_id: item.id, reason }) }] : [];
     });
+    await this.ctx.providerWaits.clear(item.id); // a skipped item waits for nothing
   }
 }
 

@@ -1,6 +1,7 @@
 // How a posted todo list becomes items (FLOCK.md section 4.1): one item per non-empty line, list
 // markers stripped, each item 1-2,000 characters after trimming, 1-50 items.
 import { BadInputError } from "../base/errors.ts";
+import { requesterKey } from "./rate-limit.ts";
 
 export const MAX_ITEM_CHARS = 2000;
 export const MAX_ITEMS = 50;
@@ -26,11 +27,17 @@ export function parseTodoText(text: unknown): string[] {
   return items;
 }
 
+/** The refusal of a name with nothing left once it is compared (invisible characters, punctuation, spaces). */
+export const EMPTY_NAME = (field: string) =>
+  `"${field}" has nothing left once invisible characters, surrounding punctuation and spaces are set aside; name someone with a letter or digit.`;
+
 export function parseRequester(requester: unknown): string {
   if (typeof requester !== "string" || requester.trim() === "") {
     throw new BadInputError('"requester" must be a non-empty string naming who asks.');
   }
   const name = requester.trim();
   if (name.length > 100) throw new BadInputError('"requester" may have at most 100 characters.');
+  // Names are told apart by requesterKey: one with nothing left would share one key with every other such name.
+  if (requesterKey(name) === "") throw new BadInputError(EMPTY_NAME("requester"));
   return name;
 }

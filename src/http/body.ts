@@ -5,6 +5,7 @@
 import type http from "node:http";
 import { HttpError } from "./http-error.ts";
 import { decodeBody, refuseUnstorable } from "./unstorable-text.ts";
+import { refuseTooDeep } from "./json-depth.ts";
 
 export const MAX_BODY_BYTES = 1_000_000;
 /** How much of an oversized body is drained before answering; past it the socket is cut. */
@@ -104,10 +105,14 @@ export async function readBody(req: http.IncomingMessage): Promise<Buffer> {
   return body;
 }
 
-/** The body parsed as JSON; a 400 when it is empty, not UTF-8, not JSON, or holds text no store can keep. */
+/**
+ * The body parsed as JSON; a 400 when it is empty, not UTF-8, nested past MAX_JSON_DEPTH (checked on
+ * the text, before it is parsed), not JSON, or holds text no store can keep.
+ */
 export async function readJson(req: http.IncomingMessage): Promise<unknown> {
   const text = decodeBody(await readBody(req));
   if (text.trim() === "") throw new HttpError(400, "The body is empty; send a JSON object.");
+  refuseTooDeep(text, "The body");
   let body: unknown;
   try {
     body = JSON.parse(text);

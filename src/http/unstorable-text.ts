@@ -17,24 +17,30 @@ export function unstorable(text: string): string | undefined {
   return found[0] === "\u0000" ? "a NUL character" : "a lone UTF-16 surrogate (half of a pair)";
 }
 
-/** Where in a parsed JSON value the first unstorable string sits ("text", "crows[1]"), and why. */
+/**
+ * Where in a parsed JSON value the first unstorable string sits ("text", "crows[1]"), and why. One
+ * loop over an explicit stack, in document order: a value nested thousands deep (a GraphQL variable
+ * parsed by Yoga) cannot overflow the call stack here.
+ */
 export function findUnstorable(value: unknown, at = ""): { at: string; why: string } | undefined {
-  if (typeof value === "string") {
-    const why = unstorable(value);
-    return why ? { at: at || "the value", why } : undefined;
-  }
-  if (Array.isArray(value)) {
-    for (const [i, item] of value.entries()) {
-      const found = findUnstorable(item, `${at}[${i}]`);
-      if (found) return found;
+  const stack: Array<{ value: unknown; at: string; isKey?: boolean }> = [{ value, at }];
+  while (stack.length > 0) {
+    const next = stack.pop()!;
+    if (typeof next.value === "string") {
+      const why = unstorable(next.value);
+      if (why) return { at: next.at || (next.isKey ? "a key" : "the value"), why };
+      continue;
     }
-    return undefined;
-  }
-  if (value !== null && typeof value === "object") {
-    for (const [key, item] of Object.entries(value)) {
-      const found = findUnstorable(key, at ? `${at} key` : "a key") ?? findUnstorable(item, at ? `${at}.${key}` : key);
-      if (found) return found;
+    const children: Array<{ value: unknown; at: string; isKey?: boolean }> = [];
+    if (Array.isArray(next.value)) {
+      next.value.forEach((item, i) => children.push({ value: item, at: `${next.at}[${i}]` }));
+    } else if (next.value !== null && typeof next.value === "object") {
+      for (const [key, item] of Object.entries(next.value)) {
+        children.push({ value: key, at: next.at ? `${next.at} key` : "", isKey: true });
+        children.push({ value: item, at: next.at ? `${next.at}.${key}` : key });
+      }
     }
+    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!);
   }
   return undefined;
 }

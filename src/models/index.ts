@@ -6,12 +6,14 @@ import { OfflineBrain } from "./offline.ts";
 import { createProviderModel } from "./providers.ts";
 
 /** Throws ConfigError (naming the variable) for a setting that cannot work, at startup. */
-export function createModel(config: Config, env: Record<string, string | undefined> = process.env): Model {
+export function createModel(config: Config, env: Record<string, string | undefined> = process.env, options: { logLine?: (line: string) => void } = {}): Model {
   if (config.model === "offline") return new OfflineBrain();
-  return createProviderModel(config, env);
+  return createProviderModel(config, env, options.logLine ? { logLine: options.logLine } : {});
 }
 
 export type { Model, ModelReply, ModelRequest, Role, RoleInput, Usage } from "./model.ts";
 export { renderRequest } from "./prompts.ts";
 export { OfflineBrain } from "./offline.ts";
+export { Gate, type GateStats, type CircuitState, type CallOutcome } from "./gate.ts";
+export { ProviderModel, providerGate } from "./providers.ts";
 export { parseBoss, parseQuill, parseTriage, type BossReply, type QuillReply, type TriageReply } from "./formats.ts";

@@ -64,7 +64,23 @@ export type ModelRequest = RoleInput & {
   /** Ask the provider for JSON (the Sentry's triage, Boss's orders). */
   json?: boolean;
   signal?: AbortSignal;
+  /** Whose turn this call takes in the provider's fair queue: the list (or nest) it serves. */
+  lane?: string;
+  /** The flight's hooks: its stored patience, its waits, its text as it streams. */
+  watch?: FlightWatch;
 };
+
+/** What a flight hears of its call while the provider makes it wait, and of the text as it comes. */
+export interface FlightWatch {
+  /** The patience deadline (ms since the epoch): the stored one if an earlier wait set it, else now + patienceMs, stored. */
+  deadline(now: number, patienceMs: number): Promise<number>;
+  /** The call waits on the provider: why, when the next try goes out, when the patience ends. */
+  waiting?(notice: { reason: string; retryAt: number; deadline: number }): void;
+  /** A try went out again after a wait. */
+  resumed?(): void;
+  /** A piece of the answer as the provider streams it (a view: never stored); `first` starts a try's text afresh. */
+  text?(delta: string, first: boolean): void;
+}
 
 export interface Usage {
   inputTokens: number;

@@ -185,12 +185,26 @@ function bossReply(input: BossInput): string {
   return `${OFFLINE_LABEL}Boss here, ${input.requester}: I staff crows and nests. Ask me to spin up a crow or create a nest.`;
 }
 
+/** The offline answer, handed to a listening flight in a few word-aligned chunks, as a provider streams. */
+export function streamInChunks(text: string, deliver: (delta: string, first: boolean) => void, chunks = 4): void {
+  const size = Math.ceil(text.length / chunks);
+  let start = 0;
+  while (start < text.length) {
+    let end = Math.min(text.length, start + size);
+    const space = text.indexOf(" ", end);
+    if (end < text.length && space > 0 && space - end < 24) end = space + 1;
+    deliver(text.slice(start, end), start === 0);
+    start = end;
+  }
+}
+
 export class OfflineBrain implements Model {
   readonly name = OFFLINE_MODEL_NAME;
 
   async generate(request: ModelRequest): Promise<ModelReply> {
     if (request.signal?.aborted) throw new Error("aborted");
     const text = this.answer(request);
+    if (request.watch?.text && (request.role === "crow" || request.role === "elder")) streamInChunks(text, request.watch.text);
     return {
       text,
       usage: { inputTokens: estimateTokens(request.system + request.prompt), outputTokens: estimateTokens(text) },

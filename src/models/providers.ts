@@ -1,100 +1,172 @@
 // Real providers through the Vercel AI SDK (FLOCK.md section 8). CROWS_MODEL picks one:
 // openai:<model>, anthropic:<model>, openai-compatible:<model> (with CROWS_MODEL_BASE_URL).
 //
-// Each call gets its own timeout and at most one retry, run here rather than by the SDK so the
-// retry is quick and a timed-out call is not run a second time. Errors that leave this file carry
-// a short message (HTTP status, "timed out", "malformed reply") and no cause: the SDK's errors hold
-// the request body, which holds the prompt, and some hold headers; none of that may reach a log.
+// A call goes out through the provider's gate (src/models/gate.ts: the concurrency cap, the fair
+// queue, the circuit) and under the one retry policy (src/models/retry-policy.ts); the SDK's own
+// retries are off. What a failure means is decided in src/models/provider-errors.ts. Plain-text
+// roles stream (streamText) when the flight listens; the Sentry asks for its JSON schema
+// (structured-output.ts). Errors that leave this file carry a short message and no cause: the
+// SDK's errors hold the request body, which holds the prompt, and some hold headers.
 import { createAnthropic } from "@ai-sdk/anthropic";
 import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
-import { APICallError, generateText, NoObjectGeneratedError, Output, type LanguageModel } from "ai";
+import { generateText, NoObjectGeneratedError, Output, streamText, type LanguageModel } from "ai";
 import { ConfigError, type Config } from "../base/config.ts";
 import type { Model, ModelReply, ModelRequest, Role } from "./model.ts";
 import { estimateTokens } from "./offline.ts";
+import { classifyProviderError, ModelCallError, rateLimitsFrom, type RateLimits } from "./provider-errors.ts";
+import { retryPolicyFrom, withRetries, type RetryPolicy } from "./retry-policy.ts";
+import { Gate } from "./gate.ts";
+import { StructuredTriage } from "./structured-output.ts";
+
+export { ModelCallError } from "./provider-errors.ts";
 
 type Env = Record<string, string | undefined>;
+
+// The SDK's warnings go to the console and may quote settings; what matters is said in our log.
+(globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
 
 export const PROVIDER_KINDS = ["openai", "anthropic", "openai-compatible"] as const;
 export type ProviderKind = (typeof PROVIDER_KINDS)[number];
 
-/** Statuses worth one more try: rate limits and server trouble; a 4xx like 401 will not heal. */
-function isRetryableStatus(status: number | undefined): boolean {
-  return status === undefined || status === 408 || status === 409 || status === 429 || status >= 500;
-}
-
 /** Roles whose whole reply is a JSON object, so the provider's JSON mode can be switched on. */
 const PURE_JSON_ROLES: ReadonlySet<Role> = new Set(["sentry"]);
+/** Roles whose plain-text answer the owner may watch as it streams. */
+const STREAMED_ROLES: ReadonlySet<Role> = new Set(["crow", "elder"]);
 
 export interface ProviderModelOptions {
   timeoutMs: number;
-  /** Pause before the single retry. */
-  retryDelayMs?: number;
   /** Whether the provider has a schema-free JSON mode (Anthropic has none and would only warn). */
   jsonMode?: boolean;
+  /** Whether to ask the Sentry for its JSON schema (structured output) before JSON mode. */
+  structuredOutput?: boolean;
+  policy: RetryPolicy;
+  gate: Gate;
+  /** Where the model says what it decided once (a provider that refused a schema); never a prompt. */
+  logLine?: (line: string) => void;
 }
 
-/** A failed call, with a message safe to show and store. */
-export class ModelCallError extends Error {
-  constructor(
-    message: string,
-    readonly retryable: boolean,
-  ) {
-    super(message);
-    this.name = "ModelCallError";
-  }
-}
+type SdkUsage = { inputTokens?: number | undefined; outputTokens?: number | undefined } | undefined;
 
 export class ProviderModel implements Model {
-  private readonly retryDelayMs: number;
+  private readonly structured: StructuredTriage;
 
   constructor(
     readonly name: string,
     private readonly languageModel: LanguageModel,
     private readonly options: ProviderModelOptions,
   ) {
-    this.retryDelayMs = options.retryDelayMs ?? 250;
+    this.structured = new StructuredTriage(name, options.structuredOutput !== false, options.logLine);
   }
 
-  async generate(request: ModelRequest): Promise<ModelReply> {
-    try {
-      return await this.attempt(request);
-    } catch (error) {
-      if (!(error instanceof ModelCallError) || !error.retryable || request.signal?.aborted) throw error;
-      await delay(this.retryDelayMs, request.signal);
-      return await this.attempt(request);
-    }
+  get gate(): Gate {
+    return this.options.gate;
   }
 
-  private async attempt(request: ModelRequest): Promise<ModelReply> {
-    const timeout = AbortSignal.timeout(this.options.timeoutMs);
+  /** One flight's call: through the gate, retried under the policy while the provider's weather lasts. */
+  generate(request: ModelRequest): Promise<ModelReply> {
+    const { policy, gate } = this.options;
+    const watch = request.watch;
+    let waited = false;
+    return withRetries(
+      policy,
+      {
+        deadline: (now) => watch?.deadline(now, policy.patienceMs) ?? Promise.resolve(now + policy.patienceMs),
+        waiting: (notice) => {
+          waited = true;
+          watch?.waiting?.(notice);
+        },
+        ...(request.signal ? { signal: request.signal } : {}),
+      },
+      async (_n, timeoutFactor, deadline) => {
+        const ticket = await gate.acquire(request.lane ?? "other", {
+          ...(request.signal ? { signal: request.signal } : {}),
+          patience: (now) => watch?.deadline(now, policy.patienceMs) ?? Promise.resolve(now + policy.patienceMs),
+          waiting: (notice) => {
+            waited = true;
+            watch?.waiting?.(notice);
+          },
+        });
+        if (waited) {
+          waited = false;
+          watch?.resumed?.();
+        }
+        try {
+          // A grown timeout never runs a try past the patience (but never below the configured one).
+          const grown = this.options.timeoutMs * timeoutFactor;
+          const timeoutMs = Math.round(deadline === undefined ? grown : Math.min(grown, Math.max(this.options.timeoutMs, deadline - Date.now())));
+          const { reply, limits } = await this.attempt(request, timeoutMs);
+          ticket.release({ outcome: "ok", ...(limits ? { limits } : {}) });
+          return reply;
+        } catch (error) {
+          const failure = error instanceof ModelCallError ? error : new ModelCallError("model call failed", "answer");
+          ticket.release({
+            outcome: failure.kind,
+            ...(failure.status ? { status: failure.status } : {}),
+            ...(failure.retryAfterMs !== undefined ? { retryAfterMs: failure.retryAfterMs } : {}),
+            ...(failure.limits ? { limits: failure.limits } : {}),
+          });
+          throw failure;
+        }
+      },
+    );
+  }
+
+  /** One try against the provider, with its own timeout; throws a classified ModelCallError. */
+  async attempt(request: ModelRequest, timeoutMs: number): Promise<{ reply: ModelReply; limits?: RateLimits }> {
+    const timeout = AbortSignal.timeout(timeoutMs);
     const signal = request.signal ? AbortSignal.any([request.signal, timeout]) : timeout;
-    // The Sentry's triage is a bare JSON object, so JSON mode fits it; Boss's orders start with a
-    // keyword (SPIN {...}), which JSON mode would forbid, so Boss relies on its prompt alone.
-    const jsonMode = this.options.jsonMode !== false && request.json === true && PURE_JSON_ROLES.has(request.role);
+    // The Sentry's triage is a bare JSON object, so a schema or JSON mode fits it; Boss's orders
+    // start with a keyword (SPIN {...}), which JSON mode would forbid, so Boss relies on its prompt.
+    const wantsJson = request.json === true && PURE_JSON_ROLES.has(request.role);
+    const jsonMode = this.options.jsonMode !== false && wantsJson;
     try {
-      const result = await generateText({
-        model: this.languageModel,
-        system: request.system,
-        prompt: request.prompt,
-        maxRetries: 0,
-        abortSignal: signal,
-        ...(jsonMode ? { output: Output.json() } : {}),
-      });
-      return this.reply(result.text, result.usage, request);
+      if (wantsJson && this.structured.enabled) {
+        const asked = await this.structured.ask((output) => generateText({ ...this.base(request, signal), output }), jsonMode);
+        if (asked) return this.reply(asked.text, asked.usage, request, asked.headers);
+      }
+      if (STREAMED_ROLES.has(request.role) && request.watch?.text) return await this.stream(request, signal);
+      const result = await generateText({ ...this.base(request, signal), ...(jsonMode ? { output: Output.json() } : {}) });
+      return this.reply(result.text, result.usage, request, result.response.headers);
     } catch (error) {
+      if (error instanceof ModelCallError) throw error;
       // JSON mode that came back as not-JSON is still a reply: the pipeline validates and falls back.
       if (NoObjectGeneratedError.isInstance(error) && typeof error.text === "string") {
-        return this.reply(error.text, error.usage, request);
+        return this.reply(error.text, error.usage, request, error.response?.headers);
       }
-      throw safeError(error, { timedOut: timeout.aborted, aborted: request.signal?.aborted === true, timeoutMs: this.options.timeoutMs });
+      throw classifyProviderError(error, { timedOut: timeout.aborted, aborted: request.signal?.aborted === true, timeoutMs });
     }
   }
 
-  private reply(text: string, usage: { inputTokens?: number | undefined; outputTokens?: number | undefined } | undefined, request: ModelRequest): ModelReply {
-    if (text.trim().length === 0) throw new ModelCallError("model provider sent a malformed reply (empty text)", false);
+  private base(request: ModelRequest, signal: AbortSignal) {
+    return { model: this.languageModel, system: request.system, prompt: request.prompt, maxRetries: 0, abortSignal: signal };
+  }
+
+  /** Streams a plain-text answer to the flight as it comes; the reply is the whole text, as before. */
+  private async stream(request: ModelRequest, signal: AbortSignal): Promise<{ reply: ModelReply; limits?: RateLimits }> {
+    const result = streamText({ ...this.base(request, signal), onError: () => {} });
+    let text = "";
+    let usage: SdkUsage;
+    for await (const part of result.fullStream) {
+      if (part.type === "text-delta") {
+        if (part.text) request.watch?.text?.(part.text, text === "");
+        text += part.text;
+      } else if (part.type === "error") {
+        throw part.error;
+      } else if (part.type === "finish") {
+        usage = part.totalUsage;
+      } else if (part.type === "abort") {
+        throw new Error("aborted");
+      }
+    }
+    return this.reply(text, usage, request, (await result.response).headers);
+  }
+
+  private reply(text: string, usage: SdkUsage, request: ModelRequest, headers?: Record<string, string>): { reply: ModelReply; limits?: RateLimits } {
+    if (text.trim().length === 0) throw new ModelCallError("model provider sent a malformed reply (empty text)", "answer");
+    const limits = rateLimitsFrom(headers);
     // Token counts come from the provider; a provider that omits them is estimated like offline.
-    return {
+    const reply: ModelReply = {
       text,
       usage: {
         inputTokens: usage?.inputTokens ?? estimateTokens(request.system + request.prompt),
@@ -102,38 +174,8 @@ export class ProviderModel implements Model {
       },
       model: this.name,
     };
+    return limits ? { reply, limits } : { reply };
   }
-}
-
-function safeError(error: unknown, state: { timedOut: boolean; aborted: boolean; timeoutMs: number }): ModelCallError {
-  if (state.aborted) return new ModelCallError("model call aborted", false);
-  if (state.timedOut) return new ModelCallError(`model call timed out after ${state.timeoutMs} ms`, false);
-  if (APICallError.isInstance(error)) {
-    const status = error.statusCode;
-    if (status !== undefined && status >= 200 && status < 300) return new ModelCallError("model provider sent a malformed reply", false);
-    if (status === undefined) return new ModelCallError("model provider unreachable", true);
-    return new ModelCallError(`model provider answered HTTP ${status}`, isRetryableStatus(status));
-  }
-  const name = error instanceof Error ? error.name : "";
-  if (/TypeValidation|JSONParse|InvalidResponseData|EmptyResponseBody|NoContentGenerated|NoOutputGenerated/.test(name)) {
-    return new ModelCallError("model provider sent a malformed reply", false);
-  }
-  if (error instanceof TypeError) return new ModelCallError("model provider unreachable", true);
-  return new ModelCallError("model call failed", false);
-}
-
-function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener(
-      "abort",
-      () => {
-        clearTimeout(timer);
-        reject(new ModelCallError("model call aborted", false));
-      },
-      { once: true },
-    );
-  });
 }
 
 /** Splits CROWS_MODEL ("openai:gpt-4o-mini") into a provider kind and a model id. */
@@ -152,7 +194,13 @@ export function parseModelSetting(setting: string): { kind: ProviderKind; modelI
 /** Builds the configured provider, refusing at startup (ConfigError naming the variable) what cannot work. */
 export function createProviderModel(config: Config, env: Env = process.env, options: Partial<ProviderModelOptions> = {}): ProviderModel {
   const { kind, modelId } = parseModelSetting(config.model);
-  const modelOptions: ProviderModelOptions = { timeoutMs: config.modelTimeoutMs, ...options };
+  const policy = options.policy ?? retryPolicyFrom(config);
+  const modelOptions: ProviderModelOptions = {
+    timeoutMs: config.modelTimeoutMs,
+    policy,
+    gate: options.gate ?? providerGate(config, policy),
+    ...options,
+  };
   const baseURL = config.modelBaseUrl;
   switch (kind) {
     case "openai": {
@@ -175,11 +223,18 @@ export function createProviderModel(config: Config, env: Env = process.env, opti
         name: "openai-compatible",
         baseURL,
         includeUsage: true,
+        // Ask for the Sentry's JSON schema; a server without it refuses once and gets JSON mode.
+        supportsStructuredOutputs: true,
         ...(config.modelApiKey ? { apiKey: config.modelApiKey } : {}),
       });
       return new ProviderModel(config.model, provider.chatModel(modelId), modelOptions);
     }
   }
+}
+
+/** The gate of the configured provider: one per process, shared by every call to it. */
+export function providerGate(config: Config, policy: RetryPolicy = retryPolicyFrom(config)): Gate {
+  return new Gate(config.model, { concurrency: config.modelConcurrency, circuitFailures: config.modelCircuitFailures, policy });
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -14,6 +14,7 @@ import { describeError } from "../base/describe-error.ts";
 import type { NestRecord, NestStore } from "./store.ts";
 import { msgIdOf, nestStream } from "../base/streams.ts";
 import { MESSAGE_EVENT, recordOf, nestMessagePayload, type Kind, type MessageEntry, type MessageRecord, type MessageRow } from "./message.ts";
+import { addressedIn } from "./addressing.ts";
 import { checkAuthor, checkInvited, checkKindHeader, checkModeHeader, checkOptionalString, checkPhrase, checkText, checkTo, type PostInput } from "./post-input.ts";
 import { tagMessage } from "./tagging.ts";
 import { ASK_ROLES, Membership } from "./membership.ts";
@@ -196,7 +197,9 @@ export class NestChat {
     const asking = header === "ask_owner" && (author === "owner" || ASK_ROLES.includes(author) || author === "harness");
     const crowHeader: CrowKind | undefined = header !== undefined && (CROW_KINDS as readonly string[]).includes(header) ? (header as CrowKind) : undefined;
     await this.membership.check(nest, author, isMember, asking, internal);
-    const to = checkTo(input.to, members, internal !== undefined);
+    // No `to`: a client's text that opens with @Name addresses that member or role (addressing.ts).
+    const given = checkTo(input.to, members, internal !== undefined);
+    const to = given !== "" || internal !== undefined ? given : addressedIn(text, members);
     const refersTo = await this.checkRefersTo(nest.id, input.refers_to);
     const phrase = asking || internal?.forcedKind === "ask_owner" ? checkPhrase(input.approval_phrase) : checkOptionalString(input.approval_phrase, "approval_phrase");
     const modeHeader = checkModeHeader(input.mode);

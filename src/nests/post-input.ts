@@ -5,6 +5,8 @@ import { BadInputError } from "../base/errors.ts";
 import { CROW_KINDS, REQUEST_MODES, type RequestMode } from "../classifier/questions.ts";
 import { KINDS, MAX_MESSAGE_CHARS, MAX_PHRASE_CHARS, type Kind } from "./message.ts";
 import type { Actor } from "../base/actor.ts";
+import { requesterKey } from "../flock/rate-limit.ts";
+import { EMPTY_NAME } from "../flock/todo-text.ts";
 
 /** Who a message may be addressed to besides members and the owner (EVENTS.md: addressable roles). */
 export const ADDRESSABLE_ROLES: readonly string[] = ["Elder", "Quill", "Boss"];
@@ -29,6 +31,8 @@ export function checkAuthor(raw: unknown): string {
   if (typeof raw !== "string" || raw.trim() === "") throw new BadInputError('"author" must be a non-empty string: "owner" or a member of the nest.');
   const author = raw.trim();
   if (author.length > 100) throw new BadInputError('"author" may have at most 100 characters.');
+  // Authors share the requesters' rate-limit key, so an author with an empty key is refused alike.
+  if (requesterKey(author) === "") throw new BadInputError(EMPTY_NAME("author"));
   return author;
 }
 

@@ -1,7 +1,8 @@
 // The access check: one gate in front of every path the server answers (the REST API, GraphQL, the
 // console and its assets, health and metrics), so a rule here holds everywhere. In order:
 //   1. Host: only this server's own loopback names and addresses, its listen address, and the names
-//      in CROWS_PUBLIC_HOSTS (421 otherwise): a DNS-rebound page never gets an answer.
+//      in CROWS_PUBLIC_HOSTS (421 otherwise): a DNS-rebound page never gets an answer. Exactly one
+//      Host header (400 for two or more).
 //   2. Origin: a browser request from another origin is refused (403) unless CROWS_CORS_ORIGINS lists
 //      it; listed origins get CORS headers (preflights answered here), unlisted ones never do.
 //   3. Token: with CROWS_TOKEN set, a Bearer token or the crows_token cookie (401 otherwise: JSON,
@@ -47,6 +48,13 @@ export function lacksScope(scope: Scope): HttpError {
 }
 
 const digest = (value: string) => createHash("sha256").update(value, "utf8").digest();
+
+/** How many Host headers the request carried (rawHeaders is name, value, name, value, ...). */
+function hostHeaderCount(rawHeaders: readonly string[]): number {
+  let count = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]!.length === 4 && rawHeaders[i]!.toLowerCase() === "host") count++;
+  return count;
+}
 
 /** The hostname of a Host header (no port, IPv6 without brackets, lower case), or undefined. */
 function hostnameOf(host: string | undefined): string | undefined {
@@ -156,6 +164,9 @@ export class AccessGate {
 
   /** Host, Origin, token and body checks; throws the HttpError to answer with. Sets CORS headers on res. */
   async admit(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<"continue" | "answered"> {
+    // Node keeps the first of several Host headers; which one a proxy in front would use is anyone's
+    // guess, so a request with more than one is refused (RFC 9112: a 400).
+    if (hostHeaderCount(req.rawHeaders) > 1) throw new HttpError(400, "The request has more than one Host header; send exactly one.");
     const hostname = hostnameOf(req.headers.host);
     if (hostname === undefined || !this.names.has(hostname)) {
       throw new HttpError(421, "This server does not answer to that Host; use its own address or a name in CROWS_PUBLIC_HOSTS.");

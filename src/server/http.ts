@@ -1,5 +1,6 @@
 // One node:http server. Every request is parsed inside the error handling, passes the access
-// check (src/server/access.ts: Host, Origin/CORS, token, body size and type), then goes to the
+// check (src/server/access.ts: Host, Origin/CORS, token, body size and type) and, when it asks for
+// an SSE stream, the stream caps (src/server/stream-caps.ts), then goes to the
 // first handler whose path matches: /api/* to the compat layer (EVENTS.md, exact), /graphql and
 // /graphql/stream to GraphQL. Listens on 127.0.0.1 unless configured otherwise.
 import http from "node:http";
@@ -18,6 +19,7 @@ import { observeHttp } from "../telemetry/metrics.ts";
 import { trackInFlight } from "./shutdown.ts";
 import { writeSse } from "../http/sse/node-writer.ts";
 import { refuseUnstorable } from "../http/unstorable-text.ts";
+import { asksForStream, fdLimit, StreamGate, streamCaps } from "./stream-caps.ts";
 
 /** One entry per path family; the first whose `matches` is true serves the request. */
 interface Handler {
@@ -59,9 +61,12 @@ export async function startServer(app: App): Promise<RunningServer> {
   const router = compatRouter();
   const tokenStreams = new TokenStreams(app.tokens, app.bus, app.config.heartbeatMs);
   const gate = new AccessGate(app.config, app.tokens, tokenStreams);
+  const streams = new StreamGate(streamCaps(app.config, fdLimit()), app.logLine, (reason) => app.metrics.sseRefused.inc({ reason }));
+  app.metrics.fdLimit.set(streams.caps.fdLimit ?? 0);
+  for (const cap of ["total", "perClient", "headroom"] as const) app.metrics.sseCaps.set({ cap: cap === "perClient" ? "per_client" : cap }, streams.caps[cap]);
   const handlers: Handler[] = [
     { matches: (p) => p === "/api" || p.startsWith("/api/"), serve: (req, res, url) => serveCompat(app, router, req, res, url) },
-    { matches: isGraphQLPath, serve: createGraphQLHandler(app) },
+    { matches: isGraphQLPath, serve: createGraphQLHandler(app, { streams }) },
     { matches: isConsolePath, serve: (req, res, url) => serveConsole(req, res, url, app.logLine) },
     { matches: (p) => OPS_PATHS.has(p), serve: (req, res, url) => serveOps(app, req, res, url.pathname) }, // behind the gate too
   ];
@@ -75,6 +80,8 @@ export async function startServer(app: App): Promise<RunningServer> {
       try {
         const url = parseTarget(req.url);
         if ((await gate.admit(req, res, url)) === "answered") return;
+        // A 429 or 503 past a stream cap; a GraphQL subscription takes its slot once its body is read.
+        if (!isGraphQLPath(url.pathname) && asksForStream(url.pathname, req.headers.accept)) streams.admit(req, res);
         const handler = handlers.find((h) => h.matches(url.pathname));
         if (!handler) throw notFound();
         await handler.serve(req, res, url);

@@ -16,6 +16,12 @@ export interface Metrics {
   readonly httpRequests: Counter<"route" | "method" | "status">;
   readonly httpDuration: Histogram<"route" | "method">;
   readonly sseOpen: Gauge<"kind">;
+  /** Streams refused at a cap: per client address, or the total (src/server/stream-caps.ts). */
+  readonly sseRefused: Counter<"reason">;
+  /** The caps in force and what they were derived from: total, per_client, headroom. */
+  readonly sseCaps: Gauge<"cap">;
+  /** The process's soft limit on open files (0 where it cannot be read). */
+  readonly fdLimit: Gauge;
   readonly graphqlOperations: Counter<"type" | "field" | "outcome">;
   readonly eventsAppended: Counter<"name">;
   readonly verdicts: Counter<"outcome">;
@@ -36,6 +42,9 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Metri
     httpRequests: new Counter({ name: "crows_http_requests_total", help: "HTTP requests answered, by route, method and status.", labelNames: ["route", "method", "status"], registers }),
     httpDuration: new Histogram({ name: "crows_http_request_duration_seconds", help: "Time to answer an HTTP request (streams excluded), by route.", labelNames: ["route", "method"], buckets: LATENCY_BUCKETS, registers }),
     sseOpen: new Gauge({ name: "crows_sse_streams_open", help: "Server-sent event streams open now (api: /api/events, graphql: subscriptions).", labelNames: ["kind"], registers }),
+    sseRefused: new Counter({ name: "crows_sse_streams_refused_total", help: "SSE streams refused at a cap, by reason (client: the per-address cap, total).", labelNames: ["reason"], registers }),
+    sseCaps: new Gauge({ name: "crows_sse_stream_caps", help: "The SSE stream caps in force (total, per_client) and the descriptors kept free of streams (headroom).", labelNames: ["cap"], registers }),
+    fdLimit: new Gauge({ name: "crows_fd_limit", help: "The process's soft limit on open files (0: unknown).", registers }),
     graphqlOperations: new Counter({ name: "crows_graphql_operations_total", help: "GraphQL operations executed, by type, root field and outcome.", labelNames: ["type", "field", "outcome"], registers }),
     eventsAppended: new Counter({ name: "crows_events_appended_total", help: "Events this process appended to the durable log, by name.", labelNames: ["name"], registers }),
     verdicts: new Counter({ name: "crows_verdicts_total", help: "Verdicts recorded, by outcome (approved, rejected, auto, timeout).", labelNames: ["outcome"], registers }),

@@ -1,54 +1,12 @@
-// Drives bin/crows the way a user does: a real process per command, its one JSON line parsed,
-// its exit code kept. Each test gets its own data folder (mode 700, as mkdtemp makes it).
+// Drives bin/crows the way a user does (the command runner lives in harness/, shared with bench/),
+// plus what only tests need: a long-running process, a pid probe, a polled wait.
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
-import * as assert from "uvu/assert";
-import os from "node:os";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import * as assert from "uvu/assert";
 
-export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-export const BIN = path.join(ROOT, "bin/crows");
-
-export interface CommandResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  /** The one JSON line on stdout (or on stderr when the command failed). */
-  json: any;
-  ms: number;
-}
-
-export function tempDataDir(): string {
-  return mkdtempSync(path.join(os.tmpdir(), "crows-ops-"));
-}
-
-export function baseEnv(dataDir: string, env: Record<string, string> = {}): Record<string, string> {
-  const clean: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("CROWS_") && k !== "DATABASE_URL" && k !== "REDIS_URL") clean[k] = v;
-  return { ...clean, CROWS_DATA_DIR: dataDir, CROWS_PORT: "0", ...env };
-}
-
-export function crows(args: string[], env: Record<string, string>): Promise<CommandResult> {
-  const started = Date.now();
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-  return new Promise((resolve) => {
-    child.on("close", (code) => {
-      const text = (code === 0 ? stdout : stderr || stdout).trim();
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch {
-        json = undefined;
-      }
-      resolve({ code, stdout, stderr, json, ms: Date.now() - started });
-    });
-  });
-}
+export { BIN, ROOT, baseEnv, crows, removeDir, tempDataDir, type CommandResult } from "../../harness/cli.ts";
+import { ROOT } from "../../harness/cli.ts";
 
 /** A process that runs until it exits on its own or is signalled; output collected. */
 export function startProcess(command: string, args: string[], env: Record<string, string>) {
@@ -83,10 +41,6 @@ export async function waitFor<T>(what: string, probe: () => T | undefined | fals
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
-}
-
-export function removeDir(dir: string): void {
-  rmSync(dir, { recursive: true, force: true });
 }
 
 /** The one JSON line a command printed (asserts there is exactly one). */

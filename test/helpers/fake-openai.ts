@@ -24,6 +24,14 @@ export interface FakeReply {
   delayMs?: number;
   /** Send this exact body instead of a chat completion (to exercise malformed responses). */
   rawBody?: string;
+  /** Extra response headers (Retry-After, x-ratelimit-*). */
+  headers?: Record<string, string>;
+  /** Drop the connection without an answer (a reset, as a crashing proxy does). */
+  reset?: boolean;
+  /** When streaming, wait this long between pieces (a model writing as it goes). */
+  chunkDelayMs?: number;
+  /** When streaming, drop the connection after this many pieces (a reset mid-answer). */
+  resetAfterChunks?: number;
 }
 
 export type FakeScript = (call: FakeCall, index: number) => FakeReply | Promise<FakeReply>;
@@ -34,6 +42,11 @@ export interface FakeOpenAI {
   calls: FakeCall[];
   /** Replace the script mid-test. */
   script: FakeScript;
+  /** Requests being answered now, and the most there ever were at once (the cap, seen from here). */
+  inFlight: number;
+  maxInFlight: number;
+  /** Tokens reported in the usage of every completed 200 answer. */
+  servedTokens: number;
   close(): Promise<void>;
 }
 
@@ -66,11 +79,36 @@ export const defaultScript: FakeScript = (call) => {
   return { content, usage: { prompt_tokens: Math.ceil((call.system.length + call.prompt.length) / 4), completion_tokens: Math.ceil(content.length / 4) } };
 };
 
+/** Chat-completion chunks over SSE, the way OpenAI streams: the content in a few pieces, usage last. */
+async function streamCompletion(res: http.ServerResponse, index: number, model: string, reply: FakeReply, headers: Record<string, string>): Promise<void> {
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", ...headers });
+  const content = reply.content ?? "";
+  const base = { id: `chatcmpl-fake-${index}`, object: "chat.completion.chunk", created: Math.floor(Date.now() / 1000), model };
+  const pieces = content.match(/[\s\S]{1,12}/g) ?? [];
+  const send = (chunk: unknown) => res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+  send({ ...base, choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] });
+  for (const [i, piece] of pieces.entries()) {
+    if (reply.chunkDelayMs) await new Promise((resolve) => setTimeout(resolve, reply.chunkDelayMs));
+    if (res.destroyed) return;
+    if (reply.resetAfterChunks !== undefined && i >= reply.resetAfterChunks) {
+      res.socket?.destroy();
+      return;
+    }
+    send({ ...base, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] });
+  }
+  send({ ...base, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] });
+  if (reply.usage) send({ ...base, choices: [], usage: { ...reply.usage, total_tokens: reply.usage.prompt_tokens + reply.usage.completion_tokens } });
+  res.end("data: [DONE]\n\n");
+}
+
 export async function startFakeOpenAI(script: FakeScript = defaultScript): Promise<FakeOpenAI> {
   const calls: FakeCall[] = [];
-  const fake: FakeOpenAI = { url: "", calls, script, close: async () => {} };
+  const fake: FakeOpenAI = { url: "", calls, script, inFlight: 0, maxInFlight: 0, servedTokens: 0, close: async () => {} };
 
   const server = http.createServer((req, res) => {
+    fake.inFlight++;
+    fake.maxInFlight = Math.max(fake.maxInFlight, fake.inFlight);
+    res.once("close", () => fake.inFlight--);
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", async () => {
@@ -93,13 +131,23 @@ export async function startFakeOpenAI(script: FakeScript = defaultScript): Promi
       const reply = await fake.script(call, index);
       if (reply.delayMs) await new Promise((resolve) => setTimeout(resolve, reply.delayMs));
       if (res.destroyed || res.writableEnded) return;
+      if (reply.reset) {
+        req.socket.destroy();
+        return;
+      }
       const status = reply.status ?? 200;
+      const headers = { "content-type": "application/json", ...(reply.headers ?? {}) };
       if (reply.rawBody !== undefined) {
-        res.writeHead(status, { "content-type": "application/json" }).end(reply.rawBody);
+        res.writeHead(status, headers).end(reply.rawBody);
         return;
       }
       if (status !== 200) {
-        res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: `fake error ${status}`, type: "server_error" } }));
+        res.writeHead(status, headers).end(JSON.stringify({ error: { message: `fake error ${status}`, type: "server_error" } }));
+        return;
+      }
+      if (reply.usage) fake.servedTokens += reply.usage.prompt_tokens + reply.usage.completion_tokens;
+      if (body.stream === true) {
+        void streamCompletion(res, index, typeof body.model === "string" ? body.model : "fake", reply, reply.headers ?? {});
         return;
       }
       const completion: Record<string, unknown> = {
@@ -112,7 +160,7 @@ export async function startFakeOpenAI(script: FakeScript = defaultScript): Promi
       if (reply.usage) {
         completion.usage = { ...reply.usage, total_tokens: reply.usage.prompt_tokens + reply.usage.completion_tokens };
       }
-      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(completion));
+      res.writeHead(200, headers).end(JSON.stringify(completion));
     });
   });
 

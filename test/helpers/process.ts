@@ -1,6 +1,8 @@
 // The server as a real child process, the way `npm start` runs it: waits for the ready line and
 // gives back its URL, its exit and its output. kill("SIGKILL") is a crash: nothing is flushed.
+// The child sees none of the caller's crows settings (DATABASE_URL, CROWS_TOKEN...): only `env`.
 import { spawn, type ChildProcess } from "node:child_process";
+import { childEnv } from "../../harness/child-env.ts";
 
 export interface ServerProcess {
   child: ChildProcess;
@@ -12,7 +14,7 @@ export interface ServerProcess {
 
 export function startProcess(env: Record<string, string>): ServerProcess {
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-    env: { ...process.env, ...env },
+    env: childEnv(env),
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";

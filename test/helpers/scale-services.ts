@@ -1,24 +1,30 @@
 // The real PostgreSQL and Redis the scale tests run against, from CROWS_TEST_PG_URL and
 // CROWS_TEST_REDIS_URL (scripts/test-services.sh starts both on loopback and prints them).
-// Without them the scale suites are skipped, loudly; CI sets CROWS_TEST_SERVICES_REQUIRED=1, so
+// Without them each of their tests is registered as skipped, with the reason; CI sets CROWS_TEST_SERVICES_REQUIRED=1, so
 // there a missing service fails the run instead of skipping it.
-import { randomBytes } from "node:crypto";
-import pg from "pg";
-import { test } from "uvu";
+import { test, type Test } from "uvu";
+import { gated } from "./gate.ts";
 import { startTestServer, type TestServer } from "./server.ts";
+import { freshDatabase } from "../../harness/pg-database.ts";
+
+export { freshDatabase };
 
 export interface Services {
   pgUrl: string;
   redisUrl: string;
 }
 
-export function services(suite: string): Services | null {
+/**
+ * The services, or null when they are missing: then, on CI (CROWS_TEST_SERVICES_REQUIRED=1), a
+ * failing test is registered on `runner` (the suite the file runs, so it reports under its name).
+ */
+export function services(suite: string, runner: Test<any> = test): Services | null {
   const pgUrl = process.env.CROWS_TEST_PG_URL?.trim();
   const redisUrl = process.env.CROWS_TEST_REDIS_URL?.trim();
   if (pgUrl && redisUrl) return { pgUrl, redisUrl };
   const why = `${suite}: CROWS_TEST_PG_URL / CROWS_TEST_REDIS_URL are not set`;
   if (process.env.CROWS_TEST_SERVICES_REQUIRED === "1") {
-    test(`${suite}: PostgreSQL and Redis are required here`, () => {
+    runner(`${suite}: PostgreSQL and Redis are required here`, () => {
       throw new Error(`${why}, and CROWS_TEST_SERVICES_REQUIRED=1 (CI)`);
     });
     return null;
@@ -29,30 +35,10 @@ export function services(suite: string): Services | null {
   return null;
 }
 
-/** A new, empty database on the test server; drop() removes it (closing any connection left). */
-export async function freshDatabase(adminUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `crows_scale_${randomBytes(4).toString("hex")}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE "${name}"`);
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const client = new pg.Client({ connectionString: adminUrl });
-      await client.connect();
-      try {
-        await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      } finally {
-        await client.end();
-      }
-    },
-  };
+/** The services and a runner for the tests that need them: `it` registers each as skipped without them. */
+export function serviceTests<T = any>(suite: string, runner: Test<T> = test as Test<T>): { svc: Services | null; it: Test<T> } {
+  const svc = services(suite, runner);
+  return { svc, it: gated(runner, svc ? null : "no PostgreSQL/Redis") };
 }
 
 /** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */

@@ -15,3 +15,6 @@ export function pageLimit(asked: number | null | undefined, fallback: number, ma
  * (/api/trust/history, a nest's ?limit=). A query's cost can multiply by it.
  */
 export const MAX_PAGE = 100;
+
+/** A connection's page when a query gives neither first nor last. */
+export const DEFAULT_CONNECTION_PAGE = 20;

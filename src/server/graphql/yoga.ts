@@ -22,15 +22,18 @@ import type { Principal } from "../../access/principal.ts";
 import { graphqlScopes } from "./plugins/scopes.ts";
 import { graphqlLimits } from "./plugins/limits.ts";
 import { decodeBody, refuseUnstorableText } from "../../http/unstorable-text.ts";
+import { MAX_JSON_DEPTH, tooDeep, tooDeepError } from "../../http/json-depth.ts";
 import { useGraphQLStream } from "./stream.ts";
 import { openSubscription, subscriptionParamsOf } from "./subscriptions.ts";
 import { writeSse } from "../../http/sse/node-writer.ts";
+import { asksForStream, type StreamGate } from "../stream-caps.ts";
 import { graphqlMetricsPlugin } from "../../telemetry/metrics.ts";
 import { describeError } from "../../base/describe-error.ts";
 import { compiledQueries } from "./plugins/compiled-queries.ts";
 import { useProjectedSubscriptions } from "./projection/plugin.ts";
 import { projectableSubscriptions } from "../../../schema/events.ts";
 import { graphqlReadCache } from "./plugins/read-cache.ts";
+import { executionBounds, guardResolvers, queryCostLimit } from "./plugins/bounds.ts";
 
 export const GRAPHQL_PATH = "/graphql";
 export const GRAPHQL_SSE_PATH = "/graphql/stream";
@@ -150,10 +153,14 @@ export interface GraphQLHandlerOptions {
    * every event, as before: the reference test/graphql-sse-transport.test.ts compares against.
    */
   nativeSubscriptions?: boolean;
+  /** The stream caps a subscription over SSE takes a slot from (none: uncapped, as in-process tests use it). */
+  streams?: StreamGate;
 }
 
 /** The Yoga instance behind both paths: its envelop is also what the SSE subscription writer runs. */
 export function createGraphQLYoga(app: App, options: { projectedSubscriptions?: boolean } = {}) {
+  guardResolvers(schema);
+  const bounds = { deadlineMs: app.config.graphqlDeadlineMs, maxAnswerBytes: app.config.graphqlMaxAnswerBytes };
   return createYoga<ServerContext, Context & { principal: Principal }>({
     schema,
     graphqlEndpoint: GRAPHQL_PATH,
@@ -163,7 +170,7 @@ export function createGraphQLYoga(app: App, options: { projectedSubscriptions?: 
     renderGraphiQL,
     landingPage: false,
     maskedErrors: { maskError: maskCrowsError },
-    plugins: [csrfPrevention, queryStringJson, ...graphqlLimits(), graphqlScopes, refuseUnstorableText, requestErrorsCoded, useGraphQLStream(GRAPHQL_SSE_PATH, (line) => app.logLine(line)), graphqlMetricsPlugin(app.metrics), graphqlReadCache(() => app.database.readVersion), compiledQueries, useProjectedSubscriptions(options.projectedSubscriptions === false ? {} : projectableSubscriptions)],
+    plugins: [csrfPrevention, queryStringJson, ...graphqlLimits(), graphqlScopes, refuseUnstorableText, requestErrorsCoded, useGraphQLStream(GRAPHQL_SSE_PATH, (line) => app.logLine(line)), graphqlMetricsPlugin(app.metrics), queryCostLimit(), graphqlReadCache(() => app.database.readVersion), compiledQueries, useProjectedSubscriptions(options.projectedSubscriptions === false ? {} : projectableSubscriptions), executionBounds(bounds)],
     logging: {
       debug: () => {},
       info: () => {},
@@ -177,6 +184,13 @@ export function createGraphQLYoga(app: App, options: { projectedSubscriptions?: 
   });
 }
 
+/** The JSON-depth 400 with a GraphQL `errors` entry beside its message, so either kind of client reads it. */
+function graphqlTooDeep(where: string): HttpError {
+  const refusal = tooDeepError(where);
+  const errors = [{ message: refusal.message, extensions: { code: "JSON_TOO_DEEP", limit: MAX_JSON_DEPTH } }];
+  return new HttpError(refusal.status, refusal.message, { ...refusal.extra, errors });
+}
+
 export function createGraphQLHandler(app: App, options: GraphQLHandlerOptions = {}): (req: http.IncomingMessage, res: http.ServerResponse, url?: URL) => Promise<void> {
   const native = options.nativeSubscriptions ?? true;
   const yoga = createGraphQLYoga(app, { projectedSubscriptions: native });
@@ -187,13 +201,22 @@ export function createGraphQLHandler(app: App, options: GraphQLHandlerOptions = 
       // keep a reservation in memory). A CORS preflight never gets here: the access check answers it.
       throw new HttpError(405, `${method} is not allowed here. GraphQL takes GET and POST (one POST or GET per subscription).`, {}, { allow: "GET, POST" });
     }
+    // JSON nested past MAX_JSON_DEPTH anywhere (a GET's variables or extensions, any part of a
+    // body, used or not) is refused before Yoga, graphql-sse or a scan of ours parses it.
+    for (const name of ["variables", "extensions"]) {
+      const raw = url.searchParams.get(name);
+      if (raw !== null && tooDeep(raw)) throw graphqlTooDeep(`The "${name}" parameter`);
+    }
     let body: Buffer | undefined;
     if (method !== "GET" && method !== "HEAD") {
       // Read here, under the shared limit (a 413 past it); Yoga takes a body already read from req.body.
       body = await readBody(req);
-      decodeBody(body); // a 400 when it is not UTF-8 (Yoga would read the bad bytes as U+FFFD)
+      const text = decodeBody(body); // a 400 when it is not UTF-8 (Yoga would read the bad bytes as U+FFFD)
+      if (tooDeep(text)) throw graphqlTooDeep("The body");
       (req as http.IncomingMessage & { body?: Buffer }).body = body;
     }
+    // A subscription over SSE takes a stream slot before it opens (a 429 or 503 past a cap).
+    if (options.streams && asksForStream(url.pathname, req.headers.accept, () => body?.toString("utf8") ?? url.searchParams.get("query") ?? "")) options.streams.admit(req, res);
     const params = native ? subscriptionParamsOf(req.method, req.headers, url.searchParams, body) : undefined;
     if (params) {
       const protocol = url.pathname === GRAPHQL_SSE_PATH ? "graphql-sse" : "yoga";

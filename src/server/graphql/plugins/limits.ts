@@ -1,11 +1,13 @@
 // GraphQL limits from graphql-armor: tokens (checked while parsing, so a 10,000-deep or 100,000-alias
-// document stops after the first few hundred tokens), then directives, aliases, cost and depth (checked
-// at validation, before anything runs). A refusal is a 400 whose error carries a code and the limit.
+// document stops after the first few hundred tokens), then directives, aliases and depth (checked
+// at validation, before anything runs). The cost, which multiplies by list sizes and so needs the
+// variables, is checked just before execution (bounds.ts, cost.ts). A refusal is a 400 whose error carries a code and the limit.
 // The values fit every documented query and GraphiQL's introspection (test/security-graphql.test.ts
 // runs them); docs/security.md lists them with the reasons.
 import { GraphQLError, type ValidationContext } from "graphql";
 import type { Plugin } from "graphql-yoga";
 import { EnvelopArmor } from "@escape.tech/graphql-armor";
+import { BOUND_CODES } from "./bounds.ts";
 
 export const GRAPHQL_LIMITS = {
   /** Lexical tokens in one document. */
@@ -14,14 +16,12 @@ export const GRAPHQL_LIMITS = {
   maxDepth: 5,
   /** Aliased fields (__typename aliases are counted too). */
   maxAliases: 15,
-  /** graphql-armor's static cost: 2 per object field, 1 per scalar, x1.5 per level of nesting. */
-  maxCost: 5000,
   /** Directives in one document. */
   maxDirectives: 10,
 } as const;
 
-type LimitCode = "TOO_MANY_TOKENS" | "QUERY_TOO_DEEP" | "TOO_MANY_ALIASES" | "QUERY_TOO_COSTLY" | "TOO_MANY_DIRECTIVES";
-const LIMIT_CODES = new Set<string>(["TOO_MANY_TOKENS", "QUERY_TOO_DEEP", "TOO_MANY_ALIASES", "QUERY_TOO_COSTLY", "TOO_MANY_DIRECTIVES"] satisfies LimitCode[]);
+type LimitCode = "TOO_MANY_TOKENS" | "QUERY_TOO_DEEP" | "TOO_MANY_ALIASES" | "TOO_MANY_DIRECTIVES";
+const LIMIT_CODES = new Set<string>([...(["TOO_MANY_TOKENS", "QUERY_TOO_DEEP", "TOO_MANY_ALIASES", "TOO_MANY_DIRECTIVES"] satisfies LimitCode[]), ...BOUND_CODES]);
 
 function coded(error: GraphQLError, code: LimitCode, limit: number): GraphQLError {
   // spec: false keeps Yoga from answering 200 over application/json (its rule for ordinary
@@ -52,7 +52,7 @@ export function graphqlLimits(): Plugin[] {
     },
     maxDirectives: { n: L.maxDirectives, ...report("TOO_MANY_DIRECTIVES", L.maxDirectives) },
     maxAliases: { n: L.maxAliases, allowList: [], ...report("TOO_MANY_ALIASES", L.maxAliases) },
-    costLimit: { maxCost: L.maxCost, ...report("QUERY_TOO_COSTLY", L.maxCost) },
+    costLimit: { enabled: false }, // armor's cost does not multiply by list sizes: cost.ts does
     maxDepth: { n: L.maxDepth, flattenFragments: true, ...report("QUERY_TOO_DEEP", L.maxDepth) },
     // Introspection is open (GraphiQL), so "did you mean" suggestions reveal nothing; they help.
     blockFieldSuggestion: { enabled: false },

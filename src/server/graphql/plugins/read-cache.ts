@@ -106,7 +106,9 @@ export function graphqlReadCache(versionOf: () => ReadVersion): Plugin {
       return {
         onExecuteDone({ result, setResult }) {
           const single = result as ExecutionResult & { stringify?: (r: unknown) => string };
-          if (!single || Symbol.asyncIterator in single || single.errors || single.extensions || !("data" in single)) return;
+          // extensions.cost is kept with the text: it follows from the query and variables, the key.
+          const onlyCost = !single?.extensions || Object.keys(single.extensions).every((k) => k === "cost");
+          if (!single || Symbol.asyncIterator in single || single.errors || !onlyCost || !("data" in single)) return;
           if (versionOf().current() !== version) return; // something committed (or began) meanwhile
           const text = (single.stringify ?? JSON.stringify)(single);
           keep(key, { version, text });

@@ -1,0 +1,301 @@
+// One gate per provider for the whole process: every model call passes through it.
+//   - a concurrency cap (CROWS_MODEL_CONCURRENCY): at most that many calls in the air;
+//   - a queue fair across lanes (a lane is a list, or a nest): the next free slot goes to the
+//     lane after the one served last, so a 2-item list posted behind a 50-item one is not held
+//     to the end;
+//   - a pace from the provider's own rate-limit headers (OpenAI's x-ratelimit-*-requests,
+//     Anthropic's anthropic-ratelimit-requests-*): while few requests remain in its window, the
+//     gate keeps a mirror of the provider's bucket (what remained at the last answer, less the
+//     calls in the air, refilled at the limit per minute) and starts a call only with a request
+//     left in it, so the flock uses what the provider allows without hammering it. A provider that announces nothing is not paced: each 429 waits out its
+//     own Retry-After, and a run of them opens the circuit. (A pace guessed from 429s alone cannot
+//     tell a rate limit from a provider that refuses at random, and collapses on the latter.);
+//   - a circuit: after `circuitFailures` weather failures in a row it opens; calls wait instead
+//     of hammering the provider; after a cooldown one trial call goes out, and its success closes
+//     the circuit (its failure reopens it for longer). An outage of any length costs a handful
+//     of calls.
+// The cap is per process: with several instances the provider sees up to instances x cap.
+import type { RetryPolicy, WaitNotice } from "./retry-policy.ts";
+import { ModelCallError, ProviderUnavailableError, type RateLimits, type TroubleKind } from "./provider-errors.ts";
+
+export interface GateOptions {
+  concurrency: number;
+  /** Weather failures in a row that open the circuit. */
+  circuitFailures: number;
+  /** The backoff that spaces trial calls while the circuit stays open. */
+  policy: Pick<RetryPolicy, "initialIntervalMs" | "backoffCoefficient" | "maximumIntervalMs">;
+  now?: () => number;
+}
+
+export type CircuitState = "closed" | "open" | "half-open";
+
+export interface GateStats {
+  inFlight: number;
+  queued: number;
+  /** Queued calls that wait on the circuit rather than on a free slot. */
+  heldByCircuit: number;
+  circuit: CircuitState;
+  /** Calls per second the gate paces to; Infinity while the provider's window has room. */
+  rate: number;
+}
+
+export type CallOutcome = "ok" | TroubleKind;
+
+export interface TicketRelease {
+  outcome: CallOutcome;
+  status?: number;
+  retryAfterMs?: number;
+  /** The provider's announced request limit, read from this answer's headers. */
+  limits?: RateLimits;
+}
+
+export interface Ticket {
+  release(result: TicketRelease): void;
+}
+
+export interface AcquireOptions {
+  signal?: AbortSignal;
+  /** The flight's patience deadline, begun (and stored) the first time the circuit holds it. */
+  patience?: (now: number) => Promise<number>;
+  /** Told when the circuit holds this call, with when the next trial goes out. */
+  waiting?: (notice: WaitNotice) => void;
+  /** Refuse at once instead of waiting on an open circuit (the classifier fails closed to "unsure"). */
+  failFast?: boolean;
+}
+
+interface Waiter {
+  lane: string;
+  resolve: (ticket: Ticket) => void;
+  reject: (error: Error) => void;
+  options: AcquireOptions;
+  queuedAt: number;
+  deadline?: number;
+  asking?: boolean;
+}
+
+export interface GateListener {
+  /** A call finished, with how it went. */
+  called?(outcome: CallOutcome): void;
+  circuit?(state: CircuitState): void;
+}
+
+/** Pace once no more than this many calls' worth (times the cap) remain in the provider's window. */
+const LOW_REMAINING_PER_SLOT = 2;
+
+export class Gate {
+  private inFlight = 0;
+  // Lane -> its waiters, in arrival order. A Map iterates in insertion order: the lane served is
+  // deleted and re-inserted at the end, which is the round robin.
+  private readonly lanes = new Map<string, Waiter[]>();
+  private circuit: CircuitState = "closed";
+  private openUntil = 0;
+  private opens = 0;
+  private consecutive = 0;
+  private lastTrouble = "";
+  private trialOut = false;
+  private rate = Number.POSITIVE_INFINITY;
+  // The mirror of the provider's bucket while paced: requests left at `leftAt`, and the most it
+  // was seen to hold (its burst).
+  private left = 0;
+  private leftAt = 0;
+  private burst = 1;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly listeners: GateListener[] = [];
+  private readonly now: () => number;
+
+  constructor(
+    readonly name: string,
+    private readonly options: GateOptions,
+  ) {
+    this.now = options.now ?? Date.now;
+  }
+
+  listen(listener: GateListener): void {
+    this.listeners.push(listener);
+  }
+
+  stats(): GateStats {
+    let queued = 0;
+    for (const waiters of this.lanes.values()) queued += waiters.length;
+    return { inFlight: this.inFlight, queued, heldByCircuit: this.circuit === "closed" ? 0 : queued, circuit: this.circuit, rate: this.rate };
+  }
+
+  /** Waits for a slot in `lane`'s turn; rejects on abort, or when the patience ends behind an open circuit. */
+  acquire(lane: string, options: AcquireOptions = {}): Promise<Ticket> {
+    if (options.signal?.aborted) return Promise.reject(new ModelCallError("model call aborted", "aborted"));
+    return new Promise<Ticket>((resolve, reject) => {
+      const onAbort = () => {
+        if (this.remove(waiter)) reject(new ModelCallError("model call aborted", "aborted"));
+      };
+      const settle = () => options.signal?.removeEventListener("abort", onAbort);
+      const waiter: Waiter = {
+        lane,
+        resolve: (ticket) => {
+          settle();
+          resolve(ticket);
+        },
+        reject: (error) => {
+          settle();
+          reject(error);
+        },
+        options,
+        queuedAt: this.now(),
+      };
+      const queue = this.lanes.get(lane);
+      if (queue) queue.push(waiter);
+      else this.lanes.set(lane, [waiter]);
+      options.signal?.addEventListener("abort", onAbort, { once: true });
+      this.pump();
+    });
+  }
+
+  private remove(waiter: Waiter): boolean {
+    const queue = this.lanes.get(waiter.lane);
+    const at = queue?.indexOf(waiter) ?? -1;
+    if (!queue || at < 0) return false;
+    queue.splice(at, 1);
+    if (queue.length === 0) this.lanes.delete(waiter.lane);
+    // Nobody left to wake: a pending wake-up must not keep a stopping process alive.
+    if (this.lanes.size === 0) clearTimeout(this.timer);
+    return true;
+  }
+
+  private next(): Waiter | undefined {
+    for (const [lane, queue] of this.lanes) {
+      const waiter = queue.shift()!;
+      this.lanes.delete(lane);
+      if (queue.length > 0) this.lanes.set(lane, queue); // to the back of the round
+      return waiter;
+    }
+    return undefined;
+  }
+
+  private pump(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    while (this.lanes.size > 0) {
+      const now = this.now();
+      if (this.circuit === "open") {
+        if (now < this.openUntil) return this.holdAll(now, this.openUntil);
+        this.setCircuit("half-open");
+        this.trialOut = false;
+      }
+      if (this.circuit === "half-open") {
+        if (this.trialOut || this.inFlight > 0) return this.holdAll(now, undefined);
+        this.trialOut = true;
+        this.admit(this.next()!, now, true);
+        continue;
+      }
+      if (this.inFlight >= this.options.concurrency) return;
+      if (Number.isFinite(this.rate)) {
+        const left = Math.min(this.burst, this.left + ((now - this.leftAt) / 1000) * this.rate);
+        if (left < 1) return this.wake(Math.max(1, Math.ceil(((1 - left) / this.rate) * 1000)));
+        this.left = left - 1;
+        this.leftAt = now;
+      }
+      this.admit(this.next()!, now, false);
+    }
+  }
+
+  /** Every queued call waits on the circuit: each begins its patience, and expires at its end. */
+  private holdAll(now: number, retryAt: number | undefined): void {
+    let soonest = retryAt ?? Number.POSITIVE_INFINITY;
+    for (const queue of this.lanes.values()) {
+      for (const waiter of [...queue]) {
+        if (waiter.options.failFast) {
+          this.remove(waiter);
+          waiter.reject(new ModelCallError(`circuit open: ${this.lastTrouble}`, "weather"));
+          continue;
+        }
+        if (waiter.deadline !== undefined && now >= waiter.deadline) {
+          this.remove(waiter);
+          waiter.reject(new ProviderUnavailableError(now - waiter.queuedAt, this.lastTrouble || "the circuit is open"));
+          continue;
+        }
+        if (waiter.deadline === undefined && !waiter.asking && waiter.options.patience) {
+          waiter.asking = true;
+          void waiter.options.patience(now).then(
+            (deadline) => {
+              waiter.deadline = deadline;
+              this.pump();
+            },
+            () => (waiter.asking = false),
+          );
+        }
+        if (waiter.deadline !== undefined) {
+          soonest = Math.min(soonest, waiter.deadline);
+          waiter.options.waiting?.({ reason: `circuit open: ${this.lastTrouble}`, retryAt: retryAt ?? now, deadline: waiter.deadline, failures: this.consecutive });
+        }
+      }
+    }
+    if (Number.isFinite(soonest)) this.wake(Math.max(1, soonest - now));
+  }
+
+  private wake(ms: number): void {
+    clearTimeout(this.timer);
+    // Not unref'd: a call held by the circuit is work in progress, and keeps the process up.
+    this.timer = setTimeout(() => this.pump(), ms);
+  }
+
+  private admit(waiter: Waiter, _now: number, trial: boolean): void {
+    this.inFlight++;
+    let released = false;
+    waiter.resolve({
+      release: (result) => {
+        if (released) return;
+        released = true;
+        this.inFlight--;
+        this.record(result, trial);
+        for (const listener of this.listeners) listener.called?.(result.outcome);
+        this.pump();
+      },
+    });
+  }
+
+  private record(result: TicketRelease, trial: boolean): void {
+    const now = this.now();
+    if (result.limits) this.pace(result.limits);
+    if (result.outcome === "ok" || result.outcome === "answer") {
+      this.consecutive = 0;
+      if (trial || this.circuit !== "closed") {
+        this.opens = 0;
+        this.setCircuit("closed");
+      }
+      return;
+    }
+    if (result.outcome === "aborted" || result.outcome === "config" || result.outcome === "unavailable") {
+      if (trial) this.trialOut = false;
+      return;
+    }
+    // Weather or a timeout.
+    this.consecutive++;
+    this.lastTrouble = result.status ? `HTTP ${result.status}` : result.outcome === "timeout" ? "timed out" : "unreachable";
+    if (trial || this.consecutive >= this.options.circuitFailures) {
+      const { initialIntervalMs, backoffCoefficient, maximumIntervalMs } = this.options.policy;
+      const cooldown = Math.min(maximumIntervalMs, initialIntervalMs * backoffCoefficient ** this.opens);
+      this.opens++;
+      this.openUntil = now + Math.max(cooldown, result.retryAfterMs ?? 0);
+      this.setCircuit("open");
+    }
+  }
+
+  /** Paces to the provider's limit per minute while its window runs low; unpaced while it has room. */
+  private pace(limits: RateLimits): void {
+    const low = limits.remaining <= this.options.concurrency * LOW_REMAINING_PER_SLOT;
+    if (!low) {
+      this.rate = Number.POSITIVE_INFINITY;
+      return;
+    }
+    this.rate = limits.limit / 60;
+    this.burst = Math.max(1, Math.min(this.options.concurrency * LOW_REMAINING_PER_SLOT, Math.max(this.burst, limits.remaining)));
+    // What the provider had left when it answered, less what is in the air since (each will take one).
+    this.left = Math.max(0, limits.remaining - this.inFlight);
+    this.leftAt = this.now();
+  }
+
+  private setCircuit(state: CircuitState): void {
+    if (this.circuit === state) return;
+    this.circuit = state;
+    for (const listener of this.listeners) listener.circuit?.(state);
+  }
+}
