@@ -10,7 +10,26 @@ import { crowRoutes } from "./crows.ts";
 import { messageRoutes } from "./messages.ts";
 import { tokenRoutes } from "./tokens.ts";
 import { auditRoutes } from "./audit.ts";
+import { openApiRoutes } from "./openapi/index.ts";
+import { exportRoutes } from "./export.ts";
+import type { Route } from "./router.ts";
+
+/** Every route of the REST API: the route table test/openapi.test.ts holds the OpenAPI document to. */
+export const compatRoutes: readonly Route[] = [
+  ...listRoutes,
+  ...eventRoutes,
+  ...verdictRoutes,
+  ...trustRoutes,
+  ...personaRoutes,
+  ...nestRoutes,
+  ...crowRoutes,
+  ...messageRoutes,
+  ...tokenRoutes,
+  ...auditRoutes,
+  ...exportRoutes,
+  ...openApiRoutes,
+];
 
 export function compatRouter(): Router {
-  return new Router().add(...listRoutes, ...eventRoutes, ...verdictRoutes, ...trustRoutes, ...personaRoutes, ...nestRoutes, ...crowRoutes, ...messageRoutes, ...tokenRoutes, ...auditRoutes);
+  return new Router().add(...compatRoutes);
 }

@@ -6,6 +6,7 @@
 // first, then approvals(status: pending), then this feed after that cursor.
 import { builder } from "./builder.ts";
 import { VerdictTarget } from "./verdicts.ts";
+import { Verdict } from "./enums.ts";
 import type { StoredEvent } from "../src/log/event-log.ts";
 import { abortableFollow, lastIdNamed, resumeAfter } from "./follow.ts";
 
@@ -58,10 +59,11 @@ const ApprovalChange = builder.objectRef<ApprovalChangeShape>("ApprovalChange").
     listId: t.id({ resolve: (c) => c.payload.list_id }),
     itemId: t.id({ resolve: (c) => c.payload.item_id }),
     target: t.field({ type: VerdictTarget, resolve: (c) => c.target }),
-    verdict: t.string({
+    verdict: t.field({
+      type: Verdict,
       nullable: true,
       description: "closed only: approved, rejected or timeout.",
-      resolve: (c) => (c.change === "closed" ? (c.payload.verdict ?? null) : null),
+      resolve: (c) => (c.change === "closed" ? ((c.payload.verdict as typeof Verdict.$inferType | undefined) ?? null) : null),
     }),
     ts: t.field({ type: "DateTime", resolve: (c) => c.event.ts }),
     approval: t.prismaField({

@@ -3,10 +3,12 @@
 import SchemaBuilder from "@pothos/core";
 import ErrorsPlugin from "@pothos/plugin-errors";
 import PrismaPlugin from "@pothos/plugin-prisma";
+import RelayPlugin from "@pothos/plugin-relay";
 import type PrismaTypes from "../src/generated/pothos-types.ts";
 import { getDatamodel } from "../src/generated/pothos-types.ts";
 import type { App } from "../src/app.ts";
 import { BadInputError } from "../src/base/errors.ts";
+import { DEFAULT_CONNECTION_PAGE, MAX_PAGE } from "../src/base/util/clamp.ts";
 import { ROOT, type Principal } from "../src/access/principal.ts";
 
 /** What every resolver sees: the app container (its prisma client, log and flock), and who asks. */
@@ -23,6 +25,9 @@ export const builder = new SchemaBuilder<{
   PrismaTypes: PrismaTypes;
   Context: Context;
   DefaultFieldNullability: false;
+  // A connection's edges and nodes are always there (an empty page is an empty list).
+  DefaultEdgesNullability: false;
+  DefaultNodeNullability: false;
   Scalars: {
     DateTime: { Input: Date; Output: Date | string };
     JSON: { Input: unknown; Output: unknown };
@@ -31,12 +36,24 @@ export const builder = new SchemaBuilder<{
   // Fields are non-null unless marked `nullable: true`, so the schema says what is always there.
   defaultFieldNullability: false,
   // Errors before Prisma, so `errors` also wraps t.prismaField (plugin-errors README).
-  plugins: [ErrorsPlugin, PrismaPlugin],
+  plugins: [ErrorsPlugin, RelayPlugin, PrismaPlugin],
+  // Cursor connections (schema/connection.ts): pages of at most MAX_PAGE, opaque String cursors.
+  // No global node/nodes query: every row is reached through the field that owns it.
+  relay: {
+    clientMutationId: "omit",
+    cursorType: "String",
+    nodeQueryOptions: false,
+    nodesQueryOptions: false,
+    edgesFieldOptions: { nullable: false },
+    nodeFieldOptions: { nullable: false },
+  },
   prisma: {
     // The client comes from the request's app, so a test server and its restart each use their own.
     client: (ctx) => ctx.app.prisma,
     dmmf: getDatamodel(),
     onUnusedQuery: process.env.NODE_ENV === "production" ? null : "warn",
+    defaultConnectionSize: DEFAULT_CONNECTION_PAGE,
+    maxConnectionSize: MAX_PAGE,
   },
   errors: {
     // Every field that declares `errors` can refuse bad input. Never the base Error class: that

@@ -1,6 +1,7 @@
 // Classifier answers (FLOCK.md sections 7 and 10): every Jev answer is stored with its
 // probabilities so calibration can be measured; this exposes them read-only, newest first.
 import { builder } from "./builder.ts";
+import { ClassifierBackend, QuestionType } from "./enums.ts";
 import { pageLimit } from "../src/base/util/clamp.ts";
 
 builder.prismaObject("ClassifierAnswer", {
@@ -8,7 +9,7 @@ builder.prismaObject("ClassifierAnswer", {
   fields: (t) => ({
     id: t.exposeInt("id"),
     questionId: t.exposeString("questionId", { description: "Stable question id: kind, mode, answers_request, task_type, ..." }),
-    questionType: t.exposeString("questionType", { description: "choice, noul or score." }),
+    questionType: t.field({ type: QuestionType, select: { questionType: true }, resolve: (a) => a.questionType as typeof QuestionType.$inferType }),
     subject: t.exposeString("subject", { description: "What the question was about: a msg_id, an item_id." }),
     stateDigest: t.exposeString("stateDigest", { description: "sha256 of the state text that was asked about." }),
     answer: t.exposeString("answer", { description: "The choice, or the noul/score as text; empty when unsure." }),
@@ -25,7 +26,7 @@ builder.prismaObject("ClassifierAnswer", {
         }
       },
     }),
-    backend: t.exposeString("backend", { description: "offline or systemone." }),
+    backend: t.field({ type: ClassifierBackend, select: { backend: true }, resolve: (a) => a.backend as typeof ClassifierBackend.$inferType }),
     model: t.exposeString("model", { description: "The pinned System One model, or the offline model's version." }),
     latencyMs: t.exposeInt("latencyMs"),
     truth: t.exposeString("truth", { description: "A known label (a crow's header, an owner's correction), or empty." }),

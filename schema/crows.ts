@@ -11,6 +11,7 @@ import { Persona } from "./personas.ts";
 import type { Context } from "./builder.ts";
 import { TASK_TYPES, personaOf } from "../src/base/roster.ts";
 import { LEVEL_NAMES } from "../src/flock/trust.ts";
+import { LevelName, StartingTrust } from "./enums.ts";
 import { SpinBadInputError, SpinNameTakenError, compareNames } from "../src/nests/registry.ts";
 
 interface CrowTrustShape {
@@ -27,7 +28,7 @@ const CrowTrust = builder.objectRef<CrowTrustShape>("CrowTrust").implement({
     holder: t.exposeString("holder"),
     taskType: t.exposeString("taskType"),
     level: t.exposeInt("level", { description: "0 stranger, 1 regular, 2 trusted." }),
-    levelName: t.string({ resolve: (r) => LEVEL_NAMES[r.level] ?? "stranger" }),
+    levelName: t.field({ type: LevelName, resolve: (r) => LEVEL_NAMES[r.level] ?? "stranger" }),
     streak: t.exposeInt("streak", { description: "Approvals in a row since the last level change." }),
     recorded: t.exposeBoolean("recorded", { description: "False when no verdict has touched it yet (the starting level)." }),
   }),
@@ -72,7 +73,7 @@ export const SpunCrow = builder.prismaObject("SpunCrow", {
       select: { persona: true },
       resolve: (crow) => personaOf(crow.persona) ?? null,
     }),
-    startingTrust: t.exposeString("trust", { description: "stranger or regular: where its ledger starts (never trusted)." }),
+    startingTrust: t.field({ type: StartingTrust, select: { trust: true }, resolve: (c) => c.trust as typeof StartingTrust.$inferType }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
     trust: t.field({
       type: [CrowTrust],

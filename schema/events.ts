@@ -9,6 +9,8 @@ import { listStream } from "../src/base/streams.ts";
 import { parsedPayload } from "../src/log/parsed-payload.ts";
 import { isoTimestampJson, type ProjectableSubscription, type WireFields } from "./wire.ts";
 import { pageLimit } from "../src/base/util/clamp.ts";
+import { totalCountOf, keyWhere, keyedConnection, type ConnectionArgs, type KeyRange } from "./connection.ts";
+import type { Context } from "./builder.ts";
 
 export const Event = builder.objectRef<StoredEvent>("Event").implement({
   description: "One event of a list's stream, exactly as the REST SSE stream carries it.",
@@ -48,9 +50,37 @@ function afterSeq(after: number | null | undefined): number {
   return value;
 }
 
+/** A page of a list's events by seq (the (stream, seq) unique index), read from the committed log table. */
+function eventPage(ctx: Context, listId: string, args: ConnectionArgs) {
+  const stream = listStream(listId);
+  return keyedConnection<StoredEvent>(args, {
+    name: "event",
+    order: "asc",
+    keyOf: (e) => e.seq,
+    read: async (range: KeyRange) => {
+      const rows = await ctx.app.prisma.event.findMany({ where: { stream, seq: keyWhere(range) }, orderBy: { seq: range.descending ? "desc" : "asc" }, take: range.limit });
+      return rows.map((row) => ({ id: row.id, stream: row.stream, seq: row.seq, name: row.name, payload: row.payload, ts: row.ts.toISOString() }));
+    },
+    // Seqs count 1, 2, 3... with no gap: the last one is the count.
+    totalCount: () => ctx.app.log.lastSeq(stream),
+  });
+}
+
+const COUNT = "Every event of the list (its last seq).";
+
 builder.queryFields((t) => ({
+  eventsConnection: t.connection(
+    {
+      type: Event,
+      description: "A list's stored events in seq order, as a cursor connection (first/after forwards, last/before back; at most 100 a page).",
+      args: { listId: t.arg.id({ required: true }) },
+      resolve: (_root, args, ctx) => eventPage(ctx, String(args.listId), args),
+    },
+    { name: "EventConnection", fields: (tc) => ({ totalCount: tc.int({ nullable: true, description: COUNT, resolve: totalCountOf }) }) },
+  ),
   events: t.field({
     type: [Event],
+    deprecationReason: "Use eventsConnection (cursor pages, pageInfo, totalCount).",
     description: "A list's stored events after seq `after`, in order.",
     args: {
       listId: t.arg.id({ required: true }),
@@ -62,9 +92,21 @@ builder.queryFields((t) => ({
   }),
 }));
 
+builder.objectField(TodoList, "eventsConnection", (t) =>
+  t.connection(
+    {
+      type: Event,
+      description: "This list's stored events in seq order, as a cursor connection.",
+      resolve: (list, args, ctx) => eventPage(ctx, list.id, args),
+    },
+    { name: "ListEventConnection", fields: (tc) => ({ totalCount: tc.int({ nullable: true, description: COUNT, resolve: totalCountOf }) }) },
+  ),
+);
+
 builder.objectField(TodoList, "events", (t) =>
   t.field({
     type: [Event],
+    deprecationReason: "Use eventsConnection: this one answers every event of the list at once.",
     description: "This list's stored events, in order.",
     args: { after: t.arg.int({ defaultValue: 0 }) },
     resolve: (list, args, ctx) => ctx.app.log.read(listStream(list.id), afterSeq(args.after)),

@@ -12,6 +12,8 @@ import type { MessageEntry } from "../src/nests/message.ts";
 import { msgIdOf, nestStream } from "../src/base/streams.ts";
 import { abortableFollow, resumeAfter } from "./follow.ts";
 import { pageLimit } from "../src/base/util/clamp.ts";
+import { MessageKind, QuarantineStatus, TaggedBy } from "./enums.ts";
+import { keyWhere, keyedConnection, totalCountOf, type ConnectionArgs } from "./connection.ts";
 
 export const Message = builder.objectRef<MessageEntry>("Message").implement({
   description: "One nest message record (EVENTS.md payload table), as stored, with `resolved` computed when read.",
@@ -19,12 +21,12 @@ export const Message = builder.objectRef<MessageEntry>("Message").implement({
     msgId: t.exposeID("msg_id", { description: "<nest_id>-<n>, numbered from 1 in nest order." }),
     nestId: t.exposeID("nest_id"),
     n: t.exposeInt("n", { description: "The message number: the resume point of nestMessages." }),
-    kind: t.exposeString("kind", { description: "say, request, claim, deliver, refer, decline, ask_owner, nudge or flag." }),
+    kind: t.field({ type: MessageKind, resolve: (m) => m.kind as typeof MessageKind.$inferType }),
     author: t.exposeString("author"),
     text: t.exposeString("text"),
     to: t.exposeString("to", { description: 'The addressed member, or "".' }),
     refersTo: t.exposeString("refers_to", { description: 'The msg_id this responds to, or "".' }),
-    taggedBy: t.exposeString("tagged_by", { description: "jev, header, disagreement, default (or harness for the harness's own kinds)." }),
+    taggedBy: t.field({ type: TaggedBy, resolve: (m) => m.tagged_by as typeof TaggedBy.$inferType }),
     mode: t.exposeString("mode", { description: 'A request\'s mode: solo, conspiracy, split; "" otherwise.' }),
     modeTaggedBy: t.exposeString("mode_tagged_by"),
     invited: t.exposeInt("invited", { description: "Conspiracy only: how many crows it expects." }),
@@ -43,7 +45,7 @@ export const Quarantine = builder.prismaObject("Quarantine", {
     flagMsgId: t.exposeString("flagMsgId"),
     askMsgId: t.exposeString("askMsgId", { description: "The Sentry's ask_owner that decides it." }),
     referent: t.exposeString("referent", { description: "The request whose claim or deliver breached." }),
-    status: t.exposeString("status", { description: "quarantined or reinstated." }),
+    status: t.field({ type: QuarantineStatus, select: { status: true }, resolve: (q) => q.status as typeof QuarantineStatus.$inferType }),
     retired: t.exposeBoolean("retired", { description: "The owner retired the crow (spun: deleted; persona: out of the nest)." }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
     liftedAt: t.expose("liftedAt", { type: "DateTime", nullable: true }),
@@ -90,9 +92,37 @@ async function entries(app: App, nestId: string, where: Record<string, unknown>,
   return rows.map((row) => app.chat.toEntry(row));
 }
 
+/** A page of a nest's messages by number (the (nestId, n) unique index); totalCount is the last number. */
+async function messagePage(app: App, nestId: string, args: ConnectionArgs) {
+  await app.chat.requireNest(nestId);
+  return keyedConnection<MessageEntry>(args, {
+    name: "message",
+    order: "asc",
+    keyOf: (m) => m.n,
+    read: async (range) => {
+      const rows = await app.prisma.message.findMany({ where: { nestId, n: keyWhere(range) }, orderBy: { n: range.descending ? "desc" : "asc" }, take: range.limit });
+      return rows.map((row) => app.chat.toEntry(row));
+    },
+    // Messages are numbered 1, 2, 3... in the nest with no gap: the last number is the count.
+    totalCount: async () => (await app.prisma.message.findFirst({ where: { nestId }, orderBy: { n: "desc" }, select: { n: true } }))?.n ?? 0,
+  });
+}
+
+const MESSAGE_COUNT = "Every message of the nest (its last number).";
+
 builder.queryFields((t) => ({
+  messagesConnection: t.connection(
+    {
+      type: Message,
+      description: "A nest's messages in msg_id order, as a cursor connection: last: 50 is the newest 50, before pages back (at most 100 a page).",
+      args: { nestId: t.arg.id({ required: true }) },
+      resolve: (_root, args, ctx) => messagePage(ctx.app, String(args.nestId), args),
+    },
+    { name: "MessageConnection", fields: (tc) => ({ totalCount: tc.int({ nullable: true, description: MESSAGE_COUNT, resolve: totalCountOf }) }) },
+  ),
   messages: t.field({
     type: [Message],
+    deprecationReason: "Use messagesConnection (newest first with last, pages back with before, pageInfo, totalCount).",
     description: "A nest's messages after number `after`, in msg_id order (REST: GET /api/nests/{nest_id}/messages).",
     args: { nestId: t.arg.id({ required: true }), after: t.arg.int({ defaultValue: 0 }), limit: t.arg.int({ defaultValue: 1000, description: "1 to 1000." }) },
     resolve: (_root, args, ctx) => entries(ctx.app, String(args.nestId), {}, Math.max(0, args.after ?? 0), pageLimit(args.limit, 1000, 1000)),
@@ -118,7 +148,7 @@ builder.queryFields((t) => ({
   quarantines: t.prismaField({
     type: ["Quarantine"],
     description: "Every quarantine, oldest first; filter by crow and/or status (quarantined, reinstated).",
-    args: { crow: t.arg.string(), status: t.arg.string() },
+    args: { crow: t.arg.string(), status: t.arg({ type: QuarantineStatus }) },
     resolve: (query, _root, args, ctx) =>
       ctx.app.prisma.quarantine.findMany({
         ...query,
@@ -128,9 +158,21 @@ builder.queryFields((t) => ({
   }),
 }));
 
+builder.objectField(Nest, "messagesConnection", (t) =>
+  t.connection(
+    {
+      type: Message,
+      description: "This nest's messages in msg_id order, as a cursor connection.",
+      resolve: (nest, args, ctx) => messagePage(ctx.app, nest.id, args),
+    },
+    { name: "NestMessageConnection", fields: (tc) => ({ totalCount: tc.int({ nullable: true, description: MESSAGE_COUNT, resolve: totalCountOf }) }) },
+  ),
+);
+
 builder.objectField(Nest, "messages", (t) =>
   t.field({
     type: [Message],
+    deprecationReason: "Use messagesConnection.",
     description: "This nest's messages after number `after`, in order.",
     args: { after: t.arg.int({ defaultValue: 0 }), limit: t.arg.int({ defaultValue: 1000 }) },
     resolve: (nest, args, ctx) => entries(ctx.app, nest.id, {}, Math.max(0, args.after ?? 0), pageLimit(args.limit, 1000, 1000)),

@@ -2,12 +2,27 @@
 // GET /api/trust serves, so the two surfaces cannot disagree.
 import { builder } from "./builder.ts";
 import { BadInputError } from "../src/base/errors.ts";
-import { historyKey, recordView, type LedgerFilter } from "../src/flock/trust.ts";
+import { historyKey, historyTotalOf, recordView, type LedgerFilter } from "../src/flock/trust.ts";
 import type { TrustHistoryRow } from "../src/storage/trust-history.ts";
 import type { Context } from "./builder.ts";
 import type { StoredEvent } from "../src/log/event-log.ts";
 import { abortableFollow, lastIdNamed, resumeAfter } from "./follow.ts";
 import { parsedPayload } from "../src/log/parsed-payload.ts";
+import { LevelName, Verdict } from "./enums.ts";
+import { keyedConnection, totalCountOf, type ConnectionArgs } from "./connection.ts";
+
+/** A page of the history by entry id (oldest first), one record's or every matching record's. */
+function historyPage(ctx: Context, filter: LedgerFilter, args: ConnectionArgs) {
+  return keyedConnection<Entry>(args, {
+    name: "trust",
+    order: "asc",
+    keyOf: (e) => e.id,
+    read: (range) => ctx.app.flock.trust.entries({ ...filter, ...range }),
+    totalCount: () => ctx.app.flock.trust.historyTotal(filter),
+  });
+}
+
+const HISTORY_COUNT = "Every verdict in the history (from the records' counts).";
 
 /** A record as the query read it, with the filter it was read under (its history is read lazily). */
 interface TrustRow {
@@ -43,7 +58,9 @@ const TrustHistoryEntry = builder.objectRef<Entry>("TrustHistoryEntry").implemen
   description: "One verdict that touched the record, with the level before and after.",
   fields: (t) => ({
     id: t.exposeInt("id", { description: "The entry's place in the ledger: pass it as history's `before` for the page before." }),
-    verdict: t.exposeString("verdict", { description: "approved, rejected, timeout or auto." }),
+    holder: t.exposeString("holder"),
+    taskType: t.exposeString("taskType"),
+    verdict: t.field({ type: Verdict, resolve: (e) => e.verdict as typeof Verdict.$inferType }),
     subject: t.exposeString("subject", { description: "The item_id (or ask msg_id) judged." }),
     from: t.exposeInt("from"),
     to: t.exposeInt("to"),
@@ -57,13 +74,23 @@ export const TrustRecord = builder.objectRef<TrustRow>("TrustRecord").implement(
     holder: t.exposeString("holder", { description: "A crow, a spun crow, flock or Sentry." }),
     taskType: t.exposeString("task_type"),
     level: t.exposeInt("level"),
-    levelName: t.exposeString("level_name"),
+    levelName: t.field({ type: LevelName, resolve: (r) => r.level_name as typeof LevelName.$inferType }),
     streak: t.exposeInt("streak", { description: "Approvals in a row since the last level change." }),
     approvals: t.exposeInt("approvals"),
     rejections: t.exposeInt("rejections", { description: "Rejections and timeouts." }),
     autos: t.exposeInt("autos"),
+    historyTotal: t.int({ description: "How many verdicts touched the record: the length of its whole history.", resolve: (r) => historyTotalOf(r) }),
+    historyConnection: t.connection(
+      {
+        type: TrustHistoryEntry,
+        description: "This record's verdicts by id, oldest first, as a cursor connection: last: 20 is the newest 20, before pages back.",
+        resolve: (r, args, ctx) => historyPage(ctx, { holder: r.holder, taskType: r.task_type }, args),
+      },
+      { name: "TrustRecordHistoryConnection", fields: (tc) => ({ totalCount: tc.int({ nullable: true, description: HISTORY_COUNT, resolve: totalCountOf }) }) },
+    ),
     history: t.field({
       type: [TrustHistoryEntry],
+      deprecationReason: "Use historyConnection (cursor pages, pageInfo, totalCount).",
       description:
         "The verdicts that touched the record, oldest first: all of them, or a page of the newest `last` (1 to 1000) " +
         "before entry id `before` (default: the newest). Page back by passing the first id of a page as `before`.",
@@ -79,6 +106,15 @@ export const TrustRecord = builder.objectRef<TrustRow>("TrustRecord").implement(
 });
 
 builder.queryFields((t) => ({
+  trustHistory: t.connection(
+    {
+      type: TrustHistoryEntry,
+      description: "The whole ledger history by entry id, oldest first (filter by holder and/or taskType), as a cursor connection (at most 100 a page).",
+      args: { holder: t.arg.string(), taskType: t.arg.string() },
+      resolve: (_root, args, ctx) => historyPage(ctx, { holder: args.holder, taskType: args.taskType }, args),
+    },
+    { name: "TrustHistoryConnection", fields: (tc) => ({ totalCount: tc.int({ nullable: true, description: HISTORY_COUNT, resolve: totalCountOf }) }) },
+  ),
   trust: t.field({
     type: [TrustRecord],
     description: "The ledger, by holder then task type; filter by holder and/or taskType.",

@@ -2,6 +2,7 @@
 // trust) decides it. postVerdict is the owner's answer.
 import { builder, principalOfContext } from "./builder.ts";
 import { NotFoundError } from "../src/base/errors.ts";
+import { checkedMaxSize } from "./connection.ts";
 import { pageLimit } from "../src/base/util/clamp.ts";
 
 export const VerdictTarget = builder.enumType("VerdictTarget", {
@@ -31,8 +32,23 @@ export const Approval = builder.prismaObject("Approval", {
 });
 
 builder.queryFields((t) => ({
+  approvalsConnection: t.prismaConnection(
+    {
+      type: "Approval",
+      cursor: "id",
+      description: "Approvals, oldest first, as a cursor connection; status: pending for what waits on the owner (at most 100 a page).",
+      args: { status: t.arg({ type: ApprovalStatus }) },
+      maxSize: checkedMaxSize,
+      resolve: (query, _root, args, ctx) => {
+        return ctx.app.prisma.approval.findMany({ ...query, where: args.status == null ? {} : { status: args.status }, orderBy: { id: "asc" } });
+      },
+      totalCount: (_root, args, ctx) => ctx.app.prisma.approval.count({ where: args.status == null ? {} : { status: args.status } }),
+    },
+    { name: "ApprovalConnection" },
+  ),
   approvals: t.prismaField({
     type: ["Approval"],
+    deprecationReason: "Use approvalsConnection (cursor pages, pageInfo, totalCount).",
     description: "Approvals, oldest first; pass status: pending for what waits on the owner.",
     args: { status: t.arg({ type: ApprovalStatus }), limit: t.arg.int({ defaultValue: 100, description: "1 to 500." }) },
     resolve: (query, _root, args, ctx) =>

@@ -244,11 +244,12 @@ test("trust history pages: the newest `last` per record, then the page before th
       }
     }
   }
-  // The REST ledger keeps its shape: full history, no entry ids.
-  const rest = (await server.get("/api/trust")).body.ledger as Array<{ holder: string; task_type: string; history: Array<Record<string, unknown>> }>;
+  // The REST ledger: each record's newest 20 entries with their ids (the page-back point), and the total.
+  const rest = (await server.get("/api/trust")).body.ledger as Array<{ holder: string; task_type: string; history: Array<Record<string, unknown>>; history_total: number }>;
   const b = rest.find((r) => r.holder === "pager-b" && r.task_type === "math")!;
-  assert.equal(b.history.map((h) => h.subject), subjects["pager-b\u0000math"]);
-  assert.equal(Object.keys(b.history[0]!).sort(), ["at", "from", "subject", "to", "verdict"]);
+  assert.equal(b.history.map((h) => h.subject), subjects["pager-b\u0000math"]!.slice(-20));
+  assert.is(b.history_total, subjects["pager-b\u0000math"]!.length);
+  assert.equal(Object.keys(b.history[0]!).sort(), ["at", "from", "id", "subject", "to", "verdict"]);
   for (const last of [0, -1, 1001]) {
     const { status, body } = await gql(`{ trust(holder: "pager-a") { history(last: ${last}) { id } } }`);
     assert.is(status, 400, `last ${last}`);

@@ -76,7 +76,7 @@ test("messages, asks with their resolution, quarantines", async () => {
         messages(nestId: $nestId, after: 1) { msgId kind resolved }
         open: asks(nestId: $nestId, resolved: "") { message { msgId author } resolved approvalPhrase approvedBy { msgId } }
         approved: asks(nestId: $nestId, resolved: "approved") { message { msgId } resolved approvedBy { msgId text } quarantine { crow } }
-        quarantines(status: "quarantined") { crow status retired referent }
+        quarantines(status: quarantined) { crow status retired referent }
         nest(id: $nestId) { messages(after: 2) { msgId } }
       }`,
       { nestId: "todo" },

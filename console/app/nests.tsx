@@ -1,20 +1,25 @@
-// Every nest and its members; a nest's messages live from nestMessages (kind, author, to,
-// tagged_by), the owner's Message box, open asks answerable by their phrase, and quarantines
+// Every nest and its members; a nest's newest 50 messages (older ones a page at a time), then live
+// ones from nestMessages after the newest (kind, author, to, tagged_by), the owner's Message box, open asks answerable by their phrase, and quarantines
 // with reinstate / retire (the owner's exact reply on the Sentry's ask).
 import { useEffect, useState } from "preact/hooks";
-import { follow, mutate } from "./api.ts";
+import { follow, gql, mutate } from "./api.ts";
 import { attempt } from "./status.ts";
 import { timeLeft, useDebounced, useNow, useQuery } from "./hooks.ts";
 
+const MESSAGE_FIELDS = `msgId n kind author text to refersTo taggedBy ts`;
 const NESTS = `query Nests { nests { id name crows } roster crows { name } }`;
 /** Service roles a message may be addressed to in every nest (EVENTS.md); the Sentry takes no requests. */
 const ADDRESSABLE_ROLES = ["Elder", "Quill", "Boss"];
 const NEST_MESSAGES = `subscription NestMessages($nestId: ID!, $after: String) {
-  nestMessages(nestId: $nestId, after: $after) { msgId n kind author text to refersTo taggedBy ts }
+  nestMessages(nestId: $nestId, after: $after) { ${MESSAGE_FIELDS} }
+}`;
+const PAGE = 50;
+const MESSAGE_PAGE = `query MessagePage($nestId: ID!, $before: String) {
+  messagesConnection(nestId: $nestId, last: ${PAGE}, before: $before) { edges { node { ${MESSAGE_FIELDS} } } pageInfo { hasPreviousPage startCursor } }
 }`;
 const OPEN = `query Open($nestId: ID!) {
   asks(nestId: $nestId, resolved: "") { approvalPhrase deadline message { msgId author text } quarantine { crow } }
-  quarantines(status: "quarantined") { id crow nestId askMsgId retired }
+  quarantines(status: quarantined) { id crow nestId askMsgId retired }
 }`;
 const POST = `mutation Post($nestId: ID!, $text: String!, $to: String, $refersTo: String, $kind: String) {
   postMessage(nestId: $nestId, author: "owner", text: $text, to: $to, refersTo: $refersTo, kind: $kind) {
@@ -38,6 +43,10 @@ interface Message {
   refersTo: string;
   taggedBy: string;
   ts: string;
+}
+
+interface MessagePage {
+  messagesConnection: { edges: Array<{ node: Message }>; pageInfo: { hasPreviousPage: boolean; startCursor: string | null } };
 }
 
 interface OpenData {
@@ -75,6 +84,8 @@ export function NestsView() {
 /** `addressable`: who the Message box may address (the members, then the service roles). */
 function NestRoom({ nest, addressable }: { nest: Nest; addressable: string[] }) {
   const [messages, setMessages] = useState<Message[]>([]);
+  // Where the page before the shown messages starts, while there is one.
+  const [older, setOlder] = useState<string | null>(null);
   const [text, setText] = useState("");
   const [to, setTo] = useState("");
   const [posting, setPosting] = useState(false);
@@ -82,22 +93,42 @@ function NestRoom({ nest, addressable }: { nest: Nest; addressable: string[] }) 
   const refreshOpen = useDebounced(() => void open.reload(), 200);
   const now = useNow();
 
-  useEffect(
-    () =>
-      follow<Message>({
+  // The newest page first, then the live stream from just after it: a long-lived nest opens as
+  // fast as a new one, and nothing falls between the page and the stream.
+  useEffect(() => {
+    let stop: (() => void) | undefined;
+    let closed = false;
+    void attempt(`Load ${nest.name}`, () => gql<MessagePage>(MESSAGE_PAGE, { nestId: nest.id })).then((page) => {
+      if (closed || !page) return;
+      const shown = page.messagesConnection.edges.map((e) => e.node);
+      setMessages(shown);
+      setOlder(page.messagesConnection.pageInfo.hasPreviousPage ? page.messagesConnection.pageInfo.startCursor : null);
+      const newest = shown.at(-1)?.msgId ?? null;
+      stop = follow<Message>({
         name: `nest ${nest.id}`,
         query: NEST_MESSAGES,
         field: "nestMessages",
-        variables: (after) => ({ nestId: nest.id, after: after === null ? null : String(after) }),
+        variables: (after) => ({ nestId: nest.id, after: after === null ? newest : String(after) }),
         cursorOf: (m) => m.n,
         resumeWith: (m) => m.msgId,
         onItem: (m) => {
           setMessages((old) => [...old, m]);
           if (m.kind === "ask_owner" || m.kind === "flag" || m.author === "owner") refreshOpen();
         },
-      }),
-    [nest.id],
-  );
+      });
+    });
+    return () => {
+      closed = true;
+      stop?.();
+    };
+  }, [nest.id]);
+
+  const showOlder = async () => {
+    const page = await attempt(`Load older messages of ${nest.name}`, () => gql<MessagePage>(MESSAGE_PAGE, { nestId: nest.id, before: older }));
+    if (!page) return;
+    setMessages((shown) => [...page.messagesConnection.edges.map((e) => e.node), ...shown]);
+    setOlder(page.messagesConnection.pageInfo.hasPreviousPage ? page.messagesConnection.pageInfo.startCursor : null);
+  };
 
   // The owner's decisions (an ask's phrase, reinstate, retire) go out as a plain say: a reply, never
   // something Jev could tag as a new request for the crows to claim.
@@ -114,6 +145,11 @@ function NestRoom({ nest, addressable }: { nest: Nest; addressable: string[] }) 
     <article class="nest" aria-label={`Nest ${nest.name}`}>
       <h3>{nest.name}</h3>
       <p class="quiet">Members: {nest.id === "todo" ? "the whole flock" : nest.crows.join(", ")}</p>
+      {older ? (
+        <button type="button" class="older" onClick={() => void showOlder()}>
+          Older messages
+        </button>
+      ) : null}
       <ol class="messages" aria-label="Messages">
         {messages.map((m) => (
           <li key={m.msgId} class={`message kind-${m.kind}`} data-kind={m.kind} aria-label={`${m.author} ${m.kind}`}>

@@ -5,7 +5,8 @@ import { follow } from "./api.ts";
 import { useDebounced, useQuery } from "./hooks.ts";
 import { approvalListeners } from "./approvals.tsx";
 
-const TRUST = `query Trust { trust { holder taskType level levelName streak approvals rejections autos history(last: 50) { verdict subject from to at } } }`;
+// Each record's newest 20 verdicts: the ledger's answer stays the same size however old it is.
+const TRUST = `query Trust { trust { holder taskType level levelName streak approvals rejections autos historyTotal history(last: 20) { verdict subject from to at } } }`;
 const TRUST_CHANGES = `subscription TrustChanges($after: Int) { trustChanges(after: $after) { id holder taskType from to listId ts } }`;
 const LEVELS = ["stranger", "regular", "trusted"];
 
@@ -18,6 +19,7 @@ interface TrustRow {
   approvals: number;
   rejections: number;
   autos: number;
+  historyTotal: number;
   history: Array<{ verdict: string; subject: string; from: number; to: number; at: string }>;
 }
 
@@ -121,7 +123,9 @@ export function TrustView() {
       <h3>History by holder</h3>
       {holders.map((h) => (
         <details key={h}>
-          <summary>{h}</summary>
+          <summary>
+            {h} <span class="quiet">(the newest 20 verdicts of each task type; {rows.filter((r) => r.holder === h).reduce((sum, r) => sum + r.historyTotal, 0)} in all)</span>
+          </summary>
           <ol class="history">
             {rows
               .filter((r) => r.holder === h)

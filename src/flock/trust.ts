@@ -4,7 +4,7 @@
 // auto: no change. The caller emits trust.changed for every level change this returns.
 import type { StateReads, StateTx, Tx } from "../log/event-log.ts";
 import type { VerdictValue } from "./events.ts";
-import type { TrustHistoryRow, TrustReads, TrustRecordRow } from "../storage/trust-history.ts";
+import type { TrustEntryRange, TrustHistoryRow, TrustReads, TrustRecordRow } from "../storage/trust-history.ts";
 
 export const LEVEL_NAMES = ["stranger", "regular", "trusted"] as const;
 export const TRUSTED = 2;
@@ -118,16 +118,43 @@ export class TrustLedger {
     return grouped;
   }
 
-  /** The whole ledger with its history, for GET /api/trust and GraphQL. */
+  /**
+   * The ledger for GET /api/trust: every record with its newest SNAPSHOT_HISTORY entries (oldest
+   * first) and how many it has in all, so the answer does not grow with the age of the database.
+   */
   async snapshot(filter: LedgerFilter = {}) {
-    const [records, histories] = await Promise.all([this.records(filter), this.histories(filter)]);
+    const [records, histories] = await Promise.all([this.records(filter), this.histories(filter, { last: SNAPSHOT_HISTORY })]);
     return records.map((r) => ({
       ...recordView(r),
-      // The REST shape (docs/rules.md) has no entry id; GraphQL's paged history uses it.
-      history: (histories.get(historyKey(r.holder, r.taskType)) ?? []).map(({ id: _id, holder: _h, taskType: _t, ...entry }) => entry),
+      history: (histories.get(historyKey(r.holder, r.taskType)) ?? []).map(({ holder: _h, taskType: _t, ...entry }) => entry),
+      history_total: historyTotalOf(r),
     }));
   }
+
+  /** A page of the whole history: the newest `limit` entries below id `before`, oldest first. */
+  async page(filter: LedgerFilter, limit: number, before?: number | null): Promise<TrustHistoryRow[]> {
+    return (await this.ledger.entries({ ...filter, below: before, limit, descending: true })).reverse();
+  }
+
+  /** A run of the whole history by entry id, in the order read (GraphQL's connection). */
+  entries(range: TrustEntryRange): Promise<TrustHistoryRow[]> {
+    return this.ledger.entries(range);
+  }
+
+  /** How many entries match, from the records' counts (no count over the history). */
+  async historyTotal(filter: LedgerFilter = {}): Promise<number> {
+    return (await this.records(filter)).reduce((sum, r) => sum + historyTotalOf(r), 0);
+  }
 }
+
+/** How many history rows GET /api/trust embeds per record; the rest page through /api/trust/history. */
+export const SNAPSHOT_HISTORY = 20;
+
+/**
+ * A record's history length without counting it: every verdict applied adds one entry and one to
+ * exactly one of the three counts (apply above), so their sum is the number of entries.
+ */
+export const historyTotalOf = (r: { approvals: number; rejections: number; autos: number }): number => r.approvals + r.rejections + r.autos;
 
 /** A ledger record as clients read it (REST's snake_case fields, with its level's name). */
 export function recordView(r: { holder: string; taskType: string; level: number; streak: number; approvals: number; rejections: number; autos: number }) {

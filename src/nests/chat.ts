@@ -155,6 +155,17 @@ export class NestChat {
     return rows.map((row) => this.toRecord(row));
   }
 
+  /** The newest `limit` records below number `before` (the newest when absent), in msg_id order. */
+  async newest(nestId: string, limit: number, before?: number): Promise<MessageRecord[]> {
+    await this.requireNest(nestId);
+    const rows = await this.deps.prisma.message.findMany({
+      where: { nestId, ...(before === undefined ? {} : { n: { lt: before } }) },
+      orderBy: { n: "desc" },
+      take: limit,
+    });
+    return rows.reverse().map((row) => this.toRecord(row));
+  }
+
   async get(msgId: string): Promise<MessageRecord | null> {
     const row = await this.deps.prisma.message.findUnique({ where: { id: msgId } });
     return row ? this.toRecord(row) : null;

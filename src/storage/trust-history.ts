@@ -42,11 +42,23 @@ export interface TrustHistoryPage extends TrustFilter {
   before?: number | null;
 }
 
+/** A run of the whole history (one record's, one holder's, one task type's or everyone's) by entry id. */
+export interface TrustEntryRange extends TrustFilter {
+  /** Entries with an id above / below these (either may be absent)... */
+  above?: number | null;
+  below?: number | null;
+  /** ...at most `limit` of them, read from the largest id down when `descending`. */
+  limit: number;
+  descending: boolean;
+}
+
 export interface TrustReads {
   /** The matching records, by holder then task type. */
   records(filter: TrustFilter): Promise<TrustRecordRow[]>;
   /** Each matching record's page of history, oldest first, in one query. */
   history(page: TrustHistoryPage): Promise<TrustHistoryRow[]>;
+  /** A run of the matching entries, in the order read (ascending or descending id). */
+  entries(range: TrustEntryRange): Promise<TrustHistoryRow[]>;
   close(): void;
 }
 
@@ -93,8 +105,48 @@ function historySql(page: TrustHistoryPage, atOf: (column: string) => string): {
   };
 }
 
+/**
+ * By id between the bounds, either way. One record's entries come in id order straight off the
+ * (holder, taskType, id) index, and the whole history off the primary key. One holder's (or one
+ * task type's) entries are spread over several records, so each matching record gives its own
+ * page through that index and the pages are merged: the read never sorts a holder's whole history.
+ */
+function entriesSql(page: TrustEntryRange, atOf: (column: string) => string): { text: string; values: unknown[] } {
+  const values: unknown[] = [];
+  const columns = `${ENTRY_COLUMNS.split(", ").map((c) => `e.${c}`).join(", ")}, ${atOf(`e."at"`)} AS "at"`;
+  const order = page.descending ? "DESC" : "ASC";
+  const bounds = (alias: string): string[] => {
+    const out: string[] = [];
+    if (page.above != null) out.push(`${alias}."id" > $${values.push(page.above)}`);
+    if (page.below != null) out.push(`${alias}."id" < $${values.push(page.below)}`);
+    return out;
+  };
+  if ((page.holder != null) !== (page.taskType != null)) {
+    const inner = [`x."holder" = t."holder"`, `x."taskType" = t."taskType"`, ...bounds("x")].join(" AND ");
+    const limit = `$${values.push(page.limit)}`;
+    const record = page.holder != null ? `t."holder" = $${values.push(page.holder)}` : `t."taskType" = $${values.push(page.taskType)}`;
+    return {
+      text:
+        `SELECT ${columns} FROM "Trust" t JOIN "TrustEntry" e ON e."id" IN ` +
+        `(SELECT x."id" FROM "TrustEntry" x WHERE ${inner} ORDER BY x."id" ${order} LIMIT ${limit}) ` +
+        `WHERE ${record} ORDER BY e."id" ${order} LIMIT $${values.push(page.limit)}`,
+      values,
+    };
+  }
+  const where: string[] = [];
+  if (page.holder != null) where.push(`e."holder" = $${values.push(page.holder)}`);
+  if (page.taskType != null) where.push(`e."taskType" = $${values.push(page.taskType)}`);
+  where.push(...bounds("e"));
+  const clause = where.length === 0 ? "" : ` WHERE ${where.join(" AND ")}`;
+  return { text: `SELECT ${columns} FROM "TrustEntry" e${clause} ORDER BY e."id" ${order} LIMIT $${values.push(page.limit)}`, values };
+}
+
 /** Which filters a read has: one prepared statement per shape. */
-const shapeOf = (page: TrustHistoryPage): string => `${page.holder != null ? "h" : ""}${page.taskType != null ? "t" : ""}${page.before != null ? "b" : ""}${page.last != null ? "l" : ""}`;
+function shapeOf(read: TrustHistoryPage | TrustEntryRange): string {
+  const filters = `${read.holder != null ? "h" : ""}${read.taskType != null ? "t" : ""}`;
+  if ("descending" in read) return `${filters}${read.above != null ? "a" : ""}${read.below != null ? "b" : ""}${read.descending ? "d" : "u"}`;
+  return `${filters}${read.before != null ? "b" : ""}${read.last != null ? "l" : ""}`;
+}
 
 // Prisma's better-sqlite3 adapter stores DateTime as ISO 8601 text with +00:00 (events/sqlite.ts):
 // turned back into toISOString()'s form by hand; anything else goes through Date.
@@ -136,6 +188,12 @@ export class SqliteTrustReads implements TrustReads {
     return rows.map(([id, holder, taskType, verdict, subject, from, to, at]) => ({ id, holder, taskType, verdict, subject, from, to, at: isoOfSqlite(at) }));
   }
 
+  async entries(range: TrustEntryRange): Promise<TrustHistoryRow[]> {
+    const sql = entriesSql(range, (at) => at);
+    const rows = this.statement(`e${shapeOf(range)}`, sql, true).all(...sql.values) as Array<[number, string, string, string, string, number, number, string]>;
+    return rows.map(([id, holder, taskType, verdict, subject, from, to, at]) => ({ id, holder, taskType, verdict, subject, from, to, at: isoOfSqlite(at) }));
+  }
+
   close(): void {
     this.statements.clear();
     this.connection?.close();
@@ -157,6 +215,12 @@ export class PgTrustReads implements TrustReads {
   async history(page: TrustHistoryPage): Promise<TrustHistoryRow[]> {
     const sql = historySql(page, pgAt);
     const { rows } = await this.pool.query<TrustHistoryRow>({ name: `crows-trust-history-${shapeOf(page)}`, text: sql.text, values: sql.values });
+    return rows;
+  }
+
+  async entries(range: TrustEntryRange): Promise<TrustHistoryRow[]> {
+    const sql = entriesSql(range, pgAt);
+    const { rows } = await this.pool.query<TrustHistoryRow>({ name: `crows-trust-entries-${shapeOf(range)}`, text: sql.text, values: sql.values });
     return rows;
   }
 

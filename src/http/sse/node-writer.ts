@@ -11,6 +11,7 @@ export function writeSse(res: http.ServerResponse, body: SseBody, init: SseInit)
     write: (chunk) => (res.destroyed ? false : res.write(chunk)),
     drained: () => drainedOrClosed(res),
     end: () => res.end(),
+    abort: () => res.destroy(),
     get closed() {
       return res.destroyed || res.writableEnded;
     },

@@ -13,6 +13,8 @@ export interface SseSink {
   /** Resolves once the client has taken what was written, or has gone. */
   drained(): Promise<void>;
   end(): void;
+  /** Cuts the response off unfinished, so a client cannot take a failed body for a whole one (a sink without it just ends). */
+  abort?(): void;
   readonly closed: boolean;
 }
 

@@ -11,7 +11,8 @@ import { GraphQLError } from "graphql";
 import { createYoga, maskError, type Plugin } from "graphql-yoga";
 import { renderGraphiQL } from "@graphql-yoga/render-graphiql";
 import type { App } from "../../app.ts";
-import { CrowsError, RateLimitedError } from "../../base/errors.ts";
+import { BadInputError, CrowsError, RateLimitedError } from "../../base/errors.ts";
+import { PothosValidationError } from "@pothos/core";
 import { HttpError, STATUS_OF } from "../../http/http-error.ts";
 import { schema } from "../../../schema/index.ts";
 import type { Context } from "../../../schema/builder.ts";
@@ -73,7 +74,10 @@ function logSafe(arg: unknown): string {
  * keeps its message and carries its code and HTTP status instead.
  */
 function maskCrowsError(error: unknown, message: string, isDev?: boolean): Error {
-  const original = error instanceof GraphQLError ? error.originalError : error;
+  let original = error instanceof GraphQLError ? error.originalError : error;
+  // Pothos refuses connection arguments it cannot read (a malformed cursor, before with first):
+  // the client's mistake, so a bad_input like any other.
+  if (original instanceof PothosValidationError) original = new BadInputError(original.message);
   if (original instanceof CrowsError) {
     const extensions: Record<string, unknown> = { code: original.code, http: { status: STATUS_OF[original.code] } };
     if (original instanceof RateLimitedError) {

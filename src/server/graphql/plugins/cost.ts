@@ -10,6 +10,7 @@
 // multiply, let 15 aliases of `lists(limit:100){ items { list { items { text } } } }` run for
 // minutes. Introspection (`__schema`, `__type`) is not counted, as the depth limit does not count
 // it. The rule is stated in docs/graphql.md "What a query costs".
+import { DEFAULT_CONNECTION_PAGE, MAX_PAGE } from "../../../base/util/clamp.ts";
 import {
   getNamedType,
   getNullableType,
@@ -68,6 +69,20 @@ export const LIST_BOUNDS: Readonly<Record<string, { max?: number; fallback?: num
   "SpunCrow.trust": { size: 6 },
   "Query.asks": { size: 1000 },
   "Query.quarantines": { size: 200 },
+  // Cursor connections (schema/connection.ts): first/last 0 to MAX_PAGE, 20 a page without either.
+  ...Object.fromEntries(
+    [
+      "Query.listsConnection",
+      "Query.eventsConnection",
+      "Query.messagesConnection",
+      "Query.trustHistory",
+      "Query.approvalsConnection",
+      "TodoList.itemsConnection",
+      "TodoList.eventsConnection",
+      "Nest.messagesConnection",
+      "TrustRecord.historyConnection",
+    ].map((field) => [field, { max: MAX_PAGE, fallback: DEFAULT_CONNECTION_PAGE }]),
+  ),
 };
 
 /**
