@@ -7,9 +7,13 @@
 //     Anthropic's anthropic-ratelimit-requests-*): while few requests remain in its window, the
 //     gate keeps a mirror of the provider's bucket (what remained at the last answer, less the
 //     calls in the air, refilled at the limit per minute) and starts a call only with a request
-//     left in it, so the flock uses what the provider allows without hammering it. A provider that announces nothing is not paced: each 429 waits out its
-//     own Retry-After, and a run of them opens the circuit. (A pace guessed from 429s alone cannot
-//     tell a rate limit from a provider that refuses at random, and collapses on the latter.);
+//     left in it, so the flock uses what the provider allows without hammering it;
+//   - a hold on every 429: the whole gate (every queued call, not only the flight that got it)
+//     waits out its Retry-After (or, with none, the first backoff), so the other calls do not each
+//     hit the limit too;
+//   - for a provider that announces no limit, a pace learnt from its 429s (adaptive-pace.ts: the
+//     AWS SDKs' adaptive token bucket, cut on a 429 and grown back cubically on success), under
+//     the cap, so the steady state sits just under the provider's rate;
 //   - a circuit: after `circuitFailures` weather failures in a row it opens; calls wait instead
 //     of hammering the provider; after a cooldown one trial call goes out, and its success closes
 //     the circuit (its failure reopens it for longer). An outage of any length costs a handful
@@ -17,6 +21,7 @@
 // The cap is per process: with several instances the provider sees up to instances x cap.
 import type { RetryPolicy, WaitNotice } from "./retry-policy.ts";
 import { ModelCallError, ProviderUnavailableError, type RateLimits, type TroubleKind } from "./provider-errors.ts";
+import { AdaptivePace } from "./adaptive-pace.ts";
 
 export interface GateOptions {
   concurrency: number;
@@ -99,6 +104,10 @@ export class Gate {
   private left = 0;
   private leftAt = 0;
   private burst = 1;
+  // Until when a 429 holds every call; the pace learnt from 429s, off once the provider announces its limits.
+  private heldUntil = 0;
+  private readonly adaptive = new AdaptivePace();
+  private announced = false;
   private timer: NodeJS.Timeout | undefined;
   private readonly listeners: GateListener[] = [];
   private readonly now: () => number;
@@ -117,7 +126,7 @@ export class Gate {
   stats(): GateStats {
     let queued = 0;
     for (const waiters of this.lanes.values()) queued += waiters.length;
-    return { inFlight: this.inFlight, queued, heldByCircuit: this.circuit === "closed" ? 0 : queued, circuit: this.circuit, rate: this.rate };
+    return { inFlight: this.inFlight, queued, heldByCircuit: this.circuit === "closed" ? 0 : queued, circuit: this.circuit, rate: Math.min(this.rate, this.adaptive.perSecond()) };
   }
 
   /** Waits for a slot in `lane`'s turn; rejects on abort, or when the patience ends behind an open circuit. */
@@ -180,6 +189,7 @@ export class Gate {
         this.setCircuit("half-open");
         this.trialOut = false;
       }
+      if (now < this.heldUntil) return this.wake(this.heldUntil - now);
       if (this.circuit === "half-open") {
         if (this.trialOut || this.inFlight > 0) return this.holdAll(now, undefined);
         this.trialOut = true;
@@ -187,6 +197,8 @@ export class Gate {
         continue;
       }
       if (this.inFlight >= this.options.concurrency) return;
+      const paced = this.adaptive.waitMs(now);
+      if (paced > 0) return this.wake(paced);
       if (Number.isFinite(this.rate)) {
         const left = Math.min(this.burst, this.left + ((now - this.leftAt) / 1000) * this.rate);
         if (left < 1) return this.wake(Math.max(1, Math.ceil(((1 - left) / this.rate) * 1000)));
@@ -237,24 +249,33 @@ export class Gate {
     this.timer = setTimeout(() => this.pump(), ms);
   }
 
-  private admit(waiter: Waiter, _now: number, trial: boolean): void {
+  private admit(waiter: Waiter, now: number, trial: boolean): void {
     this.inFlight++;
+    this.adaptive.started(now);
     let released = false;
     waiter.resolve({
       release: (result) => {
         if (released) return;
         released = true;
         this.inFlight--;
-        this.record(result, trial);
+        this.record(result, trial, now);
         for (const listener of this.listeners) listener.called?.(result.outcome);
         this.pump();
       },
     });
   }
 
-  private record(result: TicketRelease, trial: boolean): void {
+  private record(result: TicketRelease, trial: boolean, sentAt: number): void {
     const now = this.now();
-    if (result.limits) this.pace(result.limits);
+    if (result.limits) {
+      this.announced = true;
+      this.pace(result.limits);
+    }
+    if (result.status === 429) {
+      this.heldUntil = Math.max(this.heldUntil, now + (result.retryAfterMs ?? this.options.policy.initialIntervalMs));
+      if (!this.announced) this.adaptive.throttled(now, sentAt);
+    }
+    if (result.outcome === "ok") this.adaptive.answered(now);
     if (result.outcome === "ok" || result.outcome === "answer") {
       this.consecutive = 0;
       if (trial || this.circuit !== "closed") {
