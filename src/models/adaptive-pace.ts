@@ -13,8 +13,9 @@
 //     at random, whatever the rate, cannot drive the pace to nothing: the time between its 429s
 //     (each holds the gate for its Retry-After) lets the curve climb back. `minPerSecond` is the
 //     floor under it all.
-//   - The curve never runs past `ceilingFactor` times the rate of the last 429, and the pace lifts
-//     (unpaced) after `liftAfterMs` without a 429.
+//   - The curve never runs past `ceilingFactor` times what the provider answered lately (or the
+//     rate of the last 429, if more), so an idle spell does not grow it without bound; the pace
+//     lifts (unpaced) after `liftAfterMs` without a 429.
 // The bucket holds at most one call, so calls start evenly spaced and a held gate does not
 // release a burst.
 
@@ -22,13 +23,19 @@
 export interface AdaptivePacePolicy {
   /** The multiplicative cut on a 429. */
   readonly beta: number;
+  /**
+   * A later 429's rate (the curve's plateau) is what the provider answered lately, but at least
+   * this share of the pace: a provider that refuses at random answers a share of any pace, and
+   * must not drive it to the floor.
+   */
+  readonly keep: number;
   /** The cubic curve's scale (calls/s per s^3). */
   readonly cubicScale: number;
   /** The floor under the pace, calls per second. */
   readonly minPerSecond: number;
   /** The window the provider's answered rate is measured over, for a cut. */
   readonly measureMs: number;
-  /** The pace grows to at most this many times the rate of the last 429. */
+  /** The pace grows to at most this many times the answered rate (or the rate of the last 429). */
   readonly ceilingFactor: number;
   /** The pace lifts after this long without a 429. */
   readonly liftAfterMs: number;
@@ -36,7 +43,7 @@ export interface AdaptivePacePolicy {
 
 // The AWS SDKs' beta and floor; a gentler curve than their 0.4, so the plateau near the
 // provider's rate lasts seconds (a long stretch of answered calls between 429s).
-export const ADAPTIVE_PACE: AdaptivePacePolicy = { beta: 0.7, cubicScale: 0.1, minPerSecond: 0.5, measureMs: 2_000, ceilingFactor: 2, liftAfterMs: 60_000 };
+export const ADAPTIVE_PACE: AdaptivePacePolicy = { beta: 0.7, keep: 0.92, cubicScale: 0.1, minPerSecond: 0.5, measureMs: 2_000, ceilingFactor: 2, liftAfterMs: 60_000 };
 
 export class AdaptivePace {
   private enabled = false;
@@ -46,7 +53,8 @@ export class AdaptivePace {
   private cutAt = Number.NEGATIVE_INFINITY;
   private tokens = 1;
   private tokensAt = 0;
-  /** When calls were answered, within the measuring window, and when the first call went out. */
+  /** When calls were sent and answered, within the measuring window, and when the first call went out. */
+  private readonly sent: number[] = [];
   private readonly answers: number[] = [];
   private firstAt: number | undefined;
 
@@ -67,6 +75,8 @@ export class AdaptivePace {
   /** A call starts now: it takes the bucket's token. */
   started(now: number): void {
     this.firstAt ??= now;
+    this.sent.push(now);
+    this.forget(now);
     if (!this.enabled) return;
     this.refill(now);
     this.tokens -= 1;
@@ -75,11 +85,8 @@ export class AdaptivePace {
   /** The provider refused a call sent at `sentAt` with a 429. */
   throttled(now: number, sentAt: number): void {
     if (sentAt < this.cutAt) return; // sent at the old rate: this spell was cut already
-    const { beta, minPerSecond, measureMs } = this.policy;
-    this.forget(now);
-    const window = Math.max(1, Math.min(measureMs, now - (this.firstAt ?? now)));
-    const answered = (this.answers.length / window) * 1000;
-    this.lastMax = Math.max(minPerSecond, Math.min(this.rate, answered));
+    const { beta, minPerSecond } = this.policy;
+    this.lastMax = Math.max(minPerSecond, this.enabled ? Math.min(this.rate, Math.max(this.answeredPerSecond(now), this.rate * this.policy.keep)) : this.sentPerSecond(now));
     this.rate = Math.max(minPerSecond, this.lastMax * beta);
     this.cutAt = now;
     this.enabled = true;
@@ -102,12 +109,28 @@ export class AdaptivePace {
     }
     const k = Math.cbrt((this.lastMax * (1 - beta)) / cubicScale);
     const t = (now - this.cutAt) / 1000;
-    const grown = Math.min(this.lastMax * ceilingFactor, cubicScale * (t - k) ** 3 + this.lastMax);
+    const grown = Math.min(Math.max(this.lastMax, this.answeredPerSecond(now)) * ceilingFactor, cubicScale * (t - k) ** 3 + this.lastMax);
     this.rate = Math.max(minPerSecond, this.rate, grown);
   }
 
+  /** Calls answered per second over the measuring window (or since the first call, if sooner). */
+  private answeredPerSecond(now: number): number {
+    this.forget(now);
+    return (this.answers.length / this.window(now)) * 1000;
+  }
+
+  /** Calls sent per second over the measuring window (or since the first call, if sooner). */
+  private sentPerSecond(now: number): number {
+    this.forget(now);
+    return (this.sent.length / Math.max(this.policy.measureMs / 8, this.window(now))) * 1000;
+  }
+
+  private window(now: number): number {
+    return Math.max(1, Math.min(this.policy.measureMs, now - (this.firstAt ?? now)));
+  }
+
   private forget(now: number): void {
-    while (this.answers.length > 0 && this.answers[0]! < now - this.policy.measureMs) this.answers.shift();
+    for (const times of [this.sent, this.answers]) while (times.length > 0 && times[0]! < now - this.policy.measureMs) times.shift();
   }
 
   private refill(now: number): void {
