@@ -268,18 +268,19 @@ test("the adaptive pace: off until a 429, cut to beta times the rate sent (then 
     }
     assert.ok(starts <= Math.ceil(cut) + 1, `${starts} starts in a second at ${cut}/s`);
     // Answers grow it back towards the rate of the 429, and past it only slowly.
-    const k = Math.cbrt((answeredPerSecond * (1 - ADAPTIVE_PACE.beta)) / ADAPTIVE_PACE.cubicScale);
+    const atLimit = cut / ADAPTIVE_PACE.beta;
+    const k = Math.cbrt((atLimit * (1 - ADAPTIVE_PACE.beta)) / ADAPTIVE_PACE.cubicScale);
     pace.answered(now + k * 1000);
-    assert.ok(Math.abs(pace.perSecond() - answeredPerSecond) <= answeredPerSecond * 0.1, `back near ${answeredPerSecond}/s after ${k.toFixed(1)} s: ${pace.perSecond()}`);
+    assert.ok(Math.abs(pace.perSecond() - atLimit) <= atLimit * 0.1, `back near ${atLimit}/s after ${k.toFixed(1)} s: ${pace.perSecond()}`);
     pace.answered(now + (k + 1) * 1000);
-    assert.ok(pace.perSecond() <= answeredPerSecond * 1.2, "the plateau: barely past the rate of the 429 a second later");
+    assert.ok(pace.perSecond() <= atLimit * 1.2, "the plateau: barely past the rate of the 429 a second later");
     pace.answered(now + 30_000);
-    assert.ok(pace.perSecond() <= answeredPerSecond * ADAPTIVE_PACE.ceilingFactor, "an idle spell does not grow it past its ceiling");
-    // A later 429 cuts from what the provider answered lately, when less than the pace; a long calm lifts it.
+    assert.ok(pace.perSecond() <= atLimit * ADAPTIVE_PACE.ceilingFactor, "an idle spell does not grow it past its ceiling");
+    // A later 429 cuts from what the provider answered lately, but from no less than `keep` of the pace; a long calm lifts it.
     for (let t = now + 28_000; t < now + 30_000; t += gap) pace.answered(t);
     pace.started(now + 30_001);
     pace.throttled(now + 30_002, now + 30_001);
-    const later = Math.max(ADAPTIVE_PACE.minPerSecond, answeredPerSecond * ADAPTIVE_PACE.beta);
+    const later = Math.max(ADAPTIVE_PACE.minPerSecond, Math.max(answeredPerSecond, ADAPTIVE_PACE.keep * atLimit * ADAPTIVE_PACE.ceilingFactor) * ADAPTIVE_PACE.beta);
     assert.ok(Math.abs(pace.perSecond() - later) <= later * 0.15, `${answeredPerSecond}/s answered: cut to ${pace.perSecond()}, expected about ${later}`);
     pace.answered(now + 30_002 + ADAPTIVE_PACE.liftAfterMs);
     assert.is(pace.perSecond(), Number.POSITIVE_INFINITY, "lifted after a calm");
