@@ -4,15 +4,16 @@
 // 429 and grows back along a cubic curve (CUBIC) on success, so the steady state sits just under
 // the provider's rate instead of over it.
 //   - Off until the first 429: a provider that never refuses is never paced.
-//   - A cut starts from what the provider let through: the calls it answered over the last
-//     `measureMs` (never more than the current pace). That is the provider's rate once the flock
-//     sends faster, so the curve's plateau sits on it.
+//   - The first cut starts from the rate calls were sent at (over the last `measureMs`); a later
+//     one from what the provider answered over it, which is the provider's rate once the flock
+//     sends faster, so the curve's plateau sits on it; but from no less than `keep` of the pace,
+//     so a provider that refuses at random (it answers a share of any pace) cannot drive the pace
+//     to its floor, `minPerSecond`.
 //   - One cut per spell: a 429 for a call sent before the last cut was sent at the old rate and
 //     says nothing new, so it does not cut again (TCP's one decrease per window).
-//   - The growth is timed from the last cut, not counted in successes, so a provider that refuses
-//     at random, whatever the rate, cannot drive the pace to nothing: the time between its 429s
-//     (each holds the gate for its Retry-After) lets the curve climb back. `minPerSecond` is the
-//     floor under it all.
+//   - The growth is timed (from the end of the 429's hold: a long Retry-After is no time spent
+//     sending), not counted in successes, so the time between a random refuser's 429s lets the
+//     curve climb back.
 //   - The curve never runs past `ceilingFactor` times what the provider answered lately (or the
 //     rate of the last 429, if more), so an idle spell does not grow it without bound; the pace
 //     lifts (unpaced) after `liftAfterMs` without a 429.
@@ -51,6 +52,8 @@ export class AdaptivePace {
   /** The rate of the last 429 (CUBIC's W_max), and when it was cut. */
   private lastMax = 0;
   private cutAt = Number.NEGATIVE_INFINITY;
+  /** The curve is timed from the end of the hold: a long Retry-After is no time spent sending. */
+  private curveFrom = 0;
   private tokens = 1;
   private tokensAt = 0;
   /** When calls were sent and answered, within the measuring window, and when the first call went out. */
@@ -82,13 +85,14 @@ export class AdaptivePace {
     this.tokens -= 1;
   }
 
-  /** The provider refused a call sent at `sentAt` with a 429. */
-  throttled(now: number, sentAt: number): void {
+  /** The provider refused a call sent at `sentAt` with a 429; calls resume at `resumesAt` (the hold's end). */
+  throttled(now: number, sentAt: number, resumesAt = now): void {
     if (sentAt < this.cutAt) return; // sent at the old rate: this spell was cut already
     const { beta, minPerSecond } = this.policy;
     this.lastMax = Math.max(minPerSecond, this.enabled ? Math.min(this.rate, Math.max(this.answeredPerSecond(now), this.rate * this.policy.keep)) : this.sentPerSecond(now));
     this.rate = Math.max(minPerSecond, this.lastMax * beta);
     this.cutAt = now;
+    this.curveFrom = Math.max(now, resumesAt);
     this.enabled = true;
     this.tokens = Math.min(this.tokens, 0);
     this.tokensAt = now;
@@ -108,7 +112,7 @@ export class AdaptivePace {
       return;
     }
     const k = Math.cbrt((this.lastMax * (1 - beta)) / cubicScale);
-    const t = (now - this.cutAt) / 1000;
+    const t = Math.max(0, now - this.curveFrom) / 1000;
     const grown = Math.min(Math.max(this.lastMax, this.answeredPerSecond(now)) * ceilingFactor, cubicScale * (t - k) ** 3 + this.lastMax);
     this.rate = Math.max(minPerSecond, this.rate, grown);
   }

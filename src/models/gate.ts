@@ -258,7 +258,7 @@ export class Gate {
     if (result.limits) this.headers.announce(result.limits, this.inFlight, now);
     if (result.status === 429) {
       this.heldUntil = Math.max(this.heldUntil, now + (result.retryAfterMs ?? this.options.policy.initialIntervalMs));
-      if (!this.headers.announced) this.adaptive.throttled(now, sentAt);
+      if (!this.headers.announced) this.adaptive.throttled(now, sentAt, this.heldUntil);
     }
     if (result.outcome === "ok") this.adaptive.answered(now);
     if (result.outcome === "ok" || result.outcome === "answer") {
