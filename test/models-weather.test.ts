@@ -226,6 +226,13 @@ test("a 429 holds every queued call of the gate for its Retry-After (or the firs
     }));
     for (const at of starts) assert.ok(at >= holdMs - 5, `Retry-After ${retryAfterMs ?? "none"}: a queued call started ${at} ms after the 429`);
     inAir.release({ outcome: "ok" });
+    if (retryAfterMs === undefined) continue;
+    // A fail-fast call (the classifier's) is refused during a hold rather than kept waiting.
+    const limitedAgain = await gate.acquire("a");
+    limitedAgain.release({ outcome: "weather", status: 429, retryAfterMs });
+    const fast = await gate.acquire("classifier", { failFast: true }).catch((e: unknown) => e);
+    assert.instance(fast, ModelCallError);
+    assert.match((fast as Error).message, /rate limited/);
   }
   // A 503 is the circuit's business, not a hold.
   const gate = new Gate("test", { concurrency: 4, circuitFailures: 50, policy: gatePolicy });

@@ -181,7 +181,7 @@ export class Gate {
         this.setCircuit("half-open");
         this.trialOut = false;
       }
-      if (now < this.heldUntil) return this.wake(this.heldUntil - now);
+      if (now < this.heldUntil) return this.hold(now);
       if (this.circuit === "half-open") {
         if (this.trialOut || this.inFlight > 0) return this.holdAll(now, undefined);
         this.trialOut = true;
@@ -195,6 +195,17 @@ export class Gate {
       if (announced > 0) return this.wake(announced);
       this.admit(this.next()!, now, false);
     }
+  }
+
+  /** Every queued call waits out a 429's hold; a fail-fast one is refused instead (the classifier answers "unsure"). */
+  private hold(now: number): void {
+    for (const queue of this.lanes.values()) {
+      for (const waiter of queue.filter((w) => w.options.failFast)) {
+        this.remove(waiter);
+        waiter.reject(new ModelCallError("rate limited: HTTP 429", "weather"));
+      }
+    }
+    if (this.lanes.size > 0) this.wake(this.heldUntil - now);
   }
 
   /** Every queued call waits on the circuit: each begins its patience, and expires at its end. */
