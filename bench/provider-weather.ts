@@ -7,7 +7,8 @@
 // Further scenarios, each printed with what the owner got (answered / skipped) and what the
 // provider saw: half the calls 429 with Retry-After: 1; a 503 outage of BENCH_OUTAGE_MS as the
 // list starts; five 10-item lists on a slow provider (the most calls it saw at once).
-// Run: npx tsx bench/provider-weather.ts   (BENCH_RATE=5,10  BENCH_ITEMS=50  BENCH_OUTAGE_MS=8000)
+// Run: npx tsx bench/provider-weather.ts   (BENCH_RATE=5,10  BENCH_ITEMS=50  BENCH_OUTAGE_MS=8000;
+// BENCH_ONLY=<regex> runs the scenarios whose line matches it: headers, retry-after, half, outage, slow)
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -179,6 +180,7 @@ async function main(): Promise<void> {
   const items = Number(process.env.BENCH_ITEMS ?? 50);
   const rates = (process.env.BENCH_RATE ?? "5,10").split(",").map(Number);
   const outageMs = Number(process.env.BENCH_OUTAGE_MS ?? 8_000);
+  const only = new RegExp(process.env.BENCH_ONLY ?? ".");
   console.log(`provider-weather bench: ${items}-item list, fake provider latency 40 ms, node ${process.version}`);
 
   // The list's own pace with no limit at all: the floor under any rate, measured in this run.
@@ -188,6 +190,7 @@ async function main(): Promise<void> {
   console.log(`no limit: wall ${s(unlimited.ms)} for ${free.answered} calls (${(free.answered / (unlimited.ms / 1000)).toFixed(1)} calls/s): the floor under every line below`);
 
   for (const announce of [true, false]) {
+    if (!only.test(announce ? "headers" : "retry-after")) continue;
     for (const rate of rates) {
       const provider = await startProvider(tokenBucket(rate, 2, announce), 40);
       const run = await runLists(provider.url, 1, items);
@@ -202,14 +205,14 @@ async function main(): Promise<void> {
     }
   }
 
-  {
+  if (only.test("half")) {
     const provider = await startProvider((_now, i) => (i % 2 === 0 ? { status: 429, headers: { "retry-after": "1" } } : undefined), 20);
     const run = await runLists(provider.url, 1, 8);
     await provider.close();
     console.log(`half the calls 429 (Retry-After: 1), 8 items: wall ${s(run.ms)}; answered ${run.answered}, skipped ${run.skipped}; calls ${provider.calls}${run.errors.length ? `; errors: ${run.errors.join(" | ")}` : ""}`);
   }
 
-  {
+  if (only.test("outage")) {
     let downUntil = 0;
     const provider = await startProvider((now) => (now < downUntil ? { status: 503 } : undefined), 20);
     downUntil = Date.now() + outageMs;
@@ -221,7 +224,7 @@ async function main(): Promise<void> {
     );
   }
 
-  {
+  if (only.test("slow")) {
     const provider = await startProvider(() => undefined, 300);
     const run = await runLists(provider.url, 5, 10);
     await provider.close();

@@ -7,6 +7,7 @@ import { APICallError } from "ai";
 import { classifyProviderError, ModelCallError, ProviderUnavailableError, rateLimitsFrom, retryAfterMs } from "../src/models/provider-errors.ts";
 import { backoffMs, withRetries, type RetryPolicy } from "../src/models/retry-policy.ts";
 import { Gate } from "../src/models/gate.ts";
+import { ADAPTIVE_PACE, AdaptivePace } from "../src/models/adaptive-pace.ts";
 import { SystemOneClassifier } from "../src/classifier/systemone.ts";
 import { startFakeSystemOne } from "./helpers/fake-systemone.ts";
 
@@ -204,6 +205,100 @@ test("a held call whose patience ends behind the open circuit fails as unavailab
   const fast = await gate.acquire("classifier", { failFast: true }).catch((e: unknown) => e);
   assert.instance(fast, ModelCallError);
   assert.match((fast as Error).message, /circuit open/);
+});
+
+test("a 429 holds every queued call of the gate for its Retry-After (or the first backoff), other calls too", async () => {
+  for (const [retryAfterMs, holdMs] of [
+    [250, 250],
+    [400, 400],
+    [undefined, gatePolicy.initialIntervalMs],
+  ] as const) {
+    const gate = new Gate("test", { concurrency: 4, circuitFailures: 50, policy: gatePolicy });
+    const limited = await gate.acquire("a");
+    const inAir = await gate.acquire("b");
+    const releasedAt = Date.now();
+    limited.release({ outcome: "weather", status: 429, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
+    const starts = await Promise.all(["a", "b", "c"].map(async (lane) => {
+      const ticket = await gate.acquire(lane);
+      const at = Date.now() - releasedAt;
+      ticket.release({ outcome: "ok" });
+      return at;
+    }));
+    for (const at of starts) assert.ok(at >= holdMs - 5, `Retry-After ${retryAfterMs ?? "none"}: a queued call started ${at} ms after the 429`);
+    inAir.release({ outcome: "ok" });
+    if (retryAfterMs === undefined) continue;
+    // A fail-fast call (the classifier's) is refused during a hold rather than kept waiting.
+    const limitedAgain = await gate.acquire("a");
+    limitedAgain.release({ outcome: "weather", status: 429, retryAfterMs });
+    const fast = await gate.acquire("classifier", { failFast: true }).catch((e: unknown) => e);
+    assert.instance(fast, ModelCallError);
+    assert.match((fast as Error).message, /rate limited/);
+  }
+  // A 503 is the circuit's business, not a hold.
+  const gate = new Gate("test", { concurrency: 4, circuitFailures: 50, policy: gatePolicy });
+  (await gate.acquire("a")).release({ outcome: "weather", status: 503, retryAfterMs: 5_000 });
+  const before = Date.now();
+  (await gate.acquire("a")).release({ outcome: "ok" });
+  assert.ok(Date.now() - before < 1_000, "a 503 below the circuit's threshold holds nothing");
+});
+
+test("the adaptive pace: off until a 429, cut to beta times the rate sent (then answered), once per spell, grown back cubically, floored, lifted after a calm", () => {
+  for (const answeredPerSecond of [2, 5, 10, 40]) {
+    const pace = new AdaptivePace();
+    let now = 1_000_000;
+    const gap = 1000 / answeredPerSecond;
+    for (let i = 0; i < answeredPerSecond * 3; i++) {
+      assert.is(pace.waitMs(now), 0, "unpaced before any 429");
+      pace.started(now);
+      pace.answered(now + 10);
+      now += gap;
+    }
+    assert.is(pace.perSecond(), Number.POSITIVE_INFINITY);
+    pace.started(now);
+    pace.throttled(now, now);
+    const cut = pace.perSecond();
+    // The first cut is from the rate sent over the window, the refused call included.
+    const sent = answeredPerSecond + 1000 / ADAPTIVE_PACE.measureMs;
+    const expected = Math.max(ADAPTIVE_PACE.minPerSecond, sent * ADAPTIVE_PACE.beta);
+    assert.ok(Math.abs(cut - expected) <= expected * 0.15, `${answeredPerSecond}/s sent: cut to ${cut}, expected about ${expected}`);
+    // Calls sent before the cut were sent at the old rate: their 429s do not cut again.
+    pace.throttled(now + 5, now - 1);
+    assert.is(pace.perSecond(), cut);
+    // Calls start no faster than the pace.
+    assert.ok(pace.waitMs(now) > 0);
+    let starts = 0;
+    for (let t = now; t < now + 1000; t++) {
+      if (pace.waitMs(t) === 0) {
+        pace.started(t);
+        starts++;
+      }
+    }
+    assert.ok(starts <= Math.ceil(cut) + 1, `${starts} starts in a second at ${cut}/s`);
+    // Answers grow it back towards the rate of the 429, and past it only slowly.
+    const atLimit = cut / ADAPTIVE_PACE.beta;
+    const k = Math.cbrt((atLimit * (1 - ADAPTIVE_PACE.beta)) / ADAPTIVE_PACE.cubicScale);
+    pace.answered(now + k * 1000);
+    assert.ok(Math.abs(pace.perSecond() - atLimit) <= atLimit * 0.1, `back near ${atLimit}/s after ${k.toFixed(1)} s: ${pace.perSecond()}`);
+    pace.answered(now + (k + 1) * 1000);
+    assert.ok(pace.perSecond() <= atLimit * 1.2, "the plateau: barely past the rate of the 429 a second later");
+    pace.answered(now + 30_000);
+    assert.ok(pace.perSecond() <= atLimit * ADAPTIVE_PACE.ceilingFactor, "an idle spell does not grow it past its ceiling");
+    // A later 429 cuts from what the provider answered lately, but from no less than `keep` of the pace; a long calm lifts it.
+    for (let t = now + 28_000; t < now + 30_000; t += gap) pace.answered(t);
+    pace.started(now + 30_001);
+    pace.throttled(now + 30_002, now + 30_001);
+    const later = Math.max(ADAPTIVE_PACE.minPerSecond, Math.max(answeredPerSecond, ADAPTIVE_PACE.keep * atLimit * ADAPTIVE_PACE.ceilingFactor) * ADAPTIVE_PACE.beta);
+    assert.ok(Math.abs(pace.perSecond() - later) <= later * 0.15, `${answeredPerSecond}/s answered: cut to ${pace.perSecond()}, expected about ${later}`);
+    pace.answered(now + 30_002 + ADAPTIVE_PACE.liftAfterMs);
+    assert.is(pace.perSecond(), Number.POSITIVE_INFINITY, "lifted after a calm");
+  }
+  // A provider that refuses whatever the rate: 429 after 429, the pace stops at its floor.
+  const pace = new AdaptivePace();
+  for (let i = 0, now = 0; i < 50; i++, now += 10) {
+    pace.started(now);
+    pace.throttled(now + 1, now);
+  }
+  assert.is(pace.perSecond(), ADAPTIVE_PACE.minPerSecond);
 });
 
 test("the gate paces to the provider's announced limit while its window runs low, and not while it has room", async () => {

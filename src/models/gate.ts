@@ -3,13 +3,15 @@
 //   - a queue fair across lanes (a lane is a list, or a nest): the next free slot goes to the
 //     lane after the one served last, so a 2-item list posted behind a 50-item one is not held
 //     to the end;
-//   - a pace from the provider's own rate-limit headers (OpenAI's x-ratelimit-*-requests,
-//     Anthropic's anthropic-ratelimit-requests-*): while few requests remain in its window, the
-//     gate keeps a mirror of the provider's bucket (what remained at the last answer, less the
-//     calls in the air, refilled at the limit per minute) and starts a call only with a request
-//     left in it, so the flock uses what the provider allows without hammering it. A provider that announces nothing is not paced: each 429 waits out its
-//     own Retry-After, and a run of them opens the circuit. (A pace guessed from 429s alone cannot
-//     tell a rate limit from a provider that refuses at random, and collapses on the latter.);
+//   - a pace from the provider's own rate-limit headers (header-pace.ts: a mirror of its bucket
+//     while few requests remain in its window), so the flock uses what the provider allows
+//     without hammering it;
+//   - a hold on every 429: the whole gate (every queued call, not only the flight that got it)
+//     waits out its Retry-After (or, with none, the first backoff), so the other calls do not each
+//     hit the limit too;
+//   - for a provider that announces no limit, a pace learnt from its 429s (adaptive-pace.ts: the
+//     AWS SDKs' adaptive token bucket, cut on a 429 and grown back cubically on success), under
+//     the cap, so the steady state sits just under the provider's rate;
 //   - a circuit: after `circuitFailures` weather failures in a row it opens; calls wait instead
 //     of hammering the provider; after a cooldown one trial call goes out, and its success closes
 //     the circuit (its failure reopens it for longer). An outage of any length costs a handful
@@ -17,6 +19,8 @@
 // The cap is per process: with several instances the provider sees up to instances x cap.
 import type { RetryPolicy, WaitNotice } from "./retry-policy.ts";
 import { ModelCallError, ProviderUnavailableError, type RateLimits, type TroubleKind } from "./provider-errors.ts";
+import { AdaptivePace } from "./adaptive-pace.ts";
+import { HeaderPace } from "./header-pace.ts";
 
 export interface GateOptions {
   concurrency: number;
@@ -79,9 +83,6 @@ export interface GateListener {
   circuit?(state: CircuitState): void;
 }
 
-/** Pace once no more than this many calls' worth (times the cap) remain in the provider's window. */
-const LOW_REMAINING_PER_SLOT = 2;
-
 export class Gate {
   private inFlight = 0;
   // Lane -> its waiters, in arrival order. A Map iterates in insertion order: the lane served is
@@ -93,12 +94,11 @@ export class Gate {
   private consecutive = 0;
   private lastTrouble = "";
   private trialOut = false;
-  private rate = Number.POSITIVE_INFINITY;
-  // The mirror of the provider's bucket while paced: requests left at `leftAt`, and the most it
-  // was seen to hold (its burst).
-  private left = 0;
-  private leftAt = 0;
-  private burst = 1;
+  // Until when a 429 holds every call; the header pace, and the pace learnt from 429s (off once
+  // the provider announces its limits).
+  private heldUntil = 0;
+  private readonly headers: HeaderPace;
+  private readonly adaptive = new AdaptivePace();
   private timer: NodeJS.Timeout | undefined;
   private readonly listeners: GateListener[] = [];
   private readonly now: () => number;
@@ -108,6 +108,7 @@ export class Gate {
     private readonly options: GateOptions,
   ) {
     this.now = options.now ?? Date.now;
+    this.headers = new HeaderPace(options.concurrency);
   }
 
   listen(listener: GateListener): void {
@@ -117,7 +118,7 @@ export class Gate {
   stats(): GateStats {
     let queued = 0;
     for (const waiters of this.lanes.values()) queued += waiters.length;
-    return { inFlight: this.inFlight, queued, heldByCircuit: this.circuit === "closed" ? 0 : queued, circuit: this.circuit, rate: this.rate };
+    return { inFlight: this.inFlight, queued, heldByCircuit: this.circuit === "closed" ? 0 : queued, circuit: this.circuit, rate: Math.min(this.headers.perSecond(), this.adaptive.perSecond()) };
   }
 
   /** Waits for a slot in `lane`'s turn; rejects on abort, or when the patience ends behind an open circuit. */
@@ -180,6 +181,7 @@ export class Gate {
         this.setCircuit("half-open");
         this.trialOut = false;
       }
+      if (now < this.heldUntil) return this.hold(now);
       if (this.circuit === "half-open") {
         if (this.trialOut || this.inFlight > 0) return this.holdAll(now, undefined);
         this.trialOut = true;
@@ -187,14 +189,23 @@ export class Gate {
         continue;
       }
       if (this.inFlight >= this.options.concurrency) return;
-      if (Number.isFinite(this.rate)) {
-        const left = Math.min(this.burst, this.left + ((now - this.leftAt) / 1000) * this.rate);
-        if (left < 1) return this.wake(Math.max(1, Math.ceil(((1 - left) / this.rate) * 1000)));
-        this.left = left - 1;
-        this.leftAt = now;
-      }
+      const paced = this.adaptive.waitMs(now);
+      if (paced > 0) return this.wake(paced);
+      const announced = this.headers.take(now);
+      if (announced > 0) return this.wake(announced);
       this.admit(this.next()!, now, false);
     }
+  }
+
+  /** Every queued call waits out a 429's hold; a fail-fast one is refused instead (the classifier answers "unsure"). */
+  private hold(now: number): void {
+    for (const queue of this.lanes.values()) {
+      for (const waiter of queue.filter((w) => w.options.failFast)) {
+        this.remove(waiter);
+        waiter.reject(new ModelCallError("rate limited: HTTP 429", "weather"));
+      }
+    }
+    if (this.lanes.size > 0) this.wake(this.heldUntil - now);
   }
 
   /** Every queued call waits on the circuit: each begins its patience, and expires at its end. */
@@ -237,24 +248,30 @@ export class Gate {
     this.timer = setTimeout(() => this.pump(), ms);
   }
 
-  private admit(waiter: Waiter, _now: number, trial: boolean): void {
+  private admit(waiter: Waiter, now: number, trial: boolean): void {
     this.inFlight++;
+    this.adaptive.started(now);
     let released = false;
     waiter.resolve({
       release: (result) => {
         if (released) return;
         released = true;
         this.inFlight--;
-        this.record(result, trial);
+        this.record(result, trial, now);
         for (const listener of this.listeners) listener.called?.(result.outcome);
         this.pump();
       },
     });
   }
 
-  private record(result: TicketRelease, trial: boolean): void {
+  private record(result: TicketRelease, trial: boolean, sentAt: number): void {
     const now = this.now();
-    if (result.limits) this.pace(result.limits);
+    if (result.limits) this.headers.announce(result.limits, this.inFlight, now);
+    if (result.status === 429) {
+      this.heldUntil = Math.max(this.heldUntil, now + (result.retryAfterMs ?? this.options.policy.initialIntervalMs));
+      if (!this.headers.announced) this.adaptive.throttled(now, sentAt, this.heldUntil);
+    }
+    if (result.outcome === "ok") this.adaptive.answered(now);
     if (result.outcome === "ok" || result.outcome === "answer") {
       this.consecutive = 0;
       if (trial || this.circuit !== "closed") {
@@ -277,20 +294,6 @@ export class Gate {
       this.openUntil = now + Math.max(cooldown, result.retryAfterMs ?? 0);
       this.setCircuit("open");
     }
-  }
-
-  /** Paces to the provider's limit per minute while its window runs low; unpaced while it has room. */
-  private pace(limits: RateLimits): void {
-    const low = limits.remaining <= this.options.concurrency * LOW_REMAINING_PER_SLOT;
-    if (!low) {
-      this.rate = Number.POSITIVE_INFINITY;
-      return;
-    }
-    this.rate = limits.limit / 60;
-    this.burst = Math.max(1, Math.min(this.options.concurrency * LOW_REMAINING_PER_SLOT, Math.max(this.burst, limits.remaining)));
-    // What the provider had left when it answered, less what is in the air since (each will take one).
-    this.left = Math.max(0, limits.remaining - this.inFlight);
-    this.leftAt = this.now();
   }
 
   private setCircuit(state: CircuitState): void {

@@ -110,3 +110,39 @@ export const ITEMS = [
 ];
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export interface TokenBucketWeather {
+  weather: (call: Parameters<FakeScript>[0], index: number) => FakeReply | undefined;
+  /** The 429s it answered, and when. */
+  limited: number[];
+  /** When each call it let through arrived. */
+  served: number[];
+}
+
+/**
+ * A provider's token bucket of `rate` requests per second holding `burst`; beyond it a 429 with
+ * only Retry-After (whole seconds, or an HTTP date when `dateForm`), no rate-limit headers.
+ */
+export function tokenBucket(rate: number, burst: number, dateForm = false): TokenBucketWeather {
+  let tokens = burst;
+  let last = Date.now();
+  const bucket: TokenBucketWeather = {
+    limited: [],
+    served: [],
+    weather: () => {
+      const now = Date.now();
+      tokens = Math.min(burst, tokens + ((now - last) / 1000) * rate);
+      last = now;
+      if (tokens >= 1) {
+        tokens -= 1;
+        bucket.served.push(now);
+        return undefined;
+      }
+      bucket.limited.push(now);
+      const waitMs = Math.ceil(((1 - tokens) / rate) * 1000);
+      const retryAfter = dateForm ? new Date(now + Math.max(1000, waitMs) + 999).toUTCString() : String(Math.ceil(waitMs / 1000));
+      return { status: 429, headers: { "retry-after": retryAfter } };
+    },
+  };
+  return bucket;
+}
