@@ -55,7 +55,7 @@ export interface App {
 export async function createApp(config: Config, deps: AppDeps = {}): Promise<App> {
   ensureDataDir(config.dataDir);
   const logLine = deps.logLine ?? ((line: string) => console.error(line));
-  const database = await openDatabase(config);
+  const database = await openDatabase(config, logLine);
   const prisma = database.prisma;
   const bus = config.redisUrl ? await createRedisBus(config.redisUrl, logLine) : createLocalBus();
   const metrics = deps.metrics ?? createMetrics();

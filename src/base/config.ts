@@ -43,6 +43,12 @@ export interface Config {
   publicHosts: string[];
   /** How long a claimed nest request may go without a deliver before the harness nudges its crow. */
   nudgeAfterMs: number;
+  /** PostgreSQL: how long to wait for a connection before the request fails with a 503. */
+  pgConnectTimeoutMs: number;
+  /** PostgreSQL: the longest one statement may run (server side, and kept by the client too). */
+  pgStatementTimeoutMs: number;
+  /** PostgreSQL: how long a transaction may sit idle before the server ends it. */
+  pgIdleInTransactionTimeoutMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -142,6 +148,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     corsOrigins: origins(env, "CROWS_CORS_ORIGINS"),
     publicHosts: list(env, "CROWS_PUBLIC_HOSTS").map((h) => h.toLowerCase()),
     nudgeAfterMs: int(env, "CROWS_NUDGE_AFTER_MS", 120_000, 10),
+    pgConnectTimeoutMs: int(env, "CROWS_PG_CONNECT_TIMEOUT_MS", 5_000, 100, 600_000),
+    pgStatementTimeoutMs: int(env, "CROWS_PG_STATEMENT_TIMEOUT_MS", 15_000, 100, 600_000),
+    pgIdleInTransactionTimeoutMs: int(env, "CROWS_PG_IDLE_TX_TIMEOUT_MS", 15_000, 100, 600_000),
     ...overrides,
   };
   if (!["offline", "systemone"].includes(config.jev)) {

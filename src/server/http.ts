@@ -18,6 +18,8 @@ import { trackInFlight } from "./shutdown.ts";
 import { writeSse } from "../http/sse/node-writer.ts";
 import { refuseUnstorable } from "../http/unstorable-text.ts";
 
+const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
 /** One entry per path family; the first whose `matches` is true serves the request. */
 interface Handler {
   matches(pathname: string): boolean;
@@ -73,10 +75,13 @@ export async function startServer(app: App): Promise<RunningServer> {
       try {
         const url = parseTarget(req.url);
         if ((await gate.admit(req, res, url)) === "answered") return;
+        // A fenced data folder (gone or replaced) takes no more writes: a 503 before anything runs.
+        if (!READ_METHODS.has(req.method ?? "GET")) app.database.health.assertWritable();
         const handler = handlers.find((h) => h.matches(url.pathname));
         if (!handler) throw notFound();
         await handler.serve(req, res, url);
       } catch (error) {
+        app.database.health.note(error);
         sendError(res, error, app.logLine);
       }
     })();
@@ -155,6 +160,7 @@ async function serveCompat(
     };
     response = await route.handle(app, request);
   } catch (error) {
+    app.database.health.note(error);
     const { status, body, headers } = toErrorResponse(error, app.logLine);
     response = { status, json: body, headers };
   }

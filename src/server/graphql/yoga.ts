@@ -13,6 +13,7 @@ import { renderGraphiQL } from "@graphql-yoga/render-graphiql";
 import type { App } from "../../app.ts";
 import { CrowsError, RateLimitedError } from "../../base/errors.ts";
 import { HttpError, STATUS_OF } from "../../http/http-error.ts";
+import { RETRY_AFTER_S, TROUBLE_MESSAGE } from "../../storage/trouble.ts";
 import { schema } from "../../../schema/index.ts";
 import type { Context } from "../../../schema/builder.ts";
 import { readBody } from "../../http/body.ts";
@@ -67,8 +68,16 @@ function logSafe(arg: unknown): string {
  * top level (a field without an error union, or a subscription's arguments) is expected, so it
  * keeps its message and carries its code and HTTP status instead.
  */
-function maskCrowsError(error: unknown, message: string, isDev?: boolean): Error {
+const maskCrowsError = (app: App) => (error: unknown, message: string, isDev?: boolean): Error => {
   const original = error instanceof GraphQLError ? error.originalError : error;
+  // Storage trouble is named, as on REST: a coded error with the 503 and Retry-After.
+  const trouble = app.database.health.note(original);
+  if (trouble !== undefined) {
+    return new GraphQLError(TROUBLE_MESSAGE[trouble], {
+      ...(error instanceof GraphQLError ? { nodes: error.nodes, path: error.path, source: error.source, positions: error.positions } : {}),
+      extensions: { code: "STORAGE_UNAVAILABLE", storage: trouble, http: { status: 503, headers: { "retry-after": String(RETRY_AFTER_S[trouble]) } } },
+    });
+  }
   if (original instanceof CrowsError) {
     const extensions: Record<string, unknown> = { code: original.code, http: { status: STATUS_OF[original.code] } };
     if (original instanceof RateLimitedError) {
@@ -81,7 +90,7 @@ function maskCrowsError(error: unknown, message: string, isDev?: boolean): Error
     });
   }
   return maskError(error, message, isDev);
-}
+};
 
 /**
  * Yoga's CSRF prevention (the rule of @graphql-yoga/plugin-csrf-prevention, which is not installed
@@ -168,7 +177,7 @@ export function createGraphQLYoga(app: App, options: { projectedSubscriptions?: 
     graphiql: { title: "crows", defaultQuery: EXAMPLE_QUERY, subscriptionsProtocol: "SSE" },
     renderGraphiQL,
     landingPage: false,
-    maskedErrors: { maskError: maskCrowsError },
+    maskedErrors: { maskError: maskCrowsError(app) },
     plugins: [csrfPrevention, queryStringJson, ...graphqlLimits(), readOnlyTokens, refuseUnstorableText, requestErrorsCoded, useGraphQLStream(GRAPHQL_SSE_PATH, (line) => app.logLine(line)), graphqlMetricsPlugin(app.metrics), graphqlReadCache(() => app.database.readVersion), compiledQueries, useProjectedSubscriptions(options.projectedSubscriptions === false ? {} : projectableSubscriptions)],
     logging: {
       debug: () => {},
