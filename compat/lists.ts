@@ -8,7 +8,7 @@ export const listRoutes: Route[] = [
     path: "/api/lists",
     async handle(app, request) {
       const body = await bodyObject(request);
-      const { listId } = await app.flock.submitList({ text: body.text, requester: body.requester, nestId: body.nest_id });
+      const { listId } = await app.flock.submitList({ text: body.text, requester: body.requester, nestId: body.nest_id, signal: request.signal });
       return { status: 202, json: { list_id: listId } };
     },
   },

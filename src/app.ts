@@ -63,6 +63,7 @@ export async function createApp(config: Config, deps: AppDeps = {}): Promise<App
   const log = new EventLog(database, bus, {
     ...(lock ? { commitOrderLock: lock } : {}),
     onAppended: (event) => {
+      database.health.recovered(); // a write went through: storage trouble, if any, is over
       countAppended(metrics, event);
       const line = eventLogLine(event);
       if (line) logLine(line);

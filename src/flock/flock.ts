@@ -47,7 +47,8 @@ export class Flock {
   }
 
   /** Accepts a todo list (POST /api/lists): validates, rate-limits, stores it and starts it. */
-  async submitList(input: { text: unknown; requester: unknown; nestId?: unknown }): Promise<{ listId: string }> {
+  /** `signal`: the submitter gave up (its client went away); a list not yet written is then never written. */
+  async submitList(input: { text: unknown; requester: unknown; nestId?: unknown; signal?: AbortSignal }): Promise<{ listId: string }> {
     const items = parseTodoText(input.text);
     const requester = parseRequester(input.requester);
     const nestId = await this.nestFor(input.nestId);
@@ -57,6 +58,9 @@ export class Flock {
       throw new RateLimitedError(admission.message, admission.cooldownS);
     }
     if (this.stopping.signal.aborted) throw new BadInputError("The flock is shutting down; try again in a moment.");
+    // The waits above can be long when the database stalls: a submitter that has gone is not
+    // answered, so its list must not start behind its back (a retry would make it twice).
+    input.signal?.throwIfAborted();
     const listId = `lst${randomBytes(5).toString("hex")}`;
     const itemRows = items.map((text, i) => ({ id: `${listId}-${i + 1}`, n: i + 1, text }));
     const started = listEventPayload<"list.started">(listId, { items: itemRows.map((i) => ({ item_id: i.id, text: i.text })), requester, nest_id: nestId });

@@ -41,6 +41,8 @@ export function toErrorResponse(error: unknown, log: (line: string) => void = co
     return { status: 429, body: { message: error.message, cooldown_s: error.cooldownS }, headers: { "retry-after": String(error.cooldownS) } };
   }
   if (error instanceof CrowsError) return { status: STATUS_OF[error.code], body: { message: error.message }, headers: {} };
+  // The client went away before anything was stored: nobody reads this answer, and it is no fault.
+  if (error instanceof Error && error.name === "AbortError") return { status: 503, body: { message: "The request was abandoned before anything was stored." }, headers: { "retry-after": "1" } };
   // Storage that fails (full, read-only, I/O errors, a database that does not answer) is not a bug:
   // a 503 the client may retry, saying so (src/storage/trouble.ts).
   const trouble = storageTroubleOf(error);
