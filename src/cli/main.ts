@@ -1,10 +1,11 @@
-// The `crows` command line (docs/operations.md): serve, up, status, stop, restart, logs. Every
+// The `crows` command line (docs/operations.md): serve, up, status, stop, restart, logs, backup,
+// restore, check. Every
 // command prints one JSON line on stdout; an error is one JSON line on stderr. Exit codes: 0 done,
 // 1 a step failed, 2 usage, 3 the server cannot run (start-error.json says why).
 import { EXIT } from "../ops/exit.ts";
 import { up, status, stop, restart, logs, CommandError } from "./commands.ts";
 
-const USAGE = "usage: crows serve | up | status | stop | restart [--reason TEXT] | logs [--lines N]";
+const USAGE = "usage: crows serve | up | status | stop | restart [--reason TEXT] | logs [--lines N] | backup FILE | restore FILE | check";
 
 type Flags = Record<string, string>;
 
@@ -45,6 +46,20 @@ async function run(argv: string[]): Promise<void> {
       const lines = raw === undefined ? 50 : /^\d{1,4}$/.test(raw) ? Number(raw) : NaN;
       if (!Number.isInteger(lines) || lines < 1 || lines > 1000) throw new CommandError(EXIT.usage, "usage", `--lines must be a whole number from 1 to 1000, got ${JSON.stringify(raw)}`);
       return print(await logs(lines));
+    }
+    case "backup":
+    case "restore": {
+      const [file, ...extra] = rest;
+      if (!file || file.startsWith("--") || extra.length > 0) throw new CommandError(EXIT.usage, "usage", `crows ${command} takes one FILE; ${USAGE}`);
+      const data = await import("./data-commands.ts");
+      return print(command === "backup" ? await data.backup(file) : await data.restore(file));
+    }
+    case "check": {
+      parse(rest, []);
+      const report = await (await import("./data-commands.ts")).check();
+      print(report);
+      if (!report.ok) process.exitCode = EXIT.failed; // what it found is on stdout all the same
+      return;
     }
     case "help":
     case "--help":

@@ -111,7 +111,12 @@ function migrationState(db: Database.Database, present: boolean): CheckReport["m
  * runs on the folder.
  */
 export function restoreDatabase(source: string, target: string, keptSuffix: string): { kept: string | null; check: CheckReport } {
-  const check = checkDatabase(source);
+  let check: CheckReport;
+  try {
+    check = checkDatabase(source);
+  } catch (error) {
+    throw new RestoreRefused(`${source} cannot be read as a crows database (${(error as Error).message.split("\n")[0]})`);
+  }
   if (check.integrity.length !== 1 || check.integrity[0] !== "ok") throw new RestoreRefused(`${source} fails the integrity check: ${check.integrity.slice(0, 3).join("; ")}`);
   if (check.migrations.applied.length === 0) throw new RestoreRefused(`${source} is not a crows database (no applied migrations)`);
   if (check.migrations.failed.length > 0) throw new RestoreRefused(`${source} has a failed migration: ${check.migrations.failed.join(", ")}`);
