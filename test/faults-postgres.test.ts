@@ -168,7 +168,7 @@ if (cluster) {
     }
   });
 
-  if (process.env.FAULTS_ONLY !== "restart") test("a paused PostgreSQL: bounded 503s with Retry-After, /readyz 503, a submit given up on never runs later, all resumes", async () => {
+  test("a paused PostgreSQL: bounded 503s with Retry-After, /readyz 503, a submit given up on never runs later, all resumes", async () => {
     const dbUrl = await freshDb(cluster.url, "pause_fault");
     const run = await twoInstances(dbUrl);
     const acked = new Set<string>();

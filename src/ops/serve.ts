@@ -16,7 +16,11 @@ import { createServerLog, type ServerLog } from "./server-log.ts";
 import { describeError } from "../base/describe-error.ts";
 import { toStartError } from "../storage/start-error.ts";
 import { crowsVersion } from "./version.ts";
-import { startTickOf } from "./processes.ts";
+import { sameProcessAlive, startTickOf } from "./processes.ts";
+import { readServerState } from "./state.ts";
+import { watchDataFolder } from "./folder-watch.ts";
+import { StartError } from "../storage/start-error.ts";
+import path from "node:path";
 
 import { EXIT } from "./exit.ts";
 
@@ -48,6 +52,7 @@ export async function serve(env: Env = process.env): Promise<void> {
     });
     log.line(`start: crows ${crowsVersion()} pid ${process.pid}, data folder ${folder.dir} (${folder.created ? "created" : "existing"})`);
     lock = acquireLock(files);
+    await refuseBesideLiveServer(files);
     log.line("start: lock taken");
     const restartReason = env.CROWS_RESTART_REASON?.trim().slice(0, 200) || undefined;
     if (restartReason) log.line(`start: restart requested: ${restartReason}`);
@@ -94,7 +99,31 @@ export async function serve(env: Env = process.env): Promise<void> {
   }
   process.off("SIGTERM", early);
   process.off("SIGINT", early);
-  watchForStop({ files, log: log!, lock: lock!, app: app!, server: server! }, signalledEarly);
+  watchForStop({ files, log: log!, lock: lock!, app: app!, server: server!, databaseFile: sqliteFile(config!.databaseUrl) }, signalledEarly);
+}
+
+function sqliteFile(url: string): string | undefined {
+  return url.startsWith("file:") && url !== "file::memory:" ? path.resolve(url.slice("file:".length)) : undefined;
+}
+
+/**
+ * The lock can be gone while its server lives (removed by hand, or the folder replaced): the last
+ * server.json then still names a live pid, or a server answers on its port with that pid.
+ */
+async function refuseBesideLiveServer(files: DataFiles): Promise<void> {
+  const state = readServerState(files);
+  if (!state || state.stopped || state.pid === process.pid) return;
+  let answers = false;
+  try {
+    const response = await fetch(`${state.url}/healthz`, { signal: AbortSignal.timeout(1_000) });
+    const body = (await response.json().catch(() => ({}))) as { pid?: unknown };
+    answers = response.status === 401 || body.pid === state.pid;
+  } catch {
+    answers = false;
+  }
+  if (answers || sameProcessAlive(state.pid, state.tick)) {
+    throw new StartError("folder_busy", `the data folder ${files.dir} is in use by crows pid ${state.pid} at ${state.url} (its lock file is missing); stop it first (crows stop) or choose another CROWS_DATA_DIR`);
+  }
 }
 
 /** Binds and releases the address the server will listen on, so its errors come first and fast. */
@@ -106,8 +135,34 @@ function tryListen(host: string, port: number): Promise<void> {
   });
 }
 
-function watchForStop(s: { files: DataFiles; log: ServerLog; lock: HeldLock; app: App; server: RunningServer }, signalledEarly?: string): void {
+function watchForStop(s: { files: DataFiles; log: ServerLog; lock: HeldLock; app: App; server: RunningServer; databaseFile: string | undefined }, signalledEarly?: string): void {
   let stopping = false;
+  // The folder gone or replaced: refuse writes and fail /readyz at once, answer what is in flight,
+  // then exit 3 with a start error saying what happened (in start-error.json when a folder is there).
+  const folderLost = async (why: string) => {
+    if (stopping) return;
+    stopping = true;
+    s.app.database.health.fence("folder_lost", `${why}; this server refuses writes and is stopping`);
+    s.log.line(`error: ${why}; refusing writes, stopping`);
+    await Promise.race([s.server.close(), new Promise((resolve) => setTimeout(resolve, 10_000).unref())]).catch(() => {});
+    const failure = new StartError("data_dir_lost", `${why}; the server stopped. Check the folder, then start again (crows up)`);
+    try {
+      writeStartError(s.files, { code: failure.code, message: failure.message, at: new Date().toISOString(), pid: process.pid });
+    } catch {
+      // the folder is gone: stderr says it
+    }
+    process.stderr.write(JSON.stringify({ error: failure.code, message: failure.message }) + "\n");
+    s.lock.release();
+    process.exit(EXIT.cannotRun);
+  };
+  watchDataFolder(
+    [
+      { what: "data folder", path: s.files.dir },
+      { what: "lock", path: s.files.lock },
+      ...(s.databaseFile ? [{ what: "database", path: s.databaseFile }] : []),
+    ],
+    (why) => void folderLost(why),
+  );
   const stop = async (why: string) => {
     if (stopping) {
       s.log.line(`stop: ${why} again; exiting without waiting`);

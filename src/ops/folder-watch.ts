@@ -1,0 +1,45 @@
+// The data folder, the database file and the lock must stay the ones this server opened. Removed
+// (rm -rf) or replaced (moved aside, a new one in its place), the server would go on writing into
+// files nobody can open again, and a second server could start beside it. Checked by inode once a
+// second; the first difference is reported once, and serve.ts then stops (docs/operations.md
+// "Failure modes").
+import { statSync } from "node:fs";
+
+export interface WatchedPath {
+  what: string;
+  path: string;
+}
+
+interface Identity {
+  dev: number;
+  ino: number;
+}
+
+function identity(file: string): Identity | undefined {
+  try {
+    const { dev, ino } = statSync(file);
+    return { dev, ino };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Starts watching; `onLost` is called once with what happened. Returns a stop function. */
+export function watchDataFolder(paths: WatchedPath[], onLost: (why: string) => void, everyMs = 1_000): () => void {
+  const opened = paths.map((p) => ({ ...p, id: identity(p.path) }));
+  let reported = false;
+  const timer = setInterval(() => {
+    if (reported) return;
+    for (const p of opened) {
+      if (p.id === undefined) continue; // absent at start (a database on PostgreSQL): nothing to compare
+      const now = identity(p.path);
+      if (now !== undefined && now.dev === p.id.dev && now.ino === p.id.ino) continue;
+      reported = true;
+      clearInterval(timer);
+      onLost(`the ${p.what} ${p.path} ${now === undefined ? "was removed" : "was replaced by another file"} under the running server`);
+      return;
+    }
+  }, everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
