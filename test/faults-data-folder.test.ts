@@ -108,4 +108,29 @@ test("with the lock file gone, a second serve refuses beside the live server (it
   }
 });
 
+test("a fatal signal leaves a last line in server.log and server.json; an end no handler saw is reported by the next start", async () => {
+  const dir = tempDataDir();
+  try {
+    const first = await startServerProcess(baseEnv(dir));
+    first.child.kill("SIGQUIT");
+    assert.is(await first.exited, 1);
+    const state = JSON.parse(readFileSync(path.join(dir, "server.json"), "utf8")) as { last_error: string; stopped: boolean };
+    assert.match(state.last_error, /SIGQUIT received/);
+    assert.is(state.stopped, false);
+    assert.match(readFileSync(path.join(dir, "server.log"), "utf8").trim().split("\n").at(-1)!, /SIGQUIT received/);
+
+    const second = await startServerProcess(baseEnv(dir));
+    second.child.kill("SIGKILL"); // as a SIGBUS would: no handler runs
+    await second.exited;
+    const third = await startServerProcess(baseEnv(dir));
+    third.child.kill("SIGTERM");
+    assert.is(await third.exited, 0);
+    const log = readFileSync(path.join(dir, "server.log"), "utf8");
+    assert.match(log, new RegExp(`previous server \\(pid ${first.child.pid},.*its last error: error: SIGQUIT received`));
+    assert.match(log, new RegExp(`previous server \\(pid ${second.child.pid},.*recorded no error`));
+  } finally {
+    removeDir(dir);
+  }
+});
+
 test.run();

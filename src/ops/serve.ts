@@ -54,6 +54,8 @@ export async function serve(env: Env = process.env): Promise<void> {
     lock = acquireLock(files);
     await refuseBesideLiveServer(files);
     log.line("start: lock taken");
+    const ended = previousEnd(files);
+    if (ended) log.line(ended);
     const restartReason = env.CROWS_RESTART_REASON?.trim().slice(0, 200) || undefined;
     if (restartReason) log.line(`start: restart requested: ${restartReason}`);
     await tryListen(config.host, config.port); // a taken port or a bad host fails now, not after migrations
@@ -126,6 +128,15 @@ async function refuseBesideLiveServer(files: DataFiles): Promise<void> {
   }
 }
 
+const FATAL_SIGNALS: NodeJS.Signals[] = ["SIGHUP", "SIGQUIT", "SIGUSR2", "SIGXCPU", "SIGXFSZ"];
+
+/** The last server of this folder ended without stopping (killed, crashed, a fatal signal): say so. */
+function previousEnd(files: DataFiles): string | undefined {
+  const state = readServerState(files);
+  if (!state || state.stopped || sameProcessAlive(state.pid, state.tick)) return undefined;
+  return `start: the previous server (pid ${state.pid}, started ${state.started}) ended without stopping${state.last_error ? `; its last error: ${state.last_error}` : " and recorded no error (killed, or a fatal signal such as SIGBUS or SIGSEGV no handler can catch)"}`;
+}
+
 /** Binds and releases the address the server will listen on, so its errors come first and fast. */
 function tryListen(host: string, port: number): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -194,6 +205,9 @@ function watchForStop(s: { files: DataFiles; log: ServerLog; lock: HeldLock; app
   };
   process.on("SIGTERM", () => void stop("SIGTERM received"));
   process.on("SIGINT", () => void stop("SIGINT received"));
+  // Signals that end a process unless handled: the last line says which one ended it. (SIGBUS,
+  // SIGSEGV and SIGKILL cannot run a handler; the next start reports that end instead.)
+  for (const signal of FATAL_SIGNALS) process.on(signal, () => fail(`error: ${signal} received; exiting`));
   process.on("uncaughtException", (error) => fail(`error: uncaught ${describeError(error)}`));
   process.on("unhandledRejection", (error) => fail(`error: unhandled rejection ${describeError(error)}`));
   if (signalledEarly) void stop(`${signalledEarly} received while starting`);
