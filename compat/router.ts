@@ -3,6 +3,7 @@
 import type { App } from "../src/app.ts";
 import { HttpError } from "../src/http/http-error.ts";
 import type { SseBody, SseInit } from "./sse.ts";
+import type { Tx } from "../src/storage/events/types.ts";
 
 export interface CompatRequest {
   method: string;
@@ -13,6 +14,8 @@ export interface CompatRequest {
   /** The parsed JSON body; a 400 HttpError when it is not JSON. */
   json(): Promise<unknown>;
   signal: AbortSignal;
+  /** Under an Idempotency-Key (compat/idempotent.ts): records the answer inside a write's own transaction. */
+  idempotency?: { recordIn(tx: Tx, answer: { status: number; body: unknown }): Promise<void> };
 }
 
 export type CompatResponse =

@@ -14,6 +14,7 @@ import { instanceIdOf } from "../storage/instance.ts";
 import { describeError } from "../base/describe-error.ts";
 import { LeaseKeeper, type LeaseTable } from "../engine/lease.ts";
 import type { FlockContext, FlockDeps } from "./context.ts";
+import type { Tx } from "../storage/events/types.ts";
 
 export class Flock {
   readonly trust: TrustLedger;
@@ -48,7 +49,8 @@ export class Flock {
 
   /** Accepts a todo list (POST /api/lists): validates, rate-limits, stores it and starts it. */
   /** `signal`: the submitter gave up (its client went away); a list not yet written is then never written. */
-  async submitList(input: { text: unknown; requester: unknown; nestId?: unknown; signal?: AbortSignal }): Promise<{ listId: string }> {
+  /** `alsoWrite`: more rows to commit with the list, in its transaction (an idempotent answer). */
+  async submitList(input: { text: unknown; requester: unknown; nestId?: unknown; signal?: AbortSignal; alsoWrite?: (tx: Tx, listId: string) => Promise<void> }): Promise<{ listId: string }> {
     const items = parseTodoText(input.text);
     const requester = parseRequester(input.requester);
     const nestId = await this.nestFor(input.nestId);
@@ -77,6 +79,7 @@ export class Flock {
           items: { create: itemRows },
         },
       });
+      await input.alsoWrite?.(tx, listId);
       return [{ name: "list.started", payload: started }];
     });
     this.start(listId);

@@ -7,6 +7,7 @@ import type { AddressInfo } from "node:net";
 import type { App } from "../app.ts";
 import { compatRouter } from "../../compat/index.ts";
 import type { CompatRequest, CompatResponse } from "../../compat/router.ts";
+import { idempotent } from "../../compat/idempotent.ts";
 import { HttpError, sendError, sendJson, toErrorResponse } from "../http/http-error.ts";
 import { createGraphQLHandler, isGraphQLPath } from "./graphql/yoga.ts";
 import { AccessGate } from "./access.ts";
@@ -158,7 +159,7 @@ async function serveCompat(
       json: () => readJson(req),
       signal: abort.signal,
     };
-    response = await route.handle(app, request);
+    response = await idempotent(app, request, (r) => route.handle(app, r));
   } catch (error) {
     app.database.health.note(error);
     const { status, body, headers } = toErrorResponse(error, app.logLine);

@@ -162,4 +162,5 @@ export type ClientsAgree = AllTrue<[
   Same<Sqlite.ClassifierAnswer, Pg.ClassifierAnswer>,
   Same<Sqlite.Obligation, Pg.Obligation>,
   Same<Sqlite.RotationCursor, Pg.RotationCursor>,
+  Same<Sqlite.IdempotentAnswer, Pg.IdempotentAnswer>,
 ]>;
