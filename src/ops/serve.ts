@@ -150,10 +150,10 @@ function watchForStop(s: { files: DataFiles; log: ServerLog; lock: HeldLock; app
   let stopping = false;
   // The folder gone or replaced: refuse writes and fail /readyz at once, answer what is in flight,
   // then exit 3 with a start error saying what happened (in start-error.json when a folder is there).
-  const folderLost = async (why: string) => {
+  const folderLost = async (why: string, how: "lost" | "unwritable") => {
     if (stopping) return;
     stopping = true;
-    s.app.database.health.fence("folder_lost", `${why}; this server refuses writes and is stopping`);
+    s.app.database.health.fence(how === "lost" ? "folder_lost" : "read_only", `${why}; this server refuses writes and is stopping`);
     s.log.line(`error: ${why}; refusing writes, stopping`);
     await Promise.race([s.server.close(), new Promise((resolve) => setTimeout(resolve, 10_000).unref())]).catch(() => {});
     const failure = new StartError("data_dir_lost", `${why}; the server stopped. Check the folder, then start again (crows up)`);
@@ -170,9 +170,15 @@ function watchForStop(s: { files: DataFiles; log: ServerLog; lock: HeldLock; app
     [
       { what: "data folder", path: s.files.dir },
       { what: "lock", path: s.files.lock },
-      ...(s.databaseFile ? [{ what: "database", path: s.databaseFile }] : []),
+      ...(s.databaseFile
+        ? [
+            { what: "database", path: s.databaseFile },
+            { what: "database's shared-memory file", path: `${s.databaseFile}-shm`, mustBeWritable: true },
+            { what: "database's write-ahead log", path: `${s.databaseFile}-wal`, mustBeWritable: true },
+          ]
+        : []),
     ],
-    (why) => void folderLost(why),
+    (why, how) => void folderLost(why, how),
   );
   const stop = async (why: string) => {
     if (stopping) {
