@@ -99,9 +99,12 @@ export async function serve(env: Env = process.env): Promise<void> {
     process.stderr.write(JSON.stringify({ error: failure.code, message: failure.message }) + "\n");
     process.exit(EXIT.cannotRun);
   }
+  // The stop handlers go on before the early ones come off: with no SIGTERM listener for a moment,
+  // a signal already received but not yet dispatched is dropped (a stop sent right after the ready
+  // line was lost that way).
+  watchForStop({ files, log: log!, lock: lock!, app: app!, server: server!, databaseFile: sqliteFile(config!.databaseUrl) }, signalledEarly);
   process.off("SIGTERM", early);
   process.off("SIGINT", early);
-  watchForStop({ files, log: log!, lock: lock!, app: app!, server: server!, databaseFile: sqliteFile(config!.databaseUrl) }, signalledEarly);
 }
 
 function sqliteFile(url: string): string | undefined {
