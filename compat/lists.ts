@@ -8,7 +8,15 @@ export const listRoutes: Route[] = [
     path: "/api/lists",
     async handle(app, request) {
       const body = await bodyObject(request);
-      const { listId } = await app.flock.submitList({ text: body.text, requester: body.requester, nestId: body.nest_id, actor: request.principal.actor });
+      const keep = request.idempotency;
+      const { listId } = await app.flock.submitList({
+        text: body.text,
+        requester: body.requester,
+        nestId: body.nest_id,
+        actor: request.principal.actor,
+        signal: request.signal,
+        ...(keep ? { alsoWrite: (tx, id) => keep.recordIn(tx, { status: 202, body: { list_id: id } }) } : {}),
+      });
       return { status: 202, json: { list_id: listId } };
     },
   },

@@ -4,6 +4,7 @@ import type { App } from "../src/app.ts";
 import { HttpError } from "../src/http/http-error.ts";
 import type { Principal } from "../src/access/principal.ts";
 import type { SseBody, SseInit } from "./sse.ts";
+import type { Tx } from "../src/storage/events/types.ts";
 
 export interface CompatRequest {
   method: string;
@@ -16,6 +17,8 @@ export interface CompatRequest {
   signal: AbortSignal;
   /** Who the access gate admitted (src/server/access.ts): its actor goes on every event this causes. */
   principal: Principal;
+  /** Under an Idempotency-Key (compat/idempotent.ts): records the answer inside a write's own transaction. */
+  idempotency?: { recordIn(tx: Tx, answer: { status: number; body: unknown }): Promise<void> };
 }
 
 export type CompatResponse =

@@ -65,7 +65,7 @@ export interface App {
 export async function createApp(config: Config, deps: AppDeps = {}): Promise<App> {
   ensureDataDir(config.dataDir);
   const logLine = deps.logLine ?? ((line: string) => console.error(line));
-  const database = await openDatabase(config);
+  const database = await openDatabase(config, logLine);
   // Before anything appends: an event a webhook wants commits with its delivery rows.
   database.events.setOutbox(webhookTypeOf);
   const prisma = database.prisma;
@@ -76,6 +76,7 @@ export async function createApp(config: Config, deps: AppDeps = {}): Promise<App
   const log = new EventLog(database, bus, {
     ...(lock ? { commitOrderLock: lock } : {}),
     onAppended: (event) => {
+      database.health.recovered(); // a write went through: storage trouble, if any, is over
       countAppended(metrics, event);
       const line = eventLogLine(event);
       if (line) logLine(line);

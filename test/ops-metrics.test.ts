@@ -38,7 +38,7 @@ test("health, readiness, and metrics that follow real traffic", async () => {
     assert.is(health.body.status, "ok");
     const ready = await server.get("/readyz");
     assert.is(ready.status, 200);
-    assert.equal(ready.body, { status: "ready", checks: { database: "ok" } });
+    assert.equal(ready.body, { status: "ready", checks: { database: "ok", storage: "ok" } });
     assert.is((await server.post("/healthz", {})).status, 405);
 
     const before = await scrape(server);
@@ -115,7 +115,7 @@ test("readyz answers 503 with the reason when a configured Redis is not connecte
     server.app.bus.isConnected = () => false;
     const res = await server.get("/readyz");
     assert.is(res.status, 503);
-    assert.equal(res.body, { status: "not ready", checks: { database: "ok", redis: "not connected" } });
+    assert.equal(res.body, { status: "not ready", checks: { database: "ok", storage: "ok", redis: "not connected" } });
     assert.is(res.headers.get("retry-after"), "5");
     server.app.bus.isConnected = () => true;
     assert.is((await server.get("/readyz")).status, 200);

@@ -66,6 +66,12 @@ export interface Config {
   maxStreamsPerClient: number | undefined;
   /** Webhook deliveries and decide links (webhook-config.ts). */
   webhooks: WebhookConfig;
+  /** PostgreSQL: how long to wait for a connection before the request fails with a 503. */
+  pgConnectTimeoutMs: number;
+  /** PostgreSQL: the longest one statement may run (server side, and kept by the client too). */
+  pgStatementTimeoutMs: number;
+  /** PostgreSQL: how long a transaction may sit idle before the server ends it. */
+  pgIdleInTransactionTimeoutMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -180,6 +186,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     maxStreams: optionalInt(env, "CROWS_MAX_STREAMS", 1),
     maxStreamsPerClient: optionalInt(env, "CROWS_MAX_STREAMS_PER_CLIENT", 1),
     webhooks: loadWebhookConfig(env, (message) => new ConfigError(message)),
+    pgConnectTimeoutMs: int(env, "CROWS_PG_CONNECT_TIMEOUT_MS", 5_000, 100, 600_000),
+    pgStatementTimeoutMs: int(env, "CROWS_PG_STATEMENT_TIMEOUT_MS", 15_000, 100, 600_000),
+    pgIdleInTransactionTimeoutMs: int(env, "CROWS_PG_IDLE_TX_TIMEOUT_MS", 15_000, 100, 600_000),
     ...overrides,
   };
   if (!["offline", "systemone"].includes(config.jev)) {

@@ -1,4 +1,5 @@
-// The `crows` command line (docs/operations.md): serve, up, status, stop, restart, logs, token, webhooks. Every
+// The `crows` command line (docs/operations.md): serve, up, status, stop, restart, logs, token,
+// webhooks, backup, restore, check. Every
 // command prints one JSON line on stdout; an error is one JSON line on stderr. Exit codes: 0 done,
 // 1 a step failed, 2 usage, 3 the server cannot run (start-error.json says why).
 import { EXIT } from "../ops/exit.ts";
@@ -6,7 +7,7 @@ import { up, status, stop, restart, logs, CommandError } from "./commands.ts";
 import { addWebhook, listWebhooks, removeWebhook } from "./webhooks.ts";
 
 const USAGE =
-  "usage: crows serve | up | status | stop | restart [--reason TEXT] | logs [--lines N] | token create --name NAME --scope read,decide,... [--expires 30d] | token list | token revoke ID | webhooks add --url URL [--events a,b] [--description TEXT] | webhooks list | webhooks remove --id ID";
+  "usage: crows serve | up | status | stop | restart [--reason TEXT] | logs [--lines N] | token create --name NAME --scope read,decide,... [--expires 30d] | token list | token revoke ID | webhooks add --url URL [--events a,b] [--description TEXT] | webhooks list | webhooks remove --id ID | backup FILE | restore FILE | check";
 
 type Flags = Record<string, string>;
 
@@ -79,6 +80,20 @@ async function run(argv: string[]): Promise<void> {
         return print(await removeWebhook(id));
       }
       throw new CommandError(EXIT.usage, "usage", USAGE);
+    }
+    case "backup":
+    case "restore": {
+      const [file, ...extra] = rest;
+      if (!file || file.startsWith("--") || extra.length > 0) throw new CommandError(EXIT.usage, "usage", `crows ${command} takes one FILE; ${USAGE}`);
+      const data = await import("./data-commands.ts");
+      return print(command === "backup" ? await data.backup(file) : await data.restore(file));
+    }
+    case "check": {
+      parse(rest, []);
+      const report = await (await import("./data-commands.ts")).check();
+      print(report);
+      if (!report.ok) process.exitCode = EXIT.failed; // what it found is on stdout all the same
+      return;
     }
     case "help":
     case "--help":

@@ -15,6 +15,9 @@ import { listStream } from "../base/streams.ts";
 import type { TrustLedger } from "./trust.ts";
 import { SYSTEM, type Actor } from "../base/actor.ts";
 
+/** How soon a timeout whose write failed (the database restarting) is written again. */
+const TIMEOUT_RETRY_MS = 1_000;
+
 export type Decision = Exclude<VerdictValue, "auto"> | "auto";
 
 /** Raised to waiters when the engine stops; the item resumes on the next start. */
@@ -155,9 +158,19 @@ export class ApprovalDesk {
       // Not moved: someone (maybe another instance, its signal lost) decided first; hand that on.
       void this.record(subject, "timeout", SYSTEM)
         .then((moved) => (moved ? undefined : this.settleFromRow(subject)))
-        // Fails only when the database does (closing at shutdown): the row stays pending, and on the
-        // next start the list waits on it again, finds the deadline past and records the timeout then.
-        .catch(() => {});
+        // Fails only when the database does. At shutdown the row stays pending, and on the next start
+        // the list waits on it again, finds the deadline past and records the timeout then. A
+        // database that restarted or stalled under a live server is tried again shortly, or the
+        // list would wait for ever on a deadline long past.
+        .catch(() => {
+          if (this.stopped || this.timers.has(k)) return;
+          const retry = setTimeout(() => {
+            this.timers.delete(k);
+            this.arm(subject, deadline);
+          }, TIMEOUT_RETRY_MS);
+          retry.unref?.();
+          this.timers.set(k, retry);
+        });
     }, delay);
     timer.unref?.();
     this.timers.set(k, timer);

@@ -16,6 +16,7 @@ import { LeaseKeeper, type LeaseTable } from "../engine/lease.ts";
 import type { FlockContext, FlockDeps } from "./context.ts";
 import { OWNER, type Actor } from "../base/actor.ts";
 import { ProviderWaits } from "./flight-watch.ts";
+import type { Tx } from "../storage/events/types.ts";
 
 export class Flock {
   readonly trust: TrustLedger;
@@ -49,7 +50,9 @@ export class Flock {
   }
 
   /** Accepts a todo list (POST /api/lists): validates, rate-limits, stores it and starts it. */
-  async submitList(input: { text: unknown; requester: unknown; nestId?: unknown; actor?: Actor }): Promise<{ listId: string }> {
+  /** `signal`: the submitter gave up (its client went away); a list not yet written is then never written. */
+  /** `alsoWrite`: more rows to commit with the list, in its transaction (an idempotent answer). */
+  async submitList(input: { text: unknown; requester: unknown; nestId?: unknown; actor?: Actor; signal?: AbortSignal; alsoWrite?: (tx: Tx, listId: string) => Promise<void> }): Promise<{ listId: string }> {
     const items = parseTodoText(input.text);
     const requester = parseRequester(input.requester);
     const nestId = await this.nestFor(input.nestId);
@@ -59,6 +62,9 @@ export class Flock {
       throw new RateLimitedError(admission.message, admission.cooldownS);
     }
     if (this.stopping.signal.aborted) throw new BadInputError("The flock is shutting down; try again in a moment.");
+    // The waits above can be long when the database stalls: a submitter that has gone is not
+    // answered, so its list must not start behind its back (a retry would make it twice).
+    input.signal?.throwIfAborted();
     const listId = `lst${randomBytes(5).toString("hex")}`;
     const itemRows = items.map((text, i) => ({ id: `${listId}-${i + 1}`, n: i + 1, text }));
     const started = listEventPayload<"list.started">(listId, { items: itemRows.map((i) => ({ item_id: i.id, text: i.text })), requester, nest_id: nestId }, new Date(), input.actor ?? OWNER);
@@ -75,6 +81,7 @@ export class Flock {
           items: { create: itemRows },
         },
       });
+      await input.alsoWrite?.(tx, listId);
       return [{ name: "list.started", payload: started }];
     });
     this.start(listId);

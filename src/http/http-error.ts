@@ -1,10 +1,12 @@
 // One HTTP error type and one error handler, for every path the server answers (the compat API,
 // the access check, request parsing). Every refusal leaves as JSON with a "message" (plus
 // "cooldown_s" on a 429, with Retry-After saying the same), with the status EVENTS.md names;
-// anything unexpected is a 500 whose body says nothing about internals.
+// storage trouble is a 503 with Retry-After that says the storage is failing; anything unexpected
+// is a 500 whose body says nothing about internals.
 import { CrowsError, RateLimitedError } from "../base/errors.ts";
 import type { ErrorCode } from "../base/errors.ts";
 import { describeError } from "../base/describe-error.ts";
+import { RETRY_AFTER_S, storageTroubleOf, TROUBLE_MESSAGE } from "../storage/trouble.ts";
 
 export class HttpError extends Error {
   constructor(
@@ -39,6 +41,14 @@ export function toErrorResponse(error: unknown, log: (line: string) => void = co
     return { status: 429, body: { message: error.message, cooldown_s: error.cooldownS }, headers: { "retry-after": String(error.cooldownS) } };
   }
   if (error instanceof CrowsError) return { status: STATUS_OF[error.code], body: { message: error.message }, headers: {} };
+  // The client went away before anything was stored: nobody reads this answer, and it is no fault.
+  if (error instanceof Error && error.name === "AbortError") return { status: 503, body: { message: "The request was abandoned before anything was stored." }, headers: { "retry-after": "1" } };
+  // Storage that fails (full, read-only, I/O errors, a database that does not answer) is not a bug:
+  // a 503 the client may retry, saying so (src/storage/trouble.ts).
+  const trouble = storageTroubleOf(error);
+  if (trouble !== undefined) {
+    return { status: 503, body: { message: TROUBLE_MESSAGE[trouble], storage: trouble }, headers: { "retry-after": String(RETRY_AFTER_S[trouble]) } };
+  }
   log(`compat: unexpected error: ${describeError(error)}`);
   return { status: 500, body: { message: "Internal error; nothing you sent was lost." }, headers: {} };
 }

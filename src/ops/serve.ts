@@ -16,7 +16,11 @@ import { createServerLog, type ServerLog } from "./server-log.ts";
 import { describeError } from "../base/describe-error.ts";
 import { toStartError } from "../storage/start-error.ts";
 import { crowsVersion } from "./version.ts";
-import { startTickOf } from "./processes.ts";
+import { sameProcessAlive, startTickOf } from "./processes.ts";
+import { readServerState } from "./state.ts";
+import { watchDataFolder } from "./folder-watch.ts";
+import { StartError } from "../storage/start-error.ts";
+import path from "node:path";
 
 import { EXIT } from "./exit.ts";
 
@@ -48,7 +52,10 @@ export async function serve(env: Env = process.env): Promise<void> {
     });
     log.line(`start: crows ${crowsVersion()} pid ${process.pid}, data folder ${folder.dir} (${folder.created ? "created" : "existing"})`);
     lock = acquireLock(files);
+    await refuseBesideLiveServer(files);
     log.line("start: lock taken");
+    const ended = previousEnd(files);
+    if (ended) log.line(ended);
     const restartReason = env.CROWS_RESTART_REASON?.trim().slice(0, 200) || undefined;
     if (restartReason) log.line(`start: restart requested: ${restartReason}`);
     await tryListen(config.host, config.port); // a taken port or a bad host fails now, not after migrations
@@ -92,9 +99,45 @@ export async function serve(env: Env = process.env): Promise<void> {
     process.stderr.write(JSON.stringify({ error: failure.code, message: failure.message }) + "\n");
     process.exit(EXIT.cannotRun);
   }
+  // The stop handlers go on before the early ones come off: with no SIGTERM listener for a moment,
+  // a signal already received but not yet dispatched is dropped (a stop sent right after the ready
+  // line was lost that way).
+  watchForStop({ files, log: log!, lock: lock!, app: app!, server: server!, databaseFile: sqliteFile(config!.databaseUrl) }, signalledEarly);
   process.off("SIGTERM", early);
   process.off("SIGINT", early);
-  watchForStop({ files, log: log!, lock: lock!, app: app!, server: server! }, signalledEarly);
+}
+
+function sqliteFile(url: string): string | undefined {
+  return url.startsWith("file:") && url !== "file::memory:" ? path.resolve(url.slice("file:".length)) : undefined;
+}
+
+/**
+ * The lock can be gone while its server lives (removed by hand, or the folder replaced): the last
+ * server.json then still names a live pid, or a server answers on its port with that pid.
+ */
+async function refuseBesideLiveServer(files: DataFiles): Promise<void> {
+  const state = readServerState(files);
+  if (!state || state.stopped || state.pid === process.pid) return;
+  let answers = false;
+  try {
+    const response = await fetch(`${state.url}/healthz`, { signal: AbortSignal.timeout(1_000) });
+    const body = (await response.json().catch(() => ({}))) as { pid?: unknown };
+    answers = response.status === 401 || body.pid === state.pid;
+  } catch {
+    answers = false;
+  }
+  if (answers || sameProcessAlive(state.pid, state.tick)) {
+    throw new StartError("folder_busy", `the data folder ${files.dir} is in use by crows pid ${state.pid} at ${state.url} (its lock file is missing); stop it first (crows stop) or choose another CROWS_DATA_DIR`);
+  }
+}
+
+const FATAL_SIGNALS: NodeJS.Signals[] = ["SIGHUP", "SIGQUIT", "SIGUSR2", "SIGXCPU", "SIGXFSZ"];
+
+/** The last server of this folder ended without stopping (killed, crashed, a fatal signal): say so. */
+function previousEnd(files: DataFiles): string | undefined {
+  const state = readServerState(files);
+  if (!state || state.stopped || sameProcessAlive(state.pid, state.tick)) return undefined;
+  return `start: the previous server (pid ${state.pid}, started ${state.started}) ended without stopping${state.last_error ? `; its last error: ${state.last_error}` : " and recorded no error (killed, or a fatal signal such as SIGBUS or SIGSEGV no handler can catch)"}`;
 }
 
 /** Binds and releases the address the server will listen on, so its errors come first and fast. */
@@ -106,8 +149,40 @@ function tryListen(host: string, port: number): Promise<void> {
   });
 }
 
-function watchForStop(s: { files: DataFiles; log: ServerLog; lock: HeldLock; app: App; server: RunningServer }, signalledEarly?: string): void {
+function watchForStop(s: { files: DataFiles; log: ServerLog; lock: HeldLock; app: App; server: RunningServer; databaseFile: string | undefined }, signalledEarly?: string): void {
   let stopping = false;
+  // The folder gone or replaced: refuse writes and fail /readyz at once, answer what is in flight,
+  // then exit 3 with a start error saying what happened (in start-error.json when a folder is there).
+  const folderLost = async (why: string, how: "lost" | "unwritable") => {
+    if (stopping) return;
+    stopping = true;
+    s.app.database.health.fence(how === "lost" ? "folder_lost" : "read_only", `${why}; this server refuses writes and is stopping`);
+    s.log.line(`error: ${why}; refusing writes, stopping`);
+    await Promise.race([s.server.close(), new Promise((resolve) => setTimeout(resolve, 10_000).unref())]).catch(() => {});
+    const failure = new StartError("data_dir_lost", `${why}; the server stopped. Check the folder, then start again (crows up)`);
+    try {
+      writeStartError(s.files, { code: failure.code, message: failure.message, at: new Date().toISOString(), pid: process.pid });
+    } catch {
+      // the folder is gone: stderr says it
+    }
+    process.stderr.write(JSON.stringify({ error: failure.code, message: failure.message }) + "\n");
+    s.lock.release();
+    process.exit(EXIT.cannotRun);
+  };
+  watchDataFolder(
+    [
+      { what: "data folder", path: s.files.dir },
+      { what: "lock", path: s.files.lock },
+      ...(s.databaseFile
+        ? [
+            { what: "database", path: s.databaseFile },
+            { what: "database's shared-memory file", path: `${s.databaseFile}-shm`, mustBeWritable: true },
+            { what: "database's write-ahead log", path: `${s.databaseFile}-wal`, mustBeWritable: true },
+          ]
+        : []),
+    ],
+    (why, how) => void folderLost(why, how),
+  );
   const stop = async (why: string) => {
     if (stopping) {
       s.log.line(`stop: ${why} again; exiting without waiting`);
@@ -139,6 +214,9 @@ function watchForStop(s: { files: DataFiles; log: ServerLog; lock: HeldLock; app
   };
   process.on("SIGTERM", () => void stop("SIGTERM received"));
   process.on("SIGINT", () => void stop("SIGINT received"));
+  // Signals that end a process unless handled: the last line says which one ended it. (SIGBUS,
+  // SIGSEGV and SIGKILL cannot run a handler; the next start reports that end instead.)
+  for (const signal of FATAL_SIGNALS) process.on(signal, () => fail(`error: ${signal} received; exiting`));
   process.on("uncaughtException", (error) => fail(`error: uncaught ${describeError(error)}`));
   process.on("unhandledRejection", (error) => fail(`error: unhandled rejection ${describeError(error)}`));
   if (signalledEarly) void stop(`${signalledEarly} received while starting`);

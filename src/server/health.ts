@@ -1,5 +1,6 @@
 // GET /healthz (the process answers), GET /readyz (the database answers with the migrated schema,
-// Redis is connected when configured; 503 otherwise) and GET /metrics (Prometheus text). The
+// writes are not failing (src/storage/storage-health.ts), Redis is connected when configured; 503
+// otherwise) and GET /metrics (Prometheus text). The
 // dispatcher in src/server/http.ts hands these paths here after its access check, so with
 // CROWS_TOKEN set they need the token like everything else.
 import type http from "node:http";
@@ -40,6 +41,7 @@ export async function readiness(app: App): Promise<Record<string, string>> {
   } catch (error) {
     checks.database = (error as Error).message === "timeout" ? "no answer within 2 s" : "unreachable";
   }
+  checks.storage = app.database.health.check();
   if (app.config.redisUrl) checks.redis = app.bus.isConnected?.() === false ? "not connected" : "ok";
   return checks;
 }

@@ -8,6 +8,7 @@ import type { AddressInfo } from "node:net";
 import type { App } from "../app.ts";
 import { compatRouter } from "../../compat/index.ts";
 import type { CompatRequest, CompatResponse, Router } from "../../compat/router.ts";
+import { idempotent } from "../../compat/idempotent.ts";
 import { HttpError, sendError, sendJson, toErrorResponse } from "../http/http-error.ts";
 import { createGraphQLHandler, isGraphQLPath } from "./graphql/yoga.ts";
 import { AccessGate, principalOf } from "./access.ts";
@@ -23,6 +24,8 @@ import { asksForStream, fdLimit, StreamGate, streamCaps } from "./stream-caps.ts
 import { isWebhookApiPath, webhookRouter } from "./webhooks/routes.ts";
 import { serveDecide } from "./webhooks/decide.ts";
 import { isDecidePath } from "../webhooks/links.ts";
+
+const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 /** One entry per path family; the first whose `matches` is true serves the request. */
 interface Handler {
@@ -86,12 +89,15 @@ export async function startServer(app: App): Promise<RunningServer> {
       try {
         const url = parseTarget(req.url);
         if ((await gate.admit(req, res, url)) === "answered") return;
+        // A fenced data folder (gone or replaced) takes no more writes: a 503 before anything runs.
+        if (!READ_METHODS.has(req.method ?? "GET")) app.database.health.assertWritable();
         // A 429 or 503 past a stream cap; a GraphQL subscription takes its slot once its body is read.
         if (!isGraphQLPath(url.pathname) && asksForStream(url.pathname, req.headers.accept)) streams.admit(req, res);
         const handler = handlers.find((h) => h.matches(url.pathname));
         if (!handler) throw notFound();
         await handler.serve(req, res, url);
       } catch (error) {
+        app.database.health.note(error);
         sendError(res, error, app.logLine);
       }
     })();
@@ -172,8 +178,9 @@ async function serveCompat(
       signal: abort.signal,
       principal: principalOf(req),
     };
-    response = await route.handle(app, request);
+    response = await idempotent(app, request, (r) => route.handle(app, r));
   } catch (error) {
+    app.database.health.note(error);
     const { status, body, headers } = toErrorResponse(error, app.logLine);
     response = { status, json: body, headers };
   }

@@ -21,6 +21,8 @@ import { NO_VERSION, SqliteReadVersion, type ReadVersion } from "./read-version.
 import { PgTrustReads, SqliteTrustReads, type TrustReads } from "./trust-history.ts";
 import BetterSqlite3 from "better-sqlite3";
 import { PgWebhookStore, SqliteWebhookStore, type WebhookStore } from "./webhook-deliveries.ts";
+import { StorageHealth } from "./storage-health.ts";
+import { pgPoolOptions, watchPool } from "./pg-pool.ts";
 
 export type { PrismaClient };
 
@@ -40,11 +42,13 @@ export interface DatabaseHandle {
   readonly webhooks: WebhookStore;
   /** What the GraphQL read cache keys on (read-version.ts); a bench may swap in one that never caches. */
   readVersion: ReadVersion;
+  /** Whether writes fail right now (storage-health.ts): /readyz and the error mapping read it. */
+  readonly health: StorageHealth;
   /** Ends Prisma's client, and with it every connection the parts above use. */
   close(): Promise<void>;
 }
 
-export async function openDatabase(config: Config): Promise<DatabaseHandle> {
+export async function openDatabase(config: Config, logLine: (line: string) => void = (line) => console.error(line)): Promise<DatabaseHandle> {
   const url = config.databaseUrl;
   const provider = providerOf(url);
   if (provider === null) throw new ConfigError(`DATABASE_URL must be file:... (SQLite) or postgresql://... (PostgreSQL), got ${url.split(":")[0]}:`);
@@ -57,11 +61,14 @@ export async function openDatabase(config: Config): Promise<DatabaseHandle> {
       import("pg"),
     ]);
     // One pool for Prisma and for the event log's own statements (events/postgres.ts); Prisma ends it.
-    const pool = new pg.Pool({ connectionString: url });
+    // Timeouts bound every wait on the database, and an error listener on the pool and each client
+    // turns a connection the server ended (a restart) into a log line and a replacement (pg-pool.ts).
+    const pool = new pg.Pool(pgPoolOptions(url, config));
+    watchPool(pool, logLine);
     const prisma = new PgClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
     await prisma.$connect();
     const client = prisma as unknown as PrismaClient; // the one cast: see the header
-    return { prisma: client, events: new PgEventStore(pool), trustReads: new PgTrustReads(pool), webhooks: new PgWebhookStore(pool), readVersion: NO_VERSION, close: () => client.$disconnect() };
+    return { prisma: client, events: new PgEventStore(pool), trustReads: new PgTrustReads(pool), webhooks: new PgWebhookStore(pool), readVersion: NO_VERSION, health: new StorageHealth(undefined, logLine), close: () => client.$disconnect() };
   }
   const file = url.slice("file:".length);
   if (file !== ":memory:") mkdirSync(path.dirname(path.resolve(file)), { recursive: true, mode: 0o700 });
@@ -74,7 +81,8 @@ export async function openDatabase(config: Config): Promise<DatabaseHandle> {
   // WAL lets SSE readers run while the engine writes; a busy timeout rides out short write locks.
   await prisma.$queryRawUnsafe("PRAGMA journal_mode = WAL");
   await prisma.$queryRawUnsafe("PRAGMA busy_timeout = 5000");
-  return { prisma, events, trustReads: trust, webhooks, readVersion: version, close: () => prisma.$disconnect() };
+  const health = new StorageHealth(file === ":memory:" ? undefined : path.dirname(path.resolve(file)), logLine);
+  return { prisma, events, trustReads: trust, webhooks, readVersion: version, health, close: () => prisma.$disconnect() };
 }
 
 /**
@@ -165,4 +173,5 @@ export type ClientsAgree = AllTrue<[
   Same<Sqlite.WebhookDelivery, Pg.WebhookDelivery>,
   Same<Sqlite.WebhookAttempt, Pg.WebhookAttempt>,
   Same<Sqlite.ServerKey, Pg.ServerKey>,
+  Same<Sqlite.IdempotentAnswer, Pg.IdempotentAnswer>,
 ]>;

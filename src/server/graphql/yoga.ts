@@ -14,6 +14,7 @@ import type { App } from "../../app.ts";
 import { BadInputError, CrowsError, RateLimitedError } from "../../base/errors.ts";
 import { PothosValidationError } from "@pothos/core";
 import { HttpError, STATUS_OF } from "../../http/http-error.ts";
+import { RETRY_AFTER_S, TROUBLE_MESSAGE } from "../../storage/trouble.ts";
 import { schema } from "../../../schema/index.ts";
 import type { Context } from "../../../schema/builder.ts";
 import { readBody } from "../../http/body.ts";
@@ -73,11 +74,19 @@ function logSafe(arg: unknown): string {
  * top level (a field without an error union, or a subscription's arguments) is expected, so it
  * keeps its message and carries its code and HTTP status instead.
  */
-function maskCrowsError(error: unknown, message: string, isDev?: boolean): Error {
+const maskCrowsError = (app: App) => (error: unknown, message: string, isDev?: boolean): Error => {
   let original = error instanceof GraphQLError ? error.originalError : error;
   // Pothos refuses connection arguments it cannot read (a malformed cursor, before with first):
   // the client's mistake, so a bad_input like any other.
   if (original instanceof PothosValidationError) original = new BadInputError(original.message);
+  // Storage trouble is named, as on REST: a coded error with the 503 and Retry-After.
+  const trouble = app.database.health.note(original);
+  if (trouble !== undefined) {
+    return new GraphQLError(TROUBLE_MESSAGE[trouble], {
+      ...(error instanceof GraphQLError ? { nodes: error.nodes, path: error.path, source: error.source, positions: error.positions } : {}),
+      extensions: { code: "STORAGE_UNAVAILABLE", storage: trouble, http: { status: 503, headers: { "retry-after": String(RETRY_AFTER_S[trouble]) } } },
+    });
+  }
   if (original instanceof CrowsError) {
     const extensions: Record<string, unknown> = { code: original.code, http: { status: STATUS_OF[original.code] } };
     if (original instanceof RateLimitedError) {
@@ -90,7 +99,7 @@ function maskCrowsError(error: unknown, message: string, isDev?: boolean): Error
     });
   }
   return maskError(error, message, isDev);
-}
+};
 
 /**
  * Yoga's CSRF prevention (the rule of @graphql-yoga/plugin-csrf-prevention, which is not installed
@@ -169,7 +178,7 @@ export function createGraphQLYoga(app: App, options: { projectedSubscriptions?: 
     graphiql: { title: "crows", defaultQuery: EXAMPLE_QUERY, subscriptionsProtocol: "SSE" },
     renderGraphiQL,
     landingPage: false,
-    maskedErrors: { maskError: maskCrowsError },
+    maskedErrors: { maskError: maskCrowsError(app) },
     plugins: [csrfPrevention, queryStringJson, ...graphqlLimits(), graphqlScopes, refuseUnstorableText, requestErrorsCoded, useGraphQLStream(GRAPHQL_SSE_PATH, (line) => app.logLine(line)), graphqlMetricsPlugin(app.metrics), queryCostLimit(), graphqlReadCache(() => app.database.readVersion), compiledQueries, useProjectedSubscriptions(options.projectedSubscriptions === false ? {} : projectableSubscriptions), executionBounds(bounds)],
     logging: {
       debug: () => {},
