@@ -32,7 +32,7 @@ export type { Principal };
 /** CROWS_READ_TOKENS, the old form: read (and /metrics, as before) without a name. */
 const LEGACY_READER: Principal = Object.freeze({ actor: Object.freeze({ kind: "token" as const, token_name: "CROWS_READ_TOKENS" }), scopes: ["read", "metrics"] as Scope[] });
 
-const CORS_ALLOW_HEADERS = "authorization, content-type, accept, last-event-id, x-graphql-yoga-csrf, x-graphql-event-stream-token";
+const CORS_ALLOW_HEADERS = "authorization, content-type, accept, last-event-id, idempotency-key, x-graphql-yoga-csrf, x-graphql-event-stream-token";
 const CORS_EXPOSE_HEADERS = "retry-after, content-type";
 const CORS_MAX_AGE_S = "600";
 
