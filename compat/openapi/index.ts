@@ -1,7 +1,8 @@
 // The REST API described as OpenAPI 3.1, served at GET /api/openapi.json. One file per path family;
-// a branch that adds a family (webhooks next) adds its file and one line to FAMILIES (and its
-// schemas to SCHEMAS), and webhook deliveries go in the document's top-level `webhooks`. test/openapi.test.ts validates the document
-// and fails when compat's route table and these paths disagree.
+// a branch that adds a family adds its file and one line to FAMILIES (and its schemas to SCHEMAS).
+// Webhook deliveries are the document's top-level `webhooks`. test/openapi.test.ts validates the
+// document and fails when the served routes (compat's table, the webhook routes, the decide links)
+// and these paths disagree, or the webhooks and the event types the code sends.
 import type { Route } from "../router.ts";
 import { schemas } from "./components.ts";
 import { crowPaths } from "./crows.ts";
@@ -11,6 +12,9 @@ import { nestPaths } from "./nests.ts";
 import { trustPaths } from "./trust.ts";
 import { tokenPaths, tokenSchemas } from "./tokens.ts";
 import { auditPaths, auditSchemas } from "./audit.ts";
+import { webhookPaths, webhookSchemas } from "./webhooks.ts";
+import { decidePaths } from "./decide.ts";
+import { webhookEvents } from "./webhook-events.ts";
 import { json, type Operation, type Paths } from "./types.ts";
 
 const selfPaths: Paths = {
@@ -24,11 +28,11 @@ const selfPaths: Paths = {
   },
 };
 
-/** Every family of paths. Later families (webhooks) join here. */
-const FAMILIES: Paths[] = [listPaths, trustPaths, nestPaths, crowPaths, tokenPaths, auditPaths, exportPaths, selfPaths];
-const SCHEMAS = { ...schemas, ...tokenSchemas, ...auditSchemas };
+/** Every family of paths. */
+const FAMILIES: Paths[] = [listPaths, trustPaths, nestPaths, crowPaths, tokenPaths, auditPaths, exportPaths, webhookPaths, decidePaths, selfPaths];
+const SCHEMAS = { ...schemas, ...tokenSchemas, ...auditSchemas, ...webhookSchemas };
 
-/** The 401/403 every path can answer once CROWS_TOKEN is set (docs/security.md). */
+/** The 401/403 every path that asks a token can answer once CROWS_TOKEN is set (docs/security.md). */
 const ACCESS_REFUSALS = {
   "401": json("A token is needed, or the one sent is not valid here.", { $ref: "#/components/schemas/Refusal" }),
   "403": json("The token lacks the scope this path needs (named in the answer), or a browser origin is not listed.", { $ref: "#/components/schemas/Refusal" }),
@@ -38,14 +42,14 @@ function withAccessRefusals(paths: Paths): Paths {
   const out: Paths = {};
   for (const [path, item] of Object.entries(paths)) {
     out[path] = Object.fromEntries(
-      Object.entries(item).map(([method, op]: [string, Operation]) => [method, { ...op, responses: { ...ACCESS_REFUSALS, ...op.responses } }]),
+      Object.entries(item).map(([method, op]: [string, Operation]) => [method, op.security?.length === 0 ? op : { ...op, responses: { ...ACCESS_REFUSALS, ...op.responses } }]),
     );
   }
   return out;
 }
 
 /** The REST API's own version (not the server's): its minor moves with an addition, its major with a CHANGELOG.md break. */
-export const API_VERSION = "1.2.0";
+export const API_VERSION = "1.3.0";
 
 export function openApiDocument() {
   const paths: Paths = {};
@@ -59,15 +63,15 @@ export function openApiDocument() {
       version: API_VERSION,
       description:
         "EVENTS.md's HTTP API and its extensions. Every 4xx is {\"message\"}; with CROWS_TOKEN set, send Authorization: Bearer <token>. " +
-        "A GET needs the read scope, POST /api/verdicts decide, /api/tokens admin, other writes write (docs/security.md). " +
+        "A GET needs the read scope, POST /api/verdicts decide, /api/tokens and /api/webhooks admin, other writes write (docs/security.md); a decide link is its own credential. " +
         "The GraphQL API at /graphql is described by its own SDL (schema/schema.graphql).",
     },
     servers: [{ url: "/" }],
     security: [{}, { bearer: [] }],
-    tags: ["lists", "streams", "trust", "nests", "crows", "tokens", "audit", "export", "meta"].map((name) => ({ name })),
+    tags: ["lists", "streams", "trust", "nests", "crows", "tokens", "audit", "export", "webhooks", "meta"].map((name) => ({ name })),
     paths: withAccessRefusals(paths),
-    // The webhooks branch puts its deliveries here (OpenAPI 3.1's top-level webhooks).
-    webhooks: {},
+    // What crows POSTs to an endpoint, one entry per event type (OpenAPI 3.1's top-level webhooks).
+    webhooks: webhookEvents,
     components: { schemas: SCHEMAS, securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "CROWS_TOKEN (every scope), a named token (its scopes), or a CROWS_READ_TOKENS token (read)." } } },
   };
 }

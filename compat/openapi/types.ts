@@ -8,6 +8,8 @@ export interface Operation {
   summary: string;
   description?: string;
   tags: string[];
+  /** [] where no token is asked (a decide link is its own credential; a delivery is signed). */
+  security?: Array<Record<string, string[]>>;
   parameters?: Array<Record<string, unknown>>;
   requestBody?: Record<string, unknown>;
   responses: Record<string, Record<string, unknown>>;

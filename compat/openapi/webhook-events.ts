@@ -1,0 +1,88 @@
+// The deliveries crows POSTs to an endpoint, one per event type (OpenAPI 3.1's top-level webhooks):
+// the Standard Webhooks headers and the {type, timestamp, data} body (docs/webhooks.md "A delivery"
+// and "Event types"; the types are src/webhooks/event-types.ts, and a type missing here fails the
+// typecheck).
+import { WEBHOOK_TYPES, type WebhookType } from "../../src/webhooks/event-types.ts";
+import type { PathItem, Schema } from "./types.ts";
+
+const str = { type: "string" } as const;
+const at = { type: "string", format: "date-time" } as const;
+const url = { type: "string", format: "uri", description: "A decide link: GET shows it, POST decides." } as const;
+
+interface Described {
+  summary: string;
+  /** What `data` adds to the log event's own payload. */
+  adds: Record<string, Schema>;
+}
+
+const EVENTS: Record<WebhookType, Described> = {
+  "approval.requested": {
+    summary: "A triage or an answer waits on the owner (item.triaged / item.answered with needs_approval)",
+    adds: {
+      list: str,
+      item: str,
+      text: { ...str, description: "The item's text." },
+      target: { type: "string", enum: ["triage", "output"] },
+      proposal: { type: "object", description: "triage: mode, task_type, subtasks, reason; output: answer, crows." },
+      deadline: at,
+      approve_url: url,
+      reject_url: url,
+    },
+  },
+  "approval.decided": {
+    summary: "A verdict other than auto: approved, rejected or timeout, with its actor when the event has one",
+    adds: { verdict: { type: "string", enum: ["approved", "rejected", "timeout"] }, actor: { $ref: "#/components/schemas/Actor" } },
+  },
+  "list.finished": { summary: "A list finished (the log's list.finished)", adds: {} },
+  "item.skipped": { summary: "An item was skipped (the log's item.skipped)", adds: {} },
+  "ask.opened": {
+    summary: "A crow asks the owner in a nest (an ask_owner message)",
+    adds: { approval_phrase: str, deadline: at, approve_url: { ...url, description: "Posts the approval phrase as the owner's reply." } },
+  },
+  "ask.resolved": {
+    summary: "The owner's reply approved an ask",
+    adds: { ask_id: str, approval_phrase: str, resolved: { type: "string", const: "approved" } },
+  },
+  "crow.flagged": { summary: "The Sentry flagged a crow, which is quarantined (its reinstate ask follows as ask.opened)", adds: {} },
+  "trust.changed": { summary: "A trust level changed (the log's trust.changed)", adds: {} },
+};
+
+const header = (name: string, description: string, pattern: string) => ({ name, in: "header", required: true, description, schema: { type: "string", pattern } });
+
+const HEADERS = [
+  header("webhook-id", "msg_<the log's event id>_<endpoint id>: the same on every retry, redelivery and recovery; dedupe on it.", "^msg_[0-9]+_.+$"),
+  header("webhook-timestamp", "The send's Unix seconds.", "^[0-9]+$"),
+  header("webhook-signature", 'v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>"> under the secret; during a rotation\'s grace, two, space-separated.', "^v1,[A-Za-z0-9+/=]+( v1,[A-Za-z0-9+/=]+)*$"),
+];
+
+const operationId = (type: string) => type.replace(/\.(\w)/g, (_, c: string) => c.toUpperCase());
+
+function delivery(type: WebhookType, { summary, adds }: Described): PathItem {
+  const body: Schema = {
+    type: "object",
+    required: ["type", "timestamp", "data"],
+    properties: {
+      type: { type: "string", const: type },
+      timestamp: { ...at, description: "The event's moment (webhook-timestamp is the send's)." },
+      data: { type: "object", description: "The log event's own payload (EVENTS.md), plus what the type adds.", properties: adds, additionalProperties: true },
+    },
+  };
+  return {
+    post: {
+      operationId: operationId(type),
+      summary,
+      tags: ["webhooks"],
+      security: [],
+      parameters: HEADERS,
+      requestBody: { required: true, content: { "application/json": { schema: body } } },
+      responses: {
+        "2XX": { description: "Delivered." },
+        "410": { description: "Gone: the endpoint is disabled at once, and nothing more is sent to it." },
+        default: { description: "A failure (as is no answer within the timeout): retried on the schedule, honouring Retry-After." },
+      },
+    },
+  };
+}
+
+/** The document's top-level webhooks: one POST per type the code sends. */
+export const webhookEvents: Record<string, PathItem> = Object.fromEntries(WEBHOOK_TYPES.map((type) => [type, delivery(type, EVENTS[type])]));
