@@ -136,7 +136,7 @@ it("/readyz follows a real Redis: 200 while it is up, 503 naming it once it is k
       const res = await server.get("/readyz");
       return res.status === 503 ? res : undefined;
     }, 30_000, 100);
-    assert.equal(down.body, { status: "not ready", checks: { database: "ok", redis: "not connected" } });
+    assert.equal(down.body, { status: "not ready", checks: { database: "ok", redis: "not connected", storage: "ok" } });
     assert.is(down.headers.get("retry-after"), "5");
     assert.is((await server.get("/healthz")).status, 200, "alive, though not ready");
     redis = await startRedis(port, dir);

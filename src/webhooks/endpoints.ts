@@ -77,6 +77,9 @@ function parseEvents(raw: unknown): WebhookType[] {
 }
 
 export class Endpoints {
+  /** Called after an endpoint is added, removed or rotated: this process's sender drops its copy. */
+  changed: () => void = () => {};
+
   constructor(
     private readonly prisma: PrismaClient,
     private readonly config: WebhookConfig,
@@ -93,6 +96,7 @@ export class Endpoints {
     const row = await this.prisma.webhookEndpoint.create({
       data: { id: `ep_${randomBytes(9).toString("base64url")}`, url: url.href, events: eventsColumn(events), description, secret },
     });
+    this.changed();
     return { ...viewOf(row), secret };
   }
 
@@ -115,6 +119,7 @@ export class Endpoints {
       await tx.webhookDelivery.deleteMany({ where: { endpointId: id } });
       await tx.webhookEndpoint.delete({ where: { id } });
     });
+    this.changed();
   }
 
   /** A new secret; the current one keeps signing until the grace ends. */
@@ -123,6 +128,7 @@ export class Endpoints {
     const secret = newSecret();
     const until = new Date(this.now() + this.config.rotationGraceMs);
     const updated = await this.prisma.webhookEndpoint.update({ where: { id }, data: { secret, previousSecret: row.secret, previousSecretUntil: until } });
+    this.changed(); // a delivery signed from here on carries both secrets
     return { ...viewOf(updated), secret, previous_secret_expires_at: until.toISOString() };
   }
 

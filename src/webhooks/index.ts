@@ -20,6 +20,7 @@ export class Webhooks {
   constructor(private readonly deps: { config: Config; prisma: PrismaClient; store: WebhookStore; instanceId: string; logLine: (line: string) => void }) {
     this.endpoints = new Endpoints(deps.prisma, deps.config.webhooks);
     this.sender = new Sender({ prisma: deps.prisma, store: deps.store, config: deps.config.webhooks, approvalWindowMs: deps.config.approvalWindowMs, instanceId: deps.instanceId, linkKey: () => this.linkKey(), logLine: deps.logLine });
+    this.endpoints.changed = () => this.sender.forgetEndpoints();
   }
 
   /** The decide links' key (made once, kept in the database). */

@@ -164,6 +164,11 @@ export class Sender {
     return (await this.claim(next.id, now)) ? next : undefined;
   }
 
+  /** Drops the copy of the endpoints: this process changed one (its next send reads them afresh). */
+  forgetEndpoints(): void {
+    this.endpointCache = undefined;
+  }
+
   /**
    * The enabled endpoints, as of at most one poll interval ago (another instance's change is seen
    * within it; this one's disabling an endpoint drops the copy at once).
