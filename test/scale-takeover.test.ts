@@ -25,15 +25,11 @@ async function pair(env: Record<string, string>) {
 const listRow = (server: TestServer, id: string) => server.app.prisma.todoList.findUniqueOrThrow({ where: { id } });
 
 /**
- * Counts the lease sweeps an instance has finished (its private renewAndTakeOver, wrapped), so a
- * test that says "nothing else happened" waits for sweeps that prove it rather than for a time.
+ * Counts the lease sweeps an instance has finished, so a test that says "nothing else happened"
+ * waits for sweeps that prove it rather than for a time.
  */
 function sweepsOf(server: TestServer): () => number {
-  const flock = server.app.flock as unknown as { renewAndTakeOver(): Promise<void> };
-  const sweep = flock.renewAndTakeOver.bind(flock);
-  let done = 0;
-  flock.renewAndTakeOver = () => sweep().finally(() => (done += 1));
-  return () => done;
+  return () => server.app.flock.leaseSweepsDone();
 }
 
 async function moreSweeps(counters: Array<() => number>, more: number): Promise<void> {
