@@ -1,6 +1,7 @@
 // Starts a real crows server on an ephemeral loopback port with its own data folder, and can
 // restart it on the same folder (the durable log and pending approvals must survive that).
 import { mkdtempSync, rmSync } from "node:fs";
+import type http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { loadConfig, type Config } from "../src/base/config.ts";
@@ -9,6 +10,8 @@ import { startServer, type RunningServer } from "../src/server/http.ts";
 
 export interface TestServer {
   app: App;
+  /** The node server itself, for a test that must see the server's side of a connection. */
+  http: http.Server;
   url: string;
   dataDir: string;
   /** JSON request helper: returns status, parsed body and raw text. */
@@ -61,6 +64,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   };
   return {
     app,
+    http: server.server,
     url: server.url,
     dataDir,
     request,

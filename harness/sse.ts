@@ -29,6 +29,8 @@ export interface SseClient {
   /** Resolves once `count` messages have arrived. */
   waitForCount(count: number, timeoutMs?: number): Promise<SseMessage[]>;
   waitForComment(timeoutMs?: number): Promise<SseComment>;
+  /** Resolves with the first comment (a heartbeat) received after this call, so a later one than any before. */
+  waitForNextComment(timeoutMs?: number): Promise<SseComment>;
   messages(): SseMessage[];
   /** True once the server ended the stream (or close() was called). */
   ended(): boolean;
@@ -124,6 +126,10 @@ export async function openSse(url: string, init: SseInit = {}): Promise<SseClien
     waitForCount: (count, timeoutMs = 10_000) =>
       wait(() => (messages().length >= count ? messages().slice(0, count) : undefined), timeoutMs, `${count} messages`),
     waitForComment: (timeoutMs = 10_000) => wait(() => records.find((r): r is SseComment => "comment" in r), timeoutMs, "a comment"),
+    waitForNextComment: (timeoutMs = 10_000) => {
+      const from = records.length;
+      return wait(() => records.slice(from).find((r): r is SseComment => "comment" in r), timeoutMs, "a later comment");
+    },
     close: () => abort.abort(),
   };
 }

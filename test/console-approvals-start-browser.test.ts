@@ -78,9 +78,30 @@ async function assertShowsExactlyPending(): Promise<string[]> {
   } catch {
     throw new Error(`the page shows ${JSON.stringify((await cardLabels()).sort())}, the server holds ${JSON.stringify(expected)}; errors ${JSON.stringify(watched.errors)}`);
   }
-  await new Promise((resolve) => setTimeout(resolve, 300)); // a late duplicate would show up now
+  await markerThroughTheFeed();
   assert.equal((await cardLabels()).sort(), expected);
   return expected;
+}
+
+let markers = 0;
+/**
+ * A marker through the page's feed, after everything it was sent: a new triage's card appears,
+ * then, rejected, goes. The feed is in order, so a late duplicate would have come before it went.
+ */
+async function markerThroughTheFeed(): Promise<void> {
+  const label = `Triage of Quiet marker ${markers}`;
+  await submit(`- Quiet marker ${markers++}`);
+  const marker = (await waitForPending((p) => p.some((x) => x.label === label), "the marker's triage")).find((x) => x.label === label)!;
+  const showing = (want: boolean) =>
+    page.waitForFunction(
+      (l: string, w: boolean) => [...document.querySelectorAll("section.approvals li.card")].some((el) => el.getAttribute("aria-label") === l) === w,
+      { timeout: 15_000, polling: 50 },
+      label,
+      want,
+    );
+  await showing(true);
+  await decide(marker, false);
+  await showing(false);
 }
 
 /** Reloads the page while holding the first request `matches` picks; `meanwhile` runs while it is held. */

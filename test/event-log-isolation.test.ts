@@ -9,7 +9,8 @@ import { openSse } from "./helpers/sse.ts";
 
 let server: TestServer;
 test.before(async () => {
-  server = await startTestServer();
+  // A quick heartbeat: a live SSE subscriber's next one proves it has read up to the stream's end.
+  server = await startTestServer({ env: { CROWS_HEARTBEAT_MS: "50" } });
 });
 test.after(async () => {
   await server.close();
@@ -111,13 +112,23 @@ test("an SSE client that connects while events are uncommitted never receives th
   const open = await openRolledBackWrite(stream, last, 3, "iso.tick");
   const client = await openSse(`${server.url}/api/events?list_id=${listId}`);
   await client.waitForCount(last, 5000);
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  // Only a subscriber that has caught up beats: its next heartbeat, while the write is still open,
+  // proves its replay read to the end and is done.
+  await client.waitForNextComment(10_000);
+  await watcher.waitForNextComment(10_000);
+  assert.ok(!client.messages().some((m) => m.event === "iso.tick"), "the late client saw an uncommitted event while it was open");
   open.release();
   await open.done;
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  // A committed marker after the rollback: events arrive in order, so anything of the rolled-back
+  // write that reached a client would have come before it.
+  const marker = await server.app.log.append(stream, "iso.marker", { after: "rollback" });
+  assert.is(marker.seq, last + 1, "the rollback left no seq taken");
+  await client.waitFor((m) => m.event === "iso.marker", 10_000);
+  await watcher.waitFor((m) => m.event === "iso.marker", 10_000);
   assert.ok(!client.messages().some((m) => m.event === "iso.tick"), "the late client saw an uncommitted event");
   assert.ok(!watcher.messages().some((m) => m.event === "iso.tick"), "the live client saw an uncommitted event");
-  assert.is(client.messages().length, last);
+  assert.equal(client.messages().map((m) => m.event).slice(last), ["iso.marker"]);
+  assert.is(client.messages().length, last + 1);
   client.close();
   watcher.close();
 });

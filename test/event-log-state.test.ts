@@ -375,7 +375,17 @@ function backendSuite(name: string, open: () => Promise<Backend>, needs?: (runne
         await tx.addTokens(other, 1);
         return [{ name: "crow.landed", payload: { list_id: other } }];
       });
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // The proof it waits: PostgreSQL shows a session of this database waiting for an advisory lock.
+      const deadline = Date.now() + 15_000;
+      for (;;) {
+        const { rows } = await holder.query(
+          "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+        );
+        if (rows[0].n >= 1) break;
+        assert.not.ok(settled, "the verdict settled without waiting for the lock");
+        if (Date.now() > deadline) throw new Error("the verdict never waited for the commit-order lock");
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
       assert.not.ok(settled, "the verdict waited for the lock");
       assert.is((await b.prisma.todoList.findUniqueOrThrow({ where: { id: listId } })).tokensUsed, 0);
       await holder.query("COMMIT");

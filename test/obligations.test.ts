@@ -137,8 +137,12 @@ test("a crow that never answers: one nudge, then it declines, and nothing more",
         return r && r.stage !== "claimed" && r.stage !== "awaiting_claim" ? r : undefined;
       }, 5000);
       assert.is(row.stage, "declined");
-      await new Promise((r) => setTimeout(r, 1000)); // several more deadlines' worth: nothing else comes
-      const all = await kit.messages("ops");
+      // A marker: a second errand to the same crow, claimed after this one closed. Its nudge and its
+      // decline fall due later than any further deadline of the first could, so once it has closed,
+      // a second nudge or decline of the first would already be stored.
+      const marker = (await kit.post("ops", { author: "owner", kind: "request", text: "Audit the receipts", to: "Inky" })).body.msg_id as string;
+      await eventually("the marker errand to close", async () => ((await rows(kit, marker))[0]?.stage === "declined" ? true : undefined), 20_000);
+      const all = (await kit.messages("ops")).filter((m: any) => m.msg_id !== marker && m.refers_to !== marker);
       const nudges = all.filter((m: any) => m.kind === "nudge");
       assert.is(nudges.length, 1, "at most one nudge per obligation");
       assert.equal([nudges[0].author, nudges[0].to, nudges[0].refers_to, nudges[0].tagged_by], ["harness", "Inky", requestId, "harness"]);

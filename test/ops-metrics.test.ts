@@ -5,6 +5,7 @@ import * as assert from "uvu/assert";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { openSse } from "./helpers/sse.ts";
 import { ownerFollows } from "./helpers/owner.ts";
+import { eventually } from "./helpers/scale-services.ts";
 
 /** Prometheus text to { "name{labels}": value }, labels in the order the library prints them. */
 function parseMetrics(text: string): Map<string, number> {
@@ -76,8 +77,15 @@ test("health, readiness, and metrics that follow real traffic", async () => {
     await server.app.chat.idle();
 
     const after = await scrape(server);
-    await new Promise((r) => setTimeout(r, 100));
-    const closed = await scrape(server);
+    // The server sees a closed stream when its socket closes: wait for the gauges to say so.
+    const closed = await eventually(
+      "the closed streams to leave the gauges",
+      async () => {
+        const now = await scrape(server);
+        return now.get('crows_sse_streams_open{kind="api"}') === 0 && now.get('crows_sse_streams_open{kind="graphql"}') === 0 ? now : undefined;
+      },
+      15_000,
+    );
     assert.is(closed.get('crows_sse_streams_open{kind="api"}'), 0, "the stream is no longer counted");
     assert.is(closed.get('crows_sse_streams_open{kind="graphql"}'), 0);
     assert.is(after.get("crows_approvals_pending"), 0);

@@ -25,12 +25,33 @@ function childrenOf(pid: number): number[] {
   return children;
 }
 
-/** Responses read off one raw socket: status line, headers, body, in order. */
-function readResponses(socket: net.Socket, count: number): Promise<Array<{ status: number; headers: Record<string, string>; body: string }>> {
+/** `promise`, or a failure naming `what` after `timeoutMs`. */
+async function withinMs<T>(promise: Promise<T>, timeoutMs: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), timeoutMs)));
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Responses read off one raw socket: status line, headers, body, in order. An interim
+ * "100 Continue" is not one of them; `continued` resolves when it comes.
+ */
+function readResponses(socket: net.Socket, count: number): { continued: Promise<void>; responses: Promise<Array<{ status: number; headers: Record<string, string>; body: string }>> } {
   let buffer = "";
-  return new Promise((resolve, reject) => {
+  let sawContinue!: () => void;
+  const continued = new Promise<void>((resolve) => (sawContinue = resolve));
+  const responses = new Promise<Array<{ status: number; headers: Record<string, string>; body: string }>>((resolve, reject) => {
     const parse = () => {
       const out: Array<{ status: number; headers: Record<string, string>; body: string }> = [];
+      const interim = /^HTTP\/1\.1 100 [^\r]*\r\n\r\n/.exec(buffer);
+      if (interim) {
+        buffer = buffer.slice(interim[0].length);
+        sawContinue();
+      }
       let rest = buffer;
       while (out.length < count) {
         const end = rest.indexOf("\r\n\r\n");
@@ -53,6 +74,7 @@ function readResponses(socket: net.Socket, count: number): Promise<Array<{ statu
     socket.on("error", reject);
     socket.on("close", () => reject(new Error(`socket closed after: ${buffer}`)));
   });
+  return { continued, responses };
 }
 
 test("SIGTERM to npm start answers the request in flight, 503s a late list, ends streams, leaves nothing running", async () => {
@@ -73,9 +95,11 @@ test("SIGTERM to npm start answers the request in flight, 503s a late list, ends
     const body = JSON.stringify({ text: "Water the plants\nFeed the crows", requester: "in-flight" });
     const socket = net.connect(Number(port), "127.0.0.1");
     await new Promise((resolve) => socket.once("connect", resolve));
-    const responses = readResponses(socket, 2);
-    socket.write(`POST /api/lists HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 10)}`);
-    await new Promise((r) => setTimeout(r, 200));
+    const { continued, responses } = readResponses(socket, 2);
+    // Expect: 100-continue makes the server say when it has the headers and has begun the request
+    // (node answers 100 just before its request event), so the signal comes with it in flight.
+    socket.write(`POST /api/lists HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\nexpect: 100-continue\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 10)}`);
+    await withinMs(continued, 10_000, "the server's 100 Continue");
     const processes = [ready.pid, ...childrenOf(ready.pid)];
 
     npm.child.kill("SIGTERM");

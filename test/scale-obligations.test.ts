@@ -27,7 +27,9 @@ async function pair(env: Record<string, string>, models: Parameters<typeof paced
 
 it("orphaned obligations: each is taken over by exactly one instance and answered exactly once", async () => {
   // Both instances' crows answer in 50 ms: whichever instance takes an obligation over answers it.
-  const { a, b, lines, done } = await pair({ CROWS_LEASE_MS: "400" }, [() => ({ delayMs: 50 }), () => ({ delayMs: 50 })]);
+  // The lease is long enough that a loaded machine's stalled event loop does not let a held one
+  // lapse (a legitimate second takeover): the orphans' leases have lapsed already, so it costs nothing.
+  const { a, b, lines, done } = await pair({ CROWS_LEASE_MS: "2000" }, [() => ({ delayMs: 50 }), () => ({ delayMs: 50 })]);
   try {
     await a.post("/api/nests", { name: "Ops", crows: ["Inky", "Rook", "Pepper", "Sable"] });
     const crows = ["Inky", "Rook", "Pepper", "Sable"];
@@ -51,7 +53,14 @@ it("orphaned obligations: each is taken over by exactly one instance and answere
         return row && row.stage !== "claimed" ? row : undefined;
       }, 15_000);
     }
-    await new Promise((r) => setTimeout(r, 800)); // a few more sweeps on both
+    // The quiet: every lease the rows carry has lapsed, then two more lease sweeps finished on both
+    // instances (the second begun after the lapse), then the work they may have started. A second
+    // takeover, nudge or answer, by a sweep or through a lapsed lease, would be stored by then.
+    const leaseEnds = Math.max(...(await prisma.obligation.findMany({ where: { requestId: { in: requests } } })).map((r) => r.leaseUntil?.getTime() ?? 0));
+    await eventually("the rows' leases to lapse", async () => (Date.now() > leaseEnds ? true : undefined), 15_000);
+    const sweptSince = [a, b].map((s) => s.app.chat.obligationSweepsDone());
+    await eventually("two more sweeps on both instances", async () => ([a, b].every((s, i) => s.app.chat.obligationSweepsDone() >= sweptSince[i]! + 2) ? true : undefined), 15_000);
+    await Promise.all([a.app.chat.idle(), b.app.chat.idle()]);
     const all = await a.app.chat.list("ops");
     for (const requestId of requests) {
       const takers = lines.filter((l) => l.some((line) => line.includes(`resuming obligation ${requestId} (`)));

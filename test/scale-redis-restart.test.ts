@@ -85,7 +85,10 @@ it("Redis killed and restarted under two instances: no stream stranded, no event
     const posted = await a.post("/api/nests/todo/messages", { author: "owner", text: "Please draft a short note to the landlord", kind: "request", to: "Pepper" });
     assert.is(posted.status, 201);
     const duringOnB = await follow(b, `list_id=${during}`);
-    await new Promise((r) => setTimeout(r, 800));
+    // The outage lasts until work has gone on without Redis (a crow landed on A) and B's new
+    // follower has read from the log alone.
+    await eventually("a crow to land on A during the outage", async () => ((await a.app.log.read(`list:${during}`)).some((e) => e.name === "crow.landed") ? true : undefined), 20_000);
+    await duringOnB.waitForCount(1, 20_000);
     redis = await startRedis(port, dir);
 
     // After: new work, followed on both instances.
@@ -106,7 +109,10 @@ it("Redis killed and restarted under two instances: no stream stranded, no event
     }, 20_000);
     const replies = (await b.app.chat.list("todo")).filter((m) => m.refers_to === posted.body.msg_id && m.kind !== "claim");
     assert.equal(replies.map((m) => m.msg_id), [closed.answerId], "one reply, the one that closed it");
-    await new Promise((r) => setTimeout(r, 500)); // room for a duplicate or a late event, were there one
+    // A marker appended on A to each list stream after it finished: events reach a follower in
+    // order, so a duplicate or a late event would have come before it.
+    for (const listId of [before, during, after]) await a.app.log.append(`list:${listId}`, "test.quiet", { marker: true });
+    for (const sse of [beforeOnB, duringOnB, afterOnB, afterOnA]) await sse.waitFor((m) => m.event === "test.quiet", 20_000);
     await assertExactlyTheLog(b, `list:${before}`, beforeOnB, "followed before the outage");
     await assertExactlyTheLog(b, `list:${during}`, duringOnB, "followed during the outage");
     await assertExactlyTheLog(b, `list:${after}`, afterOnB, "followed after the restart, on B");

@@ -25,15 +25,11 @@ async function pair(env: Record<string, string>) {
 const listRow = (server: TestServer, id: string) => server.app.prisma.todoList.findUniqueOrThrow({ where: { id } });
 
 /**
- * Counts the lease sweeps an instance has finished (its list LeaseKeeper's private renewAndTakeOver, wrapped), so a
- * test that says "nothing else happened" waits for sweeps that prove it rather than for a time.
+ * Counts the lease sweeps an instance has finished, so a test that says "nothing else happened"
+ * waits for sweeps that prove it rather than for a time.
  */
 function sweepsOf(server: TestServer): () => number {
-  const keeper = (server.app.flock as unknown as { leases: { renewAndTakeOver(): Promise<void> } }).leases;
-  const sweep = keeper.renewAndTakeOver.bind(keeper);
-  let done = 0;
-  keeper.renewAndTakeOver = () => sweep().finally(() => (done += 1));
-  return () => done;
+  return () => server.app.flock.leaseSweepsDone();
 }
 
 async function moreSweeps(counters: Array<() => number>, more: number): Promise<void> {

@@ -28,8 +28,10 @@ for (const pauseBeforeDisconnect of [true, false]) {
       await server.app.prisma.todoList.create({ data: { id: listId, requester: "bench", text: "-", tokenBudget: 1, status: "finished" } });
       const stream = `list:${listId}`;
       const { port } = new URL(server.url);
+      const serverSide = new Promise<net.Socket>((resolve) => server.http.once("connection", resolve));
       const socket = net.connect(Number(port), "127.0.0.1");
       await new Promise((resolve) => socket.once("connect", resolve));
+      const theirs = await serverSide;
       let received = 0;
       socket.on("data", (chunk: Buffer) => (received += chunk.length));
       socket.write(`GET /api/events?list_id=${listId} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n`);
@@ -39,7 +41,10 @@ for (const pauseBeforeDisconnect of [true, false]) {
       // Far more than the socket buffers hold: the server's write() returns false and it waits.
       const big = "x".repeat(64 * 1024);
       for (let i = 0; i < 80; i++) await server.app.log.append(stream, "bench.big", { i, big });
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // The state to disconnect in: a paused client has the server's writes backed up (its socket
+      // wants a drain); a reading one has had every event.
+      if (pauseBeforeDisconnect) await until(() => theirs.writableNeedDrain, 10_000, "the server's writes to back up");
+      else await until(() => received >= 80 * big.length, 20_000, "every event to arrive");
       socket.destroy();
       await until(() => listenersOn(server.app.bus, stream) === 0, 5000, "the follower to detach");
       assert.is(listenersOn(server.app.bus, stream), 0);

@@ -35,7 +35,7 @@ test("a Boss order in flight when the server dies is carried out once after the 
   withDataDir(async (dataDir, procs) => {
     const fake = await startFakeOpenAI((call, index) =>
       roleOfSystemPrompt(call.system) === "boss"
-        ? { content: 'SPIN {"name": "Wren", "persona": "Pepper", "trust": "stranger"}', delayMs: 2500, usage: null }
+        ? { content: `SPIN {"name": "${/Finch/.test(call.prompt) ? "Finch" : "Wren"}", "persona": "Pepper", "trust": "stranger"}`, delayMs: 2500, usage: null }
         : defaultScript(call, index),
     );
     try {
@@ -50,9 +50,15 @@ test("a Boss order in flight when the server dies is carried out once after the 
       procs.push(second);
       const reply = await eventually("Boss's reply", async () => (await messages(second.url, "todo")).find((m) => m.author === "Boss" && m.refers_to === posted.body.msg_id), 15_000);
       assert.match(reply.text, /Spun up Wren/);
-      await new Promise((r) => setTimeout(r, 3000));
+      // A marker: a second order, posted after the first was carried out. Its model call is as slow
+      // as a second carrying-out of the first, which would have started sooner, so once the marker's
+      // reply is in, a duplicate of the first would be too.
+      const marker = await json(`${second.url}/api/nests/todo/messages`, "POST", { author: "owner", text: "Spin up a crow called Finch that works like Pepper", kind: "request", to: "Boss" });
+      assert.is(marker.status, 201);
+      const markerReply = await eventually("Boss's reply to the marker", async () => (await messages(second.url, "todo")).find((m) => m.author === "Boss" && m.refers_to === marker.body.msg_id), 20_000);
+      assert.match(markerReply.text, /Spun up Finch/);
       const all = await messages(second.url, "todo");
-      assert.is(all.filter((m) => m.author === "Boss").length, 1, "one reply from Boss");
+      assert.is(all.filter((m) => m.author === "Boss" && m.refers_to !== marker.body.msg_id).length, 1, "one reply from Boss");
       const crows = (await json(`${second.url}/api/crows`)).body;
       const wrens = (Array.isArray(crows) ? crows : crows.crows ?? []).filter((c: any) => c.name === "Wren");
       assert.is(wrens.length, 1, "spun exactly once");
@@ -107,7 +113,14 @@ test("the Sentry's inspection in flight when the server dies happens after the r
       const second = await startServerProcess(env);
       procs.push(second);
       const ask = await eventually("the Sentry's ask", async () => (await messages(second.url, "ops")).find((m) => m.kind === "ask_owner"), 20_000);
-      await new Promise((r) => setTimeout(r, 3000)); // the other inspection lands too
+      // A marker: another crow's answer in another nest, inspected as slowly and only now, so after
+      // any second inspection of Inky's (which would have started at the restart). Once its ask is
+      // in, a duplicate flag or ask for Inky would be too.
+      await json(`${second.url}/api/nests`, "POST", { name: "Desk", crows: ["Rook"] });
+      const marker = await json(`${second.url}/api/nests/desk/messages`, "POST", { author: "owner", text: "Fix the flaky backup script", kind: "request", to: "Rook" });
+      assert.is(marker.status, 201);
+      const markerAsk = await eventually("the Sentry's ask on the marker", async () => (await messages(second.url, "desk")).find((m) => m.kind === "ask_owner"), 30_000);
+      assert.is(markerAsk.approval_phrase, "reinstate Rook");
       const all = await messages(second.url, "ops");
       const flags = all.filter((m) => m.kind === "flag");
       assert.is(flags.length, 1, "one flag per crow per referent");

@@ -38,6 +38,7 @@ export class LeaseKeeper<H> {
   private readonly held = new Map<string, H>();
   private sweeper: NodeJS.Timeout | undefined;
   private sweeping: Promise<void> | undefined;
+  private sweepsFinished = 0;
 
   constructor(
     private readonly table: LeaseTable<H>,
@@ -84,6 +85,11 @@ export class LeaseKeeper<H> {
     return [...this.held.keys()];
   }
 
+  /** How many sweeps have finished (tests, diagnostics): one begun after a moment ends after it. */
+  get sweepsDone(): number {
+    return this.sweepsFinished;
+  }
+
   /** One sweep now (taking up what this instance may drive), then one every leaseMs / 3. */
   async resume(): Promise<void> {
     await this.sweep();
@@ -102,7 +108,10 @@ export class LeaseKeeper<H> {
   private sweep(): Promise<void> {
     this.sweeping ??= this.renewAndTakeOver()
       .catch((error: unknown) => this.options.onSweepError(error))
-      .finally(() => (this.sweeping = undefined));
+      .finally(() => {
+        this.sweeping = undefined;
+        this.sweepsFinished++;
+      });
     return this.sweeping;
   }
 

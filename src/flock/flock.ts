@@ -152,6 +152,11 @@ export class Flock {
     return this.leases.heldIds();
   }
 
+  /** Lease sweeps over running lists finished here (tests: a sweep begun after a moment proves it passed). */
+  leaseSweepsDone(): number {
+    return this.leases.sweepsDone;
+  }
+
   /** Resolves when the list's run ends (finished, or stopped). For tests and benchmarks. */
   async settled(listId: string): Promise<void> {
     await this.runs.get(listId);

@@ -61,6 +61,8 @@ export interface ReplyHook {
 /** Stores the promises a message makes (a response it calls for, the Sentry's inspection), in its transaction (obligations/). */
 export interface ObligationHook {
   inTx(tx: Tx, row: MessageRow, context: { callsForResponse: boolean }): Promise<void>;
+  /** Lease sweeps over open obligations finished on this instance. */
+  sweepsDone(): number;
 }
 
 export interface ChatDeps {
@@ -104,6 +106,11 @@ export class NestChat {
 
   setObligationHook(hook: ObligationHook): void {
     this.obligationHook = hook;
+  }
+
+  /** Lease sweeps over open obligations finished here (tests: a sweep begun after a moment proves it passed). */
+  obligationSweepsDone(): number {
+    return this.obligationHook?.sweepsDone() ?? 0;
   }
 
   /** Work to pick up when the server starts (open obligations). */

@@ -57,6 +57,7 @@ export class RawConnection {
   private buffer = "";
   private closed = false;
   private wake: (() => void) | undefined;
+  private readonly gone: Promise<void>;
 
   constructor(port: number) {
     this.socket = net.connect(port, "127.0.0.1");
@@ -64,9 +65,12 @@ export class RawConnection {
       this.buffer += chunk.toString("latin1");
       this.wake?.();
     });
+    let ended!: () => void;
+    this.gone = new Promise<void>((resolve) => (ended = resolve));
     const gone = () => {
       this.closed = true;
       this.wake?.();
+      ended();
     };
     this.socket.on("close", gone);
     this.socket.on("error", gone);
@@ -96,6 +100,15 @@ export class RawConnection {
 
   isClosed(): boolean {
     return this.closed;
+  }
+
+  /** True once the connection closes; false if it is still open after `timeoutMs`. */
+  async closesWithin(timeoutMs: number): Promise<boolean> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const stillOpen = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+    const closed = await Promise.race([this.gone.then(() => true as const), stillOpen]);
+    clearTimeout(timer);
+    return closed;
   }
 
   close(): void {

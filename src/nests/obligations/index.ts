@@ -52,6 +52,11 @@ export class Obligations implements ObligationHook {
     return this.ownership.lease.heldIds();
   }
 
+  /** Lease sweeps finished on this instance (tests, diagnostics). */
+  sweepsDone(): number {
+    return this.ownership.lease.sweepsDone;
+  }
+
   /** Stores what the message promises, owned by this instance: its response, the Sentry's inspection. */
   inTx(tx: Tx, row: MessageRow, context: { callsForResponse: boolean }): Promise<void> {
     return this.stages.inTx(tx, row, context);
