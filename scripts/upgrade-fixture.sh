@@ -20,12 +20,12 @@ DATA="$WORK/data"
 cleanup() {
   [ -n "${PID:-}" ] && kill "$PID" 2>/dev/null || true
   git worktree remove --force "$TREE" 2>/dev/null || true
-  rm -rf "$WORK"
+  [ -n "${KEEP_FIXTURE_WORK:-}" ] || rm -rf "$WORK"
 }
 trap cleanup EXIT
 git worktree add --detach "$TREE" "$REF" >&2
 ln -s "$PWD/node_modules" "$TREE/node_modules"
-(cd "$TREE" && npx prisma generate >/dev/null)
+(cd "$TREE" && npm run --silent postinstall >/dev/null) # that commit's own generated files: Prisma clients, the classifier model, the console
 mkdir -m 700 "$DATA"
 (cd "$TREE" && CROWS_DATA_DIR="$DATA" CROWS_PORT=0 CROWS_APPROVAL_WINDOW_MS=3600000 exec node --import tsx src/main.ts >"$WORK/out" 2>&1) &
 PID=$!

@@ -1,5 +1,5 @@
 // Upgrades: each database under test/fixtures/upgrade/ was written by an earlier state of crows,
-// named by its commit (docs/operations.md "Upgrades and release fixtures" says how one is made).
+// named by its commit or release tag (docs/operations.md "Upgrades and release fixtures" says how one is made).
 // The current server opens a copy and migrates it; the trust ledger is unchanged by the migration;
 // every stored event is still there byte for byte (and a finished list's replay over GET
 // /api/events is exactly frame() of its stored events); the lists left running resume and finish.
