@@ -36,6 +36,8 @@ export async function serve(env: Env = process.env): Promise<void> {
   // A signal during the start (a supervisor stopping a slow start) is kept and acted on once the
   // server is up, so the stop is still graceful and the lock is released.
   let signalledEarly: string | undefined;
+  // Printed only once every handler is on: whoever reads it may signal at once.
+  let readyLine = "";
   const early = (signal: NodeJS.Signals) => (signalledEarly ??= signal);
   process.on("SIGTERM", early);
   process.on("SIGINT", early);
@@ -82,7 +84,7 @@ export async function serve(env: Env = process.env): Promise<void> {
     log.line(`listening on ${server.url}`);
     echo = true;
     const { pid, url, started, version, data_dir } = state;
-    process.stdout.write(JSON.stringify({ state: "live", url, pid, started, version, data_dir, log: files.log }) + "\n");
+    readyLine = JSON.stringify({ state: "live", url, pid, started, version, data_dir, log: files.log }) + "\n";
   } catch (error) {
     const failure = toStartError(error, { host: config?.host ?? env.CROWS_HOST ?? "127.0.0.1", port: config?.port ?? Number(env.CROWS_PORT ?? 7717) });
     log?.line(`start failed: ${failure.code}: ${failure.message}`);
@@ -105,6 +107,7 @@ export async function serve(env: Env = process.env): Promise<void> {
   watchForStop({ files, log: log!, lock: lock!, app: app!, server: server!, databaseFile: sqliteFile(config!.databaseUrl) }, signalledEarly);
   process.off("SIGTERM", early);
   process.off("SIGINT", early);
+  process.stdout.write(readyLine);
 }
 
 function sqliteFile(url: string): string | undefined {
