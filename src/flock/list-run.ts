@@ -49,7 +49,9 @@ export class ListRun {
     if (this.ctx.signal.aborted) return;
     await this.ctx.log.appendState(this.stream, async (tx) => {
       const list = await tx.finishList(this.list.id, new Date());
-      if (!list) throw new Error(`list ${this.list.id} is gone`);
+      // Finished already: an instance that took the list over while this one stalled (a database
+      // pause outlasting the lease) finished it first. A list finishes once, so nothing is appended.
+      if (!list) return [];
       return [{ name: "list.finished", payload: listEventPayload<"list.finished">(this.list.id, { tokens_used: list.tokensUsed, token_budget: list.tokenBudget }) }];
     });
   }

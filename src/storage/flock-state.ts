@@ -45,6 +45,7 @@ export interface StateTx extends StateReads {
   skipItem(id: string, reason: string): Promise<boolean>;
   addTokens(listId: string, tokens: number): Promise<void>;
   /** Marks the list finished; its token counters after. */
+  /** Only a running list finishes: null when it is gone or already finished (by another instance that took it over). */
   finishList(listId: string, at: Date): Promise<{ tokensUsed: number; tokenBudget: number } | null>;
   /** A pending approval with its deadline, unless the target already has one. */
   openApproval(itemId: string, target: string, deadline: Date): Promise<void>;
@@ -196,7 +197,7 @@ class Statements implements StateTx {
   async finishList(listId: string, at: Date): Promise<{ tokensUsed: number; tokenBudget: number } | null> {
     return (
       (await this.exec.get<{ tokensUsed: number; tokenBudget: number }>(
-        `UPDATE "TodoList" SET "status" = 'finished', "finishedAt" = ? WHERE "id" = ? RETURNING "tokensUsed", "tokenBudget"`,
+        `UPDATE "TodoList" SET "status" = 'finished', "finishedAt" = ? WHERE "id" = ? AND "status" = 'running' RETURNING "tokensUsed", "tokenBudget"`,
         [this.dialect.ts(at), listId],
       )) ?? null
     );
