@@ -8,6 +8,7 @@
 import { startTestServer } from "../harness/server.ts";
 import type { VerdictValue } from "../src/flock/events.ts";
 import { NO_VERSION } from "../src/storage/read-version.ts";
+import { SYSTEM } from "../src/base/actor.ts";
 
 const VERDICTS = Number(process.env.BENCH_VERDICTS ?? 400);
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 300);
@@ -28,7 +29,7 @@ try {
   for (let i = 0; i < VERDICTS; i++) {
     const holder = holders[i % holders.length]!;
     const taskType = taskTypes[Math.floor(i / holders.length) % taskTypes.length]!;
-    await server.app.prisma.$transaction((tx) => server.app.flock.trust.apply(tx, holder, taskType, verdicts[i % verdicts.length]!, `lstbench-${i}`));
+    await server.app.prisma.$transaction((tx) => server.app.flock.trust.apply(tx, holder, taskType, verdicts[i % verdicts.length]!, `lstbench-${i}`, SYSTEM));
   }
   const listId = "lstbenchreads";
   await server.app.prisma.todoList.create({ data: { id: listId, requester: "bench", text: "-", tokenBudget: 1, status: "finished" } });

@@ -1,7 +1,8 @@
 // The export's lines: an event as one NDJSON line (its stored payload JSON inlined, not re-encoded),
-// and the fixed CSV columns of verdicts and of the trust history (RFC 4180 quoting). A verdict's
-// actor is its event's (src/base/actor.ts): the kind, and the token's id and name for a token. The
-// ledger's rows record no actor (the verdict that moved them does), so there those columns are empty.
+// and the fixed CSV columns of verdicts and of the trust history (RFC 4180 quoting). The actor
+// columns say who decided (src/base/actor.ts): the kind, and the token's id and name for a token. A
+// verdict's is its event's; a ledger entry's is the one it keeps, the same verdict's decider (for
+// the Sentry's record, whoever sent the reply to its ask); empty where none was kept.
 import type { ExportedEvent } from "../src/log/export-pages.ts";
 import type { TrustHistoryRow } from "../src/storage/trust-history.ts";
 import type { Actor } from "../src/base/actor.ts";
@@ -32,13 +33,16 @@ interface VerdictPayload {
   actor?: Actor;
 }
 
+/** ACTOR_COLUMNS' fields for an actor (none: empty). */
+const actorFields = (actor: Actor | null | undefined): string[] => [actor?.kind ?? "", actor?.token_id ?? "", actor?.token_name ?? ""];
+
 export function verdictRow(e: ExportedEvent): string {
   const p = JSON.parse(e.payload) as VerdictPayload;
-  return csvRow([e.id, e.ts, p.list_id ?? "", p.item_id ?? "", p.target ?? "", p.verdict ?? "", p.actor?.kind ?? "", p.actor?.token_id ?? "", p.actor?.token_name ?? ""]);
+  return csvRow([e.id, e.ts, p.list_id ?? "", p.item_id ?? "", p.target ?? "", p.verdict ?? "", ...actorFields(p.actor)]);
 }
 
 export const TRUST_HISTORY_COLUMNS = ["id", "at", "holder", "task_type", "verdict", "subject", "from", "to", ...ACTOR_COLUMNS] as const;
 
 export function trustHistoryRow(e: TrustHistoryRow): string {
-  return csvRow([e.id, e.at, e.holder, e.taskType, e.verdict, e.subject, e.from, e.to, "", "", ""]);
+  return csvRow([e.id, e.at, e.holder, e.taskType, e.verdict, e.subject, e.from, e.to, ...actorFields(e.actor)]);
 }

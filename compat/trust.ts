@@ -1,5 +1,6 @@
 // GET /api/trust: every ledger record with its counts, its newest history rows and history_total
-// (FLOCK.md section 3: bounded); GET /api/trust/history pages the whole history back by entry id.
+// (FLOCK.md section 3: bounded); GET /api/trust/history pages the whole history back by entry id,
+// each entry with who decided it (`actor`, null on entries older than deciders on the ledger).
 import type { Route } from "./router.ts";
 import { intParam, textParam } from "./query-params.ts";
 import { MAX_PAGE } from "../src/base/util/clamp.ts";
@@ -27,7 +28,7 @@ export const trustRoutes: Route[] = [
       return {
         status: 200,
         json: {
-          history: entries.map((e) => ({ id: e.id, holder: e.holder, task_type: e.taskType, verdict: e.verdict, subject: e.subject, from: e.from, to: e.to, at: e.at })),
+          history: entries.map((e) => ({ id: e.id, holder: e.holder, task_type: e.taskType, verdict: e.verdict, subject: e.subject, from: e.from, to: e.to, at: e.at, actor: e.actor })),
           // The page before this one starts below its first id; a short page is the oldest.
           next_before: entries.length === limit ? entries[0]!.id : null,
         },

@@ -18,8 +18,8 @@ export interface TestServer {
   request(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; text: string; headers: Headers }>;
   post(path: string, body?: unknown): Promise<{ status: number; body: any; text: string; headers: Headers }>;
   get(path: string): Promise<{ status: number; body: any; text: string; headers: Headers }>;
-  /** Stops this server and starts a new one on the same data folder (a new port). */
-  restart(overrides?: { env?: Record<string, string>; deps?: AppDeps }): Promise<TestServer>;
+  /** Stops this server and starts a new one on the same data folder (a new port); `whileDown` runs in between. */
+  restart(overrides?: { env?: Record<string, string>; deps?: AppDeps; whileDown?: () => Promise<void> }): Promise<TestServer>;
   close(): Promise<void>;
 }
 
@@ -72,6 +72,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     get: (p) => request("GET", p),
     restart: async (overrides = {}) => {
       await close();
+      await overrides.whileDown?.();
       return startTestServer({ env: { ...options.env, ...overrides.env }, deps: overrides.deps ?? options.deps, dataDir });
     },
     close: async () => {

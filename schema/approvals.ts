@@ -8,24 +8,28 @@ import { builder } from "./builder.ts";
 import { VerdictTarget } from "./verdicts.ts";
 import { Verdict } from "./enums.ts";
 import type { StoredEvent } from "../src/log/event-log.ts";
+import type { Target, VerdictValue } from "../src/flock/events.ts";
 import { abortableFollow, lastIdNamed, resumeAfter } from "./follow.ts";
 
 /** The log events that open or close an approval. */
 const APPROVAL_EVENT_NAMES = ["item.triaged", "item.answered", "verdict"] as const;
 
+/** What a change to the pending set is: this feed's own reading of those events (changeOf). */
+export const APPROVAL_CHANGE_KINDS = ["opened", "closed"] as const;
+
 interface ApprovalEventPayload {
   list_id: string;
   item_id: string;
-  target?: "triage" | "output";
-  verdict?: string;
+  target?: Target;
+  verdict?: VerdictValue;
   needs_approval?: boolean;
 }
 
 interface ApprovalChangeShape {
   event: StoredEvent;
   payload: ApprovalEventPayload;
-  change: "opened" | "closed";
-  target: "triage" | "output";
+  change: (typeof APPROVAL_CHANGE_KINDS)[number];
+  target: Target;
 }
 
 /** opened / closed, or null for an event that touches no owner approval (trust skipped it: auto). */
@@ -48,7 +52,7 @@ async function* approvalChanges(events: AsyncGenerator<StoredEvent>): AsyncGener
 
 const ApprovalChangeKind = builder.enumType("ApprovalChangeKind", {
   description: "opened: a pending approval now waits on the owner; closed: it was decided (or timed out).",
-  values: ["opened", "closed"] as const,
+  values: APPROVAL_CHANGE_KINDS,
 });
 
 const ApprovalChange = builder.objectRef<ApprovalChangeShape>("ApprovalChange").implement({
@@ -63,7 +67,7 @@ const ApprovalChange = builder.objectRef<ApprovalChangeShape>("ApprovalChange").
       type: Verdict,
       nullable: true,
       description: "closed only: approved, rejected or timeout.",
-      resolve: (c) => (c.change === "closed" ? ((c.payload.verdict as typeof Verdict.$inferType | undefined) ?? null) : null),
+      resolve: (c) => (c.change === "closed" ? (c.payload.verdict ?? null) : null),
     }),
     ts: t.field({ type: "DateTime", resolve: (c) => c.event.ts }),
     approval: t.prismaField({

@@ -1,38 +1,18 @@
-// Who did what: the Actor type (src/base/actor.ts), each approval's decider, and auditEntries,
-// the audit trail read from the durable log (src/access/audit.ts; REST: GET /api/audit).
+// Who did what: each approval's decider (the Actor type is schema/actor.ts) and auditEntries, the
+// audit trail read from the durable log (src/access/audit.ts; REST: GET /api/audit).
 import { builder } from "./builder.ts";
 import { BadInputError } from "../src/base/errors.ts";
-import { ACTOR_KINDS, type Actor } from "../src/base/actor.ts";
+import { actorOfColumns } from "../src/base/actor.ts";
+import { ActorKindEnum, ActorRef } from "./actor.ts";
 import { auditEntries, type AuditEntry, type AuditPage } from "../src/access/audit.ts";
-
-const ActorKindEnum = builder.enumType("ActorKind", {
-  description: "owner: CROWS_TOKEN (or loopback with no token); token: a named token; system: the server (a timeout, trust); link: a webhook's decide link.",
-  values: ACTOR_KINDS,
-});
-
-const ActorRef = builder.objectRef<Actor>("Actor").implement({
-  description: "Who caused a write. A token's name is the one it had at the time.",
-  fields: (t) => ({
-    kind: t.field({ type: ActorKindEnum, resolve: (a) => a.kind }),
-    tokenId: t.string({ nullable: true, resolve: (a) => a.token_id ?? null }),
-    tokenName: t.string({ nullable: true, resolve: (a) => a.token_name ?? null }),
-    webhookId: t.string({ nullable: true, resolve: (a) => a.webhook_id ?? null }),
-  }),
-});
 
 builder.prismaObjectField("Approval", "decidedBy", (t) =>
   t.field({
     type: ActorRef,
     nullable: true,
     description: "Who decided it; null while pending (and for approvals decided before deciders were kept).",
-    select: { decidedBy: true, decidedByTokenId: true, decidedByTokenName: true },
-    resolve: (a) => {
-      if (a.decidedBy === "") return null;
-      const actor: Actor = { kind: a.decidedBy as Actor["kind"] };
-      if (a.decidedByTokenId !== null) actor.token_id = a.decidedByTokenId;
-      if (a.decidedByTokenName !== null) actor.token_name = a.decidedByTokenName;
-      return actor;
-    },
+    select: { decidedBy: true, decidedByTokenId: true, decidedByTokenName: true, decidedByWebhookId: true },
+    resolve: (a) => actorOfColumns(a),
   }),
 );
 

@@ -4,7 +4,8 @@
 // answer stay the record, exactly as they were.
 import { builder } from "./builder.ts";
 import { TodoList } from "./lists.ts";
-import type { BoardChange, FlightText as FlightTextValue, WaitingFlight as WaitingFlightValue } from "../src/flock/flight-board.ts";
+import { FlightWaitChangeKind } from "./enums.ts";
+import type { BoardChange, BoardChangeKind, FlightText as FlightTextValue, WaitingFlight as WaitingFlightValue } from "../src/flock/flight-board.ts";
 
 export const WaitingFlight = builder.objectRef<WaitingFlightValue>("WaitingFlight").implement({
   description: "A flight waiting on its model provider (a rate limit, an outage, an open circuit).",
@@ -22,7 +23,7 @@ export const WaitingFlight = builder.objectRef<WaitingFlightValue>("WaitingFligh
 });
 
 interface WaitChange {
-  kind: "waiting" | "resumed";
+  kind: BoardChangeKind;
   flightId: string;
   listId: string;
   itemId: string;
@@ -33,7 +34,7 @@ interface WaitChange {
 const FlightWaitChange = builder.objectRef<WaitChange>("FlightWaitChange").implement({
   description: "A flight began (or went on) waiting on the provider, or its wait ended.",
   fields: (t) => ({
-    kind: t.exposeString("kind", { description: "waiting | resumed." }),
+    kind: t.field({ type: FlightWaitChangeKind, resolve: (c) => c.kind }),
     flightId: t.exposeString("flightId"),
     listId: t.exposeString("listId"),
     itemId: t.exposeString("itemId"),

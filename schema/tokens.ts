@@ -2,6 +2,7 @@
 // tokens (never a secret), createToken (the secret, shown this once) and revokeToken. REST:
 // /api/tokens (compat/tokens.ts). A token never grants a scope it does not hold.
 import { builder, principalOfContext } from "./builder.ts";
+import { Scope } from "./enums.ts";
 import { BadInputError, ForbiddenError, NotFoundError } from "../src/base/errors.ts";
 import type { CreatedToken, TokenView } from "../src/access/token-store.ts";
 
@@ -11,7 +12,7 @@ const Token = builder.objectRef<TokenView>("Token").implement({
     id: t.exposeID("id", { description: "tok_..., what revokeToken and the audit trail name." }),
     name: t.exposeString("name"),
     prefix: t.exposeString("prefix", { description: "The secret's first characters, to recognise it." }),
-    scopes: t.exposeStringList("scopes"),
+    scopes: t.field({ type: [Scope], resolve: (v) => v.scopes }),
     createdAt: t.field({ type: "DateTime", resolve: (v) => v.created_at }),
     expiresAt: t.field({ type: "DateTime", nullable: true, resolve: (v) => v.expires_at }),
     lastUsedAt: t.field({ type: "DateTime", nullable: true, description: "Updated at most about once a minute.", resolve: (v) => v.last_used_at }),

@@ -9,6 +9,8 @@ import type { StoredEvent } from "../src/log/event-log.ts";
 import { abortableFollow, lastIdNamed, resumeAfter } from "./follow.ts";
 import { parsedPayload } from "../src/log/parsed-payload.ts";
 import { LevelName, Verdict } from "./enums.ts";
+import { ActorRef } from "./actor.ts";
+import type { Actor } from "../src/base/actor.ts";
 import { keyedConnection, totalCountOf, type ConnectionArgs } from "./connection.ts";
 
 /** A page of the history by entry id (oldest first), one record's or every matching record's. */
@@ -65,6 +67,12 @@ const TrustHistoryEntry = builder.objectRef<Entry>("TrustHistoryEntry").implemen
     from: t.exposeInt("from"),
     to: t.exposeInt("to"),
     at: t.field({ type: "DateTime", resolve: (e) => e.at }),
+    actor: t.field({
+      type: ActorRef,
+      nullable: true,
+      description: "Who decided the verdict (for the Sentry's record: who replied to its ask); null on entries older than deciders on the ledger.",
+      resolve: (e) => e.actor,
+    }),
   }),
 });
 
@@ -133,6 +141,7 @@ interface TrustChangedPayload {
   from: number;
   to: number;
   ts: string;
+  actor?: Actor;
 }
 
 const TrustChange = builder.objectRef<StoredEvent>("TrustChange").implement({
@@ -145,6 +154,12 @@ const TrustChange = builder.objectRef<StoredEvent>("TrustChange").implement({
     to: t.int({ resolve: (e) => payloadOf(e).to }),
     listId: t.string({ nullable: true, resolve: (e) => payloadOf(e).list_id ?? null }),
     ts: t.field({ type: "DateTime", resolve: (e) => e.ts }),
+    actor: t.field({
+      type: ActorRef,
+      nullable: true,
+      description: "Who decided the verdict that moved the level (for the Sentry: who replied to its ask); null on changes older than that.",
+      resolve: (e) => payloadOf(e).actor ?? null,
+    }),
   }),
 });
 

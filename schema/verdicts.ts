@@ -4,24 +4,24 @@ import { builder, principalOfContext } from "./builder.ts";
 import { NotFoundError } from "../src/base/errors.ts";
 import { checkedMaxSize } from "./connection.ts";
 import { pageLimit } from "../src/base/util/clamp.ts";
+import { TARGETS, type Target } from "../src/flock/events.ts";
+import { APPROVAL_STATUSES, type ApprovalStatus as Status } from "../src/flock/approvals.ts";
 
 export const VerdictTarget = builder.enumType("VerdictTarget", {
   description: "What is being judged: the Sentry's triage call or the crows' output.",
-  values: ["triage", "output"] as const,
+  values: TARGETS,
 });
 
 export const ApprovalStatus = builder.enumType("ApprovalStatus", {
-  values: ["pending", "approved", "rejected", "auto", "timeout"] as const,
+  values: APPROVAL_STATUSES,
 });
-
-type Status = (typeof ApprovalStatus)["$inferType"];
 
 export const Approval = builder.prismaObject("Approval", {
   description: "A judgment the flock waits for (pending) or has recorded.",
   fields: (t) => ({
     id: t.exposeID("id"),
     itemId: t.exposeID("itemId"),
-    target: t.field({ type: VerdictTarget, select: { target: true }, resolve: (a) => a.target as "triage" | "output" }),
+    target: t.field({ type: VerdictTarget, select: { target: true }, resolve: (a) => a.target as Target }),
     status: t.field({ type: ApprovalStatus, select: { status: true }, resolve: (a) => a.status as Status }),
     pending: t.boolean({ select: { status: true }, resolve: (a) => a.status === "pending" }),
     deadline: t.expose("deadline", { type: "DateTime", description: "When silence becomes a timeout (rejected)." }),

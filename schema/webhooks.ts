@@ -2,6 +2,7 @@
 // secret, except once in what adds or rotates one), deliveries by page, and the mutations. Every
 // field asks requireAdmin first (src/webhooks/admin.ts: the admin scope), as the REST routes do.
 import { builder, principalOfContext, type Context } from "./builder.ts";
+import { WebhookDeliveryState } from "./enums.ts";
 import { BadInputError, ForbiddenError, NotFoundError } from "../src/base/errors.ts";
 import { requireAdmin } from "../src/webhooks/admin.ts";
 import type { AttemptView, DeliveryView, EndpointView } from "../src/webhooks/endpoints.ts";
@@ -46,7 +47,7 @@ const WebhookDelivery = builder.objectRef<DeliveryView>("WebhookDelivery").imple
     id: t.exposeID("id"),
     eventId: t.exposeInt("event_id"),
     type: t.exposeString("type"),
-    state: t.exposeString("state", { description: "pending, delivered, failed, or dropped (nothing to send)." }),
+    state: t.field({ type: WebhookDeliveryState, resolve: (d) => d.state }),
     attempts: t.field({ type: [WebhookAttempt], resolve: (d) => d.attempts }),
     nextAttemptAt: t.expose("next_attempt_at", { type: "DateTime", nullable: true }),
     deliveredAt: t.expose("delivered_at", { type: "DateTime", nullable: true }),

@@ -66,85 +66,99 @@ export async function createApp(config: Config, deps: AppDeps = {}): Promise<App
   ensureDataDir(config.dataDir);
   const logLine = deps.logLine ?? ((line: string) => console.error(line));
   const database = await openDatabase(config, logLine);
-  // Before anything appends: an event a webhook wants commits with its delivery rows.
-  database.events.setOutbox(webhookTypeOf);
-  const prisma = database.prisma;
-  const bus = config.redisUrl ? await createRedisBus(config.redisUrl, logLine) : createLocalBus();
-  const metrics = deps.metrics ?? createMetrics();
-  const lock = commitOrderLock(config);
-  let webhooks: Webhooks | undefined;
-  const log = new EventLog(database, bus, {
-    ...(lock ? { commitOrderLock: lock } : {}),
-    onAppended: (event) => {
-      database.health.recovered(); // a write went through: storage trouble, if any, is over
-      countAppended(metrics, event);
-      const line = eventLogLine(event);
-      if (line) logLine(line);
-      webhooks?.appended(event);
-    },
-  });
-  // Counted at the interfaces, so every provider and backend is measured the same way.
-  const board = new FlightBoard();
-  const backend = deps.model ?? createModel(config, process.env, { logLine });
-  // The classifier's System One calls have a gate of their own: a slow model never starves them.
-  const classifierGate =
-    config.jev === "systemone" ? new Gate("systemone", { concurrency: config.jevConcurrency, circuitFailures: config.modelCircuitFailures, policy: { initialIntervalMs: config.modelBackoffMs, backoffCoefficient: 2, maximumIntervalMs: config.modelBackoffMaxMs } }) : undefined;
-  observeProviderWeather(
-    metrics.registry,
-    [...(backend instanceof ProviderModel ? [{ label: "model" as const, gate: backend.gate }] : []), ...(classifierGate ? [{ label: "classifier" as const, gate: classifierGate }] : [])],
-    board,
-  );
-  const model = countedModel(backend, metrics, (flight) =>
-    logLine(`model call failed: ${flight.request.role} ${flight.request.speaker} on ${flight.backend} after ${Math.round(flight.seconds * 1000)} ms: ${describeError(flight.error)}`),
-  );
-  const classifier = countedClassifier(
-    deps.classifier ?? createClassifier(config, prisma, (error) => logLine(`classifier: could not record answers: ${describeError(error)}`), classifierGate),
-    metrics,
-  );
-  metrics.pendingApprovals = () => prisma.approval.count({ where: { status: "pending" } });
-  const nests = new NestStore(prisma);
-  const registry = new CrowRegistry(prisma, config.maxSpun);
-  await nests.ensureDefault(); // todo always exists, before anything lists or posts to it
-  const crew = new PrismaCrewDirectory(database, nests);
-  const flock = new Flock({ config, prisma, log, trustReads: database.trustReads, bus, model, classifier, crew, logLine, board });
-  await flock.resume();
-  webhooks = new Webhooks({ config, prisma, store: database.webhooks, instanceId: flock.instanceId, logLine });
-  const chat = createNestChat({ config, prisma, log, model, classifier, flock, nests, registry, logLine });
-  await chat.resume(); // open obligations of the must-respond loop, as flock.resume() does lists
+  // What has started, stopped in reverse if a later step fails: a failed start leaves nothing open.
+  const started: Array<() => unknown> = [() => database.close()];
+  try {
+    // Before anything appends: an event a webhook wants commits with its delivery rows.
+    database.events.setOutbox(webhookTypeOf);
+    const prisma = database.prisma;
+    const bus = config.redisUrl ? await createRedisBus(config.redisUrl, logLine) : createLocalBus();
+    started.push(() => bus.close());
+    const metrics = deps.metrics ?? createMetrics();
+    const lock = commitOrderLock(config);
+    let webhooks: Webhooks | undefined;
+    const log = new EventLog(database, bus, {
+      ...(lock ? { commitOrderLock: lock } : {}),
+      onAppended: (event) => {
+        database.health.recovered(); // a write went through: storage trouble, if any, is over
+        countAppended(metrics, event);
+        const line = eventLogLine(event);
+        if (line) logLine(line);
+        webhooks?.appended(event);
+      },
+    });
+    started.push(async () => {
+      await log.drain();
+      log.close();
+    });
+    // Counted at the interfaces, so every provider and backend is measured the same way.
+    const board = new FlightBoard();
+    const backend = deps.model ?? createModel(config, process.env, { logLine });
+    // The classifier's System One calls have a gate of their own: a slow model never starves them.
+    const classifierGate =
+      config.jev === "systemone" ? new Gate("systemone", { concurrency: config.jevConcurrency, circuitFailures: config.modelCircuitFailures, policy: { initialIntervalMs: config.modelBackoffMs, backoffCoefficient: 2, maximumIntervalMs: config.modelBackoffMaxMs } }) : undefined;
+    observeProviderWeather(
+      metrics.registry,
+      [...(backend instanceof ProviderModel ? [{ label: "model" as const, gate: backend.gate }] : []), ...(classifierGate ? [{ label: "classifier" as const, gate: classifierGate }] : [])],
+      board,
+    );
+    const model = countedModel(backend, metrics, (flight) =>
+      logLine(`model call failed: ${flight.request.role} ${flight.request.speaker} on ${flight.backend} after ${Math.round(flight.seconds * 1000)} ms: ${describeError(flight.error)}`),
+    );
+    const classifier = countedClassifier(
+      deps.classifier ?? createClassifier(config, prisma, (error) => logLine(`classifier: could not record answers: ${describeError(error)}`), classifierGate),
+      metrics,
+    );
+    metrics.pendingApprovals = () => prisma.approval.count({ where: { status: "pending" } });
+    const nests = new NestStore(prisma);
+    const registry = new CrowRegistry(prisma, config.maxSpun);
+    await nests.ensureDefault(); // todo always exists, before anything lists or posts to it
+    const crew = new PrismaCrewDirectory(database, nests);
+    const flock = new Flock({ config, prisma, log, trustReads: database.trustReads, bus, model, classifier, crew, logLine, board });
+    started.push(() => flock.stop());
+    await flock.resume();
+    webhooks = new Webhooks({ config, prisma, store: database.webhooks, senderDatabase: database.senderDatabase, instanceId: flock.instanceId, logLine });
+    const chat = createNestChat({ config, prisma, log, model, classifier, flock, nests, registry, logLine });
+    started.push(() => chat.stop());
+    await chat.resume(); // open obligations of the must-respond loop, as flock.resume() does lists
 
-  let quiescing: Promise<void> | undefined;
-  let closing: Promise<void> | undefined;
-  const app: App = {
-    config,
-    prisma,
-    database,
-    bus,
-    log,
-    model,
-    classifier,
-    flock,
-    nests,
-    registry,
-    chat,
-    metrics,
-    tokens: new TokenStore(prisma, log, database.readVersion),
-    board,
-    webhooks,
-    logLine,
-    quiesce: () =>
-      (quiescing ??= (async () => {
-        await chat.stop();
-        await flock.stop();
-        await log.drain();
-        await webhooks!.sender.stop();
-      })()),
-    close: () =>
-      (closing ??= (async () => {
-        await app.quiesce();
-        log.close();
-        await bus.close();
-        await database.close();
-      })()),
-  };
-  return app;
+    let quiescing: Promise<void> | undefined;
+    let closing: Promise<void> | undefined;
+    const app: App = {
+      config,
+      prisma,
+      database,
+      bus,
+      log,
+      model,
+      classifier,
+      flock,
+      nests,
+      registry,
+      chat,
+      metrics,
+      tokens: new TokenStore(prisma, log, database.readVersion),
+      board,
+      webhooks,
+      logLine,
+      quiesce: () =>
+        (quiescing ??= (async () => {
+          await chat.stop();
+          await flock.stop();
+          await log.drain();
+          await webhooks!.sender.stop();
+        })()),
+      close: () =>
+        (closing ??= (async () => {
+          await app.quiesce();
+          log.close();
+          await bus.close();
+          await database.close();
+        })()),
+    };
+    return app;
+  } catch (error) {
+    for (const stop of started.reverse()) await Promise.resolve().then(stop).catch(() => undefined);
+    throw error;
+  }
 }

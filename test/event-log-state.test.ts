@@ -14,6 +14,7 @@ import { commitOrderLock, openDatabase, type DatabaseHandle, type PrismaClient }
 import { EventLog, type StateTx } from "../src/log/event-log.ts";
 import { createLocalBus } from "../src/log/bus.ts";
 import { NAMED_ORDER_LOCK } from "../src/storage/flock-state.ts";
+import { ITEM_STAGES } from "../src/flock/stages.ts";
 import pg from "pg";
 import { freshDatabase, services, type Services } from "./helpers/scale-services.ts";
 import { gated } from "./helpers/gate.ts";
@@ -87,7 +88,7 @@ const steps: Array<{ label: string; write: (tx: StateTx, listId: string) => Prom
   {
     label: "an item's triage and its pending approval",
     write: async (tx, listId) => {
-      await tx.updateItem(`${listId}-1`, { stage: "awaiting_triage", mode: "split", taskType: "research", subtasks: '["a","b"]', reason: "why" });
+      await tx.moveItem(`${listId}-1`, "pending", { stage: "awaiting_triage", mode: "split", taskType: "research", subtasks: '["a","b"]', reason: "why" });
       await tx.openApproval(`${listId}-1`, "triage", new Date(Date.now() + 60_000));
     },
   },
@@ -102,7 +103,7 @@ const steps: Array<{ label: string; write: (tx: StateTx, listId: string) => Prom
     write: async (tx, listId) => {
       await tx.createDecidedApproval(`${listId}-2`, "output", "auto", new Date());
       await tx.saveTrust({ holder: "ada", taskType: "research", level: 1, streak: 0, approvals: 1, rejections: 0, autos: 0 });
-      await tx.addTrustEntry({ holder: "ada", taskType: "research", verdict: "approved", subject: `${listId}-2`, from: 0, to: 1, streak: 0, at: new Date() });
+      await tx.addTrustEntry({ holder: "ada", taskType: "research", verdict: "approved", subject: `${listId}-2`, from: 0, to: 1, streak: 0, at: new Date(), actor: { kind: "owner" } });
     },
   },
   {
@@ -187,7 +188,7 @@ function backendSuite(name: string, open: () => Promise<Backend>, needs?: (runne
     let finish!: () => void;
     const finishing = new Promise<void>((resolve) => (finish = resolve));
     const appended = b.log.appendState(stream, async (tx) => {
-      await tx.updateItem(`${listId}-1`, { stage: "awaiting_output", answer: "forty-two", crows: '["ada"]' });
+      await tx.moveItem(`${listId}-1`, "pending", { stage: "awaiting_output", answer: "forty-two", crows: '["ada"]' });
       await tx.openApproval(`${listId}-1`, "output", new Date(Date.now() + 60_000));
       await tx.addTokens(listId, 50);
       opened();
@@ -209,6 +210,33 @@ function backendSuite(name: string, open: () => Promise<Backend>, needs?: (runne
     assert.is((await b.prisma.todoList.findUniqueOrThrow({ where: { id: listId } })).tokensUsed, 50);
   });
 
+  s("an item leaves a stage once: a move from a stage it is not in writes nothing, whatever the pair", async () => {
+    const listId = `lst${name}${++lists}`;
+    const stream = `list:${listId}`;
+    const pairs = ITEM_STAGES.flatMap((at) => ITEM_STAGES.map((from) => ({ at, from })));
+    await makeList(b.prisma, listId, pairs.length);
+    for (const [i, { at }] of pairs.entries()) await b.prisma.item.update({ where: { id: `${listId}-${i + 1}` }, data: { stage: at, answer: `kept ${i}` } });
+    for (const [i, { at, from }] of pairs.entries()) {
+      const id = `${listId}-${i + 1}`;
+      const to = ITEM_STAGES[(ITEM_STAGES.indexOf(from) + 1) % ITEM_STAGES.length]!;
+      const moved = await b.log.appendState(stream, async (tx) => {
+        const row = await tx.moveItem(id, from, { stage: to, answer: `moved ${i}` });
+        return row ? [{ name: "item.answered", payload: { list_id: listId, item_id: id } }] : [];
+      });
+      const stored = (await b.log.state.item(id))!;
+      if (at === from) {
+        assert.is(moved.length, 1, `${at} -> ${to}`);
+        assert.equal([stored.stage, stored.answer], [to, `moved ${i}`]);
+      } else {
+        assert.is(moved.length, 0, `an item at ${at} moved as if from ${from}`);
+        assert.equal([stored.stage, stored.answer], [at, `kept ${i}`]);
+      }
+    }
+    const moves = pairs.filter(({ at, from }) => at === from).length;
+    assert.is((await b.log.read(stream)).length, moves);
+    assert.is(await b.log.appendState(stream, async (tx) => ((await tx.moveItem(`${listId}-none`, "pending", { stage: "working" })) ? [{ name: "x", payload: {} }] : [])).then((e) => e.length), 0);
+  });
+
   s("what the statements write reads back through Prisma as Prisma writes it", async () => {
     const listId = `lst${name}${++lists}`;
     const stream = `list:${listId}`;
@@ -217,7 +245,7 @@ function backendSuite(name: string, open: () => Promise<Backend>, needs?: (runne
     const decidedAt = new Date(Date.UTC(2030, 0, 2, 3, 4, 5, 678));
     const t0 = Date.now();
     await b.log.appendState(stream, async (tx) => {
-      const moved = await tx.updateItem(`${listId}-1`, { stage: "awaiting_triage", mode: "murder", taskType: "code", subtasks: "[]", reason: "three lenses" });
+      const moved = await tx.moveItem(`${listId}-1`, "pending", { stage: "awaiting_triage", mode: "murder", taskType: "code", subtasks: "[]", reason: "three lenses" });
       assert.is(moved!.listId, listId);
       assert.is(moved!.mode, "murder");
       await tx.openApproval(`${listId}-1`, "triage", deadline);
@@ -227,7 +255,7 @@ function backendSuite(name: string, open: () => Promise<Backend>, needs?: (runne
     });
     // A field left out keeps its value; a later move sets only what it names.
     await b.log.appendState(stream, async (tx) => {
-      await tx.updateItem(`${listId}-1`, { stage: "working" });
+      await tx.moveItem(`${listId}-1`, "awaiting_triage", { stage: "working" });
       return [];
     });
     const item = await b.prisma.item.findUniqueOrThrow({ where: { id: `${listId}-1` } });

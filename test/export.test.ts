@@ -105,6 +105,9 @@ test("verdicts and trust history as CSV: fixed columns, quoted fields, resumable
     await fill(server, 700, "c");
     await addTrustHistory(server.app, "Hugin", "research", 1500, 3);
     await addTrustHistory(server.app, 'Odd "holder", with comma', "code", 40, 4);
+    // Past a page boundary, entries that name who decided them.
+    const deciders = [{ kind: "owner" }, { kind: "token", token_id: "tok_1", token_name: 'night, "B"' }, { kind: "system" }, { kind: "link", webhook_id: "ep_1" }] as const;
+    await addTrustHistory(server.app, "Munin", "writing", 1100, 5, [...deciders]);
     const actor = { kind: "token", token_id: "tok_abc", token_name: 'ci, "bot"' };
     const decided = await server.app.log.append("list:lstc9", "verdict", { list_id: "lstc9", item_id: "lstc9-1", target: "output", verdict: "approved", ts: new Date().toISOString(), actor });
     const verdicts = await readLines(server, "/api/export/verdicts");
@@ -120,11 +123,16 @@ test("verdicts and trust history as CSV: fixed columns, quoted fields, resumable
     assert.match(verdicts.lines.at(-1)!, new RegExp(`^${decided.id},[^,]+,lstc9,lstc9-1,output,approved,token,tok_abc,"ci, ""bot"""$`));
     const history = await readLines(server, "/api/export/trust-history");
     assert.is(history.lines[0], "id,at,holder,task_type,verdict,subject,from,to,actor,actor_token_id,actor_token_name");
-    assert.is(history.lines.length, 1 + 1540);
+    assert.is(history.lines.length, 1 + 2640);
     const odd = history.lines.find((l) => l.includes("Odd"))!;
     assert.match(odd, /^\d+,[^,]+,"Odd ""holder"", with comma",code,/);
-    // Cut after 1,200 rows and resumed from the last id: the same rows, once each.
-    const cut = await readLines(server, "/api/export/trust-history", 1201);
+    assert.match(odd, /,,,$/, "an entry that kept no decider has empty actor columns");
+    const named = history.lines.filter((l) => l.includes(",Munin,writing,"));
+    assert.is(named.length, 1100);
+    const ACTOR_CELLS = [",owner,,", ',token,tok_1,"night, ""B"""', ",system,,", ",link,,"];
+    named.forEach((line, i) => assert.ok(line.endsWith(ACTOR_CELLS[i % 4]!), `row ${i}: ${line}`));
+    // Cut after 2,100 rows and resumed from the last id: the same rows, once each.
+    const cut = await readLines(server, "/api/export/trust-history", 2101);
     const lastId = Number(cut.lines.at(-1)!.split(",")[0]);
     const rest = await readLines(server, `/api/export/trust-history?after=${lastId}`);
     assert.is(rest.lines[0], history.lines[0], "each transfer starts with the header");

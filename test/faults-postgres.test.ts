@@ -182,13 +182,16 @@ if (cluster) {
       cluster.pause();
       let resumed = false;
       try {
+        // Clients that give up after half a second, sent with the first requests of the pause (before
+        // a failed write makes the server answer 503 at once): their lists must never start once the
+        // database wakes.
+        const givingUp = Promise.all(
+          run.servers.map((s, i) => submit(s.url, `pause-gave-up-${i}`, 500).then((a) => `answered ${a.status}`, () => "gave up")),
+        );
         const during = await Promise.all(
           run.servers.flatMap((s, i) => [0, 1, 2].map((k) => submit(s.url, `pause-during-${i}-${k}`).then((a) => ({ a, requester: `pause-during-${i}-${k}` })))),
         );
-        // Clients that give up after half a second: their lists must never start once the database wakes.
-        const gaveUp = await Promise.all(
-          run.servers.map((s, i) => submit(s.url, `pause-gave-up-${i}`, 500).then(() => "answered", () => "gave up")),
-        );
+        const gaveUp = await givingUp;
         const ready = await fetch(`${run.servers[0]!.url}/readyz`);
         cluster.resume();
         resumed = true;

@@ -63,6 +63,9 @@ test("while the provider is down: waitingFlights and flightWaits say which fligh
     assertOneLandingPerFlight(events, run.fake.servedTokens);
     await waits.sse.waitFor(() => new Set(waits.payloads("flightWaits").filter((c) => c.kind === "resumed").map((c) => c.itemId)).size === items.length, 10_000);
     waits.sse.close();
+    // kind is the FlightWaitChangeKind enum: both of its words arrived as plain strings, and no change failed to serialize.
+    assert.equal([...new Set(waits.payloads("flightWaits").map((c) => c.kind))].sort(), ["resumed", "waiting"]);
+    assert.equal(waits.sse.messages().filter((m) => m.event === "next" && m.data?.errors), [], "every change serialized");
     assert.equal((await gql(run.server, `{ waitingFlights { itemId } }`)).waitingFlights, [], "nothing waits once the list is done");
     const after = metricValues((await run.server.get("/metrics")).text);
     assert.is(after.get('crows_provider_circuit_state{gate="model"}'), 0, "a trial call closed the circuit");

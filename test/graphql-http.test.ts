@@ -3,6 +3,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
+import { SYSTEM } from "../src/base/actor.ts";
 
 let server: TestServer;
 
@@ -210,7 +211,7 @@ test("trust history pages: the newest `last` per record, then the page before th
       const [holder, taskType] = key.split("\u0000") as [string, string];
       const subject = `${holder}-${taskType}-${round}`;
       (subjects[key] ??= []).push(subject);
-      await server.app.prisma.$transaction((tx) => server.app.flock.trust.apply(tx, holder, taskType, verdicts[(round + count) % verdicts.length]!, subject));
+      await server.app.prisma.$transaction((tx) => server.app.flock.trust.apply(tx, holder, taskType, verdicts[(round + count) % verdicts.length]!, subject, SYSTEM));
     }
   }
   type Page = { data: { trust: Array<{ holder: string; taskType: string; history: Array<{ id: number; subject: string }> }> } };

@@ -10,6 +10,7 @@ import { openSse } from "./helpers/sse.ts";
 import { freshDatabase, services, type Services } from "./helpers/scale-services.ts";
 import { gated } from "./helpers/gate.ts";
 import type { VerdictValue } from "../src/flock/events.ts";
+import { SYSTEM } from "../src/base/actor.ts";
 
 class Rollback extends Error {}
 
@@ -35,7 +36,7 @@ async function gqlText(server: TestServer, query: string, variables?: Record<str
 }
 
 async function verdict(server: TestServer, holder: string, taskType: string, value: VerdictValue, subject: string): Promise<void> {
-  await server.app.prisma.$transaction((tx) => server.app.flock.trust.apply(tx, holder, taskType, value, subject));
+  await server.app.prisma.$transaction((tx) => server.app.flock.trust.apply(tx, holder, taskType, value, subject, SYSTEM));
 }
 
 interface Backend {
@@ -136,7 +137,7 @@ function backendSuite(name: string, start: () => Promise<Backend>, cached: boole
     assert.equal((await gqlText(server, query)).json.data.trust, []);
     await server.app.prisma
       .$transaction(async (tx) => {
-        await server.app.flock.trust.apply(tx, "cache-rollback", "writing", "approved", subject);
+        await server.app.flock.trust.apply(tx, "cache-rollback", "writing", "approved", subject, SYSTEM);
         await gqlText(server, query); // whatever this sees, it must not be kept
         throw new Rollback("rolled back on purpose");
       })

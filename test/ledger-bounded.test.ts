@@ -67,7 +67,8 @@ test("GET /api/trust/history: one holder, one task type, or everyone, paged with
     }
     const first = await server.get("/api/trust/history");
     assert.is(first.body.history.length, 50, "50 when no limit is given");
-    assert.equal(Object.keys(first.body.history[0]).sort(), ["at", "from", "holder", "id", "subject", "task_type", "to", "verdict"]);
+    assert.equal(Object.keys(first.body.history[0]).sort(), ["actor", "at", "from", "holder", "id", "subject", "task_type", "to", "verdict"]);
+    assert.ok(first.body.history.every((e: any) => e.actor === null), "rows stored with no decider say so (export-actors tests the deciders)");
   }));
 
 test("GET /api/trust/history: a bad parameter is a 400 naming it", () =>

@@ -42,7 +42,7 @@ test("each kind of request stores one obligation naming its respondent, closed b
     }
   }));
 
-test("messages that call for no response store no obligation", () =>
+test("messages that call for no response store no obligation; an ask stores only the promise that it resolves", () =>
   withKit(async (kit) => {
     const bodies = [
       { text: "lovely morning", kind: "say" },
@@ -50,9 +50,15 @@ test("messages that call for no response store no obligation", () =>
       { text: "can you do my taxes?", kind: "request", to: "owner" },
       { text: "Please approve the budget", kind: "ask_owner", approval_phrase: "approve budget" },
     ];
-    for (const body of bodies) await kit.post("todo", { author: "owner", ...body });
+    const ids: string[] = [];
+    for (const body of bodies) ids.push((await kit.post("todo", { author: "owner", ...body })).body.msg_id);
     await kit.idle();
-    assert.is(await kit.server.app.prisma.obligation.count(), 0);
+    const stored = await kit.server.app.prisma.obligation.findMany();
+    // The ask's: waits on the owner until its window ends (ask-expiry.ts), no crow answers it.
+    assert.equal(
+      stored.map((r) => [r.id, r.requestId, r.respondent, r.stage]),
+      [[`ask:${ids[3]}`, ids[3], "owner", "awaiting_claim"]],
+    );
   }));
 
 test("a crow that cannot finish closes its obligation declined", () =>
@@ -86,7 +92,7 @@ test("while the crow works the obligation reads claimed; a second answer is refu
 
       // Late answers (an old owner's, a takeover's): each is refused in its own transaction.
       const app = kit.server.app;
-      const gate = new Obligations(app.chat, { config: app.config, prisma: app.prisma, nests: app.nests, instanceId: "late", logLine: () => {} });
+      const gate = new Obligations(app.chat, { config: app.config, prisma: app.prisma, log: app.log, nests: app.nests, instanceId: "late", logLine: () => {} });
       const before = (await kit.messages("ops")).length;
       for (const kind of ["deliver", "decline", "deliver"]) {
         const late = app.chat.post("ops", { author: "Rook", kind, text: "My late answer to the launch email", refers_to: requestId }, { response: true, within: gate.close(requestId, "Rook", kind === "deliver" ? "answered" : "declined") });
@@ -106,7 +112,7 @@ test("two answers racing for one open obligation: exactly one is stored", () =>
       const crows = ["Inky", "Rook", "Pepper", "Sable", "Hugin"]; // one per round: the rate limit stays out of it
       await kit.server.post("/api/nests", { name: "Ops", crows });
       const app = kit.server.app;
-      const gate = new Obligations(app.chat, { config: app.config, prisma: app.prisma, nests: app.nests, instanceId: "racer", logLine: () => {} });
+      const gate = new Obligations(app.chat, { config: app.config, prisma: app.prisma, log: app.log, nests: app.nests, instanceId: "racer", logLine: () => {} });
       for (let round = 0; round < crows.length; round++) {
         const crow = crows[round]!;
         const posted = await kit.post("ops", { author: "owner", kind: "request", text: `Errand number ${round}`, to: crow });
@@ -180,7 +186,7 @@ test("a room request handed on: the declining crow reopens it, the next crow cla
     async (kit) => {
       await kit.server.post("/api/nests", { name: "Ops", crows: ["Inky", "Rook"] });
       const app = kit.server.app;
-      const gate = new Obligations(app.chat, { config: app.config, prisma: app.prisma, nests: app.nests, instanceId: "hand", logLine: () => {} });
+      const gate = new Obligations(app.chat, { config: app.config, prisma: app.prisma, log: app.log, nests: app.nests, instanceId: "hand", logLine: () => {} });
       const posted = await kit.post("ops", { author: "owner", kind: "request", text: "Sort out the shared drive" });
       const request = posted.body;
       const claimedBy = await eventually("the room's crow claims", async () => {

@@ -12,6 +12,7 @@ import { ownerFollows } from "./helpers/owner.ts";
 import { createServerLog } from "../src/ops/server-log.ts";
 import { describeError } from "../src/base/describe-error.ts";
 import { useGraphQLStream } from "../src/server/graphql/stream.ts";
+import { startServerProcess } from "./helpers/process.ts";
 
 const MARKER = "ZEBRA-MARKER-7731";
 const KEY = "sk-test-KEYMARKER-99182";
@@ -66,6 +67,33 @@ test("the server log of a real run holds ids and outcomes, never item text, mess
   } finally {
     await crows(["stop"], env);
     await fake.close();
+    removeDir(dir);
+  }
+});
+
+test("a stderr nobody reads any more does not end the server: it goes on serving, and its lines go to server.log", async () => {
+  const dir = tempDataDir();
+  const proc = await startServerProcess(baseEnv(dir, { CROWS_PORT: "0" }));
+  try {
+    proc.child.stderr!.destroy(); // the reader goes away, as a dead supervisor's pipe does
+    const posted: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await fetch(`${proc.url}/api/lists`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ text: `Buy milk ${i}\nCall the plumber ${i}`, requester: `pipe-${i}` }) });
+      posted.push(res.status);
+      await res.text();
+    }
+    assert.equal(posted, [202, 202, 202, 202, 202]);
+    assert.is((await fetch(`${proc.url}/healthz`)).status, 200);
+    assert.is(proc.child.exitCode, null, "still running");
+    const log = readFileSync(path.join(dir, "server.log"), "utf8");
+    assert.match(log, /log: stderr cannot be written \(EPIPE\); lines go to .*server\.log only/);
+    assert.is(log.match(/list accepted: /g)?.length, 5);
+    assert.not.match(log, /uncaught/);
+    proc.child.kill("SIGTERM");
+    assert.is(await proc.exited, 0);
+    assert.match(readFileSync(path.join(dir, "server.log"), "utf8"), /stopped/);
+  } finally {
+    if (proc.child.exitCode === null) proc.child.kill("SIGKILL");
     removeDir(dir);
   }
 });

@@ -7,11 +7,12 @@ import * as assert from "uvu/assert";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { ownerFollows } from "./helpers/owner.ts";
 import { ROSTER, TASK_TYPES } from "../src/base/roster.ts";
+import { SYSTEM } from "../src/base/actor.ts";
 
 async function allRegulars(server: TestServer): Promise<void> {
   for (const crow of ROSTER)
     for (const taskType of TASK_TYPES)
-      for (let i = 0; i < 3; i++) await server.app.prisma.$transaction((tx) => server.app.flock.trust.apply(tx, crow, taskType, "approved", `warm-up-${i}`));
+      for (let i = 0; i < 3; i++) await server.app.prisma.$transaction((tx) => server.app.flock.trust.apply(tx, crow, taskType, "approved", `warm-up-${i}`, SYSTEM));
 }
 
 interface Standing {

@@ -1,11 +1,13 @@
 // The ledger's paged reads and the export on PostgreSQL: the trust history's SQL is written per
 // provider (src/storage/trust-history.ts), so the same walks as on SQLite (ledger-bounded,
-// graphql-connections, export) run here against a real server on a fresh PostgreSQL database.
+// graphql-connections, export) run here against a real server on a fresh PostgreSQL database,
+// with who decided each entry read back through the same statements.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { freshDatabase, services } from "./helpers/scale-services.ts";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { addTrustHistory } from "./helpers/aged-rows.ts";
+import { csvObjects } from "./helpers/csv.ts";
 
 const svc = services("scale-ledger-pg");
 
@@ -42,7 +44,9 @@ if (svc) {
     const db = await freshDatabase(svc.pgUrl);
     const server = await startTestServer({ env: { DATABASE_URL: db.url } });
     try {
-      for (const [h, t, n, seed] of [["Hugin", "research", 45, 1], ["Munin", "research", 12, 2], ["Hugin", "code", 23, 3], ["flock", "writing", 5, 4]] as const) await addTrustHistory(server.app, h, t, n, seed);
+      for (const [h, t, n, seed] of [["Hugin", "research", 45, 1], ["Munin", "research", 12, 2], ["Hugin", "code", 23, 3]] as const) await addTrustHistory(server.app, h, t, n, seed);
+      const deciders = [{ kind: "token" as const, token_id: "tok_pg", token_name: "pg, bot" }, { kind: "link" as const, webhook_id: "ep_pg" }, { kind: "system" as const }];
+      await addTrustHistory(server.app, "flock", "writing", 6, 4, deciders);
       const stored = await server.app.prisma.trustEntry.findMany({ orderBy: { id: "asc" } });
       const expect = (f: (e: (typeof stored)[number]) => boolean) => stored.filter(f).map((e) => e.id);
       const shapes: Array<[string, string, (e: (typeof stored)[number]) => boolean]> = [
@@ -68,6 +72,12 @@ if (svc) {
       assert.equal(lines, (await server.app.prisma.event.findMany({ orderBy: { id: "asc" }, select: { id: true } })).map((e) => e.id));
       const csv = (await server.get("/api/export/trust-history")).text.trim().split("\r\n");
       assert.is(csv.length, 1 + stored.length);
+      // Who decided, read back through the PostgreSQL statements: the CSV's columns and REST's actor.
+      const expected = [0, 1, 2, 3, 4, 5].map((i) => deciders[i % 3]!);
+      const rows = csvObjects((await server.get("/api/export/trust-history")).text).rows.filter((r) => r.holder === "flock");
+      assert.equal(rows.map((r) => [r.actor, r.actor_token_id, r.actor_token_name]), expected.map((a) => [a.kind, "token_id" in a ? a.token_id : "", "token_name" in a ? a.token_name : ""]));
+      const flockPage = (await server.get("/api/trust/history?holder=flock&task_type=writing&limit=100")).body.history;
+      assert.equal(flockPage.map((e: { actor: unknown }) => e.actor), expected);
     } finally {
       await server.close();
       await db.drop();

@@ -1,14 +1,17 @@
 // Obligations on two instances sharing one PostgreSQL and one Redis: orphaned obligations (their
 // instance gone, lease lapsed) are taken over by exactly one instance each and answered once; and
 // answers racing from both instances for one open obligation store exactly one (the conditional
-// close under PostgreSQL's concurrent writers).
+// close under PostgreSQL's concurrent writers); and asks expire once each, whichever instance
+// holds them, a stopped instance's too.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { startTestServer } from "./helpers/server.ts";
 import { eventually, freshDatabase, serviceTests } from "./helpers/scale-services.ts";
 import { pacedCrows } from "./helpers/models.ts";
 import { ConflictError } from "../src/base/errors.ts";
-import { Obligations } from "../src/nests/obligations/index.ts";
+import { ASK_EXPIRED_EVENT, Obligations } from "../src/nests/obligations/index.ts";
+import { watchStream } from "../src/base/streams.ts";
+import { startReceiver } from "./helpers/webhook-receiver.ts";
 
 const { svc, it } = serviceTests("scale-obligations");
 
@@ -81,7 +84,7 @@ it("answers racing from both instances for one open obligation: exactly one is s
   try {
     const crows = ["Inky", "Rook", "Pepper"];
     await a.post("/api/nests", { name: "Ops", crows });
-    const gates = [a, b].map((s) => new Obligations(s.app.chat, { config: s.app.config, prisma: s.app.prisma, nests: s.app.nests, instanceId: "racer", logLine: () => {} }));
+    const gates = [a, b].map((s) => new Obligations(s.app.chat, { config: s.app.config, prisma: s.app.prisma, log: s.app.log, nests: s.app.nests, instanceId: "racer", logLine: () => {} }));
     for (const [round, crow] of crows.entries()) {
       const posted = await a.post("/api/nests/ops/messages", { author: "owner", kind: "request", text: `Errand ${round}`, to: crow });
       const requestId = posted.body.msg_id as string;
@@ -96,6 +99,52 @@ it("answers racing from both instances for one open obligation: exactly one is s
       assert.is(answers.length, 1);
     }
   } finally {
+    await done();
+  }
+});
+
+it("asks on two instances each expire once, one left by a stopped instance too, and reach the receiver once", async () => {
+  const env = { CROWS_LEASE_MS: "2000", CROWS_APPROVAL_WINDOW_MS: "3000", CROWS_WEBHOOK_ALLOW_PRIVATE: "1", CROWS_WEBHOOK_POLL_S: "0.05" };
+  const { a, b, lines, done } = await pair(env, [() => ({ delayMs: 50 }), () => ({ delayMs: 50 })]);
+  const receiver = await startReceiver();
+  try {
+    const added = await a.post("/api/webhooks", { url: receiver.url });
+    receiver.secrets.push(added.body.secret);
+    const ask = async (server: typeof a, author: string, phrase: string) => {
+      const posted = await server.post("/api/nests/todo/messages", { author, text: `Shall I ${phrase}?`, kind: "ask_owner", approval_phrase: phrase });
+      assert.is(posted.status, 201, posted.text);
+      return posted.body.msg_id as string;
+    };
+    const expiries = async (askId: string) =>
+      (await b.app.log.read(watchStream("todo"), 0, 100_000)).filter((e) => e.name === ASK_EXPIRED_EVENT && JSON.parse(e.payload).ask_id === askId).length;
+    const resolved = (askId: string) => [...new Map(receiver.received.filter((d) => d.body.type === "ask.resolved" && d.body.data.ask_id === askId).map((d) => [d.id, d.body.data.verdict])).values()];
+    const openAsks = () => b.app.prisma.obligation.count({ where: { id: { startsWith: "ask:" }, stage: { in: ["awaiting_claim", "claimed"] } } });
+
+    // Both instances up: an ask held by each, and one held by B answered through A.
+    const onA = await ask(a, "Quill", "book the venue");
+    const onB = await ask(b, "Sentry", "order the cake");
+    const answered = await ask(b, "Quill", "send the newsletter");
+    assert.is((await a.post("/api/nests/todo/messages", { author: "owner", kind: "say", text: "Send the newsletter", refers_to: answered })).status, 201);
+    await receiver.waitFor(() => [onA, onB].every((id) => resolved(id).length > 0), 30_000, "the two expiries");
+    // Then one left on A, which stops before its deadline: B takes it over once A's lease lapses.
+    const left = await ask(a, "Sentry", "renew the domain");
+    await a.close();
+    await receiver.waitFor(() => resolved(left).length > 0, 30_000, "the left ask's expiry");
+    assert.ok(lines[1]!.some((line) => line.includes(`resuming obligation ask:${left} (`)), "B took the left ask over");
+    await eventually("every ask closed", async () => ((await openAsks()) === 0 ? true : undefined), 20_000);
+    await eventually("every delivery sent", async () => ((await b.app.prisma.webhookOutbox.count()) + (await b.app.prisma.webhookDelivery.count({ where: { state: "pending" } })) === 0 ? true : undefined), 20_000);
+    // Two more sweeps on B after the last close: a second takeover would have shown by now.
+    const swept = b.app.chat.obligationSweepsDone();
+    await eventually("two more sweeps on B", async () => (b.app.chat.obligationSweepsDone() >= swept + 2 ? true : undefined), 20_000);
+    for (const id of [onA, onB, left]) {
+      assert.is(await expiries(id), 1, `${id}: one ask.expired`);
+      assert.equal(resolved(id), ["timeout"], `${id}: one ask.resolved, timeout`);
+    }
+    assert.is(await expiries(answered), 0);
+    assert.equal(resolved(answered), ["approved"]);
+    assert.equal(receiver.unverified, []);
+  } finally {
+    await receiver.close();
     await done();
   }
 });

@@ -1,7 +1,7 @@
 // The nest loop's other timers and promises survive kill -9 of the server that started them
 // (docs/nests-chat.md "Obligations"): a Boss order in flight is carried out once after the
-// restart; an ask_owner left on the dead server still fails closed on time (or is approved by an
-// exact reply after the restart); the Sentry's inspection of a claim or deliver still happens, and
+// restart; an ask_owner left on the dead server still fails closed on time, its ask.expired logged
+// by the restarted server (or is approved by an exact reply after the restart); the Sentry's inspection of a claim or deliver still happens, and
 // a breach still ends in exactly one flag and one ask.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -93,6 +93,13 @@ test("an ask_owner survives kill -9: it still reads rejected once its window pas
     const closed = await eventually("the left ask to fail closed", async () => ((await read(left.body.msg_id)).resolved === "rejected" ? Date.now() : undefined), WINDOW_MS + 20_000, 100);
     assert.ok(closed >= postedAt + WINDOW_MS, "not before its window ended");
     assert.is((await read(answered.body.msg_id)).resolved, "approved");
+    // The expiry is logged once, by the restarted server; the approved ask never expires.
+    const expiries = async () => {
+      const text = await (await fetch(`${second.url}/api/export/events?stream=${encodeURIComponent("watch:todo")}`)).text();
+      return text.split("\n").filter((line) => line.trim() !== "").map((line) => JSON.parse(line)).filter((e) => e.name === "ask.expired").map((e) => e.payload.ask_id);
+    };
+    await eventually("the left ask's ask.expired", async () => ((await expiries()).length > 0 ? true : undefined), 20_000, 100);
+    assert.equal(await expiries(), [left.body.msg_id]);
   }));
 
 test("the Sentry's inspection in flight when the server dies happens after the restart: one flag, one ask", () =>

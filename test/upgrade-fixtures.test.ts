@@ -1,6 +1,7 @@
 // Upgrades: each database under test/fixtures/upgrade/ was written by an earlier state of crows,
 // named by its commit or release tag (docs/operations.md "Upgrades and release fixtures" says how one is made).
-// The current server opens a copy and migrates it; the trust ledger is unchanged by the migration;
+// The current server opens a copy and migrates it; the trust ledger is unchanged by the migration
+// (its history's entries gain their approvals' deciders);
 // every stored event is still there byte for byte (and a finished list's replay over GET
 // /api/events is exactly frame() of its stored events); the lists left running resume and finish.
 import { test } from "uvu";
@@ -22,13 +23,25 @@ const FIXTURES = fileURLToPath(new URL("./fixtures/upgrade", import.meta.url));
 
 type EventRow = { id: number; stream: string; seq: number; name: string; payload: string; ts: number };
 
+/** The approvals with their deciders (none before deciders were kept). */
+function approvalsOf(db: Database.Database): Array<{ itemId: string; target: string; status: string; decidedBy: string; decidedByTokenId: string | null; decidedByTokenName: string | null }> {
+  const columns = (db.prepare(`PRAGMA table_info("Approval")`).all() as Array<{ name: string }>).map((c) => c.name);
+  const decider = columns.includes("decidedBy") ? `"decidedBy", "decidedByTokenId", "decidedByTokenName"` : `'' AS "decidedBy", NULL AS "decidedByTokenId", NULL AS "decidedByTokenName"`;
+  return db.prepare(`SELECT "itemId", "target", "status", ${decider} FROM "Approval"`).all() as any;
+}
+
+/** A trust entry's columns from before the ledger kept deciders. */
+const ENTRY_COLUMNS = ["id", "holder", "taskType", "verdict", "subject", "from", "to", "streak", "at"];
+const asFirstWritten = (entries: Array<Record<string, unknown>>) => entries.map((e) => Object.fromEntries(ENTRY_COLUMNS.map((c) => [c, e[c]])));
+
 function read(file: string) {
   const db = new Database(file, { readonly: true });
   try {
     return {
       events: db.prepare("SELECT id, stream, seq, name, payload, ts FROM Event ORDER BY id").all() as EventRow[],
       trust: db.prepare("SELECT holder, taskType, level, streak, approvals, rejections, autos, updatedAt FROM Trust ORDER BY holder, taskType").all(),
-      trustEntries: db.prepare("SELECT * FROM TrustEntry ORDER BY id").all(),
+      trustEntries: db.prepare("SELECT * FROM TrustEntry ORDER BY id").all() as Array<Record<string, unknown>>,
+      approvals: approvalsOf(db),
       running: (db.prepare("SELECT id FROM TodoList WHERE status = 'running' ORDER BY id").all() as Array<{ id: string }>).map((r) => r.id),
       finished: (db.prepare("SELECT id FROM TodoList WHERE status = 'finished' ORDER BY id").all() as Array<{ id: string }>).map((r) => r.id),
     };
@@ -81,7 +94,16 @@ for (const fixture of fixtures) {
       await deployMigrations(`file:${file}`);
       const migrated = read(file);
       assert.equal(migrated.trust, before.trust, "the trust ledger is unchanged by the migration");
-      assert.equal(migrated.trustEntries, before.trustEntries);
+      assert.equal(asFirstWritten(migrated.trustEntries), asFirstWritten(before.trustEntries));
+      // Each entry takes the decider of the approval that wrote it: holder flock the item's triage,
+      // a crow its output (the Sentry's entries answer asks: only the log knows who replied).
+      const backfilled = before.trustEntries.map((e) => {
+        const target = e.holder === "flock" ? "triage" : "output";
+        const approval = e.taskType === "triage/watch" ? undefined : before.approvals.find((a) => a.itemId === e.subject && a.target === target && a.status === e.verdict);
+        return [approval?.decidedBy ?? "", approval?.decidedByTokenId ?? null, approval?.decidedByTokenName ?? null, null];
+      });
+      assert.equal(migrated.trustEntries.map((e) => [e.decidedBy, e.decidedByTokenId, e.decidedByTokenName, e.decidedByWebhookId]), backfilled, "deciders backfilled from the approvals");
+      if (before.approvals.some((a) => a.decidedBy !== "")) assert.ok(backfilled.some(([kind]) => kind !== ""), "the fixture's deciders reached its entries");
       assert.equal(migrated.events, before.events);
       const check = checkDatabase(file);
       assert.equal(check.migrations.pending, [], "every migration applied");
@@ -114,7 +136,7 @@ for (const fixture of fixtures) {
       }
       const after = read(file);
       assert.equal(after.events.slice(0, before.events.length), before.events, "every stored event is still there, byte for byte");
-      assert.equal(after.trustEntries.slice(0, before.trustEntries.length), before.trustEntries, "the trust history before the upgrade is kept");
+      assert.equal(after.trustEntries.slice(0, before.trustEntries.length), migrated.trustEntries, "the trust history before the upgrade is kept");
       assert.is(checkDatabase(file).ok, true);
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -20,9 +20,9 @@ for (const token of [undefined, TOKEN]) {
   /** The page's button: a same-origin form POST with no fields. */
   const press = (url: string) => fetch(url, { method: "POST", headers: { origin: new URL(url).origin, "content-type": "application/x-www-form-urlencoded", accept: "text/html" } }).then(async (r) => ({ status: r.status, text: await r.text() }));
 
-  async function setUp(): Promise<{ server: TestServer; receiver: Receiver; endpointId: string }> {
+  async function setUp(env: Record<string, string> = {}): Promise<{ server: TestServer; receiver: Receiver; endpointId: string }> {
     const receiver = await startReceiver();
-    const server = await startTestServer({ env: { ...ENV, ...(token ? { CROWS_TOKEN: token } : {}) } });
+    const server = await startTestServer({ env: { ...ENV, ...(token ? { CROWS_TOKEN: token } : {}), ...env } });
     const added = await server.request("POST", "/api/webhooks", { url: receiver.url }, auth);
     assert.is(added.status, 201, added.text);
     receiver.secrets.push(added.body.secret);
@@ -157,6 +157,37 @@ for (const token of [undefined, TOKEN]) {
       await receiver.waitFor((r) => r.some((d) => d.body.type === "ask.resolved"));
       const resolved = receiver.received.find((d) => d.body.type === "ask.resolved")!.body.data;
       assert.equal([resolved.ask_id, resolved.resolved, resolved.approval_phrase], [asked.body.msg_id, "approved", "Ship It"]);
+    } finally {
+      await server.close();
+      await receiver.close();
+    }
+  });
+
+  test(`${label}: an expired ask's link answers "expired" and changes nothing`, async () => {
+    const { server, receiver } = await setUp({ CROWS_APPROVAL_WINDOW_MS: "1500" });
+    try {
+      const asked = await server.request("POST", "/api/nests/todo/messages", { author: "Quill", text: "Send the newsletter?", kind: "ask_owner", approval_phrase: "send it" }, auth);
+      assert.is(asked.status, 201, asked.text);
+      const askId = asked.body.msg_id as string;
+      await receiver.waitFor((r) => r.some((d) => d.body.type === "ask.resolved" && d.body.data.ask_id === askId), 20_000, "the ask's expiry");
+      const opened = receiver.received.find((d) => d.body.type === "ask.opened")!.body.data;
+      const state = async () => {
+        const ask = await server.app.prisma.message.findUniqueOrThrow({ where: { id: askId } });
+        const events = await server.app.prisma.event.count();
+        return { approvedAt: ask.approvedAt, messages: await server.app.prisma.message.count({ where: { nestId: "todo" } }), events };
+      };
+      const before = await state();
+      assert.is(before.approvedAt, null);
+      for (const method of ["GET", "HEAD", "POST", "GET", "POST"]) {
+        const page = method === "POST" ? await press(opened.approve_url) : await open(opened.approve_url, method);
+        assert.is(page.status, 410, `${method}: ${page.text}`);
+        if (method !== "HEAD") assert.match(page.text, /expired/);
+        assert.equal(await state(), before, `${method} changed nothing: no reply posted, no event appended`);
+      }
+      assert.equal(
+        receiver.received.filter((d) => d.body.type === "ask.resolved").map((d) => [d.body.data.ask_id, d.body.data.verdict]),
+        [[askId, "timeout"]],
+      );
     } finally {
       await server.close();
       await receiver.close();

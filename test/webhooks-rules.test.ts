@@ -6,7 +6,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createHmac } from "node:crypto";
 import { Webhook } from "standardwebhooks";
-import { dataOf, webhookTypeOf, type DataContext } from "../src/webhooks/event-types.ts";
+import { dataOf, SOURCE_EVENT_NAMES, webhookTypeOf, type DataContext } from "../src/webhooks/event-types.ts";
 import { newSecret, signatureHeader } from "../src/webhooks/signature.ts";
 import { nextAttemptAt, retryAfterSeconds } from "../src/webhooks/retry.ts";
 import { checkTarget, classify } from "../src/webhooks/targets.ts";
@@ -40,8 +40,12 @@ test("which log events fan out, and as what", () => {
     ["list.started", { items: [], requester: "r" }, null],
     ["crow.banter", { item_id: "l-1", text: "needs_approval" }, null],
     ["watch", { verdict: "auto" }, null],
+    ["ask.expired", { nest_id: "todo", ask_id: "todo-1", approval_phrase: "go", verdict: "timeout", resolved: "rejected" }, "ask.resolved"],
+    ["ask.expired", { nest_id: "ops", ask_id: "ops-9", author: "Sentry", approval_phrase: "reinstate Inky", verdict: "timeout", resolved: "rejected", actor: { kind: "system" } }, "ask.resolved"],
   ];
   for (const [name, payload, type] of cases) assert.is(webhookTypeOf(name, p(payload)), type, `${name} ${p(payload)}`);
+  // recover reads back only these names: every event that fans out must be among them.
+  for (const [name, , type] of cases) if (type) assert.ok(SOURCE_EVENT_NAMES.includes(name), `${name} is a source event`);
   assert.is(webhookTypeOf("nest.message", "not json"), null);
 });
 
@@ -77,7 +81,13 @@ test("data is the event's own payload plus what the type adds; an actor on the s
   assert.equal([ask!.approval_phrase, ask!.deadline, ask!.approve_url], ["go", "2030-01-01T00:10:00.000Z", "https://x/ask/approve"]);
   assert.is(await dataOf("ask.resolved", p({ msg_id: "todo-3", refers_to: "todo-1" }), context()), null);
   const resolved = await dataOf("ask.resolved", p({ msg_id: "todo-3", refers_to: "todo-1", text: "go" }), context({ askResolvedBy: async () => ({ phrase: "go" }) }));
-  assert.equal([resolved!.ask_id, resolved!.approval_phrase, resolved!.resolved], ["todo-1", "go", "approved"]);
+  assert.equal([resolved!.ask_id, resolved!.approval_phrase, resolved!.resolved, resolved!.verdict], ["todo-1", "go", "approved", "approved"]);
+  assert.equal([resolved!.msg_id, resolved!.refers_to, resolved!.text], ["todo-3", "todo-1", "go"], "the reply's own record stays as it was");
+  // An expiry is the data as logged (no lookup: nothing replied), with verdict timeout.
+  for (const [ask, phrase] of [["todo-1", "go"], ["ops-12", "reinstate Inky"], ["x-3", "Ship It"]] as const) {
+    const expired = { nest_id: ask.split("-")[0], ask_id: ask, author: "Quill", to: "owner", refers_to: "", approval_phrase: phrase, deadline: "2030-01-01T00:10:00.000Z", verdict: "timeout", resolved: "rejected", ts: "2030-01-01T00:10:00.001Z", actor: { kind: "system" } };
+    assert.equal(await dataOf("ask.resolved", p(expired), context({ askResolvedBy: async () => ({ phrase: "not looked up" }) })), expired);
+  }
   for (const type of ["list.finished", "item.skipped", "trust.changed", "crow.flagged"]) {
     const payload = { list_id: "l", anything: [1, 2], ts: "2030-01-01T00:00:00.000Z" };
     assert.equal(await dataOf(type, p(payload), context()), payload);

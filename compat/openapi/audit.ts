@@ -1,5 +1,6 @@
 // GET /api/audit: the audit trail (the events that carry an actor), newest first.
 import { json, query, ref, refusal, type Paths } from "./types.ts";
+import { ACTOR_KINDS } from "../../src/base/actor.ts";
 
 export const auditSchemas = {
   AuditEntry: {
@@ -26,7 +27,7 @@ export const auditPaths: Paths = {
       parameters: [
         query("before", "Entries below this id: the previous page's next_cursor.", { type: "integer", minimum: 0 }),
         query("limit", "Page size, default 50.", { type: "integer", minimum: 1, maximum: 500 }),
-        query("actor_kind", "Only this kind of actor.", { type: "string", enum: ["owner", "token", "system", "link"] }),
+        query("actor_kind", "Only this kind of actor.", { type: "string", enum: [...ACTOR_KINDS] }),
         query("token_id", "Only this token's.", { type: "string" }),
         query("kind", "Only these event names (repeated or comma-separated).", { type: "string" }),
         query("since", "From this time (inclusive).", { type: "string", format: "date-time" }),

@@ -1,10 +1,13 @@
 // The shared shapes of the REST answers (EVENTS.md payloads, docs/rules.md), named once.
 import type { Schema } from "./types.ts";
+import { TARGETS, VERDICTS } from "../../src/flock/events.ts";
+import { LEVEL_NAMES } from "../../src/flock/trust.ts";
+import { KINDS, TAGGED_BY } from "../../src/nests/message.ts";
 
 const str = { type: "string" } as const;
 const int = { type: "integer" } as const;
 const level = { type: "integer", minimum: 0, maximum: 2, description: "0 stranger, 1 regular, 2 trusted." } as const;
-const verdict = { type: "string", enum: ["approved", "rejected", "timeout", "auto"] } as const;
+const verdict = { type: "string", enum: [...VERDICTS] } as const;
 const at = { type: "string", format: "date-time" } as const;
 
 const object = (properties: Record<string, Schema>, extra: Schema = {}): Schema => ({
@@ -23,13 +26,13 @@ export const schemas: Record<string, Schema> = {
     properties: { text: { ...str, description: "The todo list, one item a line." }, requester: str, nest_id: { ...str, description: "The nest to work it in; default todo." } },
   },
   ListAccepted: object({ list_id: str }),
-  VerdictInput: object({ item_id: str, target: { type: "string", enum: ["triage", "output"] }, approve: { type: "boolean" } }),
+  VerdictInput: object({ item_id: str, target: { type: "string", enum: [...TARGETS] }, approve: { type: "boolean" } }),
   TrustLedger: object({ ledger: { type: "array", items: { $ref: "#/components/schemas/TrustRecord" } } }),
   TrustRecord: object({
     holder: { ...str, description: "A crow, a spun crow, flock or Sentry." },
     task_type: str,
     level,
-    level_name: { type: "string", enum: ["stranger", "regular", "trusted"] },
+    level_name: { type: "string", enum: [...LEVEL_NAMES] },
     streak: int,
     approvals: int,
     rejections: int,
@@ -42,18 +45,31 @@ export const schemas: Record<string, Schema> = {
     history: { type: "array", items: { $ref: "#/components/schemas/TrustHistoryRow" } },
     next_before: { type: ["integer", "null"], description: "Pass as before for the page before; null on the oldest page." },
   }),
-  TrustHistoryRow: object({ id: int, holder: str, task_type: str, verdict, subject: str, from: level, to: level, at }),
+  TrustHistoryRow: object({
+    id: int,
+    holder: str,
+    task_type: str,
+    verdict,
+    subject: str,
+    from: level,
+    to: level,
+    at,
+    actor: {
+      anyOf: [{ $ref: "#/components/schemas/Actor" }, { type: "null" }],
+      description: "Who decided the verdict (for the Sentry's record: who replied to its ask); null on entries older than deciders on the ledger.",
+    },
+  }),
   Nest: object({ nest_id: str, name: str, crows: { type: "array", items: str } }),
   Nests: object({ roster: { type: "array", items: str, description: "The 8 working crows." }, nests: { type: "array", items: { $ref: "#/components/schemas/Nest" } } }),
   NestInput: object({ name: str, crows: { type: "array", items: str } }),
   MessageRecord: object({
     msg_id: { ...str, description: "<nest_id>-<n>, numbered from 1 in nest order." },
-    kind: { type: "string", enum: ["say", "request", "claim", "deliver", "refer", "decline", "ask_owner", "nudge", "flag"] },
+    kind: { type: "string", enum: [...KINDS] },
     author: str,
     text: str,
     to: str,
     refers_to: str,
-    tagged_by: { type: "string", enum: ["jev", "header", "disagreement", "default", "harness"] },
+    tagged_by: { type: "string", enum: [...TAGGED_BY] },
     mode: { type: "string", enum: ["", "solo", "conspiracy", "split"] },
     mode_tagged_by: str,
     invited: int,

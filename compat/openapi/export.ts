@@ -47,7 +47,7 @@ export const exportPaths: Paths = {
       summary: "The whole trust history, as CSV",
       tags: ["export"],
       parameters: [after],
-      responses: { "200": csv("Entries by id; resume with the last id. The actor columns are empty: the ledger's rows do not record one (the verdict export does).", "id, at, holder, task_type, verdict, subject, from, to, actor, actor_token_id, actor_token_name"), "400": refusal("A bad after.") },
+      responses: { "200": csv("Entries by id; resume with the last id. actor is who decided the entry's verdict (for the Sentry's record, who replied to its ask), with the token's id and name for a token; empty on entries older than deciders on the ledger.", "id, at, holder, task_type, verdict, subject, from, to, actor, actor_token_id, actor_token_name"), "400": refusal("A bad after.") },
     },
   },
 };

@@ -49,7 +49,7 @@ function withAccessRefusals(paths: Paths): Paths {
 }
 
 /** The REST API's own version (not the server's): its minor moves with an addition, its major with a CHANGELOG.md break. */
-export const API_VERSION = "1.3.0";
+export const API_VERSION = "1.4.0";
 
 export function openApiDocument() {
   const paths: Paths = {};

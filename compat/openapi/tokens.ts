@@ -1,5 +1,7 @@
 // POST/GET /api/tokens and DELETE /api/tokens/{token_id}: named tokens, for the admin scope.
 import { body, json, ref, refusal, type Paths } from "./types.ts";
+import { ACTOR_KINDS } from "../../src/base/actor.ts";
+import { SCOPES } from "../../src/access/scopes.ts";
 
 export const tokenSchemas = {
   Actor: {
@@ -7,7 +9,7 @@ export const tokenSchemas = {
     required: ["kind"],
     description: "Who caused a write: owner, a named token, the system, or a link.",
     properties: {
-      kind: { type: "string", enum: ["owner", "token", "system", "link"] },
+      kind: { type: "string", enum: [...ACTOR_KINDS] },
       token_id: { type: "string" },
       token_name: { type: "string" },
       webhook_id: { type: "string" },
@@ -20,7 +22,7 @@ export const tokenSchemas = {
       id: { type: "string" },
       name: { type: "string" },
       prefix: { type: "string", description: "The secret's first characters, to tell tokens apart." },
-      scopes: { type: "array", items: { type: "string", enum: ["read", "decide", "write", "admin", "metrics"] } },
+      scopes: { type: "array", items: { type: "string", enum: [...SCOPES] } },
       created_at: { type: "string", format: "date-time" },
       expires_at: { type: ["string", "null"], format: "date-time" },
       last_used_at: { type: ["string", "null"], format: "date-time" },
@@ -45,7 +47,7 @@ export const tokenSchemas = {
     required: ["name", "scopes"],
     properties: {
       name: { type: "string" },
-      scopes: { type: "array", minItems: 1, items: { type: "string", enum: ["read", "decide", "write", "admin", "metrics"] } },
+      scopes: { type: "array", minItems: 1, items: { type: "string", enum: [...SCOPES] } },
       expires_in_s: { type: "integer", minimum: 1 },
     },
   },

@@ -4,6 +4,7 @@
 // typecheck).
 import { WEBHOOK_TYPES, type WebhookType } from "../../src/webhooks/event-types.ts";
 import type { PathItem, Schema } from "./types.ts";
+import { TARGETS } from "../../src/flock/events.ts";
 
 const str = { type: "string" } as const;
 const at = { type: "string", format: "date-time" } as const;
@@ -22,7 +23,7 @@ const EVENTS: Record<WebhookType, Described> = {
       list: str,
       item: str,
       text: { ...str, description: "The item's text." },
-      target: { type: "string", enum: ["triage", "output"] },
+      target: { type: "string", enum: [...TARGETS] },
       proposal: { type: "object", description: "triage: mode, task_type, subtasks, reason; output: answer, crows." },
       deadline: at,
       approve_url: url,
@@ -40,8 +41,15 @@ const EVENTS: Record<WebhookType, Described> = {
     adds: { approval_phrase: str, deadline: at, approve_url: { ...url, description: "Posts the approval phrase as the owner's reply." } },
   },
   "ask.resolved": {
-    summary: "The owner's reply approved an ask",
-    adds: { ask_id: str, approval_phrase: str, resolved: { type: "string", const: "approved" } },
+    summary: "An ask was resolved: the owner's reply approved it (verdict approved), or its window ended unanswered (the log's ask.expired, verdict timeout)",
+    adds: {
+      ask_id: str,
+      approval_phrase: str,
+      verdict: { type: "string", enum: ["approved", "timeout"], description: "An ask has no explicit no: anything but the phrase leaves it open until its window ends, which is a timeout." },
+      resolved: { type: "string", enum: ["approved", "rejected"], description: "The ask's resolved from now on: approved, or rejected on a timeout." },
+      deadline: { ...at, description: "On a timeout: the moment the window ended (ask.opened's deadline)." },
+      actor: { $ref: "#/components/schemas/Actor" },
+    },
   },
   "crow.flagged": { summary: "The Sentry flagged a crow, which is quarantined (its reinstate ask follows as ask.opened)", adds: {} },
   "trust.changed": { summary: "A trust level changed (the log's trust.changed)", adds: {} },

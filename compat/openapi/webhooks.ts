@@ -2,6 +2,7 @@
 // "Managing endpoints"), for a holder of the admin scope. The routes are src/server/webhooks/routes.ts.
 import { WEBHOOK_TYPES } from "../../src/webhooks/event-types.ts";
 import { body, json, query, ref, refusal, type Paths } from "./types.ts";
+import { DELIVERY_STATES } from "../../src/storage/webhooks/types.ts";
 
 const str = { type: "string" } as const;
 const at = { type: "string", format: "date-time" } as const;
@@ -43,7 +44,7 @@ export const webhookSchemas = {
       id: { type: "string", description: "The webhook-id: msg_<event id>_<endpoint id>." },
       event_id: { type: "integer", description: "The log's event id." },
       type: { type: "string", enum: [...WEBHOOK_TYPES] },
-      state: { type: "string", enum: ["pending", "delivered", "failed", "dropped"] },
+      state: { type: "string", enum: [...DELIVERY_STATES] },
       attempts: {
         type: "array",
         items: {

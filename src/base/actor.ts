@@ -36,3 +36,30 @@ export function actorWire(actor: Actor): Actor {
 export function withActor<P extends object>(payload: P, actor: Actor | undefined): P & { actor?: Actor } {
   return actor === undefined ? payload : { ...payload, actor: actorWire(actor) };
 }
+
+/** An actor as Approval and TrustEntry keep it, in their `decidedBy` columns ("": none kept). */
+export interface DeciderColumns {
+  decidedBy: string;
+  decidedByTokenId: string | null;
+  decidedByTokenName: string | null;
+  decidedByWebhookId: string | null;
+}
+
+export function deciderColumns(actor: Actor | null | undefined): DeciderColumns {
+  return {
+    decidedBy: actor?.kind ?? "",
+    decidedByTokenId: actor?.token_id ?? null,
+    decidedByTokenName: actor?.token_name ?? null,
+    decidedByWebhookId: actor?.webhook_id ?? null,
+  };
+}
+
+/** The actor the columns keep, in actorWire's order; null when none was kept (rows older than deciders). */
+export function actorOfColumns(columns: DeciderColumns): Actor | null {
+  if (columns.decidedBy === "") return null;
+  const actor: Actor = { kind: columns.decidedBy as ActorKind };
+  if (columns.decidedByTokenId !== null) actor.token_id = columns.decidedByTokenId;
+  if (columns.decidedByTokenName !== null) actor.token_name = columns.decidedByTokenName;
+  if (columns.decidedByWebhookId !== null) actor.webhook_id = columns.decidedByWebhookId;
+  return actor;
+}

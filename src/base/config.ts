@@ -8,6 +8,8 @@ export interface Config {
   port: number;
   dataDir: string;
   databaseUrl: string;
+  /** SQLite: who copies the WAL back into the database file (src/storage/checkpointer.ts). */
+  sqliteCheckpoints: "thread" | "inline";
   redisUrl: string | undefined;
   model: string;
   modelBaseUrl: string | undefined;
@@ -138,6 +140,12 @@ export function isLoopbackHost(host: string): boolean {
   return h === "localhost" || h === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h) || h === "::ffff:127.0.0.1";
 }
 
+function checkpoints(env: Env): "thread" | "inline" {
+  const raw = text(env, "CROWS_SQLITE_CHECKPOINTS") ?? "thread";
+  if (raw !== "thread" && raw !== "inline") throw new ConfigError(`CROWS_SQLITE_CHECKPOINTS must be thread or inline, got ${JSON.stringify(raw)}`);
+  return raw;
+}
+
 function text(env: Env, name: string): string | undefined {
   const raw = env[name]?.trim();
   return raw ? raw : undefined;
@@ -150,6 +158,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     port: int(env, "CROWS_PORT", 7717, 0, 65535),
     dataDir,
     databaseUrl: text(env, "DATABASE_URL") ?? `file:${path.join(dataDir, "crows.db")}`,
+    sqliteCheckpoints: checkpoints(env),
     redisUrl: text(env, "REDIS_URL"),
     model: text(env, "CROWS_MODEL") ?? "offline",
     modelBaseUrl: text(env, "CROWS_MODEL_BASE_URL"),

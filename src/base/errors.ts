@@ -2,7 +2,9 @@
 // maps each code to the status EVENTS.md names (src/http/http-error.ts) and GraphQL turns each class
 // into a member of an error union (schema/errors.ts).
 
-export type ErrorCode = "bad_input" | "not_found" | "conflict" | "forbidden" | "rate_limited";
+/** Every refusal's stable code, one per class below. */
+export const ERROR_CODES = ["bad_input", "not_found", "conflict", "forbidden", "rate_limited"] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
 
 export abstract class CrowsError extends Error {
   abstract readonly code: ErrorCode;

@@ -5,8 +5,19 @@
 export const listStream = (listId: string) => `list:${listId}`;
 /** A nest's messages, one event per message; its seq n is message n. */
 export const nestStream = (nestId: string) => `nest:${nestId}`;
-/** A nest's watch events: the Sentry's inspections and the trust changes they lead to. */
+/**
+ * A nest's side log, what it records beside its messages: the Sentry's inspections, the trust
+ * changes they lead to, and the asks that expired unanswered (never on the nest stream, whose seq
+ * n is message n).
+ */
 export const watchStream = (nestId: string) => `watch:${nestId}`;
+
+/**
+ * The line an event's webhook deliveries wait in, per endpoint (docs/webhooks.md): its stream,
+ * except that a nest's side log goes in line with its messages, so an ask's expiry or the trust
+ * change it caused never overtakes the ask.opened before it.
+ */
+export const deliveryLineOf = (stream: string) => (stream.startsWith("watch:") ? `nest:${stream.slice("watch:".length)}` : stream);
 
 /** What every msg_id of a nest starts with (the REST stream's frames are laid out with it). */
 export const msgIdPrefix = (nestId: string) => `${nestId}-`;

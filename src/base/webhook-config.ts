@@ -18,6 +18,10 @@ export interface WebhookConfig {
   publicUrl: string | undefined;
   /** How often the sender looks for due deliveries besides being woken by an append. */
   pollMs: number;
+  /** Sends from a thread of their own (the default), or from the server's thread (a one-core machine gains nothing from a thread). */
+  senderThread: boolean;
+  /** Sends wait while the flock works, unless it has worked this long without a rest (0: they never wait). */
+  yieldMs: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -62,6 +66,8 @@ function publicUrl(env: Env, fail: Fail): string | undefined {
 export function loadWebhookConfig(env: Env, fail: Fail): WebhookConfig {
   const allow = env.CROWS_WEBHOOK_ALLOW_PRIVATE?.trim() ?? "";
   if (!["", "0", "1"].includes(allow)) throw fail(`CROWS_WEBHOOK_ALLOW_PRIVATE must be 0 or 1, got ${JSON.stringify(allow)}`);
+  const sender = env.CROWS_WEBHOOK_SENDER?.trim() || "thread";
+  if (sender !== "thread" && sender !== "server") throw fail(`CROWS_WEBHOOK_SENDER must be thread or server, got ${JSON.stringify(sender)}`);
   return {
     retryScheduleS: schedule(env, fail),
     disableAfterMs: seconds(env, "CROWS_WEBHOOK_DISABLE_AFTER_S", 5 * 24 * 3600, fail) * 1000,
@@ -70,5 +76,7 @@ export function loadWebhookConfig(env: Env, fail: Fail): WebhookConfig {
     allowPrivate: allow === "1",
     publicUrl: publicUrl(env, fail),
     pollMs: Math.max(10, seconds(env, "CROWS_WEBHOOK_POLL_S", 1, fail) * 1000),
+    senderThread: sender === "thread",
+    yieldMs: seconds(env, "CROWS_WEBHOOK_YIELD_S", 1, fail) * 1000,
   };
 }

@@ -4,10 +4,18 @@
 // a question it was never trained for) answers "unsure", and every caller falls back the way the
 // contract's tagging rules say.
 
+/** A question's shape: a choice among labels, a noul (0..1) or a score. */
+export const QUESTION_TYPES = ["choice", "noul", "score"] as const;
+export type QuestionType = (typeof QUESTION_TYPES)[number];
+
 export type Question =
-  | { type: "choice"; instructions: string; criteria: Record<string, string | null> }
-  | { type: "noul"; instructions: string; criteria: { true: string; false: string } }
-  | { type: "score"; instructions: string; criteria: string[] };
+  | { type: Extract<QuestionType, "choice">; instructions: string; criteria: Record<string, string | null> }
+  | { type: Extract<QuestionType, "noul">; instructions: string; criteria: { true: string; false: string } }
+  | { type: Extract<QuestionType, "score">; instructions: string; criteria: string[] };
+
+/** The two backends: the embedded offline model and the System One HTTP API. */
+export const CLASSIFIER_BACKENDS = ["offline", "systemone"] as const;
+export type ClassifierBackend = (typeof CLASSIFIER_BACKENDS)[number];
 
 export type Answer =
   | { type: "choice"; choice: string; confidence: number; probabilities: Record<string, number> }
@@ -27,7 +35,7 @@ export interface AskRequest {
 }
 
 export interface Classifier {
-  readonly backend: "offline" | "systemone";
+  readonly backend: ClassifierBackend;
   readonly model: string;
   /** Never rejects: a failure answers every question { type: "unsure" }. */
   ask(request: AskRequest): Promise<Record<string, Answer>>;

@@ -4,15 +4,13 @@
 // reads, so they state the decision rule, not just the label.
 import type { Answer, Question } from "./jev.ts";
 import { clamp } from "../base/util/clamp.ts";
+import type { TaskType } from "../base/roster.ts";
+import type { TriageMode } from "../base/triage.ts";
 
 export const CROW_KINDS = ["say", "request", "claim", "deliver", "refer", "decline"] as const;
 export type CrowKind = (typeof CROW_KINDS)[number];
 export const REQUEST_MODES = ["solo", "conspiracy", "split"] as const;
 export type RequestMode = (typeof REQUEST_MODES)[number];
-export const TASK_TYPES = ["research", "writing", "code", "planning", "errand", "other"] as const;
-export type TaskType = (typeof TASK_TYPES)[number];
-export const TRIAGE_MODES = ["solo", "split", "murder"] as const;
-export type TriageMode = (typeof TRIAGE_MODES)[number];
 
 export const QUESTION_IDS = {
   kind: "kind",
@@ -89,7 +87,7 @@ export const taskTypeQuestion: Question = {
     planning: "Organise time, steps or resources: schedules, itineraries, roadmaps, budgets.",
     errand: "A practical real-world chore: book, buy, call, pay, renew, pick up, cancel.",
     other: "None of the above.",
-  },
+  } satisfies Record<TaskType, string>,
 };
 
 export const triageModeQuestion: Question = {
@@ -99,7 +97,7 @@ export const triageModeQuestion: Question = {
     solo: "One crow does it alone: small and self-contained.",
     split: "It breaks into separable sub-tasks that different crows do in parallel.",
     murder: "One hard or contested task where several crows should each attempt it and the best answer is kept.",
-  },
+  } satisfies Record<TriageMode, string>,
 };
 
 export function tagQuestions(): Record<string, Question> {

@@ -10,7 +10,7 @@ import { stringArray } from "../base/util/json-column.ts";
 import type { EventLog, StateTx } from "../log/event-log.ts";
 import { topicOf, type Bus, type BusEvent } from "../log/bus.ts";
 import { NotFoundError } from "../base/errors.ts";
-import { listEventPayload, type Target, type VerdictValue } from "./events.ts";
+import { listEventPayload, VERDICTS, type Target, type VerdictValue } from "./events.ts";
 import { listStream } from "../base/streams.ts";
 import type { TrustLedger } from "./trust.ts";
 import { SYSTEM, type Actor } from "../base/actor.ts";
@@ -19,6 +19,10 @@ import { SYSTEM, type Actor } from "../base/actor.ts";
 const TIMEOUT_RETRY_MS = 1_000;
 
 export type Decision = Exclude<VerdictValue, "auto"> | "auto";
+
+/** An approval row's status: pending until its one verdict, then that verdict. */
+export const APPROVAL_STATUSES = ["pending", ...VERDICTS] as const;
+export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
 
 /** Raised to waiters when the engine stops; the item resumes on the next start. */
 export class StoppedError extends Error {
@@ -222,7 +226,7 @@ export class ApprovalDesk {
       { name: "verdict", payload: listEventPayload<"verdict">(listId, { item_id: itemId, target, verdict: decision }, decidedAt, actor) },
     ];
     for (const holder of holders) {
-      const change = await this.trust.apply(tx, holder, taskType, decision, itemId);
+      const change = await this.trust.apply(tx, holder, taskType, decision, itemId, actor);
       if (change) {
         events.push({
           name: "trust.changed",

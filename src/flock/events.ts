@@ -1,12 +1,20 @@
 // The list events of EVENTS.md, one builder each, with the payload fields in the contract's order.
 // Every payload carries list_id and ts (RFC 3339). The stream a list's events live on is
-// listStream (src/base/streams.ts).
-export type Mode = "solo" | "split" | "murder";
-export type Target = "triage" | "output";
-export type VerdictValue = "approved" | "rejected" | "auto" | "timeout";
-export type SkipReason = "rejected" | "timeout" | "budget" | "failure";
-
+// listStream (src/base/streams.ts). The closed sets the payloads carry are arrays here (the schema's
+// enums are made from them), each with its type.
 import { withActor, type Actor } from "../base/actor.ts";
+import type { TriageMode } from "../base/triage.ts";
+
+export type Mode = TriageMode;
+/** What a verdict judges: the Sentry's triage call, or the crows' output. */
+export const TARGETS = ["triage", "output"] as const;
+export type Target = (typeof TARGETS)[number];
+/** A verdict: the owner's approved or rejected, a timeout (silence, counted as a rejection), or auto (trust skipped the owner). */
+export const VERDICTS = ["approved", "rejected", "timeout", "auto"] as const;
+export type VerdictValue = (typeof VERDICTS)[number];
+/** Why an item was skipped: its triage rejected or timed out, the budget was spent, or the work failed. */
+export const SKIP_REASONS = ["rejected", "timeout", "budget", "failure"] as const;
+export type SkipReason = (typeof SKIP_REASONS)[number];
 
 export type ListEvent =
   | { name: "list.started"; payload: { items: Array<{ item_id: string; text: string }>; requester: string; nest_id: string } }

@@ -27,7 +27,13 @@ export interface FlightText {
   first: boolean;
 }
 
-export type BoardChange = { kind: "waiting"; flight: WaitingFlight } | { kind: "resumed"; flightId: string; listId: string; itemId: string; crow: string };
+/** What a change on the board says: a flight began (or went on) waiting, or its wait ended. */
+export const BOARD_CHANGE_KINDS = ["waiting", "resumed"] as const;
+export type BoardChangeKind = (typeof BOARD_CHANGE_KINDS)[number];
+
+export type BoardChange =
+  | { kind: Extract<BoardChangeKind, "waiting">; flight: WaitingFlight }
+  | { kind: Extract<BoardChangeKind, "resumed">; flightId: string; listId: string; itemId: string; crow: string };
 
 type Listener<T> = (value: T) => void;
 

@@ -1,5 +1,5 @@
 // One list, start to finish (FLOCK.md section 4). Items are worked concurrently up to a limit, each
-// through stored stages, so a restart picks every item up where it stood:
+// through stored stages (src/flock/stages.ts), so a restart picks every item up where it stood:
 //   pending -> awaiting_triage -> working -> awaiting_output -> done
 //   (or skipped, with reason rejected | timeout | budget | failure, from any stage before done)
 // list.finished follows once every item is done or skipped and banter has landed (or waited out).
@@ -13,8 +13,21 @@ import { classifierHints, readTriage, type Triage } from "./triage.ts";
 import { Banter } from "./banter.ts";
 import { stringArray } from "../base/util/json-column.ts";
 import { describeError } from "../base/describe-error.ts";
+import { TERMINAL_STAGES, type ItemStage } from "./stages.ts";
 
-const TERMINAL = new Set(["done", "skipped"]);
+/**
+ * The item was no longer in the stage this run saw it in when the run came to move it: another
+ * writer moved it first (an instance that took the list over while this one stalled past its
+ * lease, or a skip). Its transaction rolls back, so nothing is appended twice and nothing moves back.
+ */
+class ItemMovedOn extends Error {
+  constructor(
+    readonly itemId: string,
+    readonly from: string,
+  ) {
+    super(`item ${itemId} is no longer ${from}`);
+  }
+}
 
 /** Ends an item's run with a skip. */
 class SkipItem extends Error {
@@ -41,7 +54,7 @@ export class ListRun {
 
   async run(): Promise<void> {
     const items = await this.ctx.prisma.item.findMany({ where: { listId: this.list.id }, orderBy: { n: "asc" } });
-    const open = items.filter((item) => !TERMINAL.has(item.stage));
+    const open = items.filter((item) => !TERMINAL_STAGES.has(item.stage));
     await this.ctx.providerWaits.load(open.map((item) => item.id)); // waits stored before a restart keep their deadline
     await runLimited(open, this.ctx.config.itemConcurrency, (item) => this.runItem(item));
     if (this.ctx.signal.aborted) return;
@@ -59,11 +72,15 @@ export class ListRun {
   private async runItem(start: Item): Promise<void> {
     let item = start;
     try {
-      while (!TERMINAL.has(item.stage)) {
+      while (!TERMINAL_STAGES.has(item.stage)) {
         item = await this.step(item);
       }
     } catch (error) {
       if (error instanceof StoppedError || this.ctx.signal.aborted) return; // resumes on the next start
+      if (error instanceof ItemMovedOn) {
+        this.ctx.logLine(`flock: item ${item.id} left ${error.from} under this run (the list was taken over, or the item skipped); this run lets it go`);
+        return;
+      }
       if (error instanceof SkipItem) return this.skip(item, error.reason);
       if (error instanceof BudgetSpentError) return this.skip(item, "budget");
       this.ctx.logLine(`flock: item ${item.id} failed unexpectedly: ${describeError(error)}`);
@@ -109,14 +126,14 @@ export class ListRun {
     const triage: Triage = readTriage(flight, hints);
     const needsApproval = !(await this.ctx.trust.isTrusted(["flock"], triage.taskType));
     await this.ctx.log.appendState(this.stream, async (tx) => {
-      const triaged = await tx.updateItem(item.id, {
+      const triaged = await tx.moveItem(item.id, "pending", {
         stage: "awaiting_triage",
         mode: triage.mode,
         taskType: triage.taskType,
         subtasks: JSON.stringify(triage.subtasks),
         reason: triage.reason,
       });
-      if (!triaged) throw new Error(`item ${item.id} is gone`);
+      if (!triaged) throw new ItemMovedOn(item.id, "pending");
       const announcement = listEventPayload<"item.triaged">(this.list.id, {
         item_id: item.id,
         mode: triage.mode,
@@ -167,8 +184,8 @@ export class ListRun {
     }
     const needsApproval = !(await this.ctx.trust.isTrusted(crows, taskType));
     await this.ctx.log.appendState(this.stream, async (tx) => {
-      const updated = await tx.updateItem(item.id, { stage: "awaiting_output", answer, crows: JSON.stringify(crows) });
-      if (!updated) throw new Error(`item ${item.id} is gone`);
+      const updated = await tx.moveItem(item.id, "working", { stage: "awaiting_output", answer, crows: JSON.stringify(crows) });
+      if (!updated) throw new ItemMovedOn(item.id, "working");
       const announcement = listEventPayload<"item.answered">(this.list.id, { item_id: item.id, answer, crows, needs_approval: needsApproval });
       const verdict = await this.ctx.approvals.openIn(tx, approvalSubject(updated, "output"), needsApproval);
       return [{ name: "item.answered", payload: announcement }, ...verdict];
@@ -232,13 +249,13 @@ export class ListRun {
   // --- bookkeeping --------------------------------------------------------------------------
 
   // A stage move with no event of its own; it still takes the list stream's turn, like every write.
-  private async setStage(item: Item, stage: string): Promise<Item> {
+  private async setStage(item: Item, stage: ItemStage): Promise<Item> {
     let moved: Item | null = null;
     await this.ctx.log.appendState(this.stream, async (tx) => {
-      moved = await tx.updateItem(item.id, { stage });
+      moved = await tx.moveItem(item.id, item.stage, { stage });
       return [];
     });
-    if (!moved) throw new Error(`item ${item.id} is gone`);
+    if (!moved) throw new ItemMovedOn(item.id, item.stage);
     return moved;
   }
 

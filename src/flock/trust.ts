@@ -5,6 +5,7 @@
 import type { StateReads, StateTx, Tx } from "../log/event-log.ts";
 import type { VerdictValue } from "./events.ts";
 import type { TrustEntryRange, TrustHistoryRow, TrustReads, TrustRecordRow } from "../storage/trust-history.ts";
+import { deciderColumns, type Actor } from "../base/actor.ts";
 
 export const LEVEL_NAMES = ["stranger", "regular", "trusted"] as const;
 export const TRUSTED = 2;
@@ -39,8 +40,8 @@ export function trustRowsOf(tx: Tx): TrustRows {
         update: { level, streak, approvals: { increment: approvals }, rejections: { increment: rejections }, autos: { increment: autos } },
       });
     },
-    addTrustEntry: async (entry) => {
-      await tx.trustEntry.create({ data: entry });
+    addTrustEntry: async ({ actor, ...entry }) => {
+      await tx.trustEntry.create({ data: { ...entry, ...deciderColumns(actor) } });
     },
   };
 }
@@ -64,8 +65,11 @@ export class TrustLedger {
     return true;
   }
 
-  /** Applies one verdict to one holder inside a transaction; returns the level change, if any. */
-  async apply(db: TrustRows | Tx, holder: string, taskType: string, verdict: VerdictValue, subject: string): Promise<LevelChange | null> {
+  /**
+   * Applies one verdict to one holder inside a transaction; returns the level change, if any. The
+   * history entry keeps `actor`, who decided it (docs/rules.md "Actors"; null: nobody known).
+   */
+  async apply(db: TrustRows | Tx, holder: string, taskType: string, verdict: VerdictValue, subject: string, actor: Actor | null): Promise<LevelChange | null> {
     const rows = (db as Partial<Tx>).trustEntry !== undefined ? trustRowsOf(db as Tx) : (db as TrustRows);
     const existing = await rows.trust(holder, taskType);
     const from = existing ? existing.level : startingLevelOf(await rows.spunCrowTrust(holder));
@@ -88,7 +92,7 @@ export class TrustLedger {
       autos: verdict === "auto" ? 1 : 0,
     };
     await rows.saveTrust({ holder, taskType, level, streak, ...counts });
-    await rows.addTrustEntry({ holder, taskType, verdict, subject, from, to: level, streak, at: new Date() });
+    await rows.addTrustEntry({ holder, taskType, verdict, subject, from, to: level, streak, at: new Date(), actor });
     return level === from ? null : { holder, taskType, from, to: level };
   }
 
@@ -126,7 +130,8 @@ export class TrustLedger {
     const [records, histories] = await Promise.all([this.records(filter), this.histories(filter, { last: SNAPSHOT_HISTORY })]);
     return records.map((r) => ({
       ...recordView(r),
-      history: (histories.get(historyKey(r.holder, r.taskType)) ?? []).map(({ holder: _h, taskType: _t, ...entry }) => entry),
+      // The contract's route keeps its rows as documented; who decided is on the history pages.
+      history: (histories.get(historyKey(r.holder, r.taskType)) ?? []).map(({ holder: _h, taskType: _t, actor: _a, ...entry }) => entry),
       history_total: historyTotalOf(r),
     }));
   }

@@ -5,6 +5,7 @@
 import { setMaxListeners } from "node:events";
 import type { TypedEventTarget } from "@graphql-yoga/typed-event-target";
 import type { EventRow } from "../storage/events/types.ts";
+import { StartError } from "../storage/start-error.ts";
 
 /** A committed event as the bus carries it: the stored row itself. */
 export type AppendedEvent = EventRow;
@@ -40,6 +41,9 @@ export function createLocalBus(): Bus {
  */
 export const NUDGE = { id: 0, stream: "", seq: 0, name: "", payload: "", ts: "" } as AppendedEvent;
 
+/** How long the first connection to Redis may take, answer included. */
+const REDIS_CONNECT_TIMEOUT_MS = 5_000;
+
 export async function createRedisBus(url: string, logLine: (line: string) => void = () => {}): Promise<Bus> {
   const [{ Redis }, { createRedisEventTarget }] = await Promise.all([
     import("ioredis"),
@@ -55,7 +59,22 @@ export async function createRedisBus(url: string, logLine: (line: string) => voi
   };
   publishClient.on("error", onError);
   subscribeClient.on("error", onError);
-  await Promise.all([publishClient.connect(), subscribeClient.connect()]);
+  let timer: NodeJS.Timeout | undefined;
+  const silent = new Error(`no answer within ${REDIS_CONNECT_TIMEOUT_MS / 1000} s`);
+  try {
+    // A server that accepts and never answers (not Redis, or a stuck one) would hold the start forever.
+    const silence = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(silent), REDIS_CONNECT_TIMEOUT_MS)));
+    await Promise.race([Promise.all([publishClient.connect(), subscribeClient.connect()]), silence]);
+  } catch (error) {
+    // Else ioredis goes on reconnecting in the background and holds the process open.
+    publishClient.disconnect();
+    subscribeClient.disconnect();
+    // ioredis's own rejection says only "Connection is closed."; the cause is the last error it saw.
+    const cause = error === silent ? silent.message : lastError || (error instanceof Error ? error.message : String(error));
+    throw new StartError("redis", `Redis at ${redisAddress(url)} could not be reached (${cause.slice(0, 160)}); check REDIS_URL`);
+  } finally {
+    clearTimeout(timer);
+  }
 
   // Pub/sub delivers only to confirmed subscriptions and drops what is published while a
   // connection is down. SUBSCRIBE is asynchronous (a follower attached just before an append could
@@ -128,4 +147,14 @@ export async function createRedisBus(url: string, logLine: (line: string) => voi
     },
   };
   return bus;
+}
+
+/** Where a Redis URL points, without its password. */
+function redisAddress(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.hostname}:${parsed.port || "6379"}`;
+  } catch {
+    return "the REDIS_URL given";
+  }
 }

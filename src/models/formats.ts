@@ -4,8 +4,7 @@
 // as { ok: false } / { kind: "invalid" } with a short reason, and the caller falls back.
 import { z } from "zod";
 import { TASK_TYPES } from "../base/roster.ts";
-
-export const MODES = ["solo", "split", "murder"] as const;
+import { TRIAGE_MODES } from "../base/triage.ts";
 
 const oneLine = z
   .string()
@@ -17,7 +16,7 @@ const nonEmptyText = z.string().trim().min(1, "must not be empty");
 
 export const TriageSchema = z
   .object({
-    mode: z.enum(MODES),
+    mode: z.enum(TRIAGE_MODES),
     task_type: z.enum(TASK_TYPES),
     subtasks: z.array(nonEmptyText),
     reason: oneLine,

@@ -2,8 +2,7 @@
 // They are written so every triage mode is reachable on purpose (docs/models.md lists them):
 // several joined actions split, a request for several takes is a murder, anything else is solo.
 import { isTaskType, type TaskType } from "../base/roster.ts";
-
-export type Mode = "solo" | "split" | "murder";
+import { TRIAGE_MODES, type TriageMode } from "../base/triage.ts";
 
 /** Imperative verbs that make a clause an action of its own ("draft X and email Y"). */
 const ACTION_VERBS = new Set(
@@ -79,14 +78,14 @@ export function asksForSeveralTakes(item: string): boolean {
 }
 
 export interface Triage {
-  mode: Mode;
+  mode: TriageMode;
   task_type: TaskType;
   subtasks: string[];
   reason: string;
 }
 
-function normaliseHintMode(mode: string | undefined): Mode | undefined {
-  if (mode === "solo" || mode === "split" || mode === "murder") return mode;
+function normaliseHintMode(mode: string | undefined): TriageMode | undefined {
+  if ((TRIAGE_MODES as readonly string[]).includes(mode ?? "")) return mode as TriageMode;
   if (mode === "conspiracy") return "murder";
   return undefined;
 }
@@ -95,10 +94,10 @@ function normaliseHintMode(mode: string | undefined): Mode | undefined {
 export function triageItem(item: string, hints?: { taskType?: string; mode?: string }): Triage {
   const actions = actionsOf(item);
   const severalTakes = asksForSeveralTakes(item);
-  const ownMode: Mode = actions.length >= 2 ? "split" : severalTakes ? "murder" : "solo";
+  const ownMode: TriageMode = actions.length >= 2 ? "split" : severalTakes ? "murder" : "solo";
   const hintedMode = normaliseHintMode(hints?.mode);
   // A split hint is only usable when the item actually names its parts.
-  const mode: Mode = hintedMode === "split" && actions.length < 2 ? ownMode : (hintedMode ?? ownMode);
+  const mode: TriageMode = hintedMode === "split" && actions.length < 2 ? ownMode : (hintedMode ?? ownMode);
   const task_type: TaskType = isTaskType(hints?.taskType) ? hints!.taskType : taskTypeOf(item);
   const subtasks = mode === "split" ? actions : [];
   const reason =

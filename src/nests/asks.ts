@@ -2,8 +2,9 @@
 // make, parked with an exact approval_phrase. An owner reply that refers_to the ask and whose
 // trimmed, lowercased text equals the trimmed, lowercased phrase approves it; on the Sentry's
 // watchdog ask the exact `retire <crow>` is a yes too. Anything else is not a yes, and an ask left
-// unanswered past the approval window reads "rejected" (fail safe). Nothing runs on a timer:
-// `resolved` is computed whenever a record is read.
+// unanswered past the approval window reads "rejected" (fail safe). `resolved` is computed
+// whenever a record is read; the expiry itself is logged once, as `ask.expired`, by the ask's
+// obligation (obligations/ask-expiry.ts), and an exact reply approves only while that is still open.
 //
 // The Sentry's ask counts once, at most once per ask, as an approval of Sentry|triage/watch; a
 // second exact reply, any other reply and a timeout move nothing. Reinstate lifts the quarantine;
@@ -15,7 +16,9 @@ import type { CrowRegistry } from "./registry.ts";
 import type { NestStore } from "./store.ts";
 import type { MessageRow } from "./message.ts";
 import type { ReplyHook } from "./chat.ts";
+import type { QuarantineStatus } from "./membership.ts";
 import { watchStream } from "../base/streams.ts";
+import { withActor, type Actor } from "../base/actor.ts";
 
 export const WATCH_HOLDER = "Sentry";
 export const WATCH_TASK_TYPE = "triage/watch";
@@ -28,8 +31,14 @@ export function normalisePhrase(text: string): string {
 export const reinstatePhrase = (crow: string) => `reinstate ${crow}`;
 export const retirePhrase = (crow: string) => `retire ${crow}`;
 
+/** The ask's obligation: an exact reply closes it, unless the ask's expiry committed first. */
+export interface AskGate {
+  askAnswered(tx: Tx, askId: string, reply: MessageRow): Promise<boolean>;
+}
+
 export interface AskDeskDeps {
   log: EventLog;
+  gate: AskGate;
   trust: TrustLedger;
   registry: CrowRegistry;
   nests: NestStore;
@@ -47,7 +56,7 @@ export class AskDesk implements ReplyHook {
    * so a second exact reply changes nothing), moves the Sentry's ledger record and the quarantine.
    * Returns the work that must follow the commit (registry and nest writes, trust.changed).
    */
-  async inTx(tx: Tx, reply: MessageRow): Promise<(() => Promise<void>) | null> {
+  async inTx(tx: Tx, reply: MessageRow, actor: Actor | undefined): Promise<(() => Promise<void>) | null> {
     if (reply.author !== "owner" || reply.refersTo === "") return null;
     const ask = await tx.message.findUnique({ where: { id: reply.refersTo } });
     if (!ask || ask.kind !== "ask_owner" || ask.approvedAt) return null;
@@ -55,27 +64,23 @@ export class AskDesk implements ReplyHook {
     if (reply.createdAt.getTime() > ask.createdAt.getTime() + this.deps.windowMs) return null;
     const decision = await this.decide(tx, ask, reply.text);
     if (!decision) return null;
+    if (!(await this.deps.gate.askAnswered(tx, ask.id, reply))) return null;
     const marked = await tx.message.updateMany({ where: { id: ask.id, approvedAt: null }, data: { approvedAt: reply.createdAt, approvedBy: reply.id } });
     if (marked.count !== 1) return null;
     if (decision.action === "approve") return null;
 
-    const change = await this.deps.trust.apply(tx, WATCH_HOLDER, WATCH_TASK_TYPE, "approved", ask.id);
+    // The reply is the decision: its sender is the entry's actor and the trust change's.
+    const change = await this.deps.trust.apply(tx, WATCH_HOLDER, WATCH_TASK_TYPE, "approved", ask.id, actor ?? null);
     const quarantine = await tx.quarantine.update({
       where: { id: decision.quarantineId },
-      data: decision.action === "reinstate" ? { status: "reinstated", liftedAt: reply.createdAt } : { retired: true },
+      data: decision.action === "reinstate" ? { status: "reinstated" satisfies QuarantineStatus, liftedAt: reply.createdAt } : { retired: true },
     });
     const nestId = ask.nestId;
     return async () => {
       if (decision.action === "retire") await this.retire(decision.crow, quarantine.nestId);
       if (change) {
-        await this.deps.log.append(watchStream(nestId), "trust.changed", {
-          nest_id: nestId,
-          holder: change.holder,
-          task_type: change.taskType,
-          from: change.from,
-          to: change.to,
-          ts: new Date().toISOString(),
-        });
+        const payload = { nest_id: nestId, holder: change.holder, task_type: change.taskType, from: change.from, to: change.to, ts: new Date().toISOString() };
+        await this.deps.log.append(watchStream(nestId), "trust.changed", withActor(payload, actor));
       }
     };
   }

@@ -3,6 +3,7 @@
 // docs/nests-chat.md "One posting path" and "Storage and the stream".
 import { randomUUID } from "node:crypto";
 import type { Config } from "../base/config.ts";
+import type { Actor } from "../base/actor.ts";
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { EventLog, Tx } from "../log/event-log.ts";
 import type { Classifier } from "../classifier/jev.ts";
@@ -53,12 +54,12 @@ export interface PostedContext {
 
 export type PostListener = (record: MessageRecord, context: PostedContext) => Promise<void>;
 
-/** What the posting path learns from a reply that resolves an ask (asks.ts fills it in the tx). */
+/** What the posting path learns from a reply that resolves an ask (asks.ts fills it in the tx); `actor` sent the reply. */
 export interface ReplyHook {
-  inTx(tx: Tx, reply: MessageRow): Promise<(() => Promise<void>) | null>;
+  inTx(tx: Tx, reply: MessageRow, actor: Actor | undefined): Promise<(() => Promise<void>) | null>;
 }
 
-/** Stores the promises a message makes (a response it calls for, the Sentry's inspection), in its transaction (obligations/). */
+/** Stores the promises a message makes (a response it calls for, the Sentry's inspection, an ask's resolution), in its transaction (obligations/). */
 export interface ObligationHook {
   inTx(tx: Tx, row: MessageRow, context: { callsForResponse: boolean }): Promise<void>;
   /** Lease sweeps over open obligations finished on this instance. */
@@ -268,7 +269,7 @@ export class NestChat {
       });
       if (internal?.within) await internal.within(tx, row);
       if (this.obligationHook) await this.obligationHook.inTx(tx, row, { callsForResponse: !internal?.response });
-      if (this.replyHook) after = await this.replyHook.inTx(tx, row);
+      if (this.replyHook) after = await this.replyHook.inTx(tx, row, input.actor);
       return [{ name: MESSAGE_EVENT, payload: nestMessagePayload(nest.id, this.toRecord(row), row.createdAt, input.actor) }];
     });
     const payload = JSON.parse(event!.payload) as MessageRecord & { nest_id: string; ts: string };

@@ -4,6 +4,10 @@ import { BadInputError } from "../base/errors.ts";
 import { ROSTER, SERVICE_ROLE_NAMES } from "../base/roster.ts";
 import { DEFAULT_NEST, type NestRecord } from "./store.ts";
 
+/** A quarantine's status: quarantined until the owner's exact reinstate, then reinstated (src/nests/asks.ts). */
+export const QUARANTINE_STATUSES = ["quarantined", "reinstated"] as const;
+export type QuarantineStatus = (typeof QUARANTINE_STATUSES)[number];
+
 /** Service roles that may post ask_owner without being members. */
 export const ASK_ROLES: readonly string[] = ["Quill", "Sentry"];
 
@@ -25,7 +29,8 @@ export class Membership {
   }
 
   async isQuarantined(crow: string): Promise<boolean> {
-    return (await this.prisma.quarantine.count({ where: { crow, status: "quarantined" } })) > 0;
+    const status: QuarantineStatus = "quarantined";
+    return (await this.prisma.quarantine.count({ where: { crow, status } })) > 0;
   }
 
   /** A roster crow or a spun crow in the registry. */

@@ -10,7 +10,12 @@ export const MAX_PHRASE_CHARS = 200;
 export const MESSAGE_EVENT = "nest.message";
 export const KINDS = [...CROW_KINDS, "ask_owner", "nudge", "flag"] as const;
 export type Kind = (typeof KINDS)[number];
-export type TaggedBy = "jev" | "header" | "disagreement" | "default" | "harness";
+/**
+ * Who decided a message's kind (EVENTS.md Tagging, src/nests/tagging.ts): a sure Jev, the poster's
+ * header, a sure Jev over a differing header, the default (say), or the harness for its own kinds.
+ */
+export const TAGGED_BY = ["jev", "header", "disagreement", "default", "harness"] as const;
+export type TaggedBy = (typeof TAGGED_BY)[number];
 
 /** The record of the Payload table, every field snake_case, in the table's order. */
 export interface MessageRecord {

@@ -1,6 +1,7 @@
-// `resolved` (EVENTS.md Payload): computed whenever a record is read, never stored and never on a
-// timer. It sits below both the posting path (chat.ts) and the ask desk (asks.ts), so neither
-// has to import the other for it.
+// `resolved` (EVENTS.md Payload): computed whenever a record is read, never stored. (The expiry is
+// also logged, once, as `ask.expired` by the ask's obligation, obligations/ask-expiry.ts; the
+// record's `resolved` does not wait for that event.) It sits below both the posting path (chat.ts)
+// and the ask desk (asks.ts), so neither has to import the other for it.
 
 export type Resolved = "" | "approved" | "rejected";
 

@@ -31,9 +31,9 @@ export interface NestChatDeps {
 export function createNestChat(deps: NestChatDeps): NestChat {
   const { config, prisma, log, classifier, nests, registry, flock, logLine } = deps;
   const chat = new NestChat({ config, prisma, log, classifier, nests, limiter: flock.limiter, logLine });
-  chat.setReplyHook(new AskDesk({ log, trust: flock.trust, registry, nests, windowMs: config.approvalWindowMs, logLine }));
-  const obligations = new Obligations(chat, { config, prisma, nests, instanceId: flock.instanceId, logLine });
+  const obligations = new Obligations(chat, { config, prisma, log, nests, instanceId: flock.instanceId, logLine });
   chat.setObligationHook(obligations);
+  chat.setReplyHook(new AskDesk({ log, gate: obligations, trust: flock.trust, registry, nests, windowMs: config.approvalWindowMs, logLine }));
   chat.onResume(() => obligations.resume());
   const responders = new Responders(chat, { model: deps.model, picker: flock.picker, registry, nests, obligations, logLine });
   obligations.setRunner(responders);

@@ -52,6 +52,14 @@ export async function serve(env: Env = process.env): Promise<void> {
       secrets: [config.modelApiKey, config.jevApiKey, env.CROWS_TOKEN, ...(env.CROWS_READ_TOKENS ?? "").split(",")],
       echo: (line) => echo && process.stderr.write(`${line}\n`),
     });
+    // A stderr nobody reads any more (a supervisor or a pipe that went away) must not end the
+    // server at its next log line (EPIPE, uncaught): the lines go on into server.log alone.
+    const serverLog = log;
+    process.stderr.on("error", (error) => {
+      if (!echo) return;
+      echo = false;
+      serverLog.line(`log: stderr cannot be written (${(error as NodeJS.ErrnoException).code ?? describeError(error)}); lines go to ${files.log} only`);
+    });
     log.line(`start: crows ${crowsVersion()} pid ${process.pid}, data folder ${folder.dir} (${folder.created ? "created" : "existing"})`);
     lock = acquireLock(files);
     await refuseBesideLiveServer(files);

@@ -20,8 +20,13 @@ import { NAMED_ORDER_LOCK } from "./flock-state.ts"; // one key for both write p
 import { NO_VERSION, SqliteReadVersion, type ReadVersion } from "./read-version.ts";
 import { PgTrustReads, SqliteTrustReads, type TrustReads } from "./trust-history.ts";
 import BetterSqlite3 from "better-sqlite3";
-import { PgWebhookStore, SqliteWebhookStore, type WebhookStore } from "./webhook-deliveries.ts";
+import { PgWebhookStore } from "./webhooks/postgres.ts";
+import { SqliteWebhookStore } from "./webhooks/sqlite.ts";
+import type { WebhookStore } from "./webhooks/types.ts";
+import type { SenderDatabase } from "./webhooks/own-connections.ts";
+import { WriterLock } from "./writer-lock.ts";
 import { StorageHealth } from "./storage-health.ts";
+import { Checkpointer } from "./checkpointer.ts";
 import { pgPoolOptions, watchPool } from "./pg-pool.ts";
 
 export type { PrismaClient };
@@ -38,12 +43,16 @@ export interface DatabaseHandle {
   readonly events: EventStore;
   /** The trust ledger's reads around Prisma (trust-history.ts). */
   readonly trustReads: TrustReads;
-  /** The webhook sender's statements around Prisma (webhook-deliveries.ts). */
+  /** The webhook sender's statements around Prisma (webhooks/), on the server's connections. */
   readonly webhooks: WebhookStore;
+  /** How the webhook sender's thread opens connections of its own; undefined for an in-memory database. */
+  readonly senderDatabase: SenderDatabase | undefined;
   /** What the GraphQL read cache keys on (read-version.ts); a bench may swap in one that never caches. */
   readVersion: ReadVersion;
   /** Whether writes fail right now (storage-health.ts): /readyz and the error mapping read it. */
   readonly health: StorageHealth;
+  /** The WAL checkpoints' own thread (SQLite file only). */
+  readonly checkpointer?: Checkpointer | undefined;
   /** Ends Prisma's client, and with it every connection the parts above use. */
   close(): Promise<void>;
 }
@@ -68,21 +77,37 @@ export async function openDatabase(config: Config, logLine: (line: string) => vo
     const prisma = new PgClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
     await prisma.$connect();
     const client = prisma as unknown as PrismaClient; // the one cast: see the header
-    return { prisma: client, events: new PgEventStore(pool), trustReads: new PgTrustReads(pool), webhooks: new PgWebhookStore(pool), readVersion: NO_VERSION, health: new StorageHealth(undefined, logLine), close: () => client.$disconnect() };
+    return { prisma: client, events: new PgEventStore(pool), trustReads: new PgTrustReads(pool), webhooks: new PgWebhookStore(pool), senderDatabase: { databaseUrl: url, pgPool: pgPoolOptions(url, config) }, readVersion: NO_VERSION, health: new StorageHealth(undefined, logLine), close: () => client.$disconnect() };
   }
   const file = url.slice("file:".length);
   if (file !== ":memory:") mkdirSync(path.dirname(path.resolve(file)), { recursive: true, mode: 0o700 });
   await deployMigrations(url);
-  const events = new SqliteEventStore(file);
+  // The file's write lock, shared with the webhook sender's thread (writer-lock.ts).
+  const writerLock = file === ":memory:" ? undefined : new WriterLock();
+  const events = new SqliteEventStore(file, writerLock);
   const version = new SqliteReadVersion(file);
   const trust = new SqliteTrustReads(file);
   const webhooks = new SqliteWebhookStore(events.gate);
-  const prisma = new PrismaClient({ adapter: sharedWithEventStore(new PrismaBetterSqlite3({ url }), events, version, trust, { store: webhooks, file }) });
+  // WAL checkpoints off the server's thread (checkpointer.ts), from when the thread is up: the
+  // start is not waited for. The sender's thread, started later, reads the flag as it is then.
+  const senderDatabase: SenderDatabase | undefined = writerLock ? { databaseUrl: url, writerLock: writerLock.buffer, checkpointsElsewhere: false } : undefined;
+  const checkpointer =
+    file === ":memory:" || config.sqliteCheckpoints === "inline"
+      ? undefined
+      : new Checkpointer({ file, writerLock: writerLock?.buffer, autocheckpoint: (pages) => events.autocheckpoint(pages), onRunning: (running) => {
+          if (senderDatabase) senderDatabase.checkpointsElsewhere = running;
+        },
+        logLine,
+      });
+  // Whoever closes the client (close() below, or prisma.$disconnect() itself) stops the thread first.
+  const prisma = new PrismaClient({ adapter: sharedWithEventStore(new PrismaBetterSqlite3({ url }), events, version, trust, { store: webhooks, file }, () => checkpointer?.stop()) });
   // WAL lets SSE readers run while the engine writes; a busy timeout rides out short write locks.
   await prisma.$queryRawUnsafe("PRAGMA journal_mode = WAL");
   await prisma.$queryRawUnsafe("PRAGMA busy_timeout = 5000");
   const health = new StorageHealth(file === ":memory:" ? undefined : path.dirname(path.resolve(file)), logLine);
-  return { prisma, events, trustReads: trust, webhooks, readVersion: version, health, close: () => prisma.$disconnect() };
+  void checkpointer?.start();
+  const close = () => prisma.$disconnect();
+  return { prisma, events, trustReads: trust, webhooks, senderDatabase, readVersion: version, health, checkpointer, close };
 }
 
 /**
@@ -110,7 +135,7 @@ type SqliteAdapter = Awaited<ReturnType<SqliteFactory["connect"]>>;
  * transactions take the store's gate: the store's group commits run on the same connection and
  * must never land inside an open Prisma transaction (nor it inside theirs).
  */
-function sharedWithEventStore(factory: SqliteFactory, events: SqliteEventStore, version: SqliteReadVersion, trust: SqliteTrustReads, webhooks: { store: SqliteWebhookStore; file: string }): SqliteFactory {
+function sharedWithEventStore(factory: SqliteFactory, events: SqliteEventStore, version: SqliteReadVersion, trust: SqliteTrustReads, webhooks: { store: SqliteWebhookStore; file: string }, beforeClose: () => Promise<void> | undefined): SqliteFactory {
   const connect = async (): Promise<SqliteAdapter> => {
     const adapter = await factory.connect();
     const writer = (adapter as unknown as { client: BetterSqlite3.Database }).client;
@@ -136,6 +161,7 @@ function sharedWithEventStore(factory: SqliteFactory, events: SqliteEventStore, 
     };
     const dispose = adapter.dispose.bind(adapter);
     adapter.dispose = async () => {
+      await beforeClose();
       version.close();
       trust.close();
       webhooks.store.close();

@@ -6,7 +6,7 @@
 import type Database from "better-sqlite3";
 import type pg from "pg";
 import type { Item } from "../generated/prisma/client.ts";
-import type { Actor } from "../base/actor.ts";
+import { deciderColumns, type Actor } from "../base/actor.ts";
 import type { TrustHistoryRow, TrustRecordRow } from "./trust-history.ts";
 
 /** Where a holder stands on a task type: what the next verdict moves from. */
@@ -39,8 +39,12 @@ export interface StateReads {
 
 /** The hot rows inside one transaction with the events appended beside them. */
 export interface StateTx extends StateReads {
-  /** Moves an item to `stage` with the fields that come with it; the row after, null if none. */
-  updateItem(id: string, fields: ItemFields): Promise<Item | null>;
+  /**
+   * Moves an item from `from` to `fields.stage` with the fields that come with it; the row after,
+   * or null when the item is gone or no longer in `from` (another writer moved it first: an
+   * instance that took the list over while this one stalled, or a skip). One stage is left once.
+   */
+  moveItem(id: string, from: string, fields: ItemFields): Promise<Item | null>;
   /** Skips an item that is not done or skipped yet; false when it already was. */
   skipItem(id: string, reason: string): Promise<boolean>;
   addTokens(listId: string, tokens: number): Promise<void>;
@@ -62,6 +66,13 @@ export interface StateTx extends StateReads {
   /** PostgreSQL's commit-order lock (db.ts commitOrderLock), held to commit; nothing on SQLite. */
   lockCommitOrder(): Promise<void>;
 }
+
+/** Who decided, in the columns Approval and TrustEntry keep it in (src/base/actor.ts, deciderColumns). */
+const DECIDER_COLUMNS = `"decidedBy", "decidedByTokenId", "decidedByTokenName", "decidedByWebhookId"`;
+const deciderValues = (actor: Actor | null | undefined): [string, string | null, string | null, string | null] => {
+  const c = deciderColumns(actor);
+  return [c.decidedBy, c.decidedByTokenId, c.decidedByTokenName, c.decidedByWebhookId];
+};
 
 /** A history row to store: the row as read without its id, `at` as a Date, and the streak after it. */
 export type NewTrustEntry = Omit<TrustHistoryRow, "id" | "at"> & { streak: number; at: Date };
@@ -171,13 +182,13 @@ class Statements implements StateTx {
     );
   }
 
-  async updateItem(id: string, fields: ItemFields): Promise<Item | null> {
+  async moveItem(id: string, from: string, fields: ItemFields): Promise<Item | null> {
     // Every optional column is written as given or kept (COALESCE), so one statement serves all moves.
     const row = await this.exec.get<ItemRow>(
       `UPDATE "Item" SET "stage" = ?, "mode" = COALESCE(?, "mode"), "taskType" = COALESCE(?, "taskType"), "subtasks" = COALESCE(?, "subtasks"), ` +
         `"reason" = COALESCE(?, "reason"), "answer" = COALESCE(?, "answer"), "crows" = COALESCE(?, "crows"), "updatedAt" = ? ` +
-        `WHERE "id" = ? RETURNING ${this.itemColumns}`,
-      [fields.stage, fields.mode ?? null, fields.taskType ?? null, fields.subtasks ?? null, fields.reason ?? null, fields.answer ?? null, fields.crows ?? null, this.dialect.ts(new Date()), id],
+        `WHERE "id" = ? AND "stage" = ? RETURNING ${this.itemColumns}`,
+      [fields.stage, fields.mode ?? null, fields.taskType ?? null, fields.subtasks ?? null, fields.reason ?? null, fields.answer ?? null, fields.crows ?? null, this.dialect.ts(new Date()), id, from],
     );
     return itemOf(row);
   }
@@ -213,15 +224,15 @@ class Statements implements StateTx {
   async createDecidedApproval(itemId: string, target: string, status: string, at: Date, decider?: Actor): Promise<void> {
     const stamp = this.dialect.ts(at);
     await this.exec.run(
-      `INSERT INTO "Approval" ("itemId", "target", "status", "deadline", "createdAt", "decidedAt", "decidedBy", "decidedByTokenId", "decidedByTokenName") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [itemId, target, status, stamp, this.dialect.ts(new Date()), stamp, decider?.kind ?? "", decider?.token_id ?? null, decider?.token_name ?? null],
+      `INSERT INTO "Approval" ("itemId", "target", "status", "deadline", "createdAt", "decidedAt", ${DECIDER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [itemId, target, status, stamp, this.dialect.ts(new Date()), stamp, ...deciderValues(decider)],
     );
   }
 
   async decideApproval(itemId: string, target: string, status: string, at: Date, decider?: Actor): Promise<boolean> {
     const changed = await this.exec.run(
-      `UPDATE "Approval" SET "status" = ?, "decidedAt" = ?, "decidedBy" = ?, "decidedByTokenId" = ?, "decidedByTokenName" = ? WHERE "itemId" = ? AND "target" = ? AND "status" = 'pending'`,
-      [status, this.dialect.ts(at), decider?.kind ?? "", decider?.token_id ?? null, decider?.token_name ?? null, itemId, target],
+      `UPDATE "Approval" SET "status" = ?, "decidedAt" = ?, "decidedBy" = ?, "decidedByTokenId" = ?, "decidedByTokenName" = ?, "decidedByWebhookId" = ? WHERE "itemId" = ? AND "target" = ? AND "status" = 'pending'`,
+      [status, this.dialect.ts(at), ...deciderValues(decider), itemId, target],
     );
     return changed > 0;
   }
@@ -237,7 +248,7 @@ class Statements implements StateTx {
   }
 
   async addTrustEntry(entry: NewTrustEntry): Promise<void> {
-    await this.exec.run(`INSERT INTO "TrustEntry" ("holder", "taskType", "verdict", "subject", "from", "to", "streak", "at") VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, [
+    await this.exec.run(`INSERT INTO "TrustEntry" ("holder", "taskType", "verdict", "subject", "from", "to", "streak", "at", ${DECIDER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
       entry.holder,
       entry.taskType,
       entry.verdict,
@@ -246,6 +257,7 @@ class Statements implements StateTx {
       entry.to,
       entry.streak,
       this.dialect.ts(entry.at),
+      ...deciderValues(entry.actor),
     ]);
   }
 

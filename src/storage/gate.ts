@@ -1,6 +1,9 @@
 // The gate between Prisma's interactive transactions and the store's group commits on SQLite's one
 // write connection: whoever holds it owns the connection and the seq counters (events/sqlite.ts;
-// db.ts makes Prisma's startTransaction take it; read-version.ts watches it).
+// db.ts makes Prisma's startTransaction take it; read-version.ts watches it). With a writer lock
+// (writer-lock.ts), holding the gate also means holding the database file's write lock against the
+// webhook sender's thread.
+import { SERVER_THREAD, type WriterLock } from "./writer-lock.ts";
 
 /** A FIFO lock with a synchronous fast path. */
 export class Gate {
@@ -9,6 +12,8 @@ export class Gate {
   /** Times the gate was granted: a writer had the connection if this moved (read-version.ts). */
   grants = 0;
 
+  constructor(private readonly fileLock?: WriterLock) {}
+
   get held(): boolean {
     return this.locked;
   }
@@ -16,9 +21,14 @@ export class Gate {
   acquire(): Promise<() => void> {
     if (!this.locked) {
       this.locked = true;
-      return Promise.resolve(this.releaser());
+      return this.grant();
     }
-    return new Promise((resolve) => this.waiters.push(() => resolve(this.releaser())));
+    return new Promise((resolve) => this.waiters.push(() => resolve(this.grant())));
+  }
+
+  private grant(): Promise<() => void> {
+    if (!this.fileLock) return Promise.resolve(this.releaser());
+    return this.fileLock.take(SERVER_THREAD).then(() => this.releaser());
   }
 
   private releaser(): () => void {
@@ -27,6 +37,8 @@ export class Gate {
     return () => {
       if (released) return;
       released = true;
+      // The file lock is let go between holders, so the sender's thread gets its turn in a busy spell.
+      this.fileLock?.release();
       const next = this.waiters.shift();
       if (next) next();
       else this.locked = false;

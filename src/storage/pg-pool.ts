@@ -42,3 +42,27 @@ export function watchPool(pool: pg.Pool, logLine: (line: string) => void): void 
     client.on("error", lost);
   });
 }
+
+/**
+ * Runs `work` in a transaction on one pooled connection: COMMIT when it resolves, ROLLBACK when it
+ * throws. A connection whose ROLLBACK failed is dropped, never handed on mid-transaction.
+ */
+export async function inPgTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query("BEGIN");
+    try {
+      const result = await work(client);
+      await client.query("COMMIT");
+      return result;
+    } catch (error) {
+      await client.query("ROLLBACK").catch((rollbackError: unknown) => {
+        broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+      });
+      throw error;
+    }
+  } finally {
+    client.release(broken);
+  }
+}

@@ -3,7 +3,7 @@
 // a bad host, a bad setting). `crows serve` exits 3 with it, and writes it to start-error.json.
 import { ConfigError } from "../base/config.ts";
 
-export type StartErrorCode = "config" | "port_taken" | "bad_host" | "folder_busy" | "data_dir" | "data_dir_lost" | "database" | "failed";
+export type StartErrorCode = "config" | "port_taken" | "bad_host" | "folder_busy" | "data_dir" | "data_dir_lost" | "database" | "redis" | "failed";
 
 export class StartError extends Error {
   constructor(

@@ -5,6 +5,7 @@
 // record, which Prisma has no way to say). Prisma stays the schema: this names columns only.
 import Database from "better-sqlite3";
 import type pg from "pg";
+import { actorOfColumns, type Actor } from "../base/actor.ts";
 
 /** A row of the Trust table: where a holder stands on a task type, and its counts. */
 export interface TrustRecordRow {
@@ -28,6 +29,8 @@ export interface TrustHistoryRow {
   to: number;
   /** toISOString()'s form. */
   at: string;
+  /** Who decided the verdict; null on entries written before the ledger kept deciders. */
+  actor: Actor | null;
 }
 
 export interface TrustFilter {
@@ -63,7 +66,15 @@ export interface TrustReads {
 }
 
 const RECORD_COLUMNS = `"holder", "taskType", "level", "streak", "approvals", "rejections", "autos"`;
-const ENTRY_COLUMNS = `"id", "holder", "taskType", "verdict", "subject", "from", "to"`;
+const ENTRY_COLUMNS = `"id", "holder", "taskType", "verdict", "subject", "from", "to", "decidedBy", "decidedByTokenId", "decidedByTokenName", "decidedByWebhookId"`;
+
+/** An entry as read, in ENTRY_COLUMNS' order, then `at`. */
+type EntryTuple = [number, string, string, string, string, number, number, string, string | null, string | null, string | null, string];
+
+function entryOf(row: EntryTuple, isoOf: (at: string) => string): TrustHistoryRow {
+  const [id, holder, taskType, verdict, subject, from, to, decidedBy, decidedByTokenId, decidedByTokenName, decidedByWebhookId, at] = row;
+  return { id, holder, taskType, verdict, subject, from, to, at: isoOf(at), actor: actorOfColumns({ decidedBy, decidedByTokenId, decidedByTokenName, decidedByWebhookId }) };
+}
 
 /**
  * The SQL for one shape of read (which filters are present), with `$n` placeholders in the order
@@ -184,14 +195,14 @@ export class SqliteTrustReads implements TrustReads {
   async history(page: TrustHistoryPage): Promise<TrustHistoryRow[]> {
     const sql = historySql(page, (at) => at);
     // Rows as arrays, made into objects of one shape here: better-sqlite3's row objects took twice as long.
-    const rows = this.statement(`h${shapeOf(page)}`, sql, true).all(...sql.values) as Array<[number, string, string, string, string, number, number, string]>;
-    return rows.map(([id, holder, taskType, verdict, subject, from, to, at]) => ({ id, holder, taskType, verdict, subject, from, to, at: isoOfSqlite(at) }));
+    const rows = this.statement(`h${shapeOf(page)}`, sql, true).all(...sql.values) as EntryTuple[];
+    return rows.map((row) => entryOf(row, isoOfSqlite));
   }
 
   async entries(range: TrustEntryRange): Promise<TrustHistoryRow[]> {
     const sql = entriesSql(range, (at) => at);
-    const rows = this.statement(`e${shapeOf(range)}`, sql, true).all(...sql.values) as Array<[number, string, string, string, string, number, number, string]>;
-    return rows.map(([id, holder, taskType, verdict, subject, from, to, at]) => ({ id, holder, taskType, verdict, subject, from, to, at: isoOfSqlite(at) }));
+    const rows = this.statement(`e${shapeOf(range)}`, sql, true).all(...sql.values) as EntryTuple[];
+    return rows.map((row) => entryOf(row, isoOfSqlite));
   }
 
   close(): void {
@@ -202,6 +213,8 @@ export class SqliteTrustReads implements TrustReads {
 }
 
 const pgAt = (column: string) => `to_char(${column}, 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+/** pgAt's text is toISOString()'s form already. */
+const pgIso = (at: string) => at;
 
 export class PgTrustReads implements TrustReads {
   constructor(private readonly pool: pg.Pool) {}
@@ -214,14 +227,14 @@ export class PgTrustReads implements TrustReads {
 
   async history(page: TrustHistoryPage): Promise<TrustHistoryRow[]> {
     const sql = historySql(page, pgAt);
-    const { rows } = await this.pool.query<TrustHistoryRow>({ name: `crows-trust-history-${shapeOf(page)}`, text: sql.text, values: sql.values });
-    return rows;
+    const { rows } = await this.pool.query<EntryTuple>({ name: `crows-trust-history-${shapeOf(page)}`, text: sql.text, values: sql.values, rowMode: "array" });
+    return rows.map((row) => entryOf(row, pgIso));
   }
 
   async entries(range: TrustEntryRange): Promise<TrustHistoryRow[]> {
     const sql = entriesSql(range, pgAt);
-    const { rows } = await this.pool.query<TrustHistoryRow>({ name: `crows-trust-entries-${shapeOf(range)}`, text: sql.text, values: sql.values });
-    return rows;
+    const { rows } = await this.pool.query<EntryTuple>({ name: `crows-trust-entries-${shapeOf(range)}`, text: sql.text, values: sql.values, rowMode: "array" });
+    return rows.map((row) => entryOf(row, pgIso));
   }
 
   close(): void {} // the pool is Prisma's: it ends with $disconnect

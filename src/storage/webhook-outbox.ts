@@ -1,9 +1,13 @@
-// The webhook outbox: a delivery row per enabled endpoint that wants an event's type, inserted in
-// the very transaction that appends the event, so a crash between the event and its send loses
-// nothing (docs/webhooks.md "Durable deliveries"). Which events fan out, and as what type, is the
-// rule of src/webhooks/event-types.ts, handed in (setOutbox); this file only names the columns.
+// The webhook outbox: a row per event that webhooks may want, inserted in the very transaction that
+// appends the event (while any endpoint is enabled), so a crash between the event and its sends
+// loses nothing (docs/webhooks.md "Durable deliveries"). The sender, in its own thread, expands
+// each row into a delivery per enabled endpoint that wants the type and deletes it, in one
+// transaction (EXPAND_* below): the flock's transaction writes one small row per event, however
+// many endpoints there are. Which events fan out, and as what type, is the rule of
+// src/webhooks/event-types.ts, handed in (setOutbox); this file only names the columns.
 import type pg from "pg";
 import type Database from "better-sqlite3";
+import { deliveryLineOf } from "../base/streams.ts";
 
 /** The webhook type a log event fans out as, or null for none. Pure: it may run again on a retry. */
 export type OutboxRule = (name: string, payload: string) => string | null;
@@ -11,18 +15,39 @@ export type OutboxRule = (name: string, payload: string) => string | null;
 /** The webhook-id of an event's delivery to an endpoint: stable across retries and recoveries. */
 export const deliveryIdOf = (eventId: number, endpointId: string): string => `msg_${eventId}_${endpointId}`;
 
-/** The LIKE pattern an endpoint's `events` column matches for `type` (the column is ",a,b," or ""). */
-export const eventsPattern = (type: string): string => `%,${type},%`;
 
 const SQLITE_INSERT =
-  `INSERT OR IGNORE INTO "WebhookDelivery" ("id", "endpointId", "eventId", "stream", "type", "state", "attempts", "nextAttemptAt", "createdAt") ` +
-  `SELECT 'msg_' || CAST(? AS INTEGER) || '_' || "id", "id", ?, ?, ?, 'pending', 0, ?, ? FROM "WebhookEndpoint" ` +
-  `WHERE "disabledAt" IS NULL AND ("events" = '' OR "events" LIKE ?)`;
+  `INSERT OR IGNORE INTO "WebhookOutbox" ("eventId", "stream", "type", "createdAt") ` +
+  `SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM "WebhookEndpoint" WHERE "disabledAt" IS NULL)`;
 
 const PG_INSERT =
-  `INSERT INTO "WebhookDelivery" ("id", "endpointId", "eventId", "stream", "type", "state", "attempts", "nextAttemptAt", "createdAt") ` +
-  `SELECT 'msg_' || $1::text || '_' || "id", "id", $1::int, $2, $3, 'pending', 0, $4::timestamp(3), $4::timestamp(3) FROM "WebhookEndpoint" ` +
-  `WHERE "disabledAt" IS NULL AND ("events" = '' OR "events" LIKE $5) ON CONFLICT DO NOTHING`;
+  `INSERT INTO "WebhookOutbox" ("eventId", "stream", "type", "createdAt") ` +
+  `SELECT $1::int, $2, $3, $4::timestamp(3) WHERE EXISTS (SELECT 1 FROM "WebhookEndpoint" WHERE "disabledAt" IS NULL) ON CONFLICT DO NOTHING`;
+
+/**
+ * The expansion on SQLite, in one transaction (the sender's): the deliveries of the outbox's oldest
+ * rows up to an event id, then those rows gone. A delivery is due from the moment of its event.
+ */
+export const SQLITE_EXPAND = {
+  upTo: `SELECT MAX("eventId") FROM (SELECT "eventId" FROM "WebhookOutbox" ORDER BY "eventId" LIMIT ?)`,
+  insert:
+    `INSERT OR IGNORE INTO "WebhookDelivery" ("id", "endpointId", "eventId", "stream", "type", "state", "attempts", "nextAttemptAt", "createdAt") ` +
+    `SELECT 'msg_' || o."eventId" || '_' || e."id", e."id", o."eventId", o."stream", o."type", 'pending', 0, o."createdAt", o."createdAt" ` +
+    `FROM "WebhookOutbox" o JOIN "WebhookEndpoint" e ON e."disabledAt" IS NULL AND (e."events" = '' OR e."events" LIKE '%,' || o."type" || ',%') ` +
+    `WHERE o."eventId" <= ? ORDER BY o."eventId"`,
+  remove: `DELETE FROM "WebhookOutbox" WHERE "eventId" <= ?`,
+};
+
+/**
+ * The expansion on PostgreSQL, one statement: rows another instance is expanding right now are
+ * skipped (SKIP LOCKED), so two instances never expand one row twice or wait on each other.
+ */
+export const PG_EXPAND =
+  `WITH taken AS (DELETE FROM "WebhookOutbox" WHERE "eventId" IN (SELECT "eventId" FROM "WebhookOutbox" ORDER BY "eventId" LIMIT $1 FOR UPDATE SKIP LOCKED) RETURNING *), ` +
+  `made AS (INSERT INTO "WebhookDelivery" ("id", "endpointId", "eventId", "stream", "type", "state", "attempts", "nextAttemptAt", "createdAt") ` +
+  `SELECT 'msg_' || t."eventId" || '_' || e."id", e."id", t."eventId", t."stream", t."type", 'pending', 0, t."createdAt", t."createdAt" ` +
+  `FROM taken t JOIN "WebhookEndpoint" e ON e."disabledAt" IS NULL AND (e."events" = '' OR e."events" LIKE '%,' || t."type" || ',%') ON CONFLICT DO NOTHING RETURNING 1) ` +
+  `SELECT (SELECT count(*) FROM taken)::int AS "taken"`;
 
 /** What an outbox needs of a stored event. */
 export interface OutboxEvent {
@@ -45,7 +70,7 @@ export class SqliteOutbox {
     const now = new Date().toISOString().replace("Z", "+00:00"); // as Prisma's adapter stores DateTime
     for (const event of events) {
       const type = rule(event.name, event.payload);
-      if (type) this.insert.run(event.id, event.id, event.stream, type, now, now, eventsPattern(type));
+      if (type) this.insert.run(event.id, deliveryLineOf(event.stream), type, now);
     }
   }
 }
@@ -56,7 +81,7 @@ export async function pgFanOut(run: PgRun, rule: OutboxRule | undefined, events:
   const now = new Date().toISOString();
   for (const event of events) {
     const type = rule(event.name, event.payload);
-    if (type) await run(PG_INSERT, [event.id, event.stream, type, now, eventsPattern(type)]);
+    if (type) await run(PG_INSERT, [event.id, deliveryLineOf(event.stream), type, now]);
   }
 }
 

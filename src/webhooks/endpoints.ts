@@ -7,7 +7,9 @@ import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { WebhookConfig } from "../base/webhook-config.ts";
 import { BadInputError, NotFoundError } from "../base/errors.ts";
 import { deliveryIdOf } from "../storage/webhook-outbox.ts";
-import { isWebhookType, webhookTypeOf, WEBHOOK_TYPES, type WebhookType } from "./event-types.ts";
+import type { DeliveryState } from "../storage/webhooks/types.ts";
+import { deliveryLineOf } from "../base/streams.ts";
+import { isWebhookType, SOURCE_EVENT_NAMES, webhookTypeOf, WEBHOOK_TYPES, type WebhookType } from "./event-types.ts";
 import { newSecret } from "./signature.ts";
 import { checkTarget } from "./targets.ts";
 
@@ -40,7 +42,7 @@ export interface DeliveryView {
   id: string;
   event_id: number;
   type: string;
-  state: string;
+  state: DeliveryState;
   attempts: AttemptView[];
   next_attempt_at: string | null;
   delivered_at: string | null;
@@ -66,7 +68,6 @@ export function viewOf(row: EndpointRow): EndpointView {
 }
 
 /** The names of log events any webhook type comes from: what a recover reads. */
-const SOURCE_NAMES = ["item.triaged", "item.answered", "verdict", "nest.message", "list.finished", "item.skipped", "trust.changed"];
 
 function parseEvents(raw: unknown): WebhookType[] {
   if (raw === undefined || raw === null) return [];
@@ -153,7 +154,7 @@ export class Endpoints {
         id: r.id,
         event_id: r.eventId,
         type: r.type,
-        state: r.state,
+        state: r.state as DeliveryState,
         attempts: byDelivery.get(r.id) ?? [],
         next_attempt_at: r.state === "pending" ? r.nextAttemptAt.toISOString() : null,
         delivered_at: r.deliveredAt?.toISOString() ?? null,
@@ -180,7 +181,7 @@ export class Endpoints {
     const endpoint = await this.find(id);
     if (typeof since !== "number" || !Number.isInteger(since) || since < 0) throw new BadInputError('"since_event_id" must be a whole number, 0 or more (the log\'s event id).');
     const wanted = new Set(eventsOf(endpoint.events));
-    const events = await this.prisma.event.findMany({ where: { id: { gt: since }, name: { in: SOURCE_NAMES } }, orderBy: { id: "asc" }, take: RECOVER_BATCH });
+    const events = await this.prisma.event.findMany({ where: { id: { gt: since }, name: { in: [...SOURCE_EVENT_NAMES] } }, orderBy: { id: "asc" }, take: RECOVER_BATCH });
     const now = new Date(this.now());
     let queued = 0;
     for (const event of events) {
@@ -189,7 +190,7 @@ export class Endpoints {
       const deliveryId = deliveryIdOf(event.id, id);
       await this.prisma.webhookDelivery.upsert({
         where: { id: deliveryId },
-        create: { id: deliveryId, endpointId: id, eventId: event.id, stream: event.stream, type, nextAttemptAt: now },
+        create: { id: deliveryId, endpointId: id, eventId: event.id, stream: deliveryLineOf(event.stream), type, nextAttemptAt: now },
         update: { state: "pending", attempts: 0, nextAttemptAt: now, ownerId: null, leaseUntil: null },
       });
       queued += 1;

@@ -23,7 +23,12 @@ const PLAIN: Record<string, WebhookType> = {
   "list.finished": "list.finished",
   "item.skipped": "item.skipped",
   "trust.changed": "trust.changed",
+  // An ask nobody answered in its window: silence is no (src/nests/obligations/ask-expiry.ts).
+  "ask.expired": "ask.resolved",
 };
+
+/** Every log event name that may fan out (recover reads only these back from the log). */
+export const SOURCE_EVENT_NAMES: readonly string[] = [...Object.keys(PLAIN), "item.triaged", "item.answered", "verdict", "nest.message"];
 
 // A cheap look at the payload text before parsing it: most events of these names do not fan out.
 const NEEDS_APPROVAL = /"needs_approval":true/;
@@ -34,6 +39,7 @@ const NEEDS_APPROVAL = /"needs_approval":true/;
  * - verdict, except `auto` (nothing was asked): approval.decided (`timeout` included);
  * - nest.message: an ask_owner is ask.opened, a flag is crow.flagged, an owner reply that refers to
  *   a message may resolve an ask (ask.resolved; the sender drops it unless it did);
+ * - ask.expired (an ask's window ended unanswered): ask.resolved with verdict `timeout`;
  * - list.finished, item.skipped, trust.changed: the same name.
  */
 export function webhookTypeOf(name: string, payload: string): WebhookType | null {
@@ -66,7 +72,7 @@ function parse(payload: string): Record<string, unknown> {
   }
 }
 
-/** What the sender looks up to fill a type's data (src/webhooks/context.ts reads it from the database). */
+/** What the sender looks up to fill a type's data (context.ts reads it through the sender's store). */
 export interface DataContext {
   /** The item's text and, when it still waits, its approval's deadline. */
   approval(itemId: string, target: string): Promise<{ text: string; deadline: Date | null; pending: boolean } | null>;
@@ -109,9 +115,13 @@ export async function dataOf(type: string, payloadText: string, context: DataCon
       return { ...payload, deadline: deadline.toISOString(), approve_url: links.approve_url };
     }
     case "ask.resolved": {
+      // From ask.expired: the event already is the data (ask_id, approval_phrase, deadline,
+      // verdict "timeout", resolved "rejected"), as a timeout verdict is approval.decided's.
+      if (payload.verdict === "timeout") return payload;
+      // From the owner's reply: its message record, and what it resolved.
       const resolved = await context.askResolvedBy(String(payload.refers_to ?? ""), String(payload.msg_id ?? ""));
       if (!resolved) return null;
-      return { ...payload, ask_id: payload.refers_to, approval_phrase: resolved.phrase, resolved: "approved" };
+      return { ...payload, ask_id: payload.refers_to, approval_phrase: resolved.phrase, resolved: "approved", verdict: "approved" };
     }
     default:
       return payload;

@@ -3,9 +3,11 @@
 // transaction of the event that causes them, under the rule of event-types.ts.
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { Config } from "../base/config.ts";
-import type { WebhookStore } from "../storage/webhook-deliveries.ts";
+import type { WebhookStore } from "../storage/webhooks/types.ts";
+import type { SenderDatabase } from "../storage/webhooks/own-connections.ts";
 import { Endpoints } from "./endpoints.ts";
 import { Sender } from "./sender.ts";
+import { ThreadedSender, type WebhookSender } from "./sender-host.ts";
 import { webhookTypeOf } from "./event-types.ts";
 import { linkKey } from "./links.ts";
 
@@ -13,13 +15,15 @@ export { webhookTypeOf };
 
 export class Webhooks {
   readonly endpoints: Endpoints;
-  readonly sender: Sender;
+  readonly sender: WebhookSender;
 
   private key: Promise<Buffer> | undefined;
 
-  constructor(private readonly deps: { config: Config; prisma: PrismaClient; store: WebhookStore; instanceId: string; logLine: (line: string) => void }) {
+  /** `senderDatabase`: how the sender's thread opens the database; without it, or with CROWS_WEBHOOK_SENDER=server, the sender runs in-process. */
+  constructor(private readonly deps: { config: Config; prisma: PrismaClient; store: WebhookStore; senderDatabase: SenderDatabase | undefined; instanceId: string; logLine: (line: string) => void }) {
     this.endpoints = new Endpoints(deps.prisma, deps.config.webhooks);
-    this.sender = new Sender({ prisma: deps.prisma, store: deps.store, config: deps.config.webhooks, approvalWindowMs: deps.config.approvalWindowMs, instanceId: deps.instanceId, linkKey: () => this.linkKey(), logLine: deps.logLine });
+    const senderDeps = { store: deps.store, config: deps.config.webhooks, approvalWindowMs: deps.config.approvalWindowMs, instanceId: deps.instanceId, linkKey: () => this.linkKey(), logLine: deps.logLine };
+    this.sender = deps.senderDatabase && deps.config.webhooks.senderThread ? new ThreadedSender(deps.senderDatabase, senderDeps) : new Sender(senderDeps);
     this.endpoints.changed = () => this.sender.forgetEndpoints();
   }
 
@@ -32,8 +36,9 @@ export class Webhooks {
     return this.key;
   }
 
-  /** Tells the sender of an event this process committed: wakes it when the event fans out. */
+  /** Tells the sender of an event this process committed: the flock works; and wakes it when the event fans out. */
   appended(event: { name: string; payload: string }): void {
+    this.sender.flockWorked();
     if (webhookTypeOf(event.name, event.payload)) this.sender.wake();
   }
 }

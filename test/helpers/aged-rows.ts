@@ -2,11 +2,15 @@
 // page them: trust records whose counts agree with their history (as apply() keeps them), and a
 // nest's messages numbered from 1. What a client then reads is the server's own answer.
 import type { App } from "../../src/app.ts";
+import { deciderColumns, type Actor } from "../../src/base/actor.ts";
 
 const VERDICTS = ["approved", "rejected", "timeout", "auto"] as const;
 
-/** Adds `count` history entries to (holder, taskType), varied verdicts, and the record's counts. */
-export async function addTrustHistory(app: App, holder: string, taskType: string, count: number, seed = 1): Promise<void> {
+/**
+ * Adds `count` history entries to (holder, taskType), varied verdicts, and the record's counts;
+ * entry i names deciders[i % deciders.length] as who decided it (none when the list is empty).
+ */
+export async function addTrustHistory(app: App, holder: string, taskType: string, count: number, seed = 1, deciders: Actor[] = []): Promise<void> {
   let approvals = 0;
   let rejections = 0;
   let autos = 0;
@@ -15,7 +19,8 @@ export async function addTrustHistory(app: App, holder: string, taskType: string
     if (verdict === "approved") approvals++;
     else if (verdict === "auto") autos++;
     else rejections++;
-    return { holder, taskType, verdict, subject: `lst${seed}-${i + 1}`, from: 0, to: 0, streak: 0, at: new Date(Date.UTC(2026, 0, 1) + i * 1000) };
+    const decider = deciders.length === 0 ? null : deciders[i % deciders.length]!;
+    return { holder, taskType, verdict, subject: `lst${seed}-${i + 1}`, from: 0, to: 0, streak: 0, at: new Date(Date.UTC(2026, 0, 1) + i * 1000), ...deciderColumns(decider) };
   });
   for (let i = 0; i < data.length; i += 500) await app.prisma.trustEntry.createMany({ data: data.slice(i, i + 500) });
   await app.prisma.trust.upsert({

@@ -76,14 +76,34 @@ export async function privatePg(suite: string): Promise<PrivatePg | null> {
     const children = execFileSync("ps", ["-o", "pid=", "--ppid", String(pid)], { encoding: "utf8" }).split("\n").map((l) => Number(l.trim())).filter((n) => n > 0);
     return [pid, ...children];
   };
+  // A backend can end between the listing and the signal (a connection closed as the pause began):
+  // it needs no signal then.
+  const signal = (sig: NodeJS.Signals, pids = family()) =>
+    pids.forEach((pid) => {
+      try {
+        process.kill(pid, sig);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
+      }
+    });
   return {
     url: `postgresql://crows@127.0.0.1:${port}/postgres`,
     restart: () => asPg(pgCtl, ["-D", data, "-l", path.join(data, "server.log"), "-m", "fast", "-w", "-t", "60", "-o", options, "restart"]),
-    pause: () => family().forEach((pid) => process.kill(pid, "SIGSTOP")),
-    resume: () => family().forEach((pid) => process.kill(pid, "SIGCONT")),
+    // The postmaster is stopped first, then its children, listed again until none is new: a backend
+    // forked between a listing and the postmaster's stop would otherwise go on serving queries.
+    pause: () => {
+      const stopped = new Set<number>();
+      for (let round = 0; round < 10; round++) {
+        const fresh = family().filter((pid) => !stopped.has(pid));
+        if (fresh.length === 0) return;
+        signal("SIGSTOP", fresh);
+        for (const pid of fresh) stopped.add(pid);
+      }
+    },
+    resume: () => signal("SIGCONT"),
     stop: () => {
       try {
-        family().forEach((pid) => process.kill(pid, "SIGCONT"));
+        signal("SIGCONT");
         asPg(pgCtl, ["-D", data, "-m", "immediate", "-w", "stop"]);
       } finally {
         rmSync(root, { recursive: true, force: true });

@@ -2,16 +2,22 @@
 // nudge, and one more CROWS_NUDGE_AFTER_MS later the crow declines, so the loop always closes.
 // Timers fire at the stored claimedAt / nudgedAt deadlines, so a takeover arms what is left
 // (docs/nests-chat.md "Obligations: the loop's promises survive kill -9 and other instances").
+// The same timers fire an ask's expiry at the end of its window (ask-expiry.ts).
 import { ConflictError, CrowsError } from "../../base/errors.ts";
 import { describeError } from "../../base/describe-error.ts";
 import type { NestChat } from "../chat.ts";
-import type { ObligationRow, ObligationsDeps, Outcome, Within } from "./stages.ts";
+import { isAskObligation } from "./ask-expiry.ts";
+import { OPEN_STAGES, type ObligationRow, type ObligationsDeps, type Outcome, type Within } from "./stages.ts";
 
-/** The answers a deadline may write: the crow's decline closes the obligation, or it closes bare. */
+/** The answers a deadline may write: the crow's decline closes the obligation, or it closes bare; an ask expires. */
 export interface DeadlineAnswers {
   close(requestId: string, author: string, outcome: Outcome): Within;
   closeWithoutPost(requestId: string, respondent: string, why: string): Promise<void>;
+  expireAsk(row: ObligationRow): Promise<void>;
 }
+
+/** setTimeout fires at once past ~24.8 days; a longer wait wakes early and re-arms (each handler re-checks its due time). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export class Deadlines {
   private readonly timers = new Map<string, NodeJS.Timeout>();
@@ -29,7 +35,7 @@ export class Deadlines {
     const timer = setTimeout(() => {
       this.timers.delete(id);
       this.chat.spawn(`deadline of obligation ${id}`, () => this.onDeadline(id));
-    }, Math.max(0, dueMs - this.now()));
+    }, Math.min(MAX_TIMER_MS, Math.max(0, dueMs - this.now())));
     timer.unref?.();
     this.timers.set(id, timer);
   }
@@ -49,10 +55,12 @@ export class Deadlines {
     this.timers.clear();
   }
 
-  /** A deadline passed: nudge once; after the nudge's own deadline, the crow declines. */
+  /** A deadline passed: nudge once; after the nudge's own deadline, the crow declines. An ask expires. */
   private async onDeadline(id: string): Promise<void> {
     const row = await this.deps.prisma.obligation.findUnique({ where: { id } });
-    if (!row || row.ownerId !== this.deps.instanceId || row.stage !== "claimed") return;
+    if (!row || row.ownerId !== this.deps.instanceId) return;
+    if (isAskObligation(id)) return (OPEN_STAGES as readonly string[]).includes(row.stage) ? this.answers.expireAsk(row) : undefined;
+    if (row.stage !== "claimed") return;
     const bound = this.deps.config.nudgeAfterMs;
     const due = (row.nudgeId === "" ? row.claimedAt!.getTime() : row.nudgedAt!.getTime()) + bound;
     if (due > this.now()) return this.armAt(id, due);

@@ -1,21 +1,24 @@
 // Obligations: the must-respond loop's promises, stored with the message that makes them so they
 // outlive the process (docs/nests-chat.md "Obligations"). This front joins the stage writes
-// (stages.ts), the lease over who drives each one (ownership.ts) and the nudge deadlines
-// (deadlines.ts).
+// (stages.ts), the lease over who drives each one (ownership.ts), the nudge deadlines
+// (deadlines.ts) and an ask's expiry (ask-expiry.ts).
 import type { Tx } from "../../log/event-log.ts";
 import type { NestChat, ObligationHook } from "../chat.ts";
 import type { MessageRecord, MessageRow } from "../message.ts";
+import { AskExpiry } from "./ask-expiry.ts";
 import { Deadlines } from "./deadlines.ts";
 import { Ownership, type ObligationRunner, type WatchResumer } from "./ownership.ts";
-import { Stages, type ObligationsDeps, type Outcome, type Within } from "./stages.ts";
+import { Stages, type ObligationRow, type ObligationsDeps, type Outcome, type Within } from "./stages.ts";
 
 export { OPEN_STAGES, WATCHER, respondentOf, watchObligationId, type ObligationsDeps, type Outcome } from "./stages.ts";
 export type { ObligationRunner, WatchResumer } from "./ownership.ts";
+export { ASK_EXPIRED_EVENT, askObligationId } from "./ask-expiry.ts";
 
 export class Obligations implements ObligationHook {
   private readonly stages: Stages;
   private readonly deadlines: Deadlines;
   private readonly ownership: Ownership;
+  private readonly asks: AskExpiry;
 
   constructor(chat: NestChat, private readonly deps: ObligationsDeps) {
     const now = deps.now ?? Date.now;
@@ -29,6 +32,16 @@ export class Obligations implements ObligationHook {
         leaseEnd: () => lease.leaseEnd(),
         armAt: (id, dueMs) => this.deadlines.armAt(id, dueMs),
         disarm: (requestId, respondent) => this.deadlines.disarm(requestId, respondent),
+      },
+      now,
+    );
+    this.asks = new AskExpiry(
+      deps,
+      {
+        stopping: () => chat.signal.aborted,
+        hold: (id) => lease.hold(id, now()),
+        leaseEnd: () => lease.leaseEnd(),
+        armAt: (id, dueMs) => this.deadlines.armAt(id, dueMs),
       },
       now,
     );
@@ -57,9 +70,20 @@ export class Obligations implements ObligationHook {
     return this.ownership.lease.sweepsDone;
   }
 
-  /** Stores what the message promises, owned by this instance: its response, the Sentry's inspection. */
-  inTx(tx: Tx, row: MessageRow, context: { callsForResponse: boolean }): Promise<void> {
-    return this.stages.inTx(tx, row, context);
+  /** Stores what the message promises, owned by this instance: its response, the Sentry's inspection, an ask's resolution. */
+  async inTx(tx: Tx, row: MessageRow, context: { callsForResponse: boolean }): Promise<void> {
+    await this.stages.inTx(tx, row, context);
+    if (row.kind === "ask_owner") await this.asks.opened(tx, row);
+  }
+
+  /** In an exact reply's transaction: closes the ask's obligation; false when the ask expired first (AskExpiry.answered). */
+  askAnswered(tx: Tx, askId: string, reply: MessageRow): Promise<boolean> {
+    return this.asks.answered(tx, askId, reply);
+  }
+
+  /** An ask's deadline fired here (Deadlines): it expires, once. */
+  expireAsk(row: ObligationRow): Promise<void> {
+    return this.asks.fire(row);
   }
 
   /** The watch verdict on `msgId` is being logged (Stages.judged). */

@@ -1,13 +1,14 @@
 // Who drives an open obligation: the instance holding its lease (engine/lease.ts). A taken-over
 // or restarted obligation is carried on from its stored stage: awaiting_claim answers from the
 // start, claimed means a missed expectation, so the crow is nudged (docs/nests-chat.md
-// "Obligations", "Who owns what").
+// "Obligations", "Who owns what"). An ask's obligation only has its deadline re-armed.
 import { LeaseKeeper, type LeaseTable } from "../../engine/lease.ts";
 import { describeError } from "../../base/describe-error.ts";
 import type { NestChat } from "../chat.ts";
 import type { MessageRecord } from "../message.ts";
 import type { NestRecord } from "../store.ts";
 import type { Deadlines } from "./deadlines.ts";
+import { isAskObligation } from "./ask-expiry.ts";
 import { OPEN_STAGES, watchObligationId, type ObligationRow, type ObligationsDeps } from "./stages.ts";
 
 /** What the watchdog does for an inspection it resumes (Watchdog implements it). */
@@ -94,6 +95,8 @@ export class Ownership {
 
   /** Carries a resumed obligation on from its stored stage. */
   private async drive(row: ObligationRow): Promise<void> {
+    // An ask waits only on its deadline: the timer reads the ask and expires it, or waits out the rest.
+    if (isAskObligation(row.id)) return this.deadlines.armAt(row.id, this.now());
     const request = await this.chat.get(row.requestId);
     const nest = await this.deps.nests.get(row.nestId);
     if (!request || !nest || !this.runner || (row.id === watchObligationId(row.requestId) && !this.watcher)) {

@@ -4,7 +4,7 @@
 // "Obligations: the loop's promises survive kill -9 and other instances").
 import type { Config } from "../../base/config.ts";
 import type { PrismaClient } from "../../generated/prisma/client.ts";
-import type { Tx } from "../../log/event-log.ts";
+import type { EventLog, Tx } from "../../log/event-log.ts";
 import { ConflictError } from "../../base/errors.ts";
 import { SERVICE_ROLE_NAMES } from "../../base/roster.ts";
 import type { MessageRecord, MessageRow } from "../message.ts";
@@ -18,6 +18,8 @@ export type Within = (tx: Tx, row: MessageRow) => Promise<void>;
 export interface ObligationsDeps {
   config: Config;
   prisma: PrismaClient;
+  /** Where an ask's expiry is appended (ask-expiry.ts). */
+  log: EventLog;
   nests: NestStore;
   instanceId: string;
   logLine: (line: string) => void;
@@ -47,11 +49,15 @@ function mayBeWatched(message: { kind: string; author: string; refersTo: string 
 }
 
 /** What a move leaves for this instance to do: hold the obligations it made, arm or drop deadlines. */
-export interface StageEffects {
+/** The obligations' lease and deadline timers, as the stages and the ask expiry use them (index.ts gives them). */
+export interface HeldTimers {
   /** This instance now drives `id` (it made it, so it holds its lease). */
   hold(id: string): void;
   leaseEnd(): Date;
   armAt(id: string, dueMs: number): void;
+}
+
+export interface StageEffects extends HeldTimers {
   disarm(requestId: string, respondent: string): void;
 }
 

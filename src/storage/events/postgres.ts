@@ -2,6 +2,7 @@
 // multi-row INSERT (one statement, its own transaction); a clash on (stream, seq) with another
 // instance re-reads the counters and tries again (seq-retry.ts). docs/architecture.md says why.
 import type pg from "pg";
+import { inPgTransaction } from "../pg-pool.ts";
 import type { PrismaClient } from "../../generated/prisma/client.ts";
 import { pgState, type StateReads, type StateTx } from "../flock-state.ts";
 import { GroupQueue, type Pending } from "./group-queue.ts";
@@ -29,7 +30,7 @@ export class PgEventStore implements EventStore {
 
   /**
    * The group commit's INSERT: one statement alone (its own transaction), or, when some event fans
-   * out to webhooks, in a transaction on a pool connection with the deliveries it causes.
+   * out to webhooks, in a transaction on a pool connection with its outbox rows.
    */
   private async groupInsert(values: unknown[], fansOut: boolean): Promise<Array<{ id: number; stream: string; seq: number; name: string; payload: string }>> {
     const query = {
@@ -152,25 +153,8 @@ export class PgEventStore implements EventStore {
     return rows;
   }
 
-  async writeState<T>(write: (tx: StateTx, client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    let broken: Error | undefined;
-    try {
-      await client.query("BEGIN");
-      try {
-        const result = await write(pgState(client), client);
-        await client.query("COMMIT");
-        return result;
-      } catch (error) {
-        await client.query("ROLLBACK").catch((rollbackError: unknown) => {
-          broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
-        });
-        throw error;
-      }
-    } finally {
-      // A connection whose ROLLBACK failed is dropped, never handed on mid-transaction.
-      client.release(broken);
-    }
+  writeState<T>(write: (tx: StateTx, client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return inPgTransaction(this.pool, (client) => write(pgState(client), client));
   }
 
   /** Inserts `events` after the stream's last seq, inside `client`'s open transaction. */

@@ -6,6 +6,7 @@ import Database from "better-sqlite3";
 import type { PrismaClient } from "../../generated/prisma/client.ts";
 import { sqliteState, type StateReads, type StateTx } from "../flock-state.ts";
 import { Gate } from "../gate.ts";
+import type { WriterLock } from "../writer-lock.ts";
 import { GroupQueue, type Pending } from "./group-queue.ts";
 import { retryOnSeqClash } from "./seq-retry.ts";
 import { SqliteOutbox, type OutboxRule } from "../webhook-outbox.ts";
@@ -29,7 +30,7 @@ const isoOf = (ts: string): string => (SQLITE_UTC_MS.test(ts) ? `${ts.slice(0, 2
 const fromSqlite = (row: SqliteRow): EventRow => ({ id: row.id, stream: row.stream, seq: row.seq, name: row.name, payload: row.payload, ts: isoOf(row.ts) });
 
 export class SqliteEventStore implements EventStore {
-  readonly gate = new Gate();
+  readonly gate: Gate;
   private readonly nextSeq = new Map<string, number>();
   private readonly queue = new GroupQueue((batch) => this.flush(batch));
   private writer: Database.Database | undefined;
@@ -50,7 +51,10 @@ export class SqliteEventStore implements EventStore {
     rotationCursor: (nestId, ring) => this.readingState((s) => s.rotationCursor(nestId, ring)),
   };
 
-  constructor(private readonly file: string) {}
+  /** `fileLock`: the database file's write lock shared with the webhook sender's thread (../writer-lock.ts). */
+  constructor(private readonly file: string, fileLock?: WriterLock) {
+    this.gate = new Gate(fileLock);
+  }
 
   /** Called with Prisma's connection once the adapter opens it. */
   attach(writer: Database.Database): void {
@@ -62,6 +66,13 @@ export class SqliteEventStore implements EventStore {
     this.writerState = sqliteState(writer);
     this.readerState = this.reader ? sqliteState(this.reader) : undefined;
     this.outbox = new SqliteOutbox(writer, () => this.outboxRule);
+  }
+
+  /** How many WAL pages a commit on this connection may leave before it checkpoints them (0: never; ../checkpointer.ts). */
+  autocheckpoint(pages: number): void {
+    // A closed connection has nothing left to checkpoint (the last close checkpointed everything).
+    if (!this.writer?.open) return;
+    this.writer.pragma(`wal_autocheckpoint = ${Math.max(0, Math.floor(pages))}`);
   }
 
   setOutbox(rule: OutboxRule): void {
