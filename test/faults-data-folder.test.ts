@@ -37,15 +37,16 @@ for (const fault of ["removed", "replaced"] as const) {
         mkdirSync(dir, { mode: 0o700 });
       }
       const lostAt = Date.now();
-      // Until it exits, every write is a 503 naming the storage, never a 202.
-      const answers: Array<{ status: number; body: any } | "refused"> = [];
+      // Writes go on until one finds the server gone. Stopping at the exit instead would make the
+      // verdict depend on where the exit falls: between two writes, the refusing window is unseen.
+      const answers: Array<{ sentAt: number; answer: { status: number; body: any } | "refused" }> = [];
       let readyz: number | undefined;
-      const exited = server.exited;
-      let gone = false;
-      void exited.then(() => (gone = true));
       const deadline = Date.now() + 20_000;
-      while (!gone && Date.now() < deadline) {
-        answers.push(await submit(server.url, `folder-after-${answers.length}`));
+      while (Date.now() < deadline) {
+        const sentAt = Date.now();
+        const answer = await submit(server.url, `folder-after-${answers.length}`);
+        answers.push({ sentAt, answer });
+        if (answer === "refused") break;
         try {
           readyz = (await fetch(`${server.url}/readyz`)).status;
         } catch {
@@ -53,17 +54,26 @@ for (const fault of ["removed", "replaced"] as const) {
         }
         await new Promise((r) => setTimeout(r, 50));
       }
-      const code = await exited;
+      const code = await server.exited;
       assert.is(code, 3, server.output().stderr);
       assert.ok(Date.now() - lostAt < 8_000, `exited ${Date.now() - lostAt} ms after the loss`);
-      // The watch looks once a second: a write may land before it notices, never after.
-      const firstRefusal = answers.findIndex((a) => a === "refused" || a.status !== 202);
-      assert.ok(firstRefusal >= 0, "writes stop being accepted");
-      for (const a of answers.slice(firstRefusal)) {
-        if (a === "refused") continue;
-        assert.is(a.status, 503, JSON.stringify(a.body));
-        assert.is(a.body.storage, "folder_lost");
-        assert.match(a.body.message, /^Storage is failing/);
+      assert.is(answers.at(-1)?.answer, "refused", "writes stop being accepted: the server went away");
+      // The watch looks once a second: a write may land before it notices, never after. When it
+      // noticed is the time on its "refusing writes" line (stderr echoes server.log once live);
+      // the fence goes up before that line is written.
+      const noticedLine = server.output().stderr.split("\n").find((l) => l.includes("refusing writes, stopping"));
+      assert.ok(noticedLine, server.output().stderr);
+      const noticedAt = Date.parse(noticedLine.split(" ")[0]!);
+      assert.ok(noticedAt >= lostAt - 5 && noticedAt - lostAt < 8_000, `noticed ${noticedAt - lostAt} ms after the loss`);
+      const firstRefusal = answers.findIndex((a) => a.answer === "refused" || a.answer.status !== 202);
+      for (const { sentAt } of answers.slice(0, firstRefusal)) {
+        assert.ok(sentAt <= noticedAt + 1, `a write sent ${sentAt - noticedAt} ms after the server noticed was accepted`);
+      }
+      for (const { answer } of answers.slice(firstRefusal)) {
+        if (answer === "refused") continue;
+        assert.is(answer.status, 503, JSON.stringify(answer.body));
+        assert.is(answer.body.storage, "folder_lost");
+        assert.match(answer.body.message, /^Storage is failing/);
       }
       if (readyz !== undefined) assert.ok(readyz === 503 || readyz === 200);
       const failure = lastJsonLine(server.output().stderr);
