@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Writes test/fixtures/upgrade/<name>.db: a database made by an earlier state of crows, for the
+# Writes test/fixtures/upgrade/<name>.sql: a database made by an earlier state of crows, as SQL, for the
 # upgrade test (test/upgrade-fixtures.test.ts; docs/operations.md "Upgrades and release fixtures").
 #
 #   scripts/upgrade-fixture.sh v0.2.0          # a release tag (or any commit)
@@ -7,12 +7,14 @@
 # It checks the commit out with `git worktree add` in a temporary folder, reuses this checkout's
 # node_modules (nothing is fetched), generates that commit's Prisma client, runs its server on
 # loopback with the offline model, finishes three lists through owner verdicts and leaves three
-# running on pending approvals, stops it, and copies the database with VACUUM INTO.
+# running on pending approvals, stops it, and writes the database as SQL text with `sqlite3 .dump`
+# (the test restores it; a dump is reviewable in a diff and is not a file a run makes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REF=${1:?usage: scripts/upgrade-fixture.sh TAG-OR-COMMIT}
 NAME=$(printf '%s' "$REF" | tr -c 'A-Za-z0-9._-' '_')
-OUT="test/fixtures/upgrade/$NAME.db"
+OUT="test/fixtures/upgrade/$NAME.sql"
+command -v sqlite3 >/dev/null || { echo "upgrade-fixture: needs the sqlite3 shell (apt-get install sqlite3)" >&2; exit 1; }
 [ -e "$OUT" ] && { echo "upgrade-fixture: $OUT exists" >&2; exit 1; }
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/crows-fixture.XXXXXX")
 TREE="$WORK/tree"
@@ -34,5 +36,5 @@ URL=$(grep -oE 'http://127\.0\.0\.1:[0-9]+' "$WORK/out" | head -1)
 [ -n "$URL" ] || { cat "$WORK/out" >&2; echo "upgrade-fixture: the old server did not start" >&2; exit 1; }
 node scripts/upgrade-fixture-drive.mjs "$URL" "$DATA/crows.db"
 kill -TERM "$PID"; wait "$PID" 2>/dev/null || true; PID=
-node -e 'const D=require("better-sqlite3"); const db=new D(process.argv[1]); db.prepare("VACUUM INTO ?").run(process.argv[2]); db.close()' "$DATA/crows.db" "$OUT"
+sqlite3 "$DATA/crows.db" .dump >"$OUT.partial" && mv "$OUT.partial" "$OUT"
 echo "upgrade-fixture: wrote $OUT from $(git rev-parse --short "$REF")" >&2

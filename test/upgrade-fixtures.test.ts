@@ -1,13 +1,13 @@
-// Upgrades: each database under test/fixtures/upgrade/ was written by an earlier state of crows,
-// named by its commit or release tag (docs/operations.md "Upgrades and release fixtures" says how one is made).
-// The current server opens a copy and migrates it; the trust ledger is unchanged by the migration
+// Upgrades: each SQL dump under test/fixtures/upgrade/ is a database written by an earlier state of
+// crows, named by its commit or release tag (docs/operations.md "Upgrades and release fixtures" says
+// how one is made). The test restores it into a fresh file, and the current server opens and migrates it; the trust ledger is unchanged by the migration
 // (its history's entries gain their approvals' deciders);
 // every stored event is still there byte for byte (and a finished list's replay over GET
 // /api/events is exactly frame() of its stored events); the lists left running resume and finish.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import http from "node:http";
-import { copyFileSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -76,7 +76,17 @@ function replay(url: string, expectedLength: number): Promise<Buffer> {
   });
 }
 
-const fixtures = readdirSync(FIXTURES).filter((f) => f.endsWith(".db")).sort();
+const fixtures = readdirSync(FIXTURES).filter((f) => f.endsWith(".sql")).sort();
+
+/** The database a fixture's dump describes, as `sqlite3 .dump` wrote it from the old server's file. */
+function restore(fixture: string, file: string): void {
+  const db = new Database(file);
+  try {
+    db.exec(readFileSync(path.join(FIXTURES, fixture), "utf8"));
+  } finally {
+    db.close();
+  }
+}
 
 test("there is a fixture for the first landing and for the last release", () => {
   assert.ok(fixtures.length >= 2, fixtures.join(", "));
@@ -87,7 +97,7 @@ for (const fixture of fixtures) {
     const dir = mkdtempSync(path.join(os.tmpdir(), "crows-upgrade-"));
     const file = path.join(dir, "crows.db");
     try {
-      copyFileSync(path.join(FIXTURES, fixture), file);
+      restore(fixture, file);
       const before = read(file);
       assert.ok(before.running.length > 0 && before.finished.length > 0 && before.trustEntries.length > 0, "the fixture holds running and finished lists and trust history");
 
