@@ -58,6 +58,8 @@ export interface Config {
   publicHosts: string[];
   /** How long a claimed nest request may go without a deliver before the harness nudges its crow. */
   nudgeAfterMs: number;
+  /** How long a request (its headers and body) may take to arrive before its 408 (docs/security.md). */
+  requestTimeoutMs: number;
   /** How long a GraphQL query may run before it is stopped (docs/security.md). */
   graphqlDeadlineMs: number;
   /** The largest GraphQL answer, in bytes of JSON. */
@@ -190,6 +192,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     corsOrigins: origins(env, "CROWS_CORS_ORIGINS"),
     publicHosts: list(env, "CROWS_PUBLIC_HOSTS").map((h) => h.toLowerCase()),
     nudgeAfterMs: int(env, "CROWS_NUDGE_AFTER_MS", 120_000, 10),
+    requestTimeoutMs: int(env, "CROWS_REQUEST_TIMEOUT_MS", 30_000, 100, 3_600_000),
     graphqlDeadlineMs: int(env, "CROWS_GRAPHQL_DEADLINE_MS", 10_000, 10),
     graphqlMaxAnswerBytes: int(env, "CROWS_GRAPHQL_MAX_ANSWER_BYTES", 16_000_000, 1_000),
     maxStreams: optionalInt(env, "CROWS_MAX_STREAMS", 1),

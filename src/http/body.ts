@@ -1,14 +1,16 @@
 // Request bodies, read once with one size limit for every endpoint (REST and GraphQL alike, so a
 // GraphQL variable cannot be larger than a REST body). A body over the limit is a 413; the rest of
-// it is read and dropped first (up to a cap), so the client gets the answer instead of a reset,
-// and the connection closes so nothing half-read is left on it.
+// it is read and dropped first (up to a cap or a time), so a client that sends it all gets the
+// answer instead of a reset, and the connection closes so nothing half-read is left on it. A client
+// that declared a length and waits before sending (or sends slowly) gets the answer at the cap or
+// the time, then the close: never a close with no answer.
 import type http from "node:http";
 import { HttpError } from "./http-error.ts";
 import { decodeBody, refuseUnstorable } from "./unstorable-text.ts";
 import { refuseTooDeep } from "./json-depth.ts";
 
 export const MAX_BODY_BYTES = 1_000_000;
-/** How much of an oversized body is drained before answering; past it the socket is cut. */
+/** How much of an oversized body is drained before answering; past it the answer goes at once. */
 const DRAIN_CAP_BYTES = 16_000_000;
 const DRAIN_TIMEOUT_MS = 3_000;
 
@@ -23,10 +25,15 @@ export function declaredTooLarge(req: http.IncomingMessage): boolean {
   return Number.isFinite(declared) && declared > MAX_BODY_BYTES;
 }
 
-/** Reads and drops what is left of the body, so the 413 reaches the client before the close. */
-export async function drain(req: http.IncomingMessage): Promise<void> {
-  if (req.complete || req.destroyed) return;
-  await new Promise<void>((resolve) => {
+/**
+ * Reads and drops what is left of the body, so a refusal reaches the client before the close.
+ * Whether the whole body was read: when not (past the cap or the time), the answer must close the
+ * connection, since the rest of the body is still on it.
+ */
+export async function drain(req: http.IncomingMessage): Promise<boolean> {
+  if (req.complete) return true;
+  if (req.destroyed) return false;
+  return new Promise<boolean>((resolve) => {
     let seen = 0;
     const done = () => {
       clearTimeout(timer);
@@ -34,19 +41,13 @@ export async function drain(req: http.IncomingMessage): Promise<void> {
       req.off("end", done);
       req.off("error", done);
       req.off("close", done);
-      resolve();
+      resolve(req.complete);
     };
     const count = (chunk: Buffer) => {
       seen += chunk.length;
-      if (seen > DRAIN_CAP_BYTES) {
-        req.socket.destroy(); // a body this large is not a mistake worth answering
-        done();
-      }
+      if (seen > DRAIN_CAP_BYTES) done();
     };
-    const timer = setTimeout(() => {
-      req.socket.destroy();
-      done();
-    }, DRAIN_TIMEOUT_MS);
+    const timer = setTimeout(done, DRAIN_TIMEOUT_MS);
     req.on("data", count);
     req.once("end", done);
     req.once("error", done);

@@ -239,8 +239,8 @@ export class AccessGate {
         throw tooLarge();
       }
       if (!isJson(req.headers["content-type"])) {
-        await drain(req);
-        throw new HttpError(415, "Send the body as application/json.", {}, { accept: "application/json" });
+        const whole = await drain(req);
+        throw new HttpError(415, "Send the body as application/json.", {}, { accept: "application/json", ...(whole ? {} : { connection: "close" }) });
       }
     }
     return "continue";
