@@ -1,9 +1,10 @@
 // Upgrades: each SQL dump under test/fixtures/upgrade/ is a database written by an earlier state of
 // crows, named by its commit or release tag (docs/operations.md "Upgrades and release fixtures" says
-// how one is made). The test restores it into a fresh file, and the current server opens and migrates it; the trust ledger is unchanged by the migration
-// (its history's entries gain their approvals' deciders);
-// every stored event is still there byte for byte (and a finished list's replay over GET
-// /api/events is exactly frame() of its stored events); the lists left running resume and finish.
+// how one is made). The test restores it into a fresh file, and the current server opens and
+// migrates it: the trust ledger is unchanged by the migration (its history's entries gain their
+// approvals' deciders); every stored event is still there byte for byte (and a finished list's
+// replay over GET /api/events is exactly frame() of its stored events); the lists left running
+// resume and finish.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import http from "node:http";

@@ -93,28 +93,26 @@ export async function startServer(app: App): Promise<RunningServer> {
   // requireHostHeader off: a request without Host reaches the access check and gets its JSON 421.
   // A request must arrive whole in CROWS_REQUEST_TIMEOUT_MS (Node's default is 5 minutes): a client
   // that stops halfway through its headers or body holds a connection that long, then gets its 408.
-  const server = http.createServer(
-    { requireHostHeader: false, ...arrivalTimes(app.config.requestTimeoutMs) },
-    (req, res) => {
-      if (stopping) return sendError(res, whileStopping());
-      void (async () => {
-        try {
-          const url = parseTarget(req.url);
-          if ((await gate.admit(req, res, url)) === "answered") return;
-          // A fenced data folder (gone or replaced) takes no more writes: a 503 before anything runs.
-          if (!READ_METHODS.has(req.method ?? "GET")) app.database.health.assertWritable();
-          // A 429 or 503 past a stream cap; a GraphQL subscription takes its slot once its body is read.
-          if (!isGraphQLPath(url.pathname) && asksForStream(url.pathname, req.headers.accept)) streams.admit(req, res);
-          const handler = handlers.find((h) => h.matches(url.pathname));
-          if (!handler) throw notFound();
-          await handler.serve(req, res, url);
-        } catch (error) {
-          app.database.health.note(error);
-          sendError(res, error, app.logLine);
-        }
-      })();
-    },
-  );
+  const options = { requireHostHeader: false, ...arrivalTimes(app.config.requestTimeoutMs) };
+  const server = http.createServer(options, (req, res) => {
+    if (stopping) return sendError(res, whileStopping());
+    void (async () => {
+      try {
+        const url = parseTarget(req.url);
+        if ((await gate.admit(req, res, url)) === "answered") return;
+        // A fenced data folder (gone or replaced) takes no more writes: a 503 before anything runs.
+        if (!READ_METHODS.has(req.method ?? "GET")) app.database.health.assertWritable();
+        // A 429 or 503 past a stream cap; a GraphQL subscription takes its slot once its body is read.
+        if (!isGraphQLPath(url.pathname) && asksForStream(url.pathname, req.headers.accept)) streams.admit(req, res);
+        const handler = handlers.find((h) => h.matches(url.pathname));
+        if (!handler) throw notFound();
+        await handler.serve(req, res, url);
+      } catch (error) {
+        app.database.health.note(error);
+        sendError(res, error, app.logLine);
+      }
+    })();
+  });
   // A request the HTTP parser itself rejects (a broken request line or header) still gets JSON.
   server.on("clientError", (error: NodeJS.ErrnoException, socket) => {
     if (!socket.writable || error.code === "ECONNRESET") {
