@@ -58,7 +58,11 @@ async function get(s: Served, p: string): Promise<number> {
 }
 
 async function gql(s: Served, query: string): Promise<number> {
-  const res = await fetch(s.server.url + "/graphql", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query }) });
+  const res = await fetch(s.server.url + "/graphql", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ query }),
+  });
   const text = await res.text();
   if (!res.ok || text.includes('"errors"')) throw new Error(`graphql: ${res.status} ${text.slice(0, 300)}`);
   return text.length;
@@ -85,18 +89,65 @@ const CASES: Case[] = [
   { label: "GET /api/trust", run: (s) => get(s, "/api/trust") },
   { label: "GET /api/nests/todo/messages?limit=50", run: (s) => get(s, "/api/nests/todo/messages?limit=50") },
   { label: "GET /api/trust/history?limit=100", run: (s) => get(s, `/api/trust/history?limit=${MAX_PAGE}`) },
-  { label: "listsConnection(first: 20)", run: (s) => gql(s, "{ listsConnection(first: 20) { edges { node { id status requester } } pageInfo { hasNextPage endCursor } } }") },
-  { label: "listsConnection(first: 20, requester)", run: (s) => gql(s, '{ listsConnection(first: 20, requester: "requester-7", status: finished) { edges { node { id } } pageInfo { endCursor } } }') },
+  {
+    label: "listsConnection(first: 20)",
+    run: (s) =>
+      gql(
+        s,
+        "{ listsConnection(first: 20) { edges { node { id status requester } } pageInfo { hasNextPage endCursor } } }",
+      ),
+  },
+  {
+    label: "listsConnection(first: 20, requester)",
+    run: (s) =>
+      gql(
+        s,
+        '{ listsConnection(first: 20, requester: "requester-7", status: finished) { edges { node { id } } pageInfo { endCursor } } }',
+      ),
+  },
   { label: "listsConnection totalCount", run: (s) => gql(s, "{ listsConnection(first: 1) { totalCount } }") },
-  { label: "list.itemsConnection(first: 20)", run: (s, l) => gql(s, `{ list(id: "${l}") { itemsConnection(first: 20) { edges { node { id stage mode } } totalCount } } }`) },
-  { label: "eventsConnection(first: 20)", run: (s, l) => gql(s, `{ eventsConnection(listId: "${l}", first: 20) { edges { node { seq name payload } } totalCount } }`) },
-  { label: "messagesConnection(last: 50)", run: (s) => gql(s, '{ messagesConnection(nestId: "todo", last: 50) { edges { node { msgId kind text } } pageInfo { startCursor } totalCount } }') },
-  { label: "trustHistory(first: 20)", run: (s) => gql(s, "{ trustHistory(first: 20) { edges { node { id verdict } } totalCount } }") },
-  { label: "trustHistory(last: 20, holder)", run: (s) => gql(s, '{ trustHistory(last: 20, holder: "Hugin") { edges { node { id verdict } } } }') },
-  { label: "TrustRecord.historyConnection(last: 20)", run: (s) => gql(s, "{ trust { holder historyConnection(last: 20) { edges { node { id } } totalCount } } }") },
-  { label: "approvalsConnection(first: 20, pending)", run: (s) => gql(s, "{ approvalsConnection(first: 20, status: pending) { edges { node { id } } totalCount } }") },
-  { label: "approvalsConnection(first: 20)", run: (s) => gql(s, "{ approvalsConnection(first: 20) { edges { node { id itemId } } } }") },
-  { label: "approvalsConnection totalCount (all)", run: (s) => gql(s, "{ approvalsConnection(first: 1) { totalCount } }") },
+  {
+    label: "list.itemsConnection(first: 20)",
+    run: (s, l) =>
+      gql(s, `{ list(id: "${l}") { itemsConnection(first: 20) { edges { node { id stage mode } } totalCount } } }`),
+  },
+  {
+    label: "eventsConnection(first: 20)",
+    run: (s, l) =>
+      gql(s, `{ eventsConnection(listId: "${l}", first: 20) { edges { node { seq name payload } } totalCount } }`),
+  },
+  {
+    label: "messagesConnection(last: 50)",
+    run: (s) =>
+      gql(
+        s,
+        '{ messagesConnection(nestId: "todo", last: 50) { edges { node { msgId kind text } } pageInfo { startCursor } totalCount } }',
+      ),
+  },
+  {
+    label: "trustHistory(first: 20)",
+    run: (s) => gql(s, "{ trustHistory(first: 20) { edges { node { id verdict } } totalCount } }"),
+  },
+  {
+    label: "trustHistory(last: 20, holder)",
+    run: (s) => gql(s, '{ trustHistory(last: 20, holder: "Hugin") { edges { node { id verdict } } } }'),
+  },
+  {
+    label: "TrustRecord.historyConnection(last: 20)",
+    run: (s) => gql(s, "{ trust { holder historyConnection(last: 20) { edges { node { id } } totalCount } } }"),
+  },
+  {
+    label: "approvalsConnection(first: 20, pending)",
+    run: (s) => gql(s, "{ approvalsConnection(first: 20, status: pending) { edges { node { id } } totalCount } }"),
+  },
+  {
+    label: "approvalsConnection(first: 20)",
+    run: (s) => gql(s, "{ approvalsConnection(first: 20) { edges { node { id itemId } } } }"),
+  },
+  {
+    label: "approvalsConnection totalCount (all)",
+    run: (s) => gql(s, "{ approvalsConnection(first: 1) { totalCount } }"),
+  },
   { label: "POST /api/lists", run: (s) => postList(s) },
 ];
 
@@ -106,7 +157,10 @@ try {
   // Each folder is migrated by starting an app on it once, then filled: the aged one to EVENTS, the
   // fresh one with the least that fills every answer (the same holders and task types, a short log).
   const built: Record<string, { listIds: string[]; events: number }> = {};
-  for (const [name, dir, sizes] of [["fresh", freshDir, sizesFor(0)], ["aged", agedDir, sizesFor(EVENTS)]] as const) {
+  for (const [name, dir, sizes] of [
+    ["fresh", freshDir, sizesFor(0)],
+    ["aged", agedDir, sizesFor(EVENTS)],
+  ] as const) {
     await (await createApp(loadConfig({ CROWS_PORT: "0", CROWS_DATA_DIR: dir }), { logLine: quiet })).close();
     const t0 = Date.now();
     built[name] = age(path.join(dir, "crows.db"), sizes);
@@ -124,7 +178,9 @@ try {
 
   // Medians, and the ratio of the fastest rounds too: on a shared machine the best round is the
   // request's own cost with the least of everyone else's load in it.
-  console.log(`\n${"request".padEnd(44)} ${"fresh ms".padStart(9)} ${"aged ms".padStart(9)} ${"aged/fresh".padStart(10)} ${"(fastest)".padStart(9)} ${"bytes fresh/aged".padStart(18)}`);
+  console.log(
+    `\n${"request".padEnd(44)} ${"fresh ms".padStart(9)} ${"aged ms".padStart(9)} ${"aged/fresh".padStart(10)} ${"(fastest)".padStart(9)} ${"bytes fresh/aged".padStart(18)}`,
+  );
   for (const c of CASES) {
     const f: number[] = [];
     const a: number[] = [];
@@ -152,10 +208,15 @@ try {
     await new Promise((r) => setTimeout(r, 2000));
     global.gc?.();
     const idle = process.memoryUsage();
-    console.log(`\nserver idle: RSS ${(idle.rss / 1e6).toFixed(0)} MB, live heap ${(idle.heapUsed / 1e6).toFixed(0)} MB (the bench's client runs in the same process)`);
+    console.log(
+      `\nserver idle: RSS ${(idle.rss / 1e6).toFixed(0)} MB, live heap ${(idle.heapUsed / 1e6).toFixed(0)} MB (the bench's client runs in the same process)`,
+    );
     const lastId = built.aged!.events;
     // A tenth of the log, then all of it: memory that stays flat is the same for both.
-    for (const [label, after] of [["the newest tenth", Math.floor(lastId * 0.9)], ["the whole log", 0]] as const) {
+    for (const [label, after] of [
+      ["the newest tenth", Math.floor(lastId * 0.9)],
+      ["the whole log", 0],
+    ] as const) {
       global.gc?.();
       let peakRss = process.memoryUsage().rss;
       let peakLive = 0;

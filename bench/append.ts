@@ -26,7 +26,12 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const STREAMS = 100;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const rate = (n: number, ms: number) => n / (ms / 1000);
-const payload = (i: number) => ({ list_id: "bench", i, note: "an ordinary event payload of modest size", ts: new Date().toISOString() });
+const payload = (i: number) => ({
+  list_id: "bench",
+  i,
+  note: "an ordinary event payload of modest size",
+  ts: new Date().toISOString(),
+});
 
 async function timed(run: () => Promise<void> | void): Promise<number> {
   const t0 = performance.now();
@@ -61,13 +66,19 @@ async function measureLog(database: DatabaseHandle, tag: string): Promise<Omit<F
   const withState = await timed(async () => {
     for (let i = 0; i < state; i++) {
       await log.appendWith(`bench:${tag}:state`, async (tx) => {
-        await tx.requester.upsert({ where: { name: `bench-${tag}` }, create: { name: `bench-${tag}` }, update: { pranks: i } });
+        await tx.requester.upsert({
+          where: { name: `bench-${tag}` },
+          create: { name: `bench-${tag}` },
+          update: { pranks: i },
+        });
         return [{ name: "bench.tick", payload: payload(i) }];
       });
     }
   });
   const listId = `bench-${tag}`;
-  await database.prisma.todoList.create({ data: { id: listId, requester: "bench", text: "x", tokenBudget: 1_000_000 } });
+  await database.prisma.todoList.create({
+    data: { id: listId, requester: "bench", text: "x", tokenBudget: 1_000_000 },
+  });
   const withLogState = await timed(async () => {
     for (let i = 0; i < state; i++) {
       await log.appendState(`bench:${tag}:logstate`, async (tx) => {
@@ -89,7 +100,9 @@ async function sqliteRound(round: number): Promise<Figures & { synchronous: numb
   try {
     const database = await openDatabase(loadConfig({ CROWS_DATA_DIR: dir }));
     const prisma = database.prisma;
-    const synchronous = Number(((await prisma.$queryRawUnsafe("PRAGMA synchronous")) as Array<{ synchronous: bigint }>)[0]!.synchronous);
+    const synchronous = Number(
+      ((await prisma.$queryRawUnsafe("PRAGMA synchronous")) as Array<{ synchronous: bigint }>)[0]!.synchronous,
+    );
     // Raw: its own file with the same schema (copied from the migrated one) and pragmas.
     const rawDir = mkdtempSync(path.join(os.tmpdir(), "crows-bench-raw-"));
     await (await openDatabase(loadConfig({ CROWS_DATA_DIR: rawDir }))).close();
@@ -108,7 +121,9 @@ async function sqliteRound(round: number): Promise<Figures & { synchronous: numb
     const raw = await timed(() => {
       for (let i = 0; i < EVENTS; i++) once("bench:raw", i);
     });
-    db.prepare(`INSERT INTO "TodoList" ("id", "requester", "text", "tokenBudget") VALUES ('raw', 'bench', 'x', 1000000)`).run();
+    db.prepare(
+      `INSERT INTO "TodoList" ("id", "requester", "text", "tokenBudget") VALUES ('raw', 'bench', 'x', 1000000)`,
+    ).run();
     const addTokens = db.prepare(`UPDATE "TodoList" SET "tokensUsed" = "tokensUsed" + ? WHERE "id" = ?`);
     const onceWithState = db.transaction((stream: string, i: number) => {
       addTokens.run(3, "raw");
@@ -137,26 +152,52 @@ async function pgRound(adminUrl: string, round: number): Promise<Figures> {
     const raw = await timed(async () => {
       for (let i = 0; i < EVENTS; i++) {
         await client.query("BEGIN");
-        const { rows } = await client.query({ name: "last", text: `SELECT MAX("seq") AS seq FROM "Event" WHERE "stream" = $1`, values: ["bench:raw"] });
+        const { rows } = await client.query({
+          name: "last",
+          text: `SELECT MAX("seq") AS seq FROM "Event" WHERE "stream" = $1`,
+          values: ["bench:raw"],
+        });
         await client.query({
           name: "insert",
           text: `INSERT INTO "Event" ("stream", "seq", "name", "payload", "ts") VALUES ($1, $2, $3, $4, $5)`,
-          values: ["bench:raw", (rows[0]?.seq ?? 0) + 1, "bench.tick", JSON.stringify(payload(i)), new Date().toISOString()],
+          values: [
+            "bench:raw",
+            (rows[0]?.seq ?? 0) + 1,
+            "bench.tick",
+            JSON.stringify(payload(i)),
+            new Date().toISOString(),
+          ],
         });
         await client.query("COMMIT");
       }
     });
-    await client.query(`INSERT INTO "TodoList" ("id", "requester", "text", "tokenBudget") VALUES ('raw', 'bench', 'x', 1000000)`);
+    await client.query(
+      `INSERT INTO "TodoList" ("id", "requester", "text", "tokenBudget") VALUES ('raw', 'bench', 'x', 1000000)`,
+    );
     const states = Math.min(EVENTS, 1000);
     const rawState = await timed(async () => {
       for (let i = 0; i < states; i++) {
         await client.query("BEGIN");
-        await client.query({ name: "tokens", text: `UPDATE "TodoList" SET "tokensUsed" = "tokensUsed" + $1 WHERE "id" = $2`, values: [3, "raw"] });
-        const { rows } = await client.query({ name: "last", text: `SELECT MAX("seq") AS seq FROM "Event" WHERE "stream" = $1`, values: ["bench:raw-state"] });
+        await client.query({
+          name: "tokens",
+          text: `UPDATE "TodoList" SET "tokensUsed" = "tokensUsed" + $1 WHERE "id" = $2`,
+          values: [3, "raw"],
+        });
+        const { rows } = await client.query({
+          name: "last",
+          text: `SELECT MAX("seq") AS seq FROM "Event" WHERE "stream" = $1`,
+          values: ["bench:raw-state"],
+        });
         await client.query({
           name: "insert",
           text: `INSERT INTO "Event" ("stream", "seq", "name", "payload", "ts") VALUES ($1, $2, $3, $4, $5)`,
-          values: ["bench:raw-state", (rows[0]?.seq ?? 0) + 1, "bench.tick", JSON.stringify(payload(i)), new Date().toISOString()],
+          values: [
+            "bench:raw-state",
+            (rows[0]?.seq ?? 0) + 1,
+            "bench.tick",
+            JSON.stringify(payload(i)),
+            new Date().toISOString(),
+          ],
         });
         await client.query("COMMIT");
       }
@@ -175,18 +216,35 @@ function report(title: string, rounds: Figures[]) {
   const fmt = (n: number) => n.toFixed(0).padStart(7);
   console.log(title);
   console.log(`  raw driver, one tx per event:        ${fmt(m((f) => f.raw))} events/s  (baseline)`);
-  console.log(`  EventLog.append, sequential:         ${fmt(m((f) => f.log))} events/s  ${m((f) => f.log / f.raw).toFixed(2)}x raw  (goal >= 0.5x)`);
-  console.log(`  EventLog.append, ${STREAMS} streams at once: ${fmt(m((f) => f.concurrent))} events/s  ${m((f) => f.concurrent / f.raw).toFixed(2)}x raw  (group commit)`);
-  console.log(`  appendWith + a state write (Prisma tx): ${fmt(m((f) => f.withState))} events/s  ${m((f) => f.withState / f.raw).toFixed(2)}x raw`);
-  console.log(`  appendState + a state write (log's own statements): ${fmt(m((f) => f.withLogState))} events/s  ${m((f) => f.withLogState / f.raw).toFixed(2)}x raw`);
-  console.log(`  raw driver, the same state write in each tx: ${fmt(m((f) => f.rawState))} events/s  (baseline for the state rows)`);
-  console.log(`    Prisma tx ${m((f) => f.withState / f.rawState).toFixed(2)}x, appendState ${m((f) => f.withLogState / f.rawState).toFixed(2)}x raw with state`);
-  console.log(`  runs (raw / seq / concurrent / state / log state / raw state): ${rounds.map((f) => [f.raw, f.log, f.concurrent, f.withState, f.withLogState, f.rawState].map((n) => n.toFixed(0)).join("/")).join(", ")}`);
+  console.log(
+    `  EventLog.append, sequential:         ${fmt(m((f) => f.log))} events/s  ${m((f) => f.log / f.raw).toFixed(2)}x raw  (goal >= 0.5x)`,
+  );
+  console.log(
+    `  EventLog.append, ${STREAMS} streams at once: ${fmt(m((f) => f.concurrent))} events/s  ${m((f) => f.concurrent / f.raw).toFixed(2)}x raw  (group commit)`,
+  );
+  console.log(
+    `  appendWith + a state write (Prisma tx): ${fmt(m((f) => f.withState))} events/s  ${m((f) => f.withState / f.raw).toFixed(2)}x raw`,
+  );
+  console.log(
+    `  appendState + a state write (log's own statements): ${fmt(m((f) => f.withLogState))} events/s  ${m((f) => f.withLogState / f.raw).toFixed(2)}x raw`,
+  );
+  console.log(
+    `  raw driver, the same state write in each tx: ${fmt(m((f) => f.rawState))} events/s  (baseline for the state rows)`,
+  );
+  console.log(
+    `    Prisma tx ${m((f) => f.withState / f.rawState).toFixed(2)}x, appendState ${m((f) => f.withLogState / f.rawState).toFixed(2)}x raw with state`,
+  );
+  console.log(
+    `  runs (raw / seq / concurrent / state / log state / raw state): ${rounds.map((f) => [f.raw, f.log, f.concurrent, f.withState, f.withLogState, f.rawState].map((n) => n.toFixed(0)).join("/")).join(", ")}`,
+  );
 }
 
 const sqlite = [];
 for (let r = 0; r < ROUNDS; r++) sqlite.push(await sqliteRound(r));
-report(`SQLite append, ${EVENTS} events, median of ${ROUNDS} (WAL, synchronous as crows opens it, PRAGMA says ${sqlite[0]!.synchronous})`, sqlite);
+report(
+  `SQLite append, ${EVENTS} events, median of ${ROUNDS} (WAL, synchronous as crows opens it, PRAGMA says ${sqlite[0]!.synchronous})`,
+  sqlite,
+);
 
 const adminUrl = process.env.BENCH_PG_URL ?? process.env.CROWS_TEST_PG_URL;
 if (adminUrl) {

@@ -19,7 +19,12 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const MODES = ["thread", "inline"] as const;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 // The size of a flock event with its state row (an item.answered with its answer, ~1 KB).
-const payload = (i: number) => ({ list_id: "bench", item_id: `bench-${i % 50}`, answer: "a crow's answer of ordinary length ".repeat(25), i });
+const payload = (i: number) => ({
+  list_id: "bench",
+  item_id: `bench-${i % 50}`,
+  answer: "a crow's answer of ordinary length ".repeat(25),
+  i,
+});
 
 interface Round {
   wallMs: number;
@@ -58,7 +63,10 @@ for (let r = 0; r < ROUNDS; r++) {
 const figure = (mode: string, pick: (r: Round) => number) => median(results.get(mode)!.map(pick));
 const base = (pick: (r: Round) => number) => figure("inline", pick);
 for (const mode of MODES) {
-  const vs = (pick: (r: Round) => number) => (mode === "inline" ? "baseline" : `${(((figure(mode, pick) - base(pick)) / base(pick)) * 100).toFixed(0)}% vs inline`);
+  const vs = (pick: (r: Round) => number) =>
+    mode === "inline"
+      ? "baseline"
+      : `${(((figure(mode, pick) - base(pick)) / base(pick)) * 100).toFixed(0)}% vs inline`;
   console.log(
     `${EVENTS} sequential appends, checkpoints ${mode}: wall ${figure(mode, (r) => r.wallMs).toFixed(0)} ms (${vs((r) => r.wallMs)}), ` +
       `slowest append ${figure(mode, (r) => r.slowestMs).toFixed(1)} ms (${vs((r) => r.slowestMs)}), ` +

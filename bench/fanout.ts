@@ -135,14 +135,19 @@ async function runCrows(child: ChildProcess): Promise<Stats & { sent: number }> 
   const server = await startTestServer();
   try {
     const ids = Array.from({ length: LISTS }, (_, i) => `fan-${i}`);
-    for (const id of ids) await server.app.prisma.todoList.create({ data: { id, requester: "bench", text: "-", tokenBudget: 1, status: "finished" } });
+    for (const id of ids)
+      await server.app.prisma.todoList.create({
+        data: { id, requester: "bench", text: "-", tokenBudget: 1, status: "finished" },
+      });
     const urls = Array.from({ length: SUBSCRIBERS }, (_, i) => `${server.url}/api/events?list_id=${ids[i % LISTS]}`);
     const opened = await ask<number>(child, { open: { urls } }, "opened");
     if (opened < SUBSCRIBERS) console.log(`  (only ${opened} of ${SUBSCRIBERS} connections opened)`);
     await sleep(500);
     await ask(child, { reset: true }, "reset");
     const log = server.app.log;
-    const sent = await drive((list, payload) => log.append(`list:${ids[list]}`, "bench.tick", JSON.parse(payload) as object));
+    const sent = await drive((list, payload) =>
+      log.append(`list:${ids[list]}`, "bench.tick", JSON.parse(payload) as object),
+    );
     await sleep(2000);
     const stats = await ask<Stats>(child, { report: true }, "stats");
     return { ...stats, sent };
@@ -188,12 +193,18 @@ async function idleBytes(): Promise<number> {
   const server = await startTestServer();
   const child = fork(fileURLToPath(import.meta.url), ["clients"], { execArgv: ["--import", "tsx"] });
   try {
-    await server.app.prisma.todoList.create({ data: { id: "idle", requester: "bench", text: "-", tokenBudget: 1, status: "finished" } });
+    await server.app.prisma.todoList.create({
+      data: { id: "idle", requester: "bench", text: "-", tokenBudget: 1, status: "finished" },
+    });
     gc();
     await sleep(200);
     gc();
     const before = process.memoryUsage();
-    await ask(child, { open: { urls: Array.from({ length: IDLE }, () => `${server.url}/api/events?list_id=idle`) } }, "opened");
+    await ask(
+      child,
+      { open: { urls: Array.from({ length: IDLE }, () => `${server.url}/api/events?list_id=idle`) } },
+      "opened",
+    );
     await sleep(1000);
     gc();
     await sleep(200);
@@ -208,11 +219,16 @@ async function idleBytes(): Promise<number> {
 }
 
 async function main() {
-  console.log(`fan-out: ${SUBSCRIBERS} subscribers over ${LISTS} lists, ${RATE} events/s offered for ${SECONDS} s, median of ${ROUNDS}`);
+  console.log(
+    `fan-out: ${SUBSCRIBERS} subscribers over ${LISTS} lists, ${RATE} events/s offered for ${SECONDS} s, median of ${ROUNDS}`,
+  );
   const crows: Array<Stats & { sent: number }> = [];
   const bare: Array<Stats & { sent: number }> = [];
   for (let r = 0; r < ROUNDS; r++) {
-    for (const [side, run, into] of [["bare", runBare, bare], ["crows", runCrows, crows]] as const) {
+    for (const [side, run, into] of [
+      ["bare", runBare, bare],
+      ["crows", runCrows, crows],
+    ] as const) {
       if (process.env.BENCH_ONLY && process.env.BENCH_ONLY !== side) continue;
       const child = fork(fileURLToPath(import.meta.url), ["clients"], { execArgv: ["--import", "tsx"] });
       try {
@@ -221,17 +237,27 @@ async function main() {
         child.send({ close: true });
       }
       const last = into[into.length - 1]!;
-      console.log(`  round ${r + 1} ${side}: sent ${last.sent}, delivered ${last.delivered} (${perSecond(last).toFixed(0)}/s), p50 ${last.p50.toFixed(1)} ms, p99 ${last.p99.toFixed(1)} ms`);
+      console.log(
+        `  round ${r + 1} ${side}: sent ${last.sent}, delivered ${last.delivered} (${perSecond(last).toFixed(0)}/s), p50 ${last.p50.toFixed(1)} ms, p99 ${last.p99.toFixed(1)} ms`,
+      );
     }
   }
   const ratio = median(crows.map((c, i) => perSecond(c) / perSecond(bare[i]!)));
   const p99ratio = median(crows.map((c, i) => c.p99 / bare[i]!.p99));
-  console.log(`  bare node:http writer: ${median(bare.map(perSecond)).toFixed(0)} deliveries/s, p99 ${median(bare.map((b) => b.p99)).toFixed(1)} ms  (baseline)`);
-  console.log(`  crows compat SSE:      ${median(crows.map(perSecond)).toFixed(0)} deliveries/s, p99 ${median(crows.map((c) => c.p99)).toFixed(1)} ms`);
-  console.log(`  ratio ${ratio.toFixed(2)}x deliveries (goal >= 0.6x), p99 ${p99ratio.toFixed(2)}x bare's (goal <= 3x)`);
+  console.log(
+    `  bare node:http writer: ${median(bare.map(perSecond)).toFixed(0)} deliveries/s, p99 ${median(bare.map((b) => b.p99)).toFixed(1)} ms  (baseline)`,
+  );
+  console.log(
+    `  crows compat SSE:      ${median(crows.map(perSecond)).toFixed(0)} deliveries/s, p99 ${median(crows.map((c) => c.p99)).toFixed(1)} ms`,
+  );
+  console.log(
+    `  ratio ${ratio.toFixed(2)}x deliveries (goal >= 0.6x), p99 ${p99ratio.toFixed(2)}x bare's (goal <= 3x)`,
+  );
   if (process.env.BENCH_IDLE !== "0") {
     const bytes = await idleBytes();
-    console.log(`  memory per idle REST SSE connection: ${Number.isNaN(bytes) ? "run with node --expose-gc" : `${(bytes / 1024).toFixed(1)} KiB`} (goal <= 16 KiB; ${IDLE} idle clients)`);
+    console.log(
+      `  memory per idle REST SSE connection: ${Number.isNaN(bytes) ? "run with node --expose-gc" : `${(bytes / 1024).toFixed(1)} KiB`} (goal <= 16 KiB; ${IDLE} idle clients)`,
+    );
   }
 }
 

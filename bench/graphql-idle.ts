@@ -77,7 +77,9 @@ if (process.argv[2] === "clients") {
     const server = await startTestServer();
     const child = fork(fileURLToPath(import.meta.url), ["clients"], { execArgv: ["--import", "tsx"] });
     try {
-      await server.app.prisma.todoList.create({ data: { id: "idle", requester: "bench", text: "-", tokenBudget: 1, status: "finished" } });
+      await server.app.prisma.todoList.create({
+        data: { id: "idle", requester: "bench", text: "-", tokenBudget: 1, status: "finished" },
+      });
       // One connection first, so code paths and caches warm up outside the measurement.
       await ask(child, { open: { ...open(server.url), count: 1 } });
       await sleep(500);
@@ -93,7 +95,10 @@ if (process.argv[2] === "clients") {
     }
   };
   const transports: Array<[string, (url: string) => Open]> = [
-    ["REST SSE GET /api/events (reference)", (url) => ({ url: `${url}/api/events?list_id=idle`, post: false, count: 0 })],
+    [
+      "REST SSE GET /api/events (reference)",
+      (url) => ({ url: `${url}/api/events?list_id=idle`, post: false, count: 0 }),
+    ],
     ["GraphQL Yoga SSE /graphql", (url) => ({ url: `${url}/graphql`, post: true, count: 0 })],
     ["GraphQL graphql-sse /graphql/stream", (url) => ({ url: `${url}/graphql/stream`, post: true, count: 0 })],
   ];
@@ -110,5 +115,8 @@ if (process.argv[2] === "clients") {
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   console.log(`median of ${RUNS}:`);
-  for (const [label] of transports) console.log(`  ${label.padEnd(38)} ${(median(results.get(label)!) / 1024).toFixed(1).padStart(6)} KiB (GraphQL goal <= 24 KiB)`);
+  for (const [label] of transports)
+    console.log(
+      `  ${label.padEnd(38)} ${(median(results.get(label)!) / 1024).toFixed(1).padStart(6)} KiB (GraphQL goal <= 24 KiB)`,
+    );
 }

@@ -29,10 +29,14 @@ try {
   for (let i = 0; i < VERDICTS; i++) {
     const holder = holders[i % holders.length]!;
     const taskType = taskTypes[Math.floor(i / holders.length) % taskTypes.length]!;
-    await server.app.prisma.$transaction((tx) => server.app.flock.trust.apply(tx, holder, taskType, verdicts[i % verdicts.length]!, `lstbench-${i}`, SYSTEM));
+    await server.app.prisma.$transaction((tx) =>
+      server.app.flock.trust.apply(tx, holder, taskType, verdicts[i % verdicts.length]!, `lstbench-${i}`, SYSTEM),
+    );
   }
   const listId = "lstbenchreads";
-  await server.app.prisma.todoList.create({ data: { id: listId, requester: "bench", text: "-", tokenBudget: 1, status: "finished" } });
+  await server.app.prisma.todoList.create({
+    data: { id: listId, requester: "bench", text: "-", tokenBudget: 1, status: "finished" },
+  });
   for (let i = 0; i < EVENTS; i++) {
     await server.app.log.append(`list:${listId}`, i % 3 === 0 ? "crow.flying" : "item.triaged", {
       list_id: listId,
@@ -48,10 +52,24 @@ try {
   const allQueries: [string, string, Record<string, unknown>?][] = [
     ["{ __typename } (baseline)", "{ __typename }"],
     ["trust ledger, no history", "{ trust { holder taskType level levelName streak approvals rejections autos } }"],
-    ["trust ledger, history(last: 5)", "{ trust { holder taskType level levelName streak approvals rejections autos history(last: 5) { id verdict subject from to at } } }"],
-    ["trust ledger, all history", "{ trust { holder taskType level levelName streak approvals rejections autos history { verdict subject from to at } } }"],
-    ["trust, one holder, with history", `query($holder: String) { trust(holder: $holder) { holder taskType level streak history { verdict subject from to at } } }`, { holder: "crow-ada" }],
-    ["list.events (seq name ts payload)", `query($id: ID!) { list(id: $id) { id status events { seq name ts payload } } }`, { id: listId }],
+    [
+      "trust ledger, history(last: 5)",
+      "{ trust { holder taskType level levelName streak approvals rejections autos history(last: 5) { id verdict subject from to at } } }",
+    ],
+    [
+      "trust ledger, all history",
+      "{ trust { holder taskType level levelName streak approvals rejections autos history { verdict subject from to at } } }",
+    ],
+    [
+      "trust, one holder, with history",
+      `query($holder: String) { trust(holder: $holder) { holder taskType level streak history { verdict subject from to at } } }`,
+      { holder: "crow-ada" },
+    ],
+    [
+      "list.events (seq name ts payload)",
+      `query($id: ID!) { list(id: $id) { id status events { seq name ts payload } } }`,
+      { id: listId },
+    ],
     ["events(listId) (seq name raw)", `query($id: ID!) { events(listId: $id) { seq name raw } }`, { id: listId }],
   ];
   const queries = allQueries.filter(([label], i) => i === 0 || !ONLY || ONLY.test(label));
@@ -61,18 +79,27 @@ try {
     const deadline = performance.now() + SECONDS * 1000;
     let done = 0;
     const t0 = performance.now();
-    await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-      while (performance.now() < deadline) {
-        const response = await fetch(`${server.url}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body });
-        const answer = (await response.json()) as { errors?: unknown[] };
-        if (response.status !== 200 || answer.errors) throw new Error(`${query}: ${response.status} ${JSON.stringify(answer).slice(0, 300)}`);
-        done += 1;
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (performance.now() < deadline) {
+          const response = await fetch(`${server.url}/graphql`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body,
+          });
+          const answer = (await response.json()) as { errors?: unknown[] };
+          if (response.status !== 200 || answer.errors)
+            throw new Error(`${query}: ${response.status} ${JSON.stringify(answer).slice(0, 300)}`);
+          done += 1;
+        }
+      }),
+    );
     return done / ((performance.now() - t0) / 1000);
   };
 
-  console.log(`GraphQL reads (read cache ${READ_CACHE}): ${VERDICTS} verdicts (${holders.length} holders x ${taskTypes.length} task types), a list of ${EVENTS} events; ${CONCURRENCY} concurrent fetches, ${SECONDS} s per query, ${RUNS} runs`);
+  console.log(
+    `GraphQL reads (read cache ${READ_CACHE}): ${VERDICTS} verdicts (${holders.length} holders x ${taskTypes.length} task types), a list of ${EVENTS} events; ${CONCURRENCY} concurrent fetches, ${SECONDS} s per query, ${RUNS} runs`,
+  );
   for (const [, query, variables] of queries) await rate(query, variables); // warm up every path once
   const ratios = new Map<string, number[]>();
   const rates = new Map<string, number[]>();
@@ -91,7 +118,9 @@ try {
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   console.log(`median of ${RUNS}: { __typename } ${median(rates.get("baseline")!).toFixed(0)} req/s (baseline)`);
   for (const [label] of queries.slice(1)) {
-    console.log(`  ${label.padEnd(36)} ${median(rates.get(label)!).toFixed(0).padStart(6)} req/s  ${median(ratios.get(label)!).toFixed(2)}x baseline (goal >= 0.4x)`);
+    console.log(
+      `  ${label.padEnd(36)} ${median(rates.get(label)!).toFixed(0).padStart(6)} req/s  ${median(ratios.get(label)!).toFixed(2)}x baseline (goal >= 0.4x)`,
+    );
   }
 } finally {
   await server.close();

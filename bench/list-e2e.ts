@@ -16,7 +16,12 @@ import { fileURLToPath } from "node:url";
 import { startTestServer, type TestServer } from "../harness/server.ts";
 import { ownerFollows } from "../harness/owner.ts";
 
-type Command = { start: true } | { cpu: true } | { count: string } | { floor: { listId: string; events: number } } | { stop: true };
+type Command =
+  | { start: true }
+  | { cpu: true }
+  | { count: string }
+  | { floor: { listId: string; events: number } }
+  | { stop: true };
 type Reply = { url?: string; cpuMs?: number; count?: number; floorCpuMs?: number; stopped?: true };
 
 /** Raw better-sqlite3 on the server's own file: `events` transactions of UPDATE + last seq + INSERT. */
@@ -32,7 +37,14 @@ function storageFloor(file: string, listId: string, events: number): number {
       tokens.run(0, listId);
       const seq = ((last.get(stream) as { seq: number | null }).seq ?? 0) + 1;
       const now = new Date();
-      const payload = JSON.stringify({ list_id: listId, item_id: `${listId}-${i}`, crow: "Inky", ok: true, tokens: 120, ts: now.toISOString() });
+      const payload = JSON.stringify({
+        list_id: listId,
+        item_id: `${listId}-${i}`,
+        crow: "Inky",
+        ok: true,
+        tokens: 120,
+        ts: now.toISOString(),
+      });
       insert.run(stream, seq, "crow.landed", payload, now.toISOString().replace("Z", "+00:00"));
     });
     const cpu0 = process.cpuUsage();
@@ -104,10 +116,21 @@ async function main() {
     "Find a recipe for lentil soup and make a shopping list",
     "Return the library books",
   ];
-  const ITEMS = Array.from({ length: ITEM_COUNT }, (_, i) => BASE_ITEMS[i % BASE_ITEMS.length]! + (i >= BASE_ITEMS.length ? ` (round ${Math.floor(i / BASE_ITEMS.length) + 1})` : ""));
+  const ITEMS = Array.from(
+    { length: ITEM_COUNT },
+    (_, i) =>
+      BASE_ITEMS[i % BASE_ITEMS.length]! +
+      (i >= BASE_ITEMS.length ? ` (round ${Math.floor(i / BASE_ITEMS.length) + 1})` : ""),
+  );
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ["server"], { execArgv: ["--import", "tsx", ...(process.env.BENCH_SERVER_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_SERVER_PROF}`] : [])] });
+  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ["server"], {
+    execArgv: [
+      "--import",
+      "tsx",
+      ...(process.env.BENCH_SERVER_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_SERVER_PROF}`] : []),
+    ],
+  });
   // One command at a time: each reply answers the command before it.
   let waiting: { resolve: (reply: Reply) => void; reject: (error: Error) => void } | undefined;
   child.on("message", (reply) => waiting?.resolve(reply as Reply));
@@ -159,16 +182,29 @@ async function main() {
     for (let i = 0; i < ROUNDS; i++) results.push(await round(i));
     const last = results[results.length - 1]!;
     const count = (mode: string) => last.modes.filter((m) => m === mode).length;
-    const runs = (pick: (r: (typeof results)[number]) => number, digits: number) => results.map((r) => pick(r).toFixed(digits)).join(", ");
-    console.log(`${ITEM_COUNT}-item list, offline brain, owner approves at once (${ROUNDS} rounds; after one warm-up round; server in a child process)`);
-    console.log(`  wall time POST -> list.finished: median ${median(results.map((r) => r.ms)).toFixed(0)} ms (runs: ${runs((r) => r.ms, 0)}) (goal < 1000 ms)`);
-    console.log(`  server CPU per event: median ${median(results.map((r) => r.serverCpuMsPerEvent)).toFixed(2)} ms (runs: ${runs((r) => r.serverCpuMsPerEvent, 2)}) (goal <= 2 ms)`);
+    const runs = (pick: (r: (typeof results)[number]) => number, digits: number) =>
+      results.map((r) => pick(r).toFixed(digits)).join(", ");
+    console.log(
+      `${ITEM_COUNT}-item list, offline brain, owner approves at once (${ROUNDS} rounds; after one warm-up round; server in a child process)`,
+    );
+    console.log(
+      `  wall time POST -> list.finished: median ${median(results.map((r) => r.ms)).toFixed(0)} ms (runs: ${runs((r) => r.ms, 0)}) (goal < 1000 ms)`,
+    );
+    console.log(
+      `  server CPU per event: median ${median(results.map((r) => r.serverCpuMsPerEvent)).toFixed(2)} ms (runs: ${runs((r) => r.serverCpuMsPerEvent, 2)}) (goal <= 2 ms)`,
+    );
     console.log(
       `  baseline, same child, same run: raw better-sqlite3 storing as many events (one tx each, with a state UPDATE): median ${median(results.map((r) => r.floorCpuMsPerEvent)).toFixed(3)} ms CPU per event; the server spends ${median(results.map((r) => r.serverCpuMsPerEvent / r.floorCpuMsPerEvent)).toFixed(0)}x that`,
     );
-    console.log(`  owner client CPU per event (this process, not counted above): median ${median(results.map((r) => r.clientCpuMsPerEvent)).toFixed(2)} ms`);
-    console.log(`  events written to the log: ${last.stored} (flights ${last.flights}, approvals answered ${last.approvals})`);
-    console.log(`  modes: solo ${count("solo")}, split ${count("split")}, murder ${count("murder")}; tokens used ${last.tokens}`);
+    console.log(
+      `  owner client CPU per event (this process, not counted above): median ${median(results.map((r) => r.clientCpuMsPerEvent)).toFixed(2)} ms`,
+    );
+    console.log(
+      `  events written to the log: ${last.stored} (flights ${last.flights}, approvals answered ${last.approvals})`,
+    );
+    console.log(
+      `  modes: solo ${count("solo")}, split ${count("split")}, murder ${count("murder")}; tokens used ${last.tokens}`,
+    );
   } finally {
     await ask({ stop: true }).catch(() => undefined);
   }

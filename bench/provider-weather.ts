@@ -36,7 +36,16 @@ interface Provider {
 
 /** A chat-completions provider that answers every role well after `latencyMs`, unless `weather` says otherwise. */
 async function startProvider(weather: Weather, latencyMs: number): Promise<Provider> {
-  const provider: Provider = { url: "", calls: 0, answered: 0, limited: 0, errors: 0, inFlight: 0, maxInFlight: 0, close: async () => {} };
+  const provider: Provider = {
+    url: "",
+    calls: 0,
+    answered: 0,
+    limited: 0,
+    errors: 0,
+    inFlight: 0,
+    maxInFlight: 0,
+    close: async () => {},
+  };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
@@ -46,7 +55,9 @@ async function startProvider(weather: Weather, latencyMs: number): Promise<Provi
       if (trouble) {
         if (trouble.status === 429) provider.limited++;
         else provider.errors++;
-        res.writeHead(trouble.status, { "content-type": "application/json", ...trouble.headers }).end(JSON.stringify({ error: { message: "weather" } }));
+        res
+          .writeHead(trouble.status, { "content-type": "application/json", ...trouble.headers })
+          .end(JSON.stringify({ error: { message: "weather" } }));
         return;
       }
       provider.inFlight++;
@@ -71,14 +82,27 @@ async function startProvider(weather: Weather, latencyMs: number): Promise<Provi
         if (body.stream) {
           res.writeHead(200, { "content-type": "text/event-stream", ...announced });
           const base = { id: `b${index}`, object: "chat.completion.chunk", created: 0, model: "bench" };
-          res.write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: { role: "assistant", content }, finish_reason: null }] })}\n\n`);
-          res.write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\n`);
+          res.write(
+            `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: { role: "assistant", content }, finish_reason: null }] })}\n\n`,
+          );
+          res.write(
+            `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\n`,
+          );
           res.end(`data: ${JSON.stringify({ ...base, choices: [], usage })}\n\ndata: [DONE]\n\n`);
           return;
         }
-        res.writeHead(200, { "content-type": "application/json", ...announced }).end(
-          JSON.stringify({ id: `b${index}`, object: "chat.completion", created: 0, model: "bench", choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }], usage }),
-        );
+        res
+          .writeHead(200, { "content-type": "application/json", ...announced })
+          .end(
+            JSON.stringify({
+              id: `b${index}`,
+              object: "chat.completion",
+              created: 0,
+              model: "bench",
+              choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
+              usage,
+            }),
+          );
       }, latencyMs);
     });
   });
@@ -112,14 +136,26 @@ function tokenBucket(rate: number, burst: number, announce: boolean): Weather {
       return undefined;
     }
     const waitMs = Math.ceil(((1 - tokens) / rate) * 1000);
-    return { status: 429, headers: { "retry-after-ms": String(waitMs), "retry-after": String(Math.ceil(waitMs / 1000)), ...(announce ? limits() : {}) } };
+    return {
+      status: 429,
+      headers: {
+        "retry-after-ms": String(waitMs),
+        "retry-after": String(Math.ceil(waitMs / 1000)),
+        ...(announce ? limits() : {}),
+      },
+    };
   };
   if (announce) weather.headers = limits;
   return weather;
 }
 
 /** Runs `lists` lists of `items` items through one App, the owner approving at once; ms to the last list.finished. */
-async function runLists(providerUrl: string, lists: number, items: number, env: Record<string, string> = {}): Promise<{ ms: number; answered: number; skipped: number; errors: string[] }> {
+async function runLists(
+  providerUrl: string,
+  lists: number,
+  items: number,
+  env: Record<string, string> = {},
+): Promise<{ ms: number; answered: number; skipped: number; errors: string[] }> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "crows-weather-bench-"));
   const config = loadConfig({
     CROWS_DATA_DIR: dataDir,
@@ -150,7 +186,10 @@ async function runLists(providerUrl: string, lists: number, items: number, env: 
   }
 }
 
-async function ownerApproves(app: App, listId: string): Promise<{ answered: number; skipped: number; errors: string[] }> {
+async function ownerApproves(
+  app: App,
+  listId: string,
+): Promise<{ answered: number; skipped: number; errors: string[] }> {
   const stop = new AbortController();
   let answered = 0;
   let skipped = 0;
@@ -159,7 +198,11 @@ async function ownerApproves(app: App, listId: string): Promise<{ answered: numb
     for (const event of page) {
       const p = JSON.parse(event.payload);
       if ((event.name === "item.triaged" || event.name === "item.answered") && p.needs_approval) {
-        await app.flock.postVerdict({ itemId: p.item_id, target: event.name === "item.triaged" ? "triage" : "output", approve: true });
+        await app.flock.postVerdict({
+          itemId: p.item_id,
+          target: event.name === "item.triaged" ? "triage" : "output",
+          approve: true,
+        });
       }
       if (event.name === "item.answered") answered++;
       if (event.name === "item.skipped") skipped++;
@@ -187,7 +230,9 @@ async function main(): Promise<void> {
   const free = await startProvider(() => undefined, 40);
   const unlimited = await runLists(free.url, 1, items);
   await free.close();
-  console.log(`no limit: wall ${s(unlimited.ms)} for ${free.answered} calls (${(free.answered / (unlimited.ms / 1000)).toFixed(1)} calls/s): the floor under every line below`);
+  console.log(
+    `no limit: wall ${s(unlimited.ms)} for ${free.answered} calls (${(free.answered / (unlimited.ms / 1000)).toFixed(1)} calls/s): the floor under every line below`,
+  );
 
   for (const announce of [true, false]) {
     if (!only.test(announce ? "headers" : "retry-after")) continue;
@@ -206,10 +251,15 @@ async function main(): Promise<void> {
   }
 
   if (only.test("half")) {
-    const provider = await startProvider((_now, i) => (i % 2 === 0 ? { status: 429, headers: { "retry-after": "1" } } : undefined), 20);
+    const provider = await startProvider(
+      (_now, i) => (i % 2 === 0 ? { status: 429, headers: { "retry-after": "1" } } : undefined),
+      20,
+    );
     const run = await runLists(provider.url, 1, 8);
     await provider.close();
-    console.log(`half the calls 429 (Retry-After: 1), 8 items: wall ${s(run.ms)}; answered ${run.answered}, skipped ${run.skipped}; calls ${provider.calls}${run.errors.length ? `; errors: ${run.errors.join(" | ")}` : ""}`);
+    console.log(
+      `half the calls 429 (Retry-After: 1), 8 items: wall ${s(run.ms)}; answered ${run.answered}, skipped ${run.skipped}; calls ${provider.calls}${run.errors.length ? `; errors: ${run.errors.join(" | ")}` : ""}`,
+    );
   }
 
   if (only.test("outage")) {
@@ -228,7 +278,9 @@ async function main(): Promise<void> {
     const provider = await startProvider(() => undefined, 300);
     const run = await runLists(provider.url, 5, 10);
     await provider.close();
-    console.log(`five 10-item lists on a slow provider (300 ms): wall ${s(run.ms)}; answered ${run.answered}, skipped ${run.skipped}; most calls at once at the provider: ${provider.maxInFlight}`);
+    console.log(
+      `five 10-item lists on a slow provider (300 ms): wall ${s(run.ms)}; answered ${run.answered}, skipped ${run.skipped}; most calls at once at the provider: ${provider.maxInFlight}`,
+    );
   }
 }
 

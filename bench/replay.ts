@@ -22,24 +22,32 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 
 const server = await startTestServer();
 const listId = "lstreplay";
-await server.app.prisma.todoList.create({ data: { id: listId, requester: "bench", text: "-", tokenBudget: 1, status: "finished" } });
+await server.app.prisma.todoList.create({
+  data: { id: listId, requester: "bench", text: "-", tokenBudget: 1, status: "finished" },
+});
 const crows = ["Hugin", "Munin", "Pepper", "Inky"];
 await Promise.all(
   Array.from({ length: EVENTS }, (_, i) =>
-    server.app.log.append(`list:${listId}`, i % 4 === 0 ? "crow.flying" : i % 4 === 1 ? "crow.landed" : "item.triaged", {
-      list_id: listId,
-      item_id: `${listId}-${(i % 50) + 1}`,
-      crow: crows[i % crows.length],
-      note: `event ${i}: a payload about the size the flock writes, with some words in it`,
-      ts: new Date().toISOString(),
-    }),
+    server.app.log.append(
+      `list:${listId}`,
+      i % 4 === 0 ? "crow.flying" : i % 4 === 1 ? "crow.landed" : "item.triaged",
+      {
+        list_id: listId,
+        item_id: `${listId}-${(i % 50) + 1}`,
+        crow: crows[i % crows.length],
+        note: `event ${i}: a payload about the size the flock writes, with some words in it`,
+        ts: new Date().toISOString(),
+      },
+    ),
   ),
 );
 
 // The bare baseline: better-sqlite3 on the same file, read-only, one SELECT, frames written as read.
 const file = path.join(server.dataDir, "crows.db");
 const reader = new Database(file, { readonly: true, fileMustExist: true });
-const select = reader.prepare(`SELECT "seq", "name", "payload" FROM "Event" WHERE "stream" = ? AND "seq" > ? ORDER BY "seq" LIMIT ?`);
+const select = reader.prepare(
+  `SELECT "seq", "name", "payload" FROM "Event" WHERE "stream" = ? AND "seq" > ? ORDER BY "seq" LIMIT ?`,
+);
 const bare = http.createServer((_req, res) => {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-store" });
   let after = 0;
@@ -138,19 +146,32 @@ const contestants: Array<[string, () => Promise<{ totalMs: number; firstMs: numb
   ["bare sqlite + node:http", () => replay(bareUrl)],
   ["REST GET /api/events", () => replay(`${server.url}/api/events?list_id=${listId}`)],
   ["bare, same query as REST", () => replay(bareSameQueryUrl)],
-  ["GraphQL Yoga SSE /graphql", () => replay(`${server.url}/graphql`, JSON.stringify({ query: SUBSCRIPTION, variables: { listId } }))],
-  ["GraphQL graphql-sse /graphql/stream", () => replay(`${server.url}/graphql/stream`, JSON.stringify({ query: SUBSCRIPTION, variables: { listId } }))],
+  [
+    "GraphQL Yoga SSE /graphql",
+    () => replay(`${server.url}/graphql`, JSON.stringify({ query: SUBSCRIPTION, variables: { listId } })),
+  ],
+  [
+    "GraphQL graphql-sse /graphql/stream",
+    () => replay(`${server.url}/graphql/stream`, JSON.stringify({ query: SUBSCRIPTION, variables: { listId } })),
+  ],
 ];
 
 try {
   console.log(`Replay of ${EVENTS} stored events to one client, ${RUNS} runs (each after a warm-up)`);
   const bareBody = await body(bareUrl);
   const restBody = await body(`${server.url}/api/events?list_id=${listId}`);
-  if (restBody !== `retry: 2000\n\n${bareBody}`) throw new Error("REST's frames differ from bare's: the comparison would not be fair");
-  if ((await body(bareSameQueryUrl)) !== bareBody) throw new Error("the same-query baseline's frames differ from bare's");
+  if (restBody !== `retry: 2000\n\n${bareBody}`)
+    throw new Error("REST's frames differ from bare's: the comparison would not be fair");
+  if ((await body(bareSameQueryUrl)) !== bareBody)
+    throw new Error("the same-query baseline's frames differ from bare's");
   for (const [, run] of contestants) await run();
   const results = new Map<string, Array<{ totalMs: number; firstMs: number }>>();
-  const ratios = { restBare: [] as number[], restSame: [] as number[], yogaRest: [] as number[], sseRest: [] as number[] };
+  const ratios = {
+    restBare: [] as number[],
+    restSame: [] as number[],
+    yogaRest: [] as number[],
+    sseRest: [] as number[],
+  };
   for (let i = 1; i <= RUNS; i++) {
     const line: string[] = [];
     const runResults: Array<{ totalMs: number; firstMs: number }> = [];
@@ -161,7 +182,13 @@ try {
       (results.get(label) ?? results.set(label, []).get(label)!).push(result);
       line.push(`${label} ${result.totalMs.toFixed(0)} ms (first ${result.firstMs.toFixed(1)} ms)`);
     }
-    const [b, rest, same, yoga, sse] = runResults as [typeof runResults[0], typeof runResults[0], typeof runResults[0], typeof runResults[0], typeof runResults[0]];
+    const [b, rest, same, yoga, sse] = runResults as [
+      (typeof runResults)[0],
+      (typeof runResults)[0],
+      (typeof runResults)[0],
+      (typeof runResults)[0],
+      (typeof runResults)[0],
+    ];
     ratios.restBare.push(rest.totalMs / b.totalMs);
     ratios.restSame.push(rest.totalMs / same.totalMs);
     ratios.yogaRest.push(yoga.totalMs / rest.totalMs);
@@ -172,7 +199,11 @@ try {
   console.log(`median of ${RUNS}:`);
   for (const [label] of contestants) {
     const rs = results.get(label)!;
-    console.log(`  ${label.padEnd(38)} ${median(rs.map((r) => r.totalMs)).toFixed(0).padStart(6)} ms, first event ${median(rs.map((r) => r.firstMs)).toFixed(1)} ms`);
+    console.log(
+      `  ${label.padEnd(38)} ${median(rs.map((r) => r.totalMs))
+        .toFixed(0)
+        .padStart(6)} ms, first event ${median(rs.map((r) => r.firstMs)).toFixed(1)} ms`,
+    );
   }
   console.log(`  REST / bare (goal <= 1.2x)             ${median(ratios.restBare).toFixed(2)}x`);
   console.log(`  REST / bare with the same query        ${median(ratios.restSame).toFixed(2)}x`);

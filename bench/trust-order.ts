@@ -21,24 +21,45 @@ const config = loadConfig({ DATABASE_URL: db.url, CROWS_DATA_DIR: "/tmp/crows-be
 const database = await openDatabase(config);
 const prisma = database.prisma;
 try {
-  const payload = (w: number, i: number) => ({ nest_id: "todo", holder: `w${w}`, task_type: "writing", from: 0, to: 1, i, ts: new Date().toISOString() });
+  const payload = (w: number, i: number) => ({
+    nest_id: "todo",
+    holder: `w${w}`,
+    task_type: "writing",
+    from: 0,
+    to: 1,
+    i,
+    ts: new Date().toISOString(),
+  });
   // Each contestant appends on streams of its own per pass, so passes never collide on a seq.
-  const run = async (appendOne: (pass: number, w: number, i: number) => Promise<unknown>, pass: number): Promise<number> => {
+  const run = async (
+    appendOne: (pass: number, w: number, i: number) => Promise<unknown>,
+    pass: number,
+  ): Promise<number> => {
     const t0 = performance.now();
-    await Promise.all(Array.from({ length: WRITERS }, async (_, w) => {
-      for (let i = 0; i < EACH; i++) await appendOne(pass, w, i);
-    }));
+    await Promise.all(
+      Array.from({ length: WRITERS }, async (_, w) => {
+        for (let i = 0; i < EACH; i++) await appendOne(pass, w, i);
+      }),
+    );
     return (WRITERS * EACH) / ((performance.now() - t0) / 1000);
   };
   const locked = new EventLog(database, createLocalBus(), { commitOrderLock: commitOrderLock(config)! });
   const unlocked = new EventLog(database, createLocalBus());
   const contestants: Array<[string, (pass: number, w: number, i: number) => Promise<unknown>]> = [
-    ["bare INSERT (floor)", (p, w, i) => prisma.event.create({ data: { stream: `bare:${p}:${w}`, seq: i + 1, name: "trust.changed", payload: JSON.stringify(payload(w, i)) } })],
+    [
+      "bare INSERT (floor)",
+      (p, w, i) =>
+        prisma.event.create({
+          data: { stream: `bare:${p}:${w}`, seq: i + 1, name: "trust.changed", payload: JSON.stringify(payload(w, i)) },
+        }),
+    ],
     ["EventLog, no lock (baseline)", (p, w, i) => unlocked.append(`base:${p}:${w}`, "trust.changed", payload(w, i))],
     ["EventLog + commit-order lock", (p, w, i) => locked.append(`lock:${p}:${w}`, "trust.changed", payload(w, i))],
     ["EventLog, other events (no lock)", (p, w, i) => locked.append(`other:${p}:${w}`, "item.started", payload(w, i))],
   ];
-  console.log(`trust.changed appends on PostgreSQL: ${WRITERS} writers x ${EACH} events, concurrent; ${PASSES} passes, order alternating, median`);
+  console.log(
+    `trust.changed appends on PostgreSQL: ${WRITERS} writers x ${EACH} events, concurrent; ${PASSES} passes, order alternating, median`,
+  );
   const rates = new Map<string, number[]>(contestants.map(([label]) => [label, []]));
   for (let pass = 0; pass < PASSES; pass++) {
     // Odd passes run the contestants in reverse, so none always goes first on a cold table or last on a full one.
@@ -49,7 +70,12 @@ try {
   const baseline = median(rates.get("EventLog, no lock (baseline)")!);
   for (const [label] of contestants) {
     const rate = median(rates.get(label)!);
-    console.log(`  ${label.padEnd(34)} ${rate.toFixed(0).padStart(6)} events/s  ${(rate / baseline).toFixed(2)}x baseline  (passes: ${rates.get(label)!.map((r) => r.toFixed(0)).join(" / ")})`);
+    console.log(
+      `  ${label.padEnd(34)} ${rate.toFixed(0).padStart(6)} events/s  ${(rate / baseline).toFixed(2)}x baseline  (passes: ${rates
+        .get(label)!
+        .map((r) => r.toFixed(0))
+        .join(" / ")})`,
+    );
   }
 } finally {
   await database.close();

@@ -108,9 +108,18 @@ function receiversChild(): { ask: (command: Command) => Promise<any>; stop: () =
   };
 }
 
-async function start(env: Record<string, string> = {}): Promise<{ app: App; server: RunningServer; close: () => Promise<void> }> {
+async function start(
+  env: Record<string, string> = {},
+): Promise<{ app: App; server: RunningServer; close: () => Promise<void> }> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "crows-bench-webhooks-"));
-  const config = loadConfig({ CROWS_PORT: "0", CROWS_DATA_DIR: dataDir, CROWS_TOKEN_BUDGET: "400000", CROWS_WEBHOOK_ALLOW_PRIVATE: "1", CROWS_APPROVAL_WINDOW_MS: "600000", ...env });
+  const config = loadConfig({
+    CROWS_PORT: "0",
+    CROWS_DATA_DIR: dataDir,
+    CROWS_TOKEN_BUDGET: "400000",
+    CROWS_WEBHOOK_ALLOW_PRIVATE: "1",
+    CROWS_APPROVAL_WINDOW_MS: "600000",
+    ...env,
+  });
   const app = await createApp(config, { logLine: () => {} });
   const server = await startServer(app);
   return {
@@ -141,14 +150,25 @@ async function deliveriesPerSecond(): Promise<{ sent: number; plain: number }> {
     const started = performance.now();
     await Promise.all(
       Array.from({ length: DELIVERIES }, (_, i) =>
-        app.log.append(`bench:${i % 50}`, "trust.changed", { list_id: `bench-${i % 50}`, holder: "flock", task_type: "bench", from: 0, to: 1, ts: new Date().toISOString() }),
+        app.log.append(`bench:${i % 50}`, "trust.changed", {
+          list_id: `bench-${i % 50}`,
+          holder: "flock",
+          task_type: "bench",
+          from: 0,
+          to: 1,
+          ts: new Date().toISOString(),
+        }),
       ),
     );
     await until(() => sink.count() >= DELIVERIES, 300_000, "every delivery");
     const sent = DELIVERIES / ((performance.now() - started) / 1000);
 
     // The baseline: the same bodies, posted plainly, 16 at a time.
-    const body = JSON.stringify({ type: "trust.changed", timestamp: new Date().toISOString(), data: { list_id: "bench-0", holder: "flock", task_type: "bench", from: 0, to: 1 } });
+    const body = JSON.stringify({
+      type: "trust.changed",
+      timestamp: new Date().toISOString(),
+      data: { list_id: "bench-0", holder: "flock", task_type: "bench", from: 0, to: 1 },
+    });
     const before = sink.count();
     const t0 = performance.now();
     let next = 0;
@@ -157,7 +177,15 @@ async function deliveriesPerSecond(): Promise<{ sent: number; plain: number }> {
       while (next < DELIVERIES) {
         next += 1;
         await new Promise<void>((resolve, reject) => {
-          const req = http.request(sink.url, { method: "POST", agent, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) } }, (res) => res.resume().on("end", resolve));
+          const req = http.request(
+            sink.url,
+            {
+              method: "POST",
+              agent,
+              headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+            },
+            (res) => res.resume().on("end", resolve),
+          );
           req.on("error", reject);
           req.end(body);
         });
@@ -172,7 +200,18 @@ async function deliveriesPerSecond(): Promise<{ sent: number; plain: number }> {
   }
 }
 
-const TEXTS = ["Buy milk", "Call the plumber about the leak", "Research espresso machines and write a short summary", "Brainstorm names for a bakery", "Draft an email to the landlord", "Plan a weekend trip to the coast", "Fix the bug in the login script", "Book a dentist appointment", "Compare three phone plans", "Write a thank-you note to Sam"];
+const TEXTS = [
+  "Buy milk",
+  "Call the plumber about the leak",
+  "Research espresso machines and write a short summary",
+  "Brainstorm names for a bakery",
+  "Draft an email to the landlord",
+  "Plan a weekend trip to the coast",
+  "Fix the bug in the login script",
+  "Book a dentist appointment",
+  "Compare three phone plans",
+  "Write a thank-you note to Sam",
+];
 
 /** A configuration the list runs under: how many endpoints, and settings beside them. */
 interface Setup {
@@ -192,7 +231,10 @@ const SETUPS: Setup[] = [
 ];
 
 /** (2) One 50-item list with `endpoints` receivers (in the child) configured: ms from POST to list.finished. */
-async function listTime(receivers: ReturnType<typeof receiversChild>, setup: Setup): Promise<{ ms: number; busyMs: number; queuedMs: number; lockMs: number; delivered: number; drainedMs: number }> {
+async function listTime(
+  receivers: ReturnType<typeof receiversChild>,
+  setup: Setup,
+): Promise<{ ms: number; busyMs: number; queuedMs: number; lockMs: number; delivered: number; drainedMs: number }> {
   const endpoints = setup.endpoints;
   const { urls } = (await receivers.ask({ open: endpoints })) as { urls: string[] };
   const { app, close } = await start(setup.env);
@@ -201,16 +243,27 @@ async function listTime(receivers: ReturnType<typeof receiversChild>, setup: Set
     const text = Array.from({ length: ITEMS }, (_, i) => `${TEXTS[i % TEXTS.length]} (${i + 1})`).join("\n");
     const started = performance.now();
     const schedBefore = mainThreadSched();
-    const lock = app.database.senderDatabase?.writerLock ? new WriterLock(app.database.senderDatabase.writerLock) : undefined;
+    const lock = app.database.senderDatabase?.writerLock
+      ? new WriterLock(app.database.senderDatabase.writerLock)
+      : undefined;
     const lockBefore = lock?.serverWaitMs ?? 0;
-    const lists = await Promise.all(Array.from({ length: LISTS }, (_, n) => app.flock.submitList({ text, requester: `bench-${endpoints}-${n}` })));
+    const lists = await Promise.all(
+      Array.from({ length: LISTS }, (_, n) => app.flock.submitList({ text, requester: `bench-${endpoints}-${n}` })),
+    );
     const abort = new AbortController();
     await Promise.all(
       lists.map(async ({ listId }) => {
         for await (const event of app.log.follow(listStream(listId), 0, abort.signal)) {
-          if ((event.name === "item.triaged" || event.name === "item.answered") && event.payload.includes('"needs_approval":true')) {
+          if (
+            (event.name === "item.triaged" || event.name === "item.answered") &&
+            event.payload.includes('"needs_approval":true')
+          ) {
             const { item_id } = JSON.parse(event.payload) as { item_id: string };
-            await app.flock.postVerdict({ itemId: item_id, target: event.name === "item.triaged" ? "triage" : "output", approve: true });
+            await app.flock.postVerdict({
+              itemId: item_id,
+              target: event.name === "item.triaged" ? "triage" : "output",
+              approve: true,
+            });
           }
           if (event.name === "list.finished") break;
         }
@@ -224,7 +277,9 @@ async function listTime(receivers: ReturnType<typeof receiversChild>, setup: Set
     const lockMs = (lock?.serverWaitMs ?? 0) - lockBefore;
     const { count } = (await receivers.ask({ count: true })) as { count: number };
     // What waiting for the flock costs the deliveries: the last one's arrival after list.finished.
-    const pending = async () => (await app.prisma.webhookOutbox.count()) + (await app.prisma.webhookDelivery.count({ where: { state: "pending" } }));
+    const pending = async () =>
+      (await app.prisma.webhookOutbox.count()) +
+      (await app.prisma.webhookDelivery.count({ where: { state: "pending" } }));
     await until(async () => endpoints === 0 || (await pending()) === 0, 120_000, "every delivery of the list");
     const drainedMs = performance.now() - started - ms;
     return { ms, busyMs, queuedMs, lockMs, delivered: count, drainedMs };
@@ -238,7 +293,9 @@ if (process.argv[2] !== "receivers") await main();
 
 async function main() {
   const { sent, plain } = await deliveriesPerSecond();
-  console.log(`deliveries/s to a fast local receiver (${DELIVERIES} events on 50 streams): ${sent.toFixed(0)} /s; baseline, plain POSTs of the same bodies 16 at a time: ${plain.toFixed(0)} /s`);
+  console.log(
+    `deliveries/s to a fast local receiver (${DELIVERIES} events on 50 streams): ${sent.toFixed(0)} /s; baseline, plain POSTs of the same bodies 16 at a time: ${plain.toFixed(0)} /s`,
+  );
 
   if (ROUNDS === 0) return;
   const receivers = receiversChild();
@@ -267,7 +324,8 @@ async function main() {
     const ms = times.get(setup)!;
     const m = median(ms);
     const b = median(busy.get(setup)!);
-    const vs = (x: number, of: number) => (setup === baseline ? "baseline" : `${(((x - of) / of) * 100).toFixed(1)}% vs 0 endpoints`);
+    const vs = (x: number, of: number) =>
+      setup === baseline ? "baseline" : `${(((x - of) / of) * 100).toFixed(1)}% vs 0 endpoints`;
     console.log(
       `${LISTS > 1 ? `${LISTS} ${ITEMS}-item lists at once` : `${ITEMS}-item list`}, ${setup.name}: median ${m.toFixed(0)} ms over ${ROUNDS} rounds (${ms.map((x) => x.toFixed(0)).join(", ")}); ${vs(m, base)}; ` +
         `the flock's thread on the CPU ${b.toFixed(0)} ms (${vs(b, baseBusy)}), waiting for a core ${median(queued.get(setup)!).toFixed(0)} ms, ` +

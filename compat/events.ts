@@ -9,7 +9,8 @@ import { resumePoint } from "../src/log/cursor.ts";
 import { listStream, msgIdOf, msgIdPrefix, nestStream } from "../src/base/streams.ts";
 import { describeError } from "../src/base/describe-error.ts";
 
-const streamError = (app: App) => (error: unknown) => app.logLine(`compat: stream ended with an error: ${describeError(error)}`);
+const streamError = (app: App) => (error: unknown) =>
+  app.logLine(`compat: stream ended with an error: ${describeError(error)}`);
 
 export const eventRoutes: Route[] = [
   {
@@ -23,9 +24,20 @@ export const eventRoutes: Route[] = [
       const rawLastId = request.headers["last-event-id"] ?? request.query.get("last_event_id");
       if (listId) {
         if (!(await app.flock.listExists(listId))) throw new HttpError(404, `No list ${listId}.`);
-        const afterSeq = await resumePoint(rawLastId, { lastSeq: () => app.log.lastSeq(listStream(listId)) }, "Last-Event-ID");
+        const afterSeq = await resumePoint(
+          rawLastId,
+          { lastSeq: () => app.log.lastSeq(listStream(listId)) },
+          "Last-Event-ID",
+        );
         if (typeof afterSeq !== "number") throw new HttpError(400, afterSeq.refused);
-        const [stream, init] = eventStream({ log: app.log, stream: listStream(listId), afterSeq, heartbeatMs: app.config.heartbeatMs, signal: request.signal, onError: streamError(app) });
+        const [stream, init] = eventStream({
+          log: app.log,
+          stream: listStream(listId),
+          afterSeq,
+          heartbeatMs: app.config.heartbeatMs,
+          signal: request.signal,
+          onError: streamError(app),
+        });
         return { stream, init };
       }
       const nest = nestId!;

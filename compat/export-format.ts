@@ -34,14 +34,36 @@ interface VerdictPayload {
 }
 
 /** ACTOR_COLUMNS' fields for an actor (none: empty). */
-const actorFields = (actor: Actor | null | undefined): string[] => [actor?.kind ?? "", actor?.token_id ?? "", actor?.token_name ?? ""];
+const actorFields = (actor: Actor | null | undefined): string[] => [
+  actor?.kind ?? "",
+  actor?.token_id ?? "",
+  actor?.token_name ?? "",
+];
 
 export function verdictRow(e: ExportedEvent): string {
   const p = JSON.parse(e.payload) as VerdictPayload;
-  return csvRow([e.id, e.ts, p.list_id ?? "", p.item_id ?? "", p.target ?? "", p.verdict ?? "", ...actorFields(p.actor)]);
+  return csvRow([
+    e.id,
+    e.ts,
+    p.list_id ?? "",
+    p.item_id ?? "",
+    p.target ?? "",
+    p.verdict ?? "",
+    ...actorFields(p.actor),
+  ]);
 }
 
-export const TRUST_HISTORY_COLUMNS = ["id", "at", "holder", "task_type", "verdict", "subject", "from", "to", ...ACTOR_COLUMNS] as const;
+export const TRUST_HISTORY_COLUMNS = [
+  "id",
+  "at",
+  "holder",
+  "task_type",
+  "verdict",
+  "subject",
+  "from",
+  "to",
+  ...ACTOR_COLUMNS,
+] as const;
 
 export function trustHistoryRow(e: TrustHistoryRow): string {
   return csvRow([e.id, e.at, e.holder, e.taskType, e.verdict, e.subject, e.from, e.to, ...actorFields(e.actor)]);

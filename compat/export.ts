@@ -8,14 +8,27 @@ import type { SseBody, SseSink } from "../src/http/sse/types.ts";
 import { intParam, textParam } from "./query-params.ts";
 import { eventPages, trustHistoryPages, verdictPages, type ExportedEvent } from "../src/log/export-pages.ts";
 import { describeError } from "../src/base/describe-error.ts";
-import { csvRow, eventLine, TRUST_HISTORY_COLUMNS, trustHistoryRow, VERDICT_COLUMNS, verdictRow } from "./export-format.ts";
+import {
+  csvRow,
+  eventLine,
+  TRUST_HISTORY_COLUMNS,
+  trustHistoryRow,
+  VERDICT_COLUMNS,
+  verdictRow,
+} from "./export-format.ts";
 
 /**
  * Writes each page as one chunk, waiting for the client to take it before reading the next, and
  * stops reading when the client goes. A failed read cuts the response off rather than ending it,
  * so the client sees an interrupted export (and resumes from its last id) instead of a short one.
  */
-function pagedBody<T>(app: App, what: string, pages: AsyncGenerator<T[]>, render: (row: T) => string, head = ""): SseBody {
+function pagedBody<T>(
+  app: App,
+  what: string,
+  pages: AsyncGenerator<T[]>,
+  render: (row: T) => string,
+  head = "",
+): SseBody {
   return {
     start(sink: SseSink) {
       let stopped = false;
@@ -44,7 +57,11 @@ function pagedBody<T>(app: App, what: string, pages: AsyncGenerator<T[]>, render
 
 const afterOf = (query: URLSearchParams) => intParam(query, "after", 0, Number.MAX_SAFE_INTEGER) ?? 0;
 
-const csvHeaders = (name: string) => ({ "content-type": "text/csv; charset=utf-8", "content-disposition": `attachment; filename="${name}.csv"`, "cache-control": "no-store" });
+const csvHeaders = (name: string) => ({
+  "content-type": "text/csv; charset=utf-8",
+  "content-disposition": `attachment; filename="${name}.csv"`,
+  "cache-control": "no-store",
+});
 
 export const exportRoutes: Route[] = [
   {
@@ -65,7 +82,10 @@ export const exportRoutes: Route[] = [
     path: "/api/export/verdicts",
     async handle(app, request) {
       const pages = verdictPages(app.prisma, afterOf(request.query));
-      return { stream: pagedBody(app, "verdicts", pages, verdictRow, csvRow(VERDICT_COLUMNS)), init: { status: 200, headers: csvHeaders("verdicts") } };
+      return {
+        stream: pagedBody(app, "verdicts", pages, verdictRow, csvRow(VERDICT_COLUMNS)),
+        init: { status: 200, headers: csvHeaders("verdicts") },
+      };
     },
   },
   {
@@ -73,7 +93,10 @@ export const exportRoutes: Route[] = [
     path: "/api/export/trust-history",
     async handle(app, request) {
       const pages = trustHistoryPages(app.prisma, app.database.trustReads, afterOf(request.query));
-      return { stream: pagedBody(app, "trust history", pages, trustHistoryRow, csvRow(TRUST_HISTORY_COLUMNS)), init: { status: 200, headers: csvHeaders("trust-history") } };
+      return {
+        stream: pagedBody(app, "trust history", pages, trustHistoryRow, csvRow(TRUST_HISTORY_COLUMNS)),
+        init: { status: 200, headers: csvHeaders("trust-history") },
+      };
     },
   },
 ];

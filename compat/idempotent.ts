@@ -14,7 +14,11 @@ const KEY = /^[\x21-\x7e]{1,255}$/;
 const stores = new WeakMap<App, IdempotencyStore>();
 const locks = new KeyedLock();
 
-export async function idempotent(app: App, request: CompatRequest, run: (request: CompatRequest) => Promise<CompatResponse>): Promise<CompatResponse> {
+export async function idempotent(
+  app: App,
+  request: CompatRequest,
+  run: (request: CompatRequest) => Promise<CompatResponse>,
+): Promise<CompatResponse> {
   const clientKey = request.headers["idempotency-key"];
   if (request.method !== "POST" || clientKey === undefined) return run(request);
   if (!KEY.test(clientKey)) throw new HttpError(400, "Idempotency-Key must be 1 to 255 visible ASCII characters.");
@@ -26,13 +30,23 @@ export async function idempotent(app: App, request: CompatRequest, run: (request
   return locks.run(claim.key, async () => {
     const earlier = await kept.find(claim);
     if (earlier) {
-      if (!earlier.sameRequest) throw new HttpError(422, "This Idempotency-Key was used for a different request; send a new key with a new request.");
+      if (!earlier.sameRequest)
+        throw new HttpError(
+          422,
+          "This Idempotency-Key was used for a different request; send a new key with a new request.",
+        );
       return { status: earlier.status, json: earlier.body, headers: { "idempotent-replayed": "true" } };
     }
-    const response = await run({ ...request, json: async () => body, idempotency: { recordIn: (tx, answer) => kept.recordIn(tx, claim, answer) } });
+    const response = await run({
+      ...request,
+      json: async () => body,
+      idempotency: { recordIn: (tx, answer) => kept.recordIn(tx, claim, answer) },
+    });
     if ("stream" in response || response.status >= 500 || response.status === 429) return response;
     // The work is done: failing to keep its answer must not turn it into an error the client retries.
-    await kept.record(claim, { status: response.status, body: response.json ?? null }).catch((error: unknown) => app.logLine(`compat: could not keep an idempotent answer: ${describeError(error)}`));
+    await kept
+      .record(claim, { status: response.status, body: response.json ?? null })
+      .catch((error: unknown) => app.logLine(`compat: could not keep an idempotent answer: ${describeError(error)}`));
     return response;
   });
 }

@@ -18,7 +18,8 @@ function beforeNumber(nestId: string, raw: string | undefined): number | undefin
   if (raw === undefined) return undefined;
   const text = msgNumberText(nestId, raw);
   const n = /^\d+$/.test(text) ? Number(text) : NaN;
-  if (!Number.isSafeInteger(n) || n < 1) throw new HttpError(400, `before must be a msg_id of this nest (${msgIdPrefix(nestId)}<n>).`);
+  if (!Number.isSafeInteger(n) || n < 1)
+    throw new HttpError(400, `before must be a msg_id of this nest (${msgIdPrefix(nestId)}<n>).`);
   return n;
 }
 

@@ -8,7 +8,10 @@ export const personaRoutes: Route[] = [
     method: "GET",
     path: "/api/personas",
     async handle() {
-      return { status: 200, json: PERSONAS.map(({ name, epithet, strength, backstory }) => ({ name, epithet, strength, backstory })) };
+      return {
+        status: 200,
+        json: PERSONAS.map(({ name, epithet, strength, backstory }) => ({ name, epithet, strength, backstory })),
+      };
     },
   },
 ];

@@ -8,7 +8,8 @@ export function intParam(query: URLSearchParams, name: string, min: number, max:
   if (raw === undefined) return undefined;
   if (!/^\d+$/.test(raw)) throw new HttpError(400, `${name} must be a whole number from ${min} to ${max}.`);
   const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < min || value > max) throw new HttpError(400, `${name} must be a whole number from ${min} to ${max}.`);
+  if (!Number.isSafeInteger(value) || value < min || value > max)
+    throw new HttpError(400, `${name} must be a whole number from ${min} to ${max}.`);
   return value;
 }
 

@@ -69,7 +69,8 @@ export class Router {
       route.names.forEach((name, i) => (params[name] = decodeSegment(m[i + 1] ?? "")));
       return { route, params };
     }
-    if (allowed.length > 0) throw new HttpError(405, `${method} is not allowed on ${path}.`, {}, { allow: allowed.join(", ") });
+    if (allowed.length > 0)
+      throw new HttpError(405, `${method} is not allowed on ${path}.`, {}, { allow: allowed.join(", ") });
     throw new HttpError(404, `No such endpoint: ${method} ${path}.`);
   }
 }

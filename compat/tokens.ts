@@ -10,9 +10,17 @@ export const tokenRoutes: Route[] = [
     path: "/api/tokens",
     async handle(app, request) {
       const body = await bodyObject(request);
-      const created = await app.tokens.create({ name: body.name, scopes: body.scopes, expiresInS: body.expires_in_s }, request.principal.actor, request.principal.scopes);
+      const created = await app.tokens.create(
+        { name: body.name, scopes: body.scopes, expiresInS: body.expires_in_s },
+        request.principal.actor,
+        request.principal.scopes,
+      );
       const { id, name, scopes, secret, prefix, created_at, expires_at } = created;
-      return { status: 201, json: { id, name, scopes, secret, prefix, created_at, expires_at }, headers: { "cache-control": "no-store" } };
+      return {
+        status: 201,
+        json: { id, name, scopes, secret, prefix, created_at, expires_at },
+        headers: { "cache-control": "no-store" },
+      };
     },
   },
   {

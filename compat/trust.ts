@@ -28,7 +28,17 @@ export const trustRoutes: Route[] = [
       return {
         status: 200,
         json: {
-          history: entries.map((e) => ({ id: e.id, holder: e.holder, task_type: e.taskType, verdict: e.verdict, subject: e.subject, from: e.from, to: e.to, at: e.at, actor: e.actor })),
+          history: entries.map((e) => ({
+            id: e.id,
+            holder: e.holder,
+            task_type: e.taskType,
+            verdict: e.verdict,
+            subject: e.subject,
+            from: e.from,
+            to: e.to,
+            at: e.at,
+            actor: e.actor,
+          })),
           // The page before this one starts below its first id; a short page is the oldest.
           next_before: entries.length === limit ? entries[0]!.id : null,
         },

@@ -9,7 +9,12 @@ export const verdictRoutes: Route[] = [
     path: "/api/verdicts",
     async handle(app, request) {
       const body = await bodyObject(request);
-      await app.flock.postVerdict({ itemId: body.item_id, target: body.target, approve: body.approve, actor: request.principal.actor });
+      await app.flock.postVerdict({
+        itemId: body.item_id,
+        target: body.target,
+        approve: body.approve,
+        actor: request.principal.actor,
+      });
       return { status: 204 };
     },
   },

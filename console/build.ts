@@ -67,5 +67,7 @@ export async function buildConsole(): Promise<void> {
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const started = Date.now();
   await buildConsole();
-  console.log(`console: built ${BUNDLE_FILES.join(", ")} into ${path.relative(process.cwd(), CONSOLE_DIST_DIR)} in ${Date.now() - started} ms`);
+  console.log(
+    `console: built ${BUNDLE_FILES.join(", ")} into ${path.relative(process.cwd(), CONSOLE_DIST_DIR)} in ${Date.now() - started} ms`,
+  );
 }

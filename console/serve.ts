@@ -56,14 +56,23 @@ function loadBundle(): Promise<Map<string, Asset>> {
       const type = file.endsWith(".js") ? "text/javascript; charset=utf-8" : "text/css; charset=utf-8";
       assets.set(`/console/${file}`, { type, body: readFileSync(path.join(CONSOLE_DIST_DIR, file)) });
     }
-    assets.set("/console/jev-reliability.svg", { type: "image/svg+xml", body: readFileSync(path.join(DOCS_DIR, "jev-reliability.svg")) });
+    assets.set("/console/jev-reliability.svg", {
+      type: "image/svg+xml",
+      body: readFileSync(path.join(DOCS_DIR, "jev-reliability.svg")),
+    });
     return assets;
   })();
   bundle.catch(() => (bundle = undefined)); // a failed build is retried on the next request
   return bundle;
 }
 
-function send(req: http.IncomingMessage, res: http.ServerResponse, status: number, type: string, body: string | Buffer): void {
+function send(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  status: number,
+  type: string,
+  body: string | Buffer,
+): void {
   const headers = { ...SECURITY_HEADERS, "content-type": type, "content-length": String(Buffer.byteLength(body)) };
   res.writeHead(status, headers).end(req.method === "HEAD" ? undefined : body);
 }
@@ -73,8 +82,14 @@ function send(req: http.IncomingMessage, res: http.ServerResponse, status: numbe
  * build that fails is logged (by class and place, never esbuild's text with its paths) and read
  * as a 503 the owner can retry.
  */
-export async function serveConsole(req: http.IncomingMessage, res: http.ServerResponse, url: URL, logLine: (line: string) => void): Promise<void> {
-  if (req.method !== "GET" && req.method !== "HEAD") throw new HttpError(405, "The console is read with GET.", {}, { allow: "GET, HEAD" });
+export async function serveConsole(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  url: URL,
+  logLine: (line: string) => void,
+): Promise<void> {
+  if (req.method !== "GET" && req.method !== "HEAD")
+    throw new HttpError(405, "The console is read with GET.", {}, { allow: "GET, HEAD" });
   if (url.pathname === "/" || url.pathname === "/index.html") {
     send(req, res, 200, "text/html; charset=utf-8", PAGE);
     return;
@@ -84,7 +99,12 @@ export async function serveConsole(req: http.IncomingMessage, res: http.ServerRe
     assets = await loadBundle();
   } catch (error) {
     logLine(`console: the bundle could not be built: ${describeError(error)}`);
-    throw new HttpError(503, "The console could not be built; the server log says why. Try again.", {}, { "retry-after": "5" });
+    throw new HttpError(
+      503,
+      "The console could not be built; the server log says why. Try again.",
+      {},
+      { "retry-after": "5" },
+    );
   }
   const asset = assets.get(url.pathname);
   if (!asset) throw new HttpError(404, `No console file ${url.pathname}.`);

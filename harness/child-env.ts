@@ -6,6 +6,7 @@ const INHERITED_CONFIG = /^(CROWS_|DATABASE_URL$|REDIS_URL$)/;
 
 export function childEnv(env: Record<string, string> = {}): Record<string, string> {
   const clean: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) if (value !== undefined && !INHERITED_CONFIG.test(key)) clean[key] = value;
+  for (const [key, value] of Object.entries(process.env))
+    if (value !== undefined && !INHERITED_CONFIG.test(key)) clean[key] = value;
   return { ...clean, ...env };
 }

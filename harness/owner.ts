@@ -15,7 +15,12 @@ export interface OwnerRun {
   answers: Array<{ item_id: string; target: string; approve: boolean; status: number }>;
 }
 
-export async function ownerFollows(baseUrl: string, listId: string, script: OwnerScript = {}, timeoutMs = 20_000): Promise<OwnerRun> {
+export async function ownerFollows(
+  baseUrl: string,
+  listId: string,
+  script: OwnerScript = {},
+  timeoutMs = 20_000,
+): Promise<OwnerRun> {
   const sse = await openSse(`${baseUrl}/api/events?list_id=${encodeURIComponent(listId)}`);
   const answers: OwnerRun["answers"] = [];
   const seen = new Set<string>();
@@ -26,10 +31,14 @@ export async function ownerFollows(baseUrl: string, listId: string, script: Owne
       // Counted before answering: messages that arrive while a verdict is being POSTed are handled
       // on the next pass, not mistaken for already seen (the wait below returns at once for them).
       const count = sse.messages().length;
-      const pending = sse.messages().slice(0, count).filter((m) => !seen.has(m.id ?? "") && m.event !== "");
+      const pending = sse
+        .messages()
+        .slice(0, count)
+        .filter((m) => !seen.has(m.id ?? "") && m.event !== "");
       for (const message of pending) {
         seen.add(message.id ?? "");
-        const target = message.event === "item.triaged" ? "triage" : message.event === "item.answered" ? "output" : undefined;
+        const target =
+          message.event === "item.triaged" ? "triage" : message.event === "item.answered" ? "output" : undefined;
         if (target && message.data.needs_approval) {
           const approve = decide(target, message);
           if (approve === undefined) continue;
@@ -43,17 +52,23 @@ export async function ownerFollows(baseUrl: string, listId: string, script: Owne
         if (message.event === "list.finished") return sse.messages().slice(0, sse.messages().indexOf(message) + 1);
       }
       if (sse.messages().length > count) continue;
-      const saw = () => sse.messages().map((m) => m.event).join(", ");
+      const saw = () =>
+        sse
+          .messages()
+          .map((m) => m.event)
+          .join(", ");
       // A stream that ended before list.finished is a dead server or a dropped list: fail now, not
       // at the deadline (waiting again on an ended stream rejects at once, a spin that starves timers).
       if (sse.ended()) throw new Error(`the stream of list ${listId} ended before list.finished; saw ${saw()}`);
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`list ${listId} did not finish; saw ${saw()}`);
-      await sse.waitFor((_m) => sse.messages().length > count, left).catch((error: unknown) => {
-        if (sse.messages().length > count) return;
-        if (sse.ended()) throw new Error(`the stream of list ${listId} ended before list.finished; saw ${saw()}`);
-        throw new Error(`list ${listId} did not finish; saw ${saw()} (${(error as Error).message})`);
-      });
+      await sse
+        .waitFor((_m) => sse.messages().length > count, left)
+        .catch((error: unknown) => {
+          if (sse.messages().length > count) return;
+          if (sse.ended()) throw new Error(`the stream of list ${listId} ended before list.finished; saw ${saw()}`);
+          throw new Error(`list ${listId} did not finish; saw ${saw()} (${(error as Error).message})`);
+        });
     }
   })();
   return { sse, finished, answers };

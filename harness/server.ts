@@ -15,11 +15,20 @@ export interface TestServer {
   url: string;
   dataDir: string;
   /** JSON request helper: returns status, parsed body and raw text. */
-  request(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; text: string; headers: Headers }>;
+  request(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; body: any; text: string; headers: Headers }>;
   post(path: string, body?: unknown): Promise<{ status: number; body: any; text: string; headers: Headers }>;
   get(path: string): Promise<{ status: number; body: any; text: string; headers: Headers }>;
   /** Stops this server and starts a new one on the same data folder (a new port); `whileDown` runs in between. */
-  restart(overrides?: { env?: Record<string, string>; deps?: AppDeps; whileDown?: () => Promise<void> }): Promise<TestServer>;
+  restart(overrides?: {
+    env?: Record<string, string>;
+    deps?: AppDeps;
+    whileDown?: () => Promise<void>;
+  }): Promise<TestServer>;
   close(): Promise<void>;
 }
 
@@ -73,7 +82,11 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     restart: async (overrides = {}) => {
       await close();
       await overrides.whileDown?.();
-      return startTestServer({ env: { ...options.env, ...overrides.env }, deps: overrides.deps ?? options.deps, dataDir });
+      return startTestServer({
+        env: { ...options.env, ...overrides.env },
+        deps: overrides.deps ?? options.deps,
+        dataDir,
+      });
     },
     close: async () => {
       await close();

@@ -99,12 +99,24 @@ export async function openSse(url: string, init: SseInit = {}): Promise<SseClien
           resolve(found);
         } else if (ended) {
           cleanup();
-          reject(new Error(`stream ended before ${what}; got ${messages().map((m) => m.event).join(", ")}`));
+          reject(
+            new Error(
+              `stream ended before ${what}; got ${messages()
+                .map((m) => m.event)
+                .join(", ")}`,
+            ),
+          );
         }
       };
       const timer = setTimeout(() => {
         cleanup();
-        reject(new Error(`timed out waiting for ${what}; got ${messages().map((m) => `${m.id}:${m.event}`).join(", ")}`));
+        reject(
+          new Error(
+            `timed out waiting for ${what}; got ${messages()
+              .map((m) => `${m.id}:${m.event}`)
+              .join(", ")}`,
+          ),
+        );
       }, timeoutMs);
       const cleanup = () => {
         clearTimeout(timer);
@@ -125,7 +137,8 @@ export async function openSse(url: string, init: SseInit = {}): Promise<SseClien
     waitFor: (where, timeoutMs = 10_000) => wait(() => messages().find(where), timeoutMs, "a matching message"),
     waitForCount: (count, timeoutMs = 10_000) =>
       wait(() => (messages().length >= count ? messages().slice(0, count) : undefined), timeoutMs, `${count} messages`),
-    waitForComment: (timeoutMs = 10_000) => wait(() => records.find((r): r is SseComment => "comment" in r), timeoutMs, "a comment"),
+    waitForComment: (timeoutMs = 10_000) =>
+      wait(() => records.find((r): r is SseComment => "comment" in r), timeoutMs, "a comment"),
     waitForNextComment: (timeoutMs = 10_000) => {
       const from = records.length;
       return wait(() => records.slice(from).find((r): r is SseComment => "comment" in r), timeoutMs, "a later comment");

@@ -4,7 +4,8 @@ import { builder } from "./builder.ts";
 import { ACTOR_KINDS, type Actor } from "../src/base/actor.ts";
 
 export const ActorKindEnum = builder.enumType("ActorKind", {
-  description: "owner: CROWS_TOKEN (or loopback with no token); token: a named token; system: the server (a timeout, trust); link: a webhook's decide link.",
+  description:
+    "owner: CROWS_TOKEN (or loopback with no token); token: a named token; system: the server (a timeout, trust); link: a webhook's decide link.",
   values: ACTOR_KINDS,
 });
 

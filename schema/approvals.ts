@@ -56,7 +56,8 @@ const ApprovalChangeKind = builder.enumType("ApprovalChangeKind", {
 });
 
 const ApprovalChange = builder.objectRef<ApprovalChangeShape>("ApprovalChange").implement({
-  description: "An approval that opened or closed. Keep the pending set: opened adds (itemId, target), closed removes it.",
+  description:
+    "An approval that opened or closed. Keep the pending set: opened adds (itemId, target), closed removes it.",
   fields: (t) => ({
     id: t.int({ description: "The log's global id: pass it as `after` to resume.", resolve: (c) => c.event.id }),
     change: t.field({ type: ApprovalChangeKind, resolve: (c) => c.change }),
@@ -75,7 +76,10 @@ const ApprovalChange = builder.objectRef<ApprovalChangeShape>("ApprovalChange").
       nullable: true,
       description: "The approval row as it is now (deadline, status, and the item with its triage or answer).",
       resolve: (query, c, _args, ctx) =>
-        ctx.app.prisma.approval.findUnique({ ...query, where: { itemId_target: { itemId: c.payload.item_id, target: c.target } } }),
+        ctx.app.prisma.approval.findUnique({
+          ...query,
+          where: { itemId_target: { itemId: c.payload.item_id, target: c.target } },
+        }),
     }),
   }),
 });

@@ -22,7 +22,9 @@ const AuditEntryRef = builder.objectRef<AuditEntry>("AuditEntry").implement({
     id: t.int({ description: "The log's global id.", resolve: (e) => e.id }),
     stream: t.exposeString("stream"),
     seq: t.exposeInt("seq"),
-    kind: t.exposeString("kind", { description: "The event's name: verdict, list.started, nest.message, token.created, ..." }),
+    kind: t.exposeString("kind", {
+      description: "The event's name: verdict, list.started, nest.message, token.created, ...",
+    }),
     ts: t.field({ type: "DateTime", resolve: (e) => e.ts }),
     actor: t.field({ type: ActorRef, resolve: (e) => e.actor }),
     payload: t.field({ type: "JSON", resolve: (e) => e.payload }),
@@ -32,14 +34,19 @@ const AuditEntryRef = builder.objectRef<AuditEntry>("AuditEntry").implement({
 const AuditPageRef = builder.objectRef<AuditPage>("AuditPage").implement({
   fields: (t) => ({
     entries: t.field({ type: [AuditEntryRef], resolve: (p) => p.entries }),
-    nextCursor: t.int({ nullable: true, description: "Pass as `before` for older entries; null at the start.", resolve: (p) => p.next_cursor }),
+    nextCursor: t.int({
+      nullable: true,
+      description: "Pass as `before` for older entries; null at the start.",
+      resolve: (p) => p.next_cursor,
+    }),
   }),
 });
 
 builder.queryFields((t) => ({
   auditEntries: t.field({
     type: AuditPageRef,
-    description: "Who approved what, when, with which token: events that carry an actor, newest first (REST: GET /api/audit).",
+    description:
+      "Who approved what, when, with which token: events that carry an actor, newest first (REST: GET /api/audit).",
     args: {
       before: t.arg.int({ description: "A nextCursor from the page before." }),
       limit: t.arg.int({ description: "1 to 500, default 50." }),

@@ -36,7 +36,9 @@ function backticked(changelog: string): string[] {
 }
 
 export function isNamed(coordinate: string, changelog: string): boolean {
-  return backticked(changelog).some((span) => span === coordinate || (span.startsWith(coordinate) && !/[\w.]/.test(span[coordinate.length]!)));
+  return backticked(changelog).some(
+    (span) => span === coordinate || (span.startsWith(coordinate) && !/[\w.]/.test(span[coordinate.length]!)),
+  );
 }
 
 /** The breaking changes from `baseSdl` to `nextSdl`, each marked named or not by `changelog`. */

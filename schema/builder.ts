@@ -71,10 +71,12 @@ builder.scalarType("DateTime", {
   // A string already in toISOString()'s own form (what the stores hand out) is what formatting it
   // again would give: passed through, since a Date parse and format per value was a large share of
   // a ledger's or a list's events' answer. Any other string is parsed and formatted.
-  serialize: (value) => (value instanceof Date ? value.toISOString() : ISO_UTC_MS.test(value) ? value : new Date(value).toISOString()),
+  serialize: (value) =>
+    value instanceof Date ? value.toISOString() : ISO_UTC_MS.test(value) ? value : new Date(value).toISOString(),
   parseValue: (value) => {
     const date = new Date(String(value));
-    if (typeof value !== "string" || Number.isNaN(date.getTime())) throw new TypeError("DateTime must be an RFC 3339 string");
+    if (typeof value !== "string" || Number.isNaN(date.getTime()))
+      throw new TypeError("DateTime must be an RFC 3339 string");
     return date;
   },
 });

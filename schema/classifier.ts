@@ -8,8 +8,14 @@ builder.prismaObject("ClassifierAnswer", {
   description: "One answer Jev (System One or the offline model) gave to one question about one subject.",
   fields: (t) => ({
     id: t.exposeInt("id"),
-    questionId: t.exposeString("questionId", { description: "Stable question id: kind, mode, answers_request, task_type, ..." }),
-    questionType: t.field({ type: QuestionType, select: { questionType: true }, resolve: (a) => a.questionType as typeof QuestionType.$inferType }),
+    questionId: t.exposeString("questionId", {
+      description: "Stable question id: kind, mode, answers_request, task_type, ...",
+    }),
+    questionType: t.field({
+      type: QuestionType,
+      select: { questionType: true },
+      resolve: (a) => a.questionType as typeof QuestionType.$inferType,
+    }),
     subject: t.exposeString("subject", { description: "What the question was about: a msg_id, an item_id." }),
     stateDigest: t.exposeString("stateDigest", { description: "sha256 of the state text that was asked about." }),
     answer: t.exposeString("answer", { description: "The choice, or the noul/score as text; empty when unsure." }),
@@ -26,10 +32,16 @@ builder.prismaObject("ClassifierAnswer", {
         }
       },
     }),
-    backend: t.field({ type: ClassifierBackend, select: { backend: true }, resolve: (a) => a.backend as typeof ClassifierBackend.$inferType }),
+    backend: t.field({
+      type: ClassifierBackend,
+      select: { backend: true },
+      resolve: (a) => a.backend as typeof ClassifierBackend.$inferType,
+    }),
     model: t.exposeString("model", { description: "The pinned System One model, or the offline model's version." }),
     latencyMs: t.exposeInt("latencyMs"),
-    truth: t.exposeString("truth", { description: "A known label (a crow's header, an owner's correction), or empty." }),
+    truth: t.exposeString("truth", {
+      description: "A known label (a crow's header, an owner's correction), or empty.",
+    }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
   }),
 });
@@ -37,7 +49,8 @@ builder.prismaObject("ClassifierAnswer", {
 builder.queryFields((t) => ({
   classifierAnswers: t.prismaField({
     type: ["ClassifierAnswer"],
-    description: "Stored classifier answers, newest first; filter by question id and/or subject. limit defaults to 50, at most 500.",
+    description:
+      "Stored classifier answers, newest first; filter by question id and/or subject. limit defaults to 50, at most 500.",
     args: { questionId: t.arg.string(), subject: t.arg.string(), limit: t.arg.int() },
     resolve: (query, _root, args, ctx) =>
       ctx.app.prisma.classifierAnswer.findMany({

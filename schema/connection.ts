@@ -68,7 +68,10 @@ export function decodeCursor(name: string, cursor: string): number {
  * A page of a keyed connection, in the connection's order, with pageInfo and a lazy totalCount.
  * Relay's rules: first/after page forwards, last/before back (last alone: the far end).
  */
-export async function keyedConnection<T>(args: ConnectionArgs, options: KeyedConnectionOptions<T>): Promise<Connection<T>> {
+export async function keyedConnection<T>(
+  args: ConnectionArgs,
+  options: KeyedConnectionOptions<T>,
+): Promise<Connection<T>> {
   checkPageSize(args);
   const after = args.after ? decodeCursor(options.name, args.after) : undefined;
   const before = args.before ? decodeCursor(options.name, args.before) : undefined;
@@ -102,7 +105,10 @@ export async function keyedConnection<T>(args: ConnectionArgs, options: KeyedCon
 
 /** The Prisma `where` on the key column for a range: { gt, lt }. */
 export function keyWhere(range: KeyRange): { gt?: number; lt?: number } {
-  return { ...(range.above === undefined ? {} : { gt: range.above }), ...(range.below === undefined ? {} : { lt: range.below }) };
+  return {
+    ...(range.above === undefined ? {} : { gt: range.above }),
+    ...(range.below === undefined ? {} : { lt: range.below }),
+  };
 }
 
 /**

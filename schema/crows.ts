@@ -30,7 +30,9 @@ const CrowTrust = builder.objectRef<CrowTrustShape>("CrowTrust").implement({
     level: t.exposeInt("level", { description: "0 stranger, 1 regular, 2 trusted." }),
     levelName: t.field({ type: LevelName, resolve: (r) => LEVEL_NAMES[r.level] ?? "stranger" }),
     streak: t.exposeInt("streak", { description: "Approvals in a row since the last level change." }),
-    recorded: t.exposeBoolean("recorded", { description: "False when no verdict has touched it yet (the starting level)." }),
+    recorded: t.exposeBoolean("recorded", {
+      description: "False when no verdict has touched it yet (the starting level).",
+    }),
   }),
 });
 
@@ -73,7 +75,11 @@ export const SpunCrow = builder.prismaObject("SpunCrow", {
       select: { persona: true },
       resolve: (crow) => personaOf(crow.persona) ?? null,
     }),
-    startingTrust: t.field({ type: StartingTrust, select: { trust: true }, resolve: (c) => c.trust as typeof StartingTrust.$inferType }),
+    startingTrust: t.field({
+      type: StartingTrust,
+      select: { trust: true },
+      resolve: (c) => c.trust as typeof StartingTrust.$inferType,
+    }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
     trust: t.field({
       type: [CrowTrust],
@@ -102,7 +108,8 @@ builder.queryFields((t) => ({
   }),
 }));
 
-const reasonDescription = "Stable refusal reason Boss says: cap reached, name taken, persona unknown, name invalid or trust invalid.";
+const reasonDescription =
+  "Stable refusal reason Boss says: cap reached, name taken, persona unknown, name invalid or trust invalid.";
 
 builder.objectType(SpinBadInputError, {
   name: "SpinRefusedError",
@@ -130,7 +137,11 @@ builder.mutationFields((t) => ({
     },
     errors: { types: [SpinBadInputError, SpinNameTakenError], directResult: true },
     resolve: async (query, _root, args, ctx) => {
-      const crow = await ctx.app.registry.spin({ name: args.name, persona: args.persona, trust: args.trust ?? undefined });
+      const crow = await ctx.app.registry.spin({
+        name: args.name,
+        persona: args.persona,
+        trust: args.trust ?? undefined,
+      });
       return ctx.app.prisma.spunCrow.findUniqueOrThrow({ ...query, where: { name: crow.name } });
     },
   }),

@@ -35,7 +35,8 @@ export const ItemMode = builder.enumType("ItemMode", {
 });
 
 export const TaskType = builder.enumType("TaskType", {
-  description: "The task types triage assigns (the ledger's records also hold the Sentry's triage/watch, so TrustRecord.taskType stays a String).",
+  description:
+    "The task types triage assigns (the ledger's records also hold the Sentry's triage/watch, so TrustRecord.taskType stays a String).",
   values: TASK_TYPES,
 });
 
@@ -50,12 +51,14 @@ export const MessageKind = builder.enumType("MessageKind", {
 });
 
 export const TaggedBy = builder.enumType("TaggedBy", {
-  description: "Who decided a message's kind: jev, the poster's header, a disagreement, the default, or the harness for its own kinds.",
+  description:
+    "Who decided a message's kind: jev, the poster's header, a disagreement, the default, or the harness for its own kinds.",
   values: TAGGED_BY,
 });
 
 export const Verdict = builder.enumType("Verdict", {
-  description: "A verdict as the ledger records it: approved, rejected, timeout (silence, counted as a rejection) or auto (trust skipped the owner).",
+  description:
+    "A verdict as the ledger records it: approved, rejected, timeout (silence, counted as a rejection) or auto (trust skipped the owner).",
   values: VERDICTS,
 });
 
@@ -90,16 +93,19 @@ export const FlightWaitChangeKind = builder.enumType("FlightWaitChangeKind", {
 });
 
 export const ErrorCode = builder.enumType("ErrorCode", {
-  description: "An expected refusal's stable code (REST: bad_input 400, not_found 404, conflict 409, forbidden 403, rate_limited 429).",
+  description:
+    "An expected refusal's stable code (REST: bad_input 400, not_found 404, conflict 409, forbidden 403, rate_limited 429).",
   values: ERROR_CODES,
 });
 
 export const Scope = builder.enumType("Scope", {
-  description: "What a token may do: read (queries, streams, exports), decide (verdicts, owner replies), write (lists, nests, posts), admin (tokens, webhooks), metrics (GET /metrics only).",
+  description:
+    "What a token may do: read (queries, streams, exports), decide (verdicts, owner replies), write (lists, nests, posts), admin (tokens, webhooks), metrics (GET /metrics only).",
   values: SCOPES,
 });
 
 export const WebhookDeliveryState = builder.enumType("WebhookDeliveryState", {
-  description: "pending (due, or waiting for its next attempt), delivered, failed (the retries ran out), or dropped (nothing to send).",
+  description:
+    "pending (due, or waiting for its next attempt), delivered, failed (the retries ran out), or dropped (nothing to send).",
   values: DELIVERY_STATES,
 });

@@ -3,7 +3,14 @@
 // `__typename` (or `... on Error { code message }`) rather than parsing messages.
 import { builder } from "./builder.ts";
 import { ErrorCode } from "./enums.ts";
-import { BadInputError, ConflictError, CrowsError, ForbiddenError, NotFoundError, RateLimitedError } from "../src/base/errors.ts";
+import {
+  BadInputError,
+  ConflictError,
+  CrowsError,
+  ForbiddenError,
+  NotFoundError,
+  RateLimitedError,
+} from "../src/base/errors.ts";
 
 export const ErrorInterface = builder.interfaceRef<CrowsError>("Error").implement({
   description: "An expected refusal. `code` is stable: bad_input, not_found, conflict, forbidden, rate_limited.",

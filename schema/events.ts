@@ -58,8 +58,19 @@ function eventPage(ctx: Context, listId: string, args: ConnectionArgs) {
     order: "asc",
     keyOf: (e) => e.seq,
     read: async (range: KeyRange) => {
-      const rows = await ctx.app.prisma.event.findMany({ where: { stream, seq: keyWhere(range) }, orderBy: { seq: range.descending ? "desc" : "asc" }, take: range.limit });
-      return rows.map((row) => ({ id: row.id, stream: row.stream, seq: row.seq, name: row.name, payload: row.payload, ts: row.ts.toISOString() }));
+      const rows = await ctx.app.prisma.event.findMany({
+        where: { stream, seq: keyWhere(range) },
+        orderBy: { seq: range.descending ? "desc" : "asc" },
+        take: range.limit,
+      });
+      return rows.map((row) => ({
+        id: row.id,
+        stream: row.stream,
+        seq: row.seq,
+        name: row.name,
+        payload: row.payload,
+        ts: row.ts.toISOString(),
+      }));
     },
     // Seqs count 1, 2, 3... with no gap: the last one is the count.
     totalCount: () => ctx.app.log.lastSeq(stream),
@@ -72,11 +83,15 @@ builder.queryFields((t) => ({
   eventsConnection: t.connection(
     {
       type: Event,
-      description: "A list's stored events in seq order, as a cursor connection (first/after forwards, last/before back; at most 100 a page).",
+      description:
+        "A list's stored events in seq order, as a cursor connection (first/after forwards, last/before back; at most 100 a page).",
       args: { listId: t.arg.id({ required: true }) },
       resolve: (_root, args, ctx) => eventPage(ctx, String(args.listId), args),
     },
-    { name: "EventConnection", fields: (tc) => ({ totalCount: tc.int({ nullable: true, description: COUNT, resolve: totalCountOf }) }) },
+    {
+      name: "EventConnection",
+      fields: (tc) => ({ totalCount: tc.int({ nullable: true, description: COUNT, resolve: totalCountOf }) }),
+    },
   ),
   events: t.field({
     type: [Event],
@@ -99,7 +114,10 @@ builder.objectField(TodoList, "eventsConnection", (t) =>
       description: "This list's stored events in seq order, as a cursor connection.",
       resolve: (list, args, ctx) => eventPage(ctx, list.id, args),
     },
-    { name: "ListEventConnection", fields: (tc) => ({ totalCount: tc.int({ nullable: true, description: COUNT, resolve: totalCountOf }) }) },
+    {
+      name: "ListEventConnection",
+      fields: (tc) => ({ totalCount: tc.int({ nullable: true, description: COUNT, resolve: totalCountOf }) }),
+    },
   ),
 );
 

@@ -5,7 +5,12 @@
 import { builder } from "./builder.ts";
 import { TodoList } from "./lists.ts";
 import { FlightWaitChangeKind } from "./enums.ts";
-import type { BoardChange, BoardChangeKind, FlightText as FlightTextValue, WaitingFlight as WaitingFlightValue } from "../src/flock/flight-board.ts";
+import type {
+  BoardChange,
+  BoardChangeKind,
+  FlightText as FlightTextValue,
+  WaitingFlight as WaitingFlightValue,
+} from "../src/flock/flight-board.ts";
 
 export const WaitingFlight = builder.objectRef<WaitingFlightValue>("WaitingFlight").implement({
   description: "A flight waiting on its model provider (a rate limit, an outage, an open circuit).",
@@ -15,10 +20,25 @@ export const WaitingFlight = builder.objectRef<WaitingFlightValue>("WaitingFligh
     itemId: t.exposeString("itemId"),
     crow: t.exposeString("crow"),
     reason: t.exposeString("reason", { description: 'The last trouble, e.g. "model provider answered HTTP 429".' }),
-    retryAt: t.field({ type: "DateTime", description: "When the next try goes out.", resolve: (w) => new Date(w.retryAt) }),
-    retryInSeconds: t.int({ description: "Whole seconds until the next try, at the moment of reading.", resolve: (w) => Math.max(0, Math.ceil((w.retryAt - Date.now()) / 1000)) }),
-    deadline: t.field({ type: "DateTime", description: "When the patience ends and the item fails (CROWS_MODEL_PATIENCE_MS from its first wait).", resolve: (w) => new Date(w.deadline) }),
-    since: t.field({ type: "DateTime", description: "When this flight began to wait.", resolve: (w) => new Date(w.since) }),
+    retryAt: t.field({
+      type: "DateTime",
+      description: "When the next try goes out.",
+      resolve: (w) => new Date(w.retryAt),
+    }),
+    retryInSeconds: t.int({
+      description: "Whole seconds until the next try, at the moment of reading.",
+      resolve: (w) => Math.max(0, Math.ceil((w.retryAt - Date.now()) / 1000)),
+    }),
+    deadline: t.field({
+      type: "DateTime",
+      description: "When the patience ends and the item fails (CROWS_MODEL_PATIENCE_MS from its first wait).",
+      resolve: (w) => new Date(w.deadline),
+    }),
+    since: t.field({
+      type: "DateTime",
+      description: "When this flight began to wait.",
+      resolve: (w) => new Date(w.since),
+    }),
   }),
 });
 
@@ -39,7 +59,12 @@ const FlightWaitChange = builder.objectRef<WaitChange>("FlightWaitChange").imple
     listId: t.exposeString("listId"),
     itemId: t.exposeString("itemId"),
     crow: t.exposeString("crow"),
-    wait: t.field({ type: WaitingFlight, nullable: true, description: "The wait, when kind is waiting.", resolve: (c) => c.wait }),
+    wait: t.field({
+      type: WaitingFlight,
+      nullable: true,
+      description: "The wait, when kind is waiting.",
+      resolve: (c) => c.wait,
+    }),
   }),
 });
 
@@ -51,7 +76,9 @@ const FlightText = builder.objectRef<FlightTextValue>("FlightText").implement({
     itemId: t.exposeString("itemId"),
     crow: t.exposeString("crow"),
     delta: t.exposeString("delta"),
-    first: t.exposeBoolean("first", { description: "The first piece of a try: a flight asked again after trouble starts its text afresh." }),
+    first: t.exposeBoolean("first", {
+      description: "The first piece of a try: a flight asked again after trouble starts its text afresh.",
+    }),
   }),
 });
 
@@ -93,8 +120,22 @@ async function* feed<T>(subscribe: (push: (value: T) => void) => () => void, fir
 
 const asChange = (change: BoardChange): WaitChange =>
   change.kind === "waiting"
-    ? { kind: "waiting", flightId: change.flight.flightId, listId: change.flight.listId, itemId: change.flight.itemId, crow: change.flight.crow, wait: change.flight }
-    : { kind: "resumed", flightId: change.flightId, listId: change.listId, itemId: change.itemId, crow: change.crow, wait: null };
+    ? {
+        kind: "waiting",
+        flightId: change.flight.flightId,
+        listId: change.flight.listId,
+        itemId: change.flight.itemId,
+        crow: change.flight.crow,
+        wait: change.flight,
+      }
+    : {
+        kind: "resumed",
+        flightId: change.flightId,
+        listId: change.listId,
+        itemId: change.itemId,
+        crow: change.crow,
+        wait: null,
+      };
 
 builder.subscriptionFields((t) => ({
   flightWaits: t.field({
@@ -104,22 +145,29 @@ builder.subscriptionFields((t) => ({
     subscribe: (_root, args, ctx) => {
       const listId = String(args.listId);
       const now = ctx.app.board.waiting(listId).map((flight) => asChange({ kind: "waiting", flight }));
-      return feed<WaitChange>((push) => ctx.app.board.onChange((change) => {
-        const mapped = asChange(change);
-        if (mapped.listId === listId) push(mapped);
-      }), now);
+      return feed<WaitChange>(
+        (push) =>
+          ctx.app.board.onChange((change) => {
+            const mapped = asChange(change);
+            if (mapped.listId === listId) push(mapped);
+          }),
+        now,
+      );
     },
     resolve: (change) => change,
   }),
   flightText: t.field({
     type: FlightText,
-    description: "A list's flights' answers as the provider streams them, piece by piece. Nothing of it is stored: a client that joins late sees only what comes after.",
+    description:
+      "A list's flights' answers as the provider streams them, piece by piece. Nothing of it is stored: a client that joins late sees only what comes after.",
     args: { listId: t.arg.id({ required: true }) },
     subscribe: (_root, args, ctx) => {
       const listId = String(args.listId);
-      return feed<FlightTextValue>((push) => ctx.app.board.onText((piece) => {
-        if (piece.listId === listId) push(piece);
-      }));
+      return feed<FlightTextValue>((push) =>
+        ctx.app.board.onText((piece) => {
+          if (piece.listId === listId) push(piece);
+        }),
+      );
     },
     resolve: (piece) => piece,
   }),

@@ -24,7 +24,11 @@ export const TodoList = builder.prismaObject("TodoList", {
     requester: t.exposeString("requester"),
     nestId: t.exposeString("nestId", { description: "The nest whose crows work the list (default todo)." }),
     text: t.exposeString("text"),
-    status: t.field({ type: ListStatus, select: { status: true }, resolve: (l) => l.status as typeof ListStatus.$inferType }),
+    status: t.field({
+      type: ListStatus,
+      select: { status: true },
+      resolve: (l) => l.status as typeof ListStatus.$inferType,
+    }),
     tokenBudget: t.exposeInt("tokenBudget"),
     tokensUsed: t.exposeInt("tokensUsed"),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
@@ -46,11 +50,21 @@ builder.objectField(TodoList, "itemsConnection", (t) =>
           name: "item",
           order: "asc",
           keyOf: (item) => item.n,
-          read: (range) => ctx.app.prisma.item.findMany({ where: { listId: list.id, n: keyWhere(range) }, orderBy: { n: range.descending ? "desc" : "asc" }, take: range.limit }),
+          read: (range) =>
+            ctx.app.prisma.item.findMany({
+              where: { listId: list.id, n: keyWhere(range) },
+              orderBy: { n: range.descending ? "desc" : "asc" },
+              take: range.limit,
+            }),
           totalCount: () => ctx.app.prisma.item.count({ where: { listId: list.id } }),
         }),
     },
-    { name: "TodoListItemsConnection", fields: (tc) => ({ totalCount: tc.int({ nullable: true, description: "The list's items.", resolve: totalCountOf }) }) },
+    {
+      name: "TodoListItemsConnection",
+      fields: (tc) => ({
+        totalCount: tc.int({ nullable: true, description: "The list's items.", resolve: totalCountOf }),
+      }),
+    },
   ),
 );
 
@@ -61,9 +75,25 @@ export const Item = builder.prismaObject("Item", {
     listId: t.exposeID("listId"),
     n: t.exposeInt("n", { description: "Position in the list, from 1." }),
     text: t.exposeString("text"),
-    stage: t.field({ type: ItemStage, select: { stage: true }, resolve: (i) => i.stage as typeof ItemStage.$inferType }),
-    mode: t.field({ type: ItemMode, nullable: true, description: "Once triaged.", select: { mode: true }, resolve: (i) => i.mode as typeof ItemMode.$inferType | null }),
-    taskType: t.field({ type: TaskType, nullable: true, description: "Once triaged.", select: { taskType: true }, resolve: (i) => i.taskType as typeof TaskType.$inferType | null }),
+    stage: t.field({
+      type: ItemStage,
+      select: { stage: true },
+      resolve: (i) => i.stage as typeof ItemStage.$inferType,
+    }),
+    mode: t.field({
+      type: ItemMode,
+      nullable: true,
+      description: "Once triaged.",
+      select: { mode: true },
+      resolve: (i) => i.mode as typeof ItemMode.$inferType | null,
+    }),
+    taskType: t.field({
+      type: TaskType,
+      nullable: true,
+      description: "Once triaged.",
+      select: { taskType: true },
+      resolve: (i) => i.taskType as typeof TaskType.$inferType | null,
+    }),
     subtasks: t.stringList({ select: { subtasks: true }, resolve: (item) => stringArray(item.subtasks) }),
     reason: t.exposeString("reason", { nullable: true, description: "The Sentry's reason for its triage call." }),
     answer: t.exposeString("answer", { nullable: true }),
@@ -72,7 +102,12 @@ export const Item = builder.prismaObject("Item", {
       select: { crows: true },
       resolve: (item) => stringArray(item.crows),
     }),
-    skipReason: t.field({ type: SkipReason, nullable: true, select: { skipReason: true }, resolve: (i) => i.skipReason as typeof SkipReason.$inferType | null }),
+    skipReason: t.field({
+      type: SkipReason,
+      nullable: true,
+      select: { skipReason: true },
+      resolve: (i) => i.skipReason as typeof SkipReason.$inferType | null,
+    }),
     updatedAt: t.expose("updatedAt", { type: "DateTime" }),
     list: t.relation("list"),
     approvals: t.relation("approvals", { query: { orderBy: { createdAt: "asc" } } }),
@@ -84,7 +119,8 @@ builder.queryFields((t) => ({
     {
       type: "TodoList",
       cursor: "id",
-      description: "Lists, newest first, as a cursor connection: filter by status, requester and nest (at most 100 a page).",
+      description:
+        "Lists, newest first, as a cursor connection: filter by status, requester and nest (at most 100 a page).",
       args: {
         status: t.arg({ type: ListStatus }),
         requester: t.arg.string(),
@@ -92,7 +128,11 @@ builder.queryFields((t) => ({
       },
       maxSize: checkedMaxSize,
       resolve: (query, _root, args, ctx) => {
-        return ctx.app.prisma.todoList.findMany({ ...query, where: listWhere(args), orderBy: [{ createdAt: "desc" }, { id: "desc" }] });
+        return ctx.app.prisma.todoList.findMany({
+          ...query,
+          where: listWhere(args),
+          orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+        });
       },
       totalCount: (_root, args, ctx) => ctx.app.prisma.todoList.count({ where: listWhere(args) }),
     },
@@ -103,7 +143,8 @@ builder.queryFields((t) => ({
     nullable: true,
     description: "One list by id, or null.",
     args: { id: t.arg.id({ required: true }) },
-    resolve: (query, _root, args, ctx) => ctx.app.prisma.todoList.findUnique({ ...query, where: { id: String(args.id) } }),
+    resolve: (query, _root, args, ctx) =>
+      ctx.app.prisma.todoList.findUnique({ ...query, where: { id: String(args.id) } }),
   }),
   lists: t.prismaField({
     type: ["TodoList"],
@@ -130,7 +171,8 @@ const SubmittedList = builder.objectRef<{ listId: string }>("SubmittedList").imp
     list: t.prismaField({
       type: "TodoList",
       nullable: true,
-      resolve: (query, parent, _args, ctx) => ctx.app.prisma.todoList.findUnique({ ...query, where: { id: parent.listId } }),
+      resolve: (query, parent, _args, ctx) =>
+        ctx.app.prisma.todoList.findUnique({ ...query, where: { id: parent.listId } }),
     }),
   }),
 });
@@ -146,6 +188,11 @@ builder.mutationFields((t) => ({
     },
     errors: { types: [NotFoundError, RateLimitedError], directResult: true },
     resolve: (_root, args, ctx) =>
-      ctx.app.flock.submitList({ text: args.text, requester: args.requester, nestId: args.nestId ?? undefined, actor: principalOfContext(ctx).actor }),
+      ctx.app.flock.submitList({
+        text: args.text,
+        requester: args.requester,
+        nestId: args.nestId ?? undefined,
+        actor: principalOfContext(ctx).actor,
+      }),
   }),
 }));

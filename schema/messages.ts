@@ -30,14 +30,19 @@ export const Message = builder.objectRef<MessageEntry>("Message").implement({
     mode: t.exposeString("mode", { description: 'A request\'s mode: solo, conspiracy, split; "" otherwise.' }),
     modeTaggedBy: t.exposeString("mode_tagged_by"),
     invited: t.exposeInt("invited", { description: "Conspiracy only: how many crows it expects." }),
-    approvalPhrase: t.exposeString("approval_phrase", { description: "ask_owner only: the exact words that approve it." }),
-    resolved: t.exposeString("resolved", { description: '"" (nothing to resolve, or open), "approved" or "rejected" (unanswered past the window).' }),
+    approvalPhrase: t.exposeString("approval_phrase", {
+      description: "ask_owner only: the exact words that approve it.",
+    }),
+    resolved: t.exposeString("resolved", {
+      description: '"" (nothing to resolve, or open), "approved" or "rejected" (unanswered past the window).',
+    }),
     ts: t.field({ type: "DateTime", resolve: (m) => m.ts }),
   }),
 });
 
 export const Quarantine = builder.prismaObject("Quarantine", {
-  description: "A crow the Sentry flagged. It stays quarantined until the owner's exact reinstate; a retire keeps the mark.",
+  description:
+    "A crow the Sentry flagged. It stays quarantined until the owner's exact reinstate; a retire keeps the mark.",
   fields: (t) => ({
     id: t.exposeID("id"),
     crow: t.exposeString("crow"),
@@ -45,8 +50,14 @@ export const Quarantine = builder.prismaObject("Quarantine", {
     flagMsgId: t.exposeString("flagMsgId"),
     askMsgId: t.exposeString("askMsgId", { description: "The Sentry's ask_owner that decides it." }),
     referent: t.exposeString("referent", { description: "The request whose claim or deliver breached." }),
-    status: t.field({ type: QuarantineStatus, select: { status: true }, resolve: (q) => q.status as typeof QuarantineStatus.$inferType }),
-    retired: t.exposeBoolean("retired", { description: "The owner retired the crow (spun: deleted; persona: out of the nest)." }),
+    status: t.field({
+      type: QuarantineStatus,
+      select: { status: true },
+      resolve: (q) => q.status as typeof QuarantineStatus.$inferType,
+    }),
+    retired: t.exposeBoolean("retired", {
+      description: "The owner retired the crow (spun: deleted; persona: out of the nest).",
+    }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
     liftedAt: t.expose("liftedAt", { type: "DateTime", nullable: true }),
   }),
@@ -72,8 +83,13 @@ const Ask = builder.objectRef<AskShape>("Ask").implement({
       nullable: true,
       description: "The owner's reply that approved it.",
       resolve: async (a, _args, ctx) => {
-        const ask = await ctx.app.prisma.message.findUnique({ where: { id: a.message.msg_id }, select: { approvedBy: true } });
-        const reply = ask?.approvedBy ? await ctx.app.prisma.message.findUnique({ where: { id: ask.approvedBy } }) : null;
+        const ask = await ctx.app.prisma.message.findUnique({
+          where: { id: a.message.msg_id },
+          select: { approvedBy: true },
+        });
+        const reply = ask?.approvedBy
+          ? await ctx.app.prisma.message.findUnique({ where: { id: ask.approvedBy } })
+          : null;
         return reply ? ctx.app.chat.toEntry(reply) : null;
       },
     }),
@@ -81,14 +97,25 @@ const Ask = builder.objectRef<AskShape>("Ask").implement({
       type: "Quarantine",
       nullable: true,
       description: "The quarantine a Sentry watchdog ask decides.",
-      resolve: (query, a, _args, ctx) => ctx.app.prisma.quarantine.findFirst({ ...query, where: { askMsgId: a.message.msg_id } }),
+      resolve: (query, a, _args, ctx) =>
+        ctx.app.prisma.quarantine.findFirst({ ...query, where: { askMsgId: a.message.msg_id } }),
     }),
   }),
 });
 
-async function entries(app: App, nestId: string, where: Record<string, unknown>, after: number, limit: number): Promise<MessageEntry[]> {
+async function entries(
+  app: App,
+  nestId: string,
+  where: Record<string, unknown>,
+  after: number,
+  limit: number,
+): Promise<MessageEntry[]> {
   await app.chat.requireNest(nestId);
-  const rows = await app.prisma.message.findMany({ where: { nestId, n: { gt: after }, ...where }, orderBy: { n: "asc" }, take: limit });
+  const rows = await app.prisma.message.findMany({
+    where: { nestId, n: { gt: after }, ...where },
+    orderBy: { n: "asc" },
+    take: limit,
+  });
   return rows.map((row) => app.chat.toEntry(row));
 }
 
@@ -100,11 +127,16 @@ async function messagePage(app: App, nestId: string, args: ConnectionArgs) {
     order: "asc",
     keyOf: (m) => m.n,
     read: async (range) => {
-      const rows = await app.prisma.message.findMany({ where: { nestId, n: keyWhere(range) }, orderBy: { n: range.descending ? "desc" : "asc" }, take: range.limit });
+      const rows = await app.prisma.message.findMany({
+        where: { nestId, n: keyWhere(range) },
+        orderBy: { n: range.descending ? "desc" : "asc" },
+        take: range.limit,
+      });
       return rows.map((row) => app.chat.toEntry(row));
     },
     // Messages are numbered 1, 2, 3... in the nest with no gap: the last number is the count.
-    totalCount: async () => (await app.prisma.message.findFirst({ where: { nestId }, orderBy: { n: "desc" }, select: { n: true } }))?.n ?? 0,
+    totalCount: async () =>
+      (await app.prisma.message.findFirst({ where: { nestId }, orderBy: { n: "desc" }, select: { n: true } }))?.n ?? 0,
   });
 }
 
@@ -114,18 +146,27 @@ builder.queryFields((t) => ({
   messagesConnection: t.connection(
     {
       type: Message,
-      description: "A nest's messages in msg_id order, as a cursor connection: last: 50 is the newest 50, before pages back (at most 100 a page).",
+      description:
+        "A nest's messages in msg_id order, as a cursor connection: last: 50 is the newest 50, before pages back (at most 100 a page).",
       args: { nestId: t.arg.id({ required: true }) },
       resolve: (_root, args, ctx) => messagePage(ctx.app, String(args.nestId), args),
     },
-    { name: "MessageConnection", fields: (tc) => ({ totalCount: tc.int({ nullable: true, description: MESSAGE_COUNT, resolve: totalCountOf }) }) },
+    {
+      name: "MessageConnection",
+      fields: (tc) => ({ totalCount: tc.int({ nullable: true, description: MESSAGE_COUNT, resolve: totalCountOf }) }),
+    },
   ),
   messages: t.field({
     type: [Message],
     deprecationReason: "Use messagesConnection (newest first with last, pages back with before, pageInfo, totalCount).",
     description: "A nest's messages after number `after`, in msg_id order (REST: GET /api/nests/{nest_id}/messages).",
-    args: { nestId: t.arg.id({ required: true }), after: t.arg.int({ defaultValue: 0 }), limit: t.arg.int({ defaultValue: 1000, description: "1 to 1000." }) },
-    resolve: (_root, args, ctx) => entries(ctx.app, String(args.nestId), {}, Math.max(0, args.after ?? 0), pageLimit(args.limit, 1000, 1000)),
+    args: {
+      nestId: t.arg.id({ required: true }),
+      after: t.arg.int({ defaultValue: 0 }),
+      limit: t.arg.int({ defaultValue: 1000, description: "1 to 1000." }),
+    },
+    resolve: (_root, args, ctx) =>
+      entries(ctx.app, String(args.nestId), {}, Math.max(0, args.after ?? 0), pageLimit(args.limit, 1000, 1000)),
   }),
   message: t.field({
     type: Message,
@@ -152,7 +193,10 @@ builder.queryFields((t) => ({
     resolve: (query, _root, args, ctx) =>
       ctx.app.prisma.quarantine.findMany({
         ...query,
-        where: { ...(args.crow == null ? {} : { crow: args.crow }), ...(args.status == null ? {} : { status: args.status }) },
+        where: {
+          ...(args.crow == null ? {} : { crow: args.crow }),
+          ...(args.status == null ? {} : { status: args.status }),
+        },
         orderBy: { id: "asc" },
       }),
   }),
@@ -165,7 +209,10 @@ builder.objectField(Nest, "messagesConnection", (t) =>
       description: "This nest's messages in msg_id order, as a cursor connection.",
       resolve: (nest, args, ctx) => messagePage(ctx.app, nest.id, args),
     },
-    { name: "NestMessageConnection", fields: (tc) => ({ totalCount: tc.int({ nullable: true, description: MESSAGE_COUNT, resolve: totalCountOf }) }) },
+    {
+      name: "NestMessageConnection",
+      fields: (tc) => ({ totalCount: tc.int({ nullable: true, description: MESSAGE_COUNT, resolve: totalCountOf }) }),
+    },
   ),
 );
 
@@ -175,7 +222,8 @@ builder.objectField(Nest, "messages", (t) =>
     deprecationReason: "Use messagesConnection.",
     description: "This nest's messages after number `after`, in order.",
     args: { after: t.arg.int({ defaultValue: 0 }), limit: t.arg.int({ defaultValue: 1000 }) },
-    resolve: (nest, args, ctx) => entries(ctx.app, nest.id, {}, Math.max(0, args.after ?? 0), pageLimit(args.limit, 1000, 1000)),
+    resolve: (nest, args, ctx) =>
+      entries(ctx.app, nest.id, {}, Math.max(0, args.after ?? 0), pageLimit(args.limit, 1000, 1000)),
   }),
 );
 
@@ -229,7 +277,11 @@ builder.subscriptionFields((t) => ({
       const nestId = String(args.nestId);
       await ctx.app.chat.requireNest(nestId);
       // "launch-copy-3", "3" or "" -> 3 / 0.
-      const after = await resumeAfter(args.after, { lastSeq: () => ctx.app.log.lastSeq(nestStream(nestId)), idOf: (seq) => msgIdOf(nestId, seq), prefix: nestId });
+      const after = await resumeAfter(args.after, {
+        lastSeq: () => ctx.app.log.lastSeq(nestStream(nestId)),
+        idOf: (seq) => msgIdOf(nestId, seq),
+        prefix: nestId,
+      });
       return abortableFollow((signal) => ctx.app.log.follow(nestStream(nestId), after, signal));
     },
     // `resolved` as of delivery, like every other read.

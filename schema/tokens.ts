@@ -15,7 +15,12 @@ const Token = builder.objectRef<TokenView>("Token").implement({
     scopes: t.field({ type: [Scope], resolve: (v) => v.scopes }),
     createdAt: t.field({ type: "DateTime", resolve: (v) => v.created_at }),
     expiresAt: t.field({ type: "DateTime", nullable: true, resolve: (v) => v.expires_at }),
-    lastUsedAt: t.field({ type: "DateTime", nullable: true, description: "Updated at most about once a minute.", resolve: (v) => v.last_used_at }),
+    lastUsedAt: t.field({
+      type: "DateTime",
+      nullable: true,
+      description: "Updated at most about once a minute.",
+      resolve: (v) => v.last_used_at,
+    }),
     revokedAt: t.field({ type: "DateTime", nullable: true, resolve: (v) => v.revoked_at }),
   }),
 });
@@ -39,7 +44,8 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   createToken: t.field({
     type: CreatedTokenRef,
-    description: "Makes a named token (REST: POST /api/tokens). ForbiddenError when it would hold a scope the caller lacks.",
+    description:
+      "Makes a named token (REST: POST /api/tokens). ForbiddenError when it would hold a scope the caller lacks.",
     args: {
       name: t.arg.string({ required: true }),
       scopes: t.arg.stringList({ required: true, description: "read, decide, write, admin, metrics." }),
@@ -48,7 +54,11 @@ builder.mutationFields((t) => ({
     errors: { types: [BadInputError, ForbiddenError], directResult: true },
     resolve: (_root, args, ctx) => {
       const principal = principalOfContext(ctx);
-      return ctx.app.tokens.create({ name: args.name, scopes: args.scopes, expiresInS: args.expiresInS ?? undefined }, principal.actor, principal.scopes);
+      return ctx.app.tokens.create(
+        { name: args.name, scopes: args.scopes, expiresInS: args.expiresInS ?? undefined },
+        principal.actor,
+        principal.scopes,
+      );
     },
   }),
   revokeToken: t.field({

@@ -45,7 +45,11 @@ type Entry = TrustHistoryRow;
  * query returned (one grouped query, not one per record): the ledger's cost grows with verdicts.
  */
 const historiesByRequest = new WeakMap<Context, Map<string, Promise<Map<string, TrustHistoryRow[]>>>>();
-function historiesFor(ctx: Context, filter: LedgerFilter, page: { last: number | null; before: number | null }): Promise<Map<string, TrustHistoryRow[]>> {
+function historiesFor(
+  ctx: Context,
+  filter: LedgerFilter,
+  page: { last: number | null; before: number | null },
+): Promise<Map<string, TrustHistoryRow[]>> {
   let perRequest = historiesByRequest.get(ctx);
   if (!perRequest) historiesByRequest.set(ctx, (perRequest = new Map()));
   const key = JSON.stringify([filter.holder ?? null, filter.taskType ?? null, page.last, page.before]);
@@ -59,7 +63,9 @@ const MAX_HISTORY = 1000;
 const TrustHistoryEntry = builder.objectRef<Entry>("TrustHistoryEntry").implement({
   description: "One verdict that touched the record, with the level before and after.",
   fields: (t) => ({
-    id: t.exposeInt("id", { description: "The entry's place in the ledger: pass it as history's `before` for the page before." }),
+    id: t.exposeInt("id", {
+      description: "The entry's place in the ledger: pass it as history's `before` for the page before.",
+    }),
     holder: t.exposeString("holder"),
     taskType: t.exposeString("taskType"),
     verdict: t.field({ type: Verdict, resolve: (e) => e.verdict as typeof Verdict.$inferType }),
@@ -70,7 +76,8 @@ const TrustHistoryEntry = builder.objectRef<Entry>("TrustHistoryEntry").implemen
     actor: t.field({
       type: ActorRef,
       nullable: true,
-      description: "Who decided the verdict (for the Sentry's record: who replied to its ask); null on entries older than deciders on the ledger.",
+      description:
+        "Who decided the verdict (for the Sentry's record: who replied to its ask); null on entries older than deciders on the ledger.",
       resolve: (e) => e.actor,
     }),
   }),
@@ -87,14 +94,21 @@ export const TrustRecord = builder.objectRef<TrustRow>("TrustRecord").implement(
     approvals: t.exposeInt("approvals"),
     rejections: t.exposeInt("rejections", { description: "Rejections and timeouts." }),
     autos: t.exposeInt("autos"),
-    historyTotal: t.int({ description: "How many verdicts touched the record: the length of its whole history.", resolve: (r) => historyTotalOf(r) }),
+    historyTotal: t.int({
+      description: "How many verdicts touched the record: the length of its whole history.",
+      resolve: (r) => historyTotalOf(r),
+    }),
     historyConnection: t.connection(
       {
         type: TrustHistoryEntry,
-        description: "This record's verdicts by id, oldest first, as a cursor connection: last: 20 is the newest 20, before pages back.",
+        description:
+          "This record's verdicts by id, oldest first, as a cursor connection: last: 20 is the newest 20, before pages back.",
         resolve: (r, args, ctx) => historyPage(ctx, { holder: r.holder, taskType: r.task_type }, args),
       },
-      { name: "TrustRecordHistoryConnection", fields: (tc) => ({ totalCount: tc.int({ nullable: true, description: HISTORY_COUNT, resolve: totalCountOf }) }) },
+      {
+        name: "TrustRecordHistoryConnection",
+        fields: (tc) => ({ totalCount: tc.int({ nullable: true, description: HISTORY_COUNT, resolve: totalCountOf }) }),
+      },
     ),
     history: t.field({
       type: [TrustHistoryEntry],
@@ -104,7 +118,8 @@ export const TrustRecord = builder.objectRef<TrustRow>("TrustRecord").implement(
         "before entry id `before` (default: the newest). Page back by passing the first id of a page as `before`.",
       args: { last: t.arg.int(), before: t.arg.int() },
       resolve: async (r, args, ctx) => {
-        if (args.last != null && (args.last < 1 || args.last > MAX_HISTORY)) throw new BadInputError(`last must be 1 to ${MAX_HISTORY}.`);
+        if (args.last != null && (args.last < 1 || args.last > MAX_HISTORY))
+          throw new BadInputError(`last must be 1 to ${MAX_HISTORY}.`);
         // Every record of the answer shares one read of its page (the same arguments, one query).
         const histories = await historiesFor(ctx, r.filter, { last: args.last ?? null, before: args.before ?? null });
         return histories.get(historyKey(r.holder, r.task_type)) ?? [];
@@ -117,11 +132,15 @@ builder.queryFields((t) => ({
   trustHistory: t.connection(
     {
       type: TrustHistoryEntry,
-      description: "The whole ledger history by entry id, oldest first (filter by holder and/or taskType), as a cursor connection (at most 100 a page).",
+      description:
+        "The whole ledger history by entry id, oldest first (filter by holder and/or taskType), as a cursor connection (at most 100 a page).",
       args: { holder: t.arg.string(), taskType: t.arg.string() },
       resolve: (_root, args, ctx) => historyPage(ctx, { holder: args.holder, taskType: args.taskType }, args),
     },
-    { name: "TrustHistoryConnection", fields: (tc) => ({ totalCount: tc.int({ nullable: true, description: HISTORY_COUNT, resolve: totalCountOf }) }) },
+    {
+      name: "TrustHistoryConnection",
+      fields: (tc) => ({ totalCount: tc.int({ nullable: true, description: HISTORY_COUNT, resolve: totalCountOf }) }),
+    },
   ),
   trust: t.field({
     type: [TrustRecord],
@@ -157,7 +176,8 @@ const TrustChange = builder.objectRef<StoredEvent>("TrustChange").implement({
     actor: t.field({
       type: ActorRef,
       nullable: true,
-      description: "Who decided the verdict that moved the level (for the Sentry: who replied to its ask); null on changes older than that.",
+      description:
+        "Who decided the verdict that moved the level (for the Sentry: who replied to its ask); null on changes older than that.",
       resolve: (e) => payloadOf(e).actor ?? null,
     }),
   }),

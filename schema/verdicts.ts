@@ -36,13 +36,19 @@ builder.queryFields((t) => ({
     {
       type: "Approval",
       cursor: "id",
-      description: "Approvals, oldest first, as a cursor connection; status: pending for what waits on the owner (at most 100 a page).",
+      description:
+        "Approvals, oldest first, as a cursor connection; status: pending for what waits on the owner (at most 100 a page).",
       args: { status: t.arg({ type: ApprovalStatus }) },
       maxSize: checkedMaxSize,
       resolve: (query, _root, args, ctx) => {
-        return ctx.app.prisma.approval.findMany({ ...query, where: args.status == null ? {} : { status: args.status }, orderBy: { id: "asc" } });
+        return ctx.app.prisma.approval.findMany({
+          ...query,
+          where: args.status == null ? {} : { status: args.status },
+          orderBy: { id: "asc" },
+        });
       },
-      totalCount: (_root, args, ctx) => ctx.app.prisma.approval.count({ where: args.status == null ? {} : { status: args.status } }),
+      totalCount: (_root, args, ctx) =>
+        ctx.app.prisma.approval.count({ where: args.status == null ? {} : { status: args.status } }),
     },
     { name: "ApprovalConnection" },
   ),
@@ -50,7 +56,10 @@ builder.queryFields((t) => ({
     type: ["Approval"],
     deprecationReason: "Use approvalsConnection (cursor pages, pageInfo, totalCount).",
     description: "Approvals, oldest first; pass status: pending for what waits on the owner.",
-    args: { status: t.arg({ type: ApprovalStatus }), limit: t.arg.int({ defaultValue: 100, description: "1 to 500." }) },
+    args: {
+      status: t.arg({ type: ApprovalStatus }),
+      limit: t.arg.int({ defaultValue: 100, description: "1 to 500." }),
+    },
     resolve: (query, _root, args, ctx) =>
       ctx.app.prisma.approval.findMany({
         ...query,
@@ -64,7 +73,8 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   postVerdict: t.prismaField({
     type: "Approval",
-    description: "The owner's answer to a pending approval (REST: POST /api/verdicts). NotFoundError when nothing waits.",
+    description:
+      "The owner's answer to a pending approval (REST: POST /api/verdicts). NotFoundError when nothing waits.",
     args: {
       itemId: t.arg.id({ required: true }),
       target: t.arg({ type: VerdictTarget, required: true }),
@@ -73,8 +83,16 @@ builder.mutationFields((t) => ({
     errors: { types: [NotFoundError], directResult: true },
     resolve: async (query, _root, args, ctx) => {
       const itemId = String(args.itemId);
-      await ctx.app.flock.postVerdict({ itemId, target: args.target, approve: args.approve, actor: principalOfContext(ctx).actor });
-      return ctx.app.prisma.approval.findUniqueOrThrow({ ...query, where: { itemId_target: { itemId, target: args.target } } });
+      await ctx.app.flock.postVerdict({
+        itemId,
+        target: args.target,
+        approve: args.approve,
+        actor: principalOfContext(ctx).actor,
+      });
+      return ctx.app.prisma.approval.findUniqueOrThrow({
+        ...query,
+        where: { itemId_target: { itemId, target: args.target } },
+      });
     },
   }),
 }));

@@ -18,19 +18,28 @@ const WebhookEndpoint = builder.objectRef<EndpointView>("WebhookEndpoint").imple
     description: t.exposeString("description"),
     createdAt: t.expose("created_at", { type: "DateTime" }),
     disabled: t.exposeBoolean("disabled"),
-    disabledReason: t.exposeString("disabled_reason", { nullable: true, description: "Why it stopped getting deliveries (410 Gone, failing for too long)." }),
+    disabledReason: t.exposeString("disabled_reason", {
+      nullable: true,
+      description: "Why it stopped getting deliveries (410 Gone, failing for too long).",
+    }),
     failingSince: t.expose("failing_since", { type: "DateTime", nullable: true }),
   }),
 });
 
-const WebhookSecret = builder.objectRef<{ endpoint: EndpointView; secret: string; previousSecretExpiresAt: string | null }>("WebhookSecret").implement({
-  description: "An endpoint with its new secret (whsec_...), shown this once.",
-  fields: (t) => ({
-    endpoint: t.field({ type: WebhookEndpoint, resolve: (s) => s.endpoint }),
-    secret: t.exposeString("secret"),
-    previousSecretExpiresAt: t.expose("previousSecretExpiresAt", { type: "DateTime", nullable: true, description: "Until when the previous secret still signs (after a rotation)." }),
-  }),
-});
+const WebhookSecret = builder
+  .objectRef<{ endpoint: EndpointView; secret: string; previousSecretExpiresAt: string | null }>("WebhookSecret")
+  .implement({
+    description: "An endpoint with its new secret (whsec_...), shown this once.",
+    fields: (t) => ({
+      endpoint: t.field({ type: WebhookEndpoint, resolve: (s) => s.endpoint }),
+      secret: t.exposeString("secret"),
+      previousSecretExpiresAt: t.expose("previousSecretExpiresAt", {
+        type: "DateTime",
+        nullable: true,
+        description: "Until when the previous secret still signs (after a rotation).",
+      }),
+    }),
+  });
 
 const WebhookAttempt = builder.objectRef<AttemptView>("WebhookAttempt").implement({
   fields: (t) => ({
@@ -54,20 +63,24 @@ const WebhookDelivery = builder.objectRef<DeliveryView>("WebhookDelivery").imple
   }),
 });
 
-const WebhookDeliveryPage = builder.objectRef<{ deliveries: DeliveryView[]; next_cursor: string | null }>("WebhookDeliveryPage").implement({
-  fields: (t) => ({
-    deliveries: t.field({ type: [WebhookDelivery], resolve: (p) => p.deliveries }),
-    nextCursor: t.exposeString("next_cursor", { nullable: true }),
-  }),
-});
+const WebhookDeliveryPage = builder
+  .objectRef<{ deliveries: DeliveryView[]; next_cursor: string | null }>("WebhookDeliveryPage")
+  .implement({
+    fields: (t) => ({
+      deliveries: t.field({ type: [WebhookDelivery], resolve: (p) => p.deliveries }),
+      nextCursor: t.exposeString("next_cursor", { nullable: true }),
+    }),
+  });
 
-const WebhookRecovery = builder.objectRef<{ queued: number; last_event_id: number; more: boolean }>("WebhookRecovery").implement({
-  fields: (t) => ({
-    queued: t.exposeInt("queued"),
-    lastEventId: t.exposeInt("last_event_id", { description: "Recover again from here when `more` is true." }),
-    more: t.exposeBoolean("more"),
-  }),
-});
+const WebhookRecovery = builder
+  .objectRef<{ queued: number; last_event_id: number; more: boolean }>("WebhookRecovery")
+  .implement({
+    fields: (t) => ({
+      queued: t.exposeInt("queued"),
+      lastEventId: t.exposeInt("last_event_id", { description: "Recover again from here when `more` is true." }),
+      more: t.exposeBoolean("more"),
+    }),
+  });
 
 const refusals = () => ({ types: [BadInputError, NotFoundError, ForbiddenError], directResult: true as const });
 /** For fields that answer a scalar: the success is wrapped ({ data }) beside the refusals. */
@@ -85,7 +98,10 @@ builder.queryFields((t) => ({
     description: "An endpoint's deliveries by event id (REST: GET /api/webhooks/{id}/deliveries).",
     args: { id: t.arg.id({ required: true }), cursor: t.arg.string(), limit: t.arg.int() },
     errors: refusals(),
-    resolve: (_root, args, ctx) => (admin(ctx), ctx.app.webhooks.endpoints.deliveries(String(args.id), args.cursor ?? undefined, args.limit ?? undefined)),
+    resolve: (_root, args, ctx) => (
+      admin(ctx),
+      ctx.app.webhooks.endpoints.deliveries(String(args.id), args.cursor ?? undefined, args.limit ?? undefined)
+    ),
   }),
 }));
 
@@ -97,7 +113,11 @@ builder.mutationFields((t) => ({
     errors: refusals(),
     resolve: async (_root, args, ctx) => {
       admin(ctx);
-      const { secret, ...endpoint } = await ctx.app.webhooks.endpoints.add({ url: args.url, events: args.events ?? undefined, description: args.description ?? undefined });
+      const { secret, ...endpoint } = await ctx.app.webhooks.endpoints.add({
+        url: args.url,
+        events: args.events ?? undefined,
+        description: args.description ?? undefined,
+      });
       return { endpoint, secret, previousSecretExpiresAt: null };
     },
   }),
@@ -115,7 +135,9 @@ builder.mutationFields((t) => ({
     errors: refusals(),
     resolve: async (_root, args, ctx) => {
       admin(ctx);
-      const { secret, previous_secret_expires_at, ...endpoint } = await ctx.app.webhooks.endpoints.rotate(String(args.id));
+      const { secret, previous_secret_expires_at, ...endpoint } = await ctx.app.webhooks.endpoints.rotate(
+        String(args.id),
+      );
       return { endpoint, secret, previousSecretExpiresAt: previous_secret_expires_at };
     },
   }),

@@ -25,7 +25,8 @@ export function isoTimestampJson(ts: string): string | undefined {
   const year = Number(match[1]);
   const month = Number(match[2]);
   const day = Number(match[3]);
-  if (month < 1 || month > 12 || day < 1 || Number(match[4]) > 23 || Number(match[5]) > 59 || Number(match[6]) > 59) return undefined;
+  if (month < 1 || month > 12 || day < 1 || Number(match[4]) > 23 || Number(match[5]) > 59 || Number(match[6]) > 59)
+    return undefined;
   const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
   const days = month === 2 ? (leap ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31;
   return day <= days ? `"${ts}"` : undefined;

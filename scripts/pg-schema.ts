@@ -15,7 +15,10 @@ const TARGET = path.join(ROOT, "prisma/postgres/schema.prisma");
 export function postgresVariant(sqlite: string): string {
   const blocks = sqlite.replace(/\r\n/g, "\n");
   const withoutPothos = blocks.replace(/generator\s+pothos\s*\{[^}]*\}\n*/, "");
-  const client = withoutPothos.replace(/(generator\s+client\s*\{[^}]*output\s*=\s*)"[^"]*"/, '$1"../../src/generated/prisma-pg"');
+  const client = withoutPothos.replace(
+    /(generator\s+client\s*\{[^}]*output\s*=\s*)"[^"]*"/,
+    '$1"../../src/generated/prisma-pg"',
+  );
   const provider = client.replace(/(datasource\s+db\s*\{[^}]*provider\s*=\s*)"sqlite"/, '$1"postgresql"');
   for (const [changed, what] of [
     [withoutPothos !== blocks, "generator pothos"],

@@ -22,18 +22,22 @@ function git(...args: string[]): string | null {
   }
 }
 
-const commitOf = (ref: string): string | null => git("rev-parse", "--verify", "--quiet", `${ref}^{commit}`)?.trim() || null;
+const commitOf = (ref: string): string | null =>
+  git("rev-parse", "--verify", "--quiet", `${ref}^{commit}`)?.trim() || null;
 
 /** The ref whose committed schema is the contract, and its SDL. */
 export function baseSchema(): { ref: string; sdl: string } {
   const head = commitOf("HEAD");
   const refs: Array<[label: string, commit: string | null]> = [];
-  if (process.env.CROWS_SCHEMA_BASE) refs.push([process.env.CROWS_SCHEMA_BASE, commitOf(process.env.CROWS_SCHEMA_BASE)]);
+  if (process.env.CROWS_SCHEMA_BASE)
+    refs.push([process.env.CROWS_SCHEMA_BASE, commitOf(process.env.CROWS_SCHEMA_BASE)]);
   else {
     for (const main of ["main", "origin/main"]) {
       const base = git("merge-base", "HEAD", main)?.trim() || null;
       if (base === null) continue;
-      refs.push(base === head ? [`${main}~1 (HEAD is main)`, commitOf("HEAD~1")] : [`the merge base with ${main}`, base]);
+      refs.push(
+        base === head ? [`${main}~1 (HEAD is main)`, commitOf("HEAD~1")] : [`the merge base with ${main}`, base],
+      );
       break;
     }
     refs.push(["HEAD~1", commitOf("HEAD~1")]);

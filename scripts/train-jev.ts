@@ -17,4 +17,6 @@ writeFileSync(DEFAULT_MODEL_PATH, JSON.stringify(model) + "\n");
 const summary = Object.entries(model.questions)
   .map(([id, q]) => `${id} (${q.trainedOn} examples, ${q.features.length} features, T=${q.temperature})`)
   .join(", ");
-console.log(`train-jev: wrote ${path.relative(process.cwd(), DEFAULT_MODEL_PATH)} (version ${model.version}) in ${Date.now() - started} ms: ${summary}`);
+console.log(
+  `train-jev: wrote ${path.relative(process.cwd(), DEFAULT_MODEL_PATH)} (version ${model.version}) in ${Date.now() - started} ms: ${summary}`,
+);

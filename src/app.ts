@@ -96,17 +96,38 @@ export async function createApp(config: Config, deps: AppDeps = {}): Promise<App
     const backend = deps.model ?? createModel(config, process.env, { logLine });
     // The classifier's System One calls have a gate of their own: a slow model never starves them.
     const classifierGate =
-      config.jev === "systemone" ? new Gate("systemone", { concurrency: config.jevConcurrency, circuitFailures: config.modelCircuitFailures, policy: { initialIntervalMs: config.modelBackoffMs, backoffCoefficient: 2, maximumIntervalMs: config.modelBackoffMaxMs } }) : undefined;
+      config.jev === "systemone"
+        ? new Gate("systemone", {
+            concurrency: config.jevConcurrency,
+            circuitFailures: config.modelCircuitFailures,
+            policy: {
+              initialIntervalMs: config.modelBackoffMs,
+              backoffCoefficient: 2,
+              maximumIntervalMs: config.modelBackoffMaxMs,
+            },
+          })
+        : undefined;
     observeProviderWeather(
       metrics.registry,
-      [...(backend instanceof ProviderModel ? [{ label: "model" as const, gate: backend.gate }] : []), ...(classifierGate ? [{ label: "classifier" as const, gate: classifierGate }] : [])],
+      [
+        ...(backend instanceof ProviderModel ? [{ label: "model" as const, gate: backend.gate }] : []),
+        ...(classifierGate ? [{ label: "classifier" as const, gate: classifierGate }] : []),
+      ],
       board,
     );
     const model = countedModel(backend, metrics, (flight) =>
-      logLine(`model call failed: ${flight.request.role} ${flight.request.speaker} on ${flight.backend} after ${Math.round(flight.seconds * 1000)} ms: ${describeError(flight.error)}`),
+      logLine(
+        `model call failed: ${flight.request.role} ${flight.request.speaker} on ${flight.backend} after ${Math.round(flight.seconds * 1000)} ms: ${describeError(flight.error)}`,
+      ),
     );
     const classifier = countedClassifier(
-      deps.classifier ?? createClassifier(config, prisma, (error) => logLine(`classifier: could not record answers: ${describeError(error)}`), classifierGate),
+      deps.classifier ??
+        createClassifier(
+          config,
+          prisma,
+          (error) => logLine(`classifier: could not record answers: ${describeError(error)}`),
+          classifierGate,
+        ),
       metrics,
     );
     metrics.pendingApprovals = () => prisma.approval.count({ where: { status: "pending" } });
@@ -114,10 +135,28 @@ export async function createApp(config: Config, deps: AppDeps = {}): Promise<App
     const registry = new CrowRegistry(prisma, config.maxSpun);
     await nests.ensureDefault(); // todo always exists, before anything lists or posts to it
     const crew = new PrismaCrewDirectory(database, nests);
-    const flock = new Flock({ config, prisma, log, trustReads: database.trustReads, bus, model, classifier, crew, logLine, board });
+    const flock = new Flock({
+      config,
+      prisma,
+      log,
+      trustReads: database.trustReads,
+      bus,
+      model,
+      classifier,
+      crew,
+      logLine,
+      board,
+    });
     started.push(() => flock.stop());
     await flock.resume();
-    webhooks = new Webhooks({ config, prisma, store: database.webhooks, senderDatabase: database.senderDatabase, instanceId: flock.instanceId, logLine });
+    webhooks = new Webhooks({
+      config,
+      prisma,
+      store: database.webhooks,
+      senderDatabase: database.senderDatabase,
+      instanceId: flock.instanceId,
+      logLine,
+    });
     const chat = createNestChat({ config, prisma, log, model, classifier, flock, nests, registry, logLine });
     started.push(() => chat.stop());
     await chat.resume(); // open obligations of the must-respond loop, as flock.resume() does lists
@@ -158,7 +197,10 @@ export async function createApp(config: Config, deps: AppDeps = {}): Promise<App
     };
     return app;
   } catch (error) {
-    for (const stop of started.reverse()) await Promise.resolve().then(stop).catch(() => undefined);
+    for (const stop of started.reverse())
+      await Promise.resolve()
+        .then(stop)
+        .catch(() => undefined);
     throw error;
   }
 }

@@ -24,10 +24,11 @@ async function tcpServer(how: (socket: net.Socket) => void): Promise<{ port: num
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return {
     port: (server.address() as net.AddressInfo).port,
-    close: () => new Promise<void>((resolve) => {
-      for (const socket of sockets) socket.destroy();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -37,22 +38,33 @@ async function refusedPort(): Promise<number> {
   return server.port; // nothing listens there now
 }
 
-function runFixture(dir: string, redisUrl: string): Promise<{ code: number | null; out: { started: boolean; code?: string; message?: string; openFiles: string[] } }> {
+function runFixture(
+  dir: string,
+  redisUrl: string,
+): Promise<{ code: number | null; out: { started: boolean; code?: string; message?: string; openFiles: string[] } }> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ["--import", "tsx", FIXTURE, dir, redisUrl], { timeout: 40_000 }, (error, stdout, stderr) => {
-      if (error?.killed) return reject(new Error(`still running after 40 s: something held the process open\n${stderr}`));
-      try {
-        resolve({ code: error ? (error.code as number) : 0, out: JSON.parse(stdout.trim().split("\n").at(-1)!) });
-      } catch {
-        reject(new Error(`no answer from the fixture: ${stdout}\n${stderr}`));
-      }
-    });
+    execFile(
+      process.execPath,
+      ["--import", "tsx", FIXTURE, dir, redisUrl],
+      { timeout: 40_000 },
+      (error, stdout, stderr) => {
+        if (error?.killed)
+          return reject(new Error(`still running after 40 s: something held the process open\n${stderr}`));
+        try {
+          resolve({ code: error ? (error.code as number) : 0, out: JSON.parse(stdout.trim().split("\n").at(-1)!) });
+        } catch {
+          reject(new Error(`no answer from the fixture: ${stdout}\n${stderr}`));
+        }
+      },
+    );
   });
 }
 
 test("an unreachable Redis fails the start with a clear error and leaves nothing open, whatever is at the address", async () => {
   const closer = await tcpServer((socket) => socket.destroy());
-  const notRedis = await tcpServer((socket) => socket.on("data", () => socket.write("HTTP/1.1 400 Bad Request\r\n\r\n")));
+  const notRedis = await tcpServer((socket) =>
+    socket.on("data", () => socket.write("HTTP/1.1 400 Bad Request\r\n\r\n")),
+  );
   const silent = await tcpServer(() => {});
   const cases = [
     { what: "nothing listening", port: await refusedPort(), cause: /ECONNREFUSED/ },
@@ -68,7 +80,11 @@ test("an unreachable Redis fails the start with a clear error and leaves nothing
         assert.is(code, 0, c.what);
         assert.is(out.started, false, c.what);
         assert.is(out.code, "redis", c.what);
-        assert.match(out.message!, new RegExp(`^Redis at 127\\.0\\.0\\.1:${c.port} could not be reached \\(.*\\); check REDIS_URL$`), c.what);
+        assert.match(
+          out.message!,
+          new RegExp(`^Redis at 127\\.0\\.0\\.1:${c.port} could not be reached \\(.*\\); check REDIS_URL$`),
+          c.what,
+        );
         assert.match(out.message!, c.cause, `${c.what}: ${out.message}`);
         assert.not.match(out.message!, /hunter2/, "the password never reaches the error");
         assert.equal(out.openFiles, [], `${c.what}: files of the data folder still open`);

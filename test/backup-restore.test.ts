@@ -15,7 +15,9 @@ type Row = { id: number; stream: string; seq: number; name: string; payload: str
 function rows(file: string, upTo: number): Row[] {
   const db = new Database(file, { readonly: true });
   try {
-    return db.prepare("SELECT id, stream, seq, name, payload, ts FROM Event WHERE id <= ? ORDER BY id").all(upTo) as Row[];
+    return db
+      .prepare("SELECT id, stream, seq, name, payload, ts FROM Event WHERE id <= ? ORDER BY id")
+      .all(upTo) as Row[];
   } finally {
     db.close();
   }
@@ -34,7 +36,14 @@ test("a backup under load restores into a new folder with the same log up to its
     const load = Promise.all(
       [0, 1, 2, 3].map(async (c) => {
         for (let i = 0; !stop && i < 40; i++) {
-          const response = await fetch(`${server.url}/api/lists`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ text: `rake leaves ${c}.${i}\nsplit logs ${c}.${i}`, requester: `backup-${c}-${i}` }) });
+          const response = await fetch(`${server.url}/api/lists`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({
+              text: `rake leaves ${c}.${i}\nsplit logs ${c}.${i}`,
+              requester: `backup-${c}-${i}`,
+            }),
+          });
           const body = (await response.json()) as { list_id?: string };
           assert.is(response.status, 202);
           acked.push(body.list_id!);
@@ -91,10 +100,15 @@ test("a backup under load restores into a new folder with the same log up to its
     assert.is(copy.length, report.events);
     assert.equal(copy, original, "the restored log equals the original up to the backup's last event");
     // Every list acknowledged before the backup's last event is in the copy.
-    const startedInCopy = new Set(copy.filter((r) => r.name === "list.started").map((r) => (JSON.parse(r.payload) as { list_id: string }).list_id));
-    const startedInOriginal = rows(path.join(source, "crows.db"), Number.MAX_SAFE_INTEGER).filter((r) => r.name === "list.started").map((r) => (JSON.parse(r.payload) as { list_id: string }).list_id);
+    const startedInCopy = new Set(
+      copy.filter((r) => r.name === "list.started").map((r) => (JSON.parse(r.payload) as { list_id: string }).list_id),
+    );
+    const startedInOriginal = rows(path.join(source, "crows.db"), Number.MAX_SAFE_INTEGER)
+      .filter((r) => r.name === "list.started")
+      .map((r) => (JSON.parse(r.payload) as { list_id: string }).list_id);
     assert.equal([...startedInOriginal].sort(), [...acked].sort(), "the original holds every acknowledged list once");
-    for (const id of startedInOriginal.slice(0, startedInCopy.size)) assert.ok(startedInCopy.has(id), `${id} is in the backup`);
+    for (const id of startedInOriginal.slice(0, startedInCopy.size))
+      assert.ok(startedInCopy.has(id), `${id} is in the backup`);
   } finally {
     if (server.child.exitCode === null) server.child.kill("SIGKILL");
     [source, target, spare].forEach(removeDir);
@@ -105,23 +119,40 @@ test("crows check names a seq gap and an orphan approval, and exits 1", async ()
   const dir = tempDataDir();
   try {
     const server = await startServerProcess(baseEnv(dir));
-    const response = await fetch(`${server.url}/api/lists`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ text: "one\ntwo\nthree", requester: "check-test" }) });
+    const response = await fetch(`${server.url}/api/lists`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ text: "one\ntwo\nthree", requester: "check-test" }),
+    });
     assert.is(response.status, 202);
     server.child.kill("SIGTERM");
     assert.is(await server.exited, 0);
     const db = new Database(path.join(dir, "crows.db"));
-    const stream = (db.prepare("SELECT stream FROM Event WHERE name = 'list.started'").get() as { stream: string }).stream;
+    const stream = (db.prepare("SELECT stream FROM Event WHERE name = 'list.started'").get() as { stream: string })
+      .stream;
     const events = db.prepare("SELECT COUNT(*) AS n FROM Event WHERE stream = ?").get(stream) as { n: number };
     db.prepare("DELETE FROM Event WHERE stream = ? AND seq = 1").run(stream);
     db.pragma("foreign_keys = OFF");
-    db.prepare("INSERT INTO Approval (itemId, target, status, deadline, createdAt) VALUES ('lstgone-1', 'triage', 'pending', 0, 0)").run();
+    db.prepare(
+      "INSERT INTO Approval (itemId, target, status, deadline, createdAt) VALUES ('lstgone-1', 'triage', 'pending', 0, 0)",
+    ).run();
     db.close();
     const result = await crows(["check"], baseEnv(dir));
     assert.is(result.code, 1);
-    const report = JSON.parse(result.stdout) as { ok: boolean; seq_gaps: Array<{ stream: string; count: number }>; orphan_approvals: Array<{ item_id: string }> };
+    const report = JSON.parse(result.stdout) as {
+      ok: boolean;
+      seq_gaps: Array<{ stream: string; count: number }>;
+      orphan_approvals: Array<{ item_id: string }>;
+    };
     assert.is(report.ok, false);
-    assert.equal(report.seq_gaps.map((g) => [g.stream, g.count]), [[stream, events.n - 1]]);
-    assert.equal(report.orphan_approvals.map((a) => a.item_id), ["lstgone-1"]);
+    assert.equal(
+      report.seq_gaps.map((g) => [g.stream, g.count]),
+      [[stream, events.n - 1]],
+    );
+    assert.equal(
+      report.orphan_approvals.map((a) => a.item_id),
+      ["lstgone-1"],
+    );
   } finally {
     removeDir(dir);
   }

@@ -13,7 +13,11 @@ test("calls of one turn run as one batch, each caller getting its own answer, fo
     });
     const inputs = Array.from({ length: size }, (_, i) => i * 7 - 3);
     const answers = await Promise.all(inputs.map((n) => batcher.add(n)));
-    assert.equal(answers, inputs.map((n) => `#${n * 2}`), `size ${size}`);
+    assert.equal(
+      answers,
+      inputs.map((n) => `#${n * 2}`),
+      `size ${size}`,
+    );
     assert.equal(batches, [inputs], `size ${size}: one batch, in call order`);
   }
 });
@@ -52,7 +56,10 @@ test("a failed batch rejects each of its callers, and the next batch runs", asyn
     return inputs.map((n) => n + 1);
   });
   const failed = await Promise.allSettled([1, 2, 3].map((n) => batcher.add(n)));
-  assert.equal(failed.map((r) => r.status), ["rejected", "rejected", "rejected"]);
+  assert.equal(
+    failed.map((r) => r.status),
+    ["rejected", "rejected", "rejected"],
+  );
   assert.ok(failed.every((r) => r.status === "rejected" && (r.reason as Error).message === "database busy"));
   assert.equal(await Promise.all([10, 20].map((n) => batcher.add(n))), [11, 21]);
 });

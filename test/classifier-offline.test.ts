@@ -67,7 +67,11 @@ test("training is deterministic: the same data gives the same weights and temper
 });
 
 test("answers are deterministic and choice probabilities sum to 1", async () => {
-  const state = messageState({ text: "Pepper, can you draft the launch email for Friday?", author: "owner", to: "Pepper" });
+  const state = messageState({
+    text: "Pepper, can you draft the launch email for Friday?",
+    author: "owner",
+    to: "Pepper",
+  });
   const one = await jev.ask({ state, questions: { ...tagQuestions(), ...modeQuestions() }, subject: "t-1" });
   const two = await jev.ask({ state, questions: { ...tagQuestions(), ...modeQuestions() }, subject: "t-1" });
   assert.equal(one, two);
@@ -82,7 +86,12 @@ test("answers are deterministic and choice probabilities sum to 1", async () => 
 });
 
 test("noul answers are probabilities in [0, 1]", async () => {
-  const state = watchState({ message: "It opens at 9.", kind: "deliver", author: "Hugin", request: "When does the bank open?" });
+  const state = watchState({
+    message: "It opens at 9.",
+    kind: "deliver",
+    author: "Hugin",
+    request: "When does the bank open?",
+  });
   const answers = await jev.ask({ state, questions: watchQuestions(), subject: "t-2" });
   for (const id of Object.keys(watchQuestions())) {
     const v = noulValue(answers[id]);
@@ -129,7 +138,8 @@ test("it beats the majority-class baseline on held-out data for every choice que
 });
 
 test("clear cases come out the way a reader would tag them", async () => {
-  const ask = async (state: Record<string, unknown>, questions: Record<string, Question>) => jev.ask({ state, questions, subject: "t-3" });
+  const ask = async (state: Record<string, unknown>, questions: Record<string, Question>) =>
+    jev.ask({ state, questions, subject: "t-3" });
   const kind = async (text: string, author: string, refers = "") => {
     const a = (await ask(messageState({ text, author, refers_to: refers }), tagQuestions())).kind as Answer;
     return a.type === "choice" ? a.choice : "unsure";
@@ -179,12 +189,25 @@ test("with neither a model nor data, every question is unsure rather than an err
 test("features read the header fields and the pair signals of a watch state", () => {
   const f = extractFeatures(messageState({ text: "See plan.md", author: "owner", to: "Pepper", refers_to: "n-2" }));
   assert.ok(f.includes("h:author:owner") && f.includes("h:to") && f.includes("h:ref") && f.includes("thas:file"));
-  const w = extractFeatures(watchState({ message: "It's 12 euros, per the menu.", kind: "deliver", author: "Rook", request: "How much is lunch?", earlier: ["Owner: it was 10 euros last time."] }));
+  const w = extractFeatures(
+    watchState({
+      message: "It's 12 euros, per the menu.",
+      kind: "deliver",
+      author: "Rook",
+      request: "How much is lunch?",
+      earlier: ["Owner: it was 10 euros last time."],
+    }),
+  );
   assert.ok(w.includes("p:source") && w.includes("p:num:alldiff") && w.includes("kind:deliver"));
 });
 
 test("the band rule: a choice stands only at or above the threshold", () => {
-  const choice = (confidence: number): Answer => ({ type: "choice", choice: "request", confidence, probabilities: { request: confidence } });
+  const choice = (confidence: number): Answer => ({
+    type: "choice",
+    choice: "request",
+    confidence,
+    probabilities: { request: confidence },
+  });
   assert.equal(bandedChoice(choice(0.8), 0.8), { sure: true, choice: "request", confidence: 0.8 });
   assert.is(bandedChoice(choice(0.79), 0.8).sure, false);
   assert.is(bandedChoice({ type: "unsure", reason: "timeout" }, 0.8).sure, false);
@@ -202,7 +225,14 @@ test("watchVerdict: breach on a high fact/contradiction score or a low answers_r
   assert.is(verdict(0.9, 0.1, 0.85).breach, true);
   assert.is(verdict(0.2, 0.1, 0.1).breach, true);
   assert.is(verdict(0.21, 0.1, 0.1).breach, false);
-  const unsure = watchVerdict({ answers_request: { type: "unsure", reason: "timeout" }, states_fact_without_source: n(0.99), contradicts_earlier: n(0.99) }, 0.8);
+  const unsure = watchVerdict(
+    {
+      answers_request: { type: "unsure", reason: "timeout" },
+      states_fact_without_source: n(0.99),
+      contradicts_earlier: n(0.99),
+    },
+    0.8,
+  );
   assert.equal([unsure.sure, unsure.breach], [false, false]);
 });
 

@@ -30,7 +30,11 @@ test.after(async () => {
 test("the offline classifier's answers are stored with digest, probabilities, model, latency and truth", async () => {
   const jev = createClassifier(loadConfig({ CROWS_DATA_DIR: tmp }), prisma);
   assert.is(jev.backend, "offline");
-  const state = messageState({ text: "Hugin, can you look up the museum's opening hours?", author: "owner", to: "Hugin" });
+  const state = messageState({
+    text: "Hugin, can you look up the museum's opening hours?",
+    author: "owner",
+    to: "Hugin",
+  });
   const answers = await jev.ask({ state, questions: tagQuestions(), subject: "todo-1", truth: { kind: "request" } });
   const rows = await prisma.classifierAnswer.findMany({ where: { subject: "todo-1" } });
   assert.is(rows.length, 1);
@@ -50,11 +54,22 @@ test("the offline classifier's answers are stored with digest, probabilities, mo
 
 test("noul answers store the value, and unsure answers store an empty answer with the reason", async () => {
   const jev = createClassifier(loadConfig({ CROWS_DATA_DIR: tmp }), prisma);
-  const state = watchState({ message: "Done, it's 441 euros.", kind: "deliver", author: "Sable", request: "Work out the VAT" });
-  const questions = { ...watchQuestions(), sentiment: { type: "choice" as const, instructions: "Mood?", criteria: { up: null, down: null } } };
+  const state = watchState({
+    message: "Done, it's 441 euros.",
+    kind: "deliver",
+    author: "Sable",
+    request: "Work out the VAT",
+  });
+  const questions = {
+    ...watchQuestions(),
+    sentiment: { type: "choice" as const, instructions: "Mood?", criteria: { up: null, down: null } },
+  };
   const answers = await jev.ask({ state, questions, subject: "todo-2" });
   const rows = await prisma.classifierAnswer.findMany({ where: { subject: "todo-2" }, orderBy: { questionId: "asc" } });
-  assert.equal(rows.map((r) => r.questionId), ["answers_request", "contradicts_earlier", "sentiment", "states_fact_without_source"]);
+  assert.equal(
+    rows.map((r) => r.questionId),
+    ["answers_request", "contradicts_earlier", "sentiment", "states_fact_without_source"],
+  );
   const ar = rows.find((r) => r.questionId === "answers_request")!;
   assert.is(ar.questionType, "noul");
   assert.is(Number(ar.answer), (answers.answers_request as { noul: number }).noul);
@@ -67,7 +82,12 @@ test("noul answers store the value, and unsure answers store an empty answer wit
 test("System One answers are stored under the pinned model, and failures as unsure rows", async () => {
   const fake = await startFakeSystemOne({ apiKey: "k", reply: (_c, i) => ({ status: i === 0 ? 200 : 429 }) });
   try {
-    const config = loadConfig({ CROWS_DATA_DIR: tmp, CROWS_JEV: "systemone", CROWS_JEV_BASE_URL: fake.url, CROWS_JEV_API_KEY: "k" });
+    const config = loadConfig({
+      CROWS_DATA_DIR: tmp,
+      CROWS_JEV: "systemone",
+      CROWS_JEV_BASE_URL: fake.url,
+      CROWS_JEV_API_KEY: "k",
+    });
     const jev = createClassifier(config, prisma);
     await jev.ask({ state: "hello", questions: tagQuestions(), subject: "todo-3" });
     const failed = await jev.ask({ state: "hello", questions: tagQuestions(), subject: "todo-4" });
@@ -87,7 +107,8 @@ test("a storage failure is reported aside and the caller still gets its answers"
   const inner: Classifier = {
     backend: "offline",
     model: "stub",
-    ask: async (r: AskRequest) => Object.fromEntries(Object.keys(r.questions).map((id) => [id, { type: "noul", noul: 0.5 } as Answer])),
+    ask: async (r: AskRequest) =>
+      Object.fromEntries(Object.keys(r.questions).map((id) => [id, { type: "noul", noul: 0.5 } as Answer])),
   };
   const store = { classifierAnswer: { createMany: async () => Promise.reject(new Error("disk full")) } };
   const jev = new RecordingClassifier(inner, store, (e) => errors.push(e));
@@ -98,7 +119,10 @@ test("a storage failure is reported aside and the caller still gets its answers"
   const loud = new RecordingClassifier(inner, store, () => {
     throw new Error("reporter broke");
   });
-  assert.is((await loud.ask({ state: "s", questions: watchQuestions(), subject: "x" })).contradicts_earlier?.type, "noul");
+  assert.is(
+    (await loud.ask({ state: "s", questions: watchQuestions(), subject: "x" })).contradicts_earlier?.type,
+    "noul",
+  );
 });
 
 test("a closed database does not break asking", async () => {
@@ -107,7 +131,11 @@ test("a closed database does not break asking", async () => {
   await db.$executeRawUnsafe(`DROP TABLE "ClassifierAnswer"`);
   const errors: unknown[] = [];
   const jev = createClassifier(loadConfig({ CROWS_DATA_DIR: dir }), db, (e) => errors.push(e));
-  const answers = await jev.ask({ state: messageState({ text: "hi all", author: "owner" }), questions: tagQuestions(), subject: "y" });
+  const answers = await jev.ask({
+    state: messageState({ text: "hi all", author: "owner" }),
+    questions: tagQuestions(),
+    subject: "y",
+  });
   assert.is(answers.kind?.type, "choice");
   assert.is(errors.length, 1);
   await db.$disconnect();
@@ -116,11 +144,19 @@ test("a closed database does not break asking", async () => {
 
 test("a backend that throws, or skips a question, still answers every question unsure", async () => {
   const store = { classifierAnswer: { createMany: async () => undefined } };
-  const throwing: Classifier = { backend: "systemone", model: "jev-1", ask: async () => Promise.reject(new Error("boom")) };
+  const throwing: Classifier = {
+    backend: "systemone",
+    model: "jev-1",
+    ask: async () => Promise.reject(new Error("boom")),
+  };
   const a = await new RecordingClassifier(throwing, store).ask({ state: "s", questions: tagQuestions(), subject: "z" });
   assert.equal(a.kind, { type: "unsure", reason: "classifier failed: boom" });
   const skipping: Classifier = { backend: "offline", model: "m", ask: async () => ({}) };
-  const b = await new RecordingClassifier(skipping, store).ask({ state: "s", questions: watchQuestions(), subject: "z" });
+  const b = await new RecordingClassifier(skipping, store).ask({
+    state: "s",
+    questions: watchQuestions(),
+    subject: "z",
+  });
   assert.is(Object.keys(b).length, 3);
   for (const v of Object.values(b)) assert.is(v.type, "unsure");
 });

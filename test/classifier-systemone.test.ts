@@ -26,7 +26,8 @@ async function withFake(
 
 function manyQuestions(n: number): Record<string, Question> {
   const out: Record<string, Question> = {};
-  for (let i = 0; i < n; i++) out[`q${i}`] = { type: "noul", instructions: `Question ${i}?`, criteria: { true: "yes", false: "no" } };
+  for (let i = 0; i < n; i++)
+    out[`q${i}`] = { type: "noul", instructions: `Question ${i}?`, criteria: { true: "yes", false: "no" } };
   return out;
 }
 
@@ -90,7 +91,11 @@ test("a timeout makes every question unsure, well within the deadline", async ()
 for (const status of [429, 500, 503, 401]) {
   test(`HTTP ${status} makes every question unsure`, async () => {
     await withFake({ reply: () => ({ status }) }, async (fake, jev) => {
-      const answers = await jev.ask({ state: "s", questions: { ...tagQuestions(), ...watchQuestions() }, subject: "n-4" });
+      const answers = await jev.ask({
+        state: "s",
+        questions: { ...tagQuestions(), ...watchQuestions() },
+        subject: "n-4",
+      });
       assert.is(fake.calls.length, 1);
       assert.is(Object.keys(answers).length, 4);
       for (const a of Object.values(answers)) assert.is(a.type, "unsure");
@@ -111,12 +116,15 @@ test("a wrong key gets 401 from the server and reads unsure", async () => {
 });
 
 test("only one batch failing leaves the other batch's answers standing", async () => {
-  await withFake({ reply: (call) => ({ status: Object.keys(call.body.questions ?? {}).length === 2 ? 429 : 200 }) }, async (_fake, jev) => {
-    const answers = await jev.ask({ state: "s", questions: manyQuestions(12), subject: "n-6" });
-    const unsure = Object.values(answers).filter((a) => a.type === "unsure").length;
-    assert.is(unsure, 2);
-    assert.is(answers.q0?.type, "noul");
-  });
+  await withFake(
+    { reply: (call) => ({ status: Object.keys(call.body.questions ?? {}).length === 2 ? 429 : 200 }) },
+    async (_fake, jev) => {
+      const answers = await jev.ask({ state: "s", questions: manyQuestions(12), subject: "n-6" });
+      const unsure = Object.values(answers).filter((a) => a.type === "unsure").length;
+      assert.is(unsure, 2);
+      assert.is(answers.q0?.type, "noul");
+    },
+  );
 });
 
 test("malformed bodies and off-shape answers are unsure, never guessed", async () => {
@@ -136,7 +144,11 @@ test("malformed bodies and off-shape answers are unsure, never guessed", async (
               : undefined,
     },
     async (_fake, jev) => {
-      const answers = await jev.ask({ state: "s", questions: { ...tagQuestions(), ...watchQuestions() }, subject: "n-8" });
+      const answers = await jev.ask({
+        state: "s",
+        questions: { ...tagQuestions(), ...watchQuestions() },
+        subject: "n-8",
+      });
       assert.is(answers.kind?.type, "unsure", "choice outside the criteria");
       assert.is(answers.answers_request?.type, "unsure", "noul outside [0, 1]");
       assert.is(answers.states_fact_without_source?.type, "unsure", "wrong answer type");
@@ -158,18 +170,33 @@ test("a refused connection is unsure, not a rejection", async () => {
 test("config: the model is pinned (jev-1 by default), and systemone without a URL or key is a startup error", async () => {
   const fake = await startFakeSystemOne({ apiKey: KEY });
   try {
-    const jev = createBackend(loadConfig({ CROWS_JEV: "systemone", CROWS_JEV_BASE_URL: fake.url, CROWS_JEV_API_KEY: KEY }));
+    const jev = createBackend(
+      loadConfig({ CROWS_JEV: "systemone", CROWS_JEV_BASE_URL: fake.url, CROWS_JEV_API_KEY: KEY }),
+    );
     assert.is(jev.backend, "systemone");
     assert.is(jev.model, "jev-1");
     await jev.ask({ state: "s", questions: tagQuestions(), subject: "n-10" });
     assert.is(fake.calls[0]?.body.model, "jev-1");
-    const pinned = createBackend(loadConfig({ CROWS_JEV: "systemone", CROWS_JEV_BASE_URL: fake.url, CROWS_JEV_API_KEY: KEY, CROWS_JEV_MODEL: "jev-1.2" }));
+    const pinned = createBackend(
+      loadConfig({
+        CROWS_JEV: "systemone",
+        CROWS_JEV_BASE_URL: fake.url,
+        CROWS_JEV_API_KEY: KEY,
+        CROWS_JEV_MODEL: "jev-1.2",
+      }),
+    );
     assert.is(pinned.model, "jev-1.2");
   } finally {
     await fake.close();
   }
-  assert.throws(() => createBackend(loadConfig({ CROWS_JEV: "systemone", CROWS_JEV_API_KEY: KEY })), (e: unknown) => e instanceof ConfigError);
-  assert.throws(() => createBackend(loadConfig({ CROWS_JEV: "systemone", CROWS_JEV_BASE_URL: "http://127.0.0.1:9" })), (e: unknown) => e instanceof ConfigError);
+  assert.throws(
+    () => createBackend(loadConfig({ CROWS_JEV: "systemone", CROWS_JEV_API_KEY: KEY })),
+    (e: unknown) => e instanceof ConfigError,
+  );
+  assert.throws(
+    () => createBackend(loadConfig({ CROWS_JEV: "systemone", CROWS_JEV_BASE_URL: "http://127.0.0.1:9" })),
+    (e: unknown) => e instanceof ConfigError,
+  );
   assert.is(createBackend(loadConfig({})).backend, "offline");
 });
 

@@ -64,19 +64,25 @@ async function decide(p: Pending, approve: boolean): Promise<void> {
   assert.is(response.status, 204, response.text);
 }
 
-const cardLabels = () => page.$$eval("section.approvals li.card", (els) => els.map((el) => el.getAttribute("aria-label") ?? ""));
+const cardLabels = () =>
+  page.$$eval("section.approvals li.card", (els) => els.map((el) => el.getAttribute("aria-label") ?? ""));
 
 /** The page shows exactly the stored pending set (each once), and keeps showing it for a moment. */
 async function assertShowsExactlyPending(): Promise<string[]> {
   const expected = (await storedPending()).map((p) => p.label).sort();
   try {
     await page.waitForFunction(
-      (want: string[]) => JSON.stringify([...document.querySelectorAll("section.approvals li.card")].map((el) => el.getAttribute("aria-label")).sort()) === JSON.stringify(want),
+      (want: string[]) =>
+        JSON.stringify(
+          [...document.querySelectorAll("section.approvals li.card")].map((el) => el.getAttribute("aria-label")).sort(),
+        ) === JSON.stringify(want),
       { timeout: 10_000, polling: 50 },
       expected,
     );
   } catch {
-    throw new Error(`the page shows ${JSON.stringify((await cardLabels()).sort())}, the server holds ${JSON.stringify(expected)}; errors ${JSON.stringify(watched.errors)}`);
+    throw new Error(
+      `the page shows ${JSON.stringify((await cardLabels()).sort())}, the server holds ${JSON.stringify(expected)}; errors ${JSON.stringify(watched.errors)}`,
+    );
   }
   await markerThroughTheFeed();
   assert.equal((await cardLabels()).sort(), expected);
@@ -91,10 +97,15 @@ let markers = 0;
 async function markerThroughTheFeed(): Promise<void> {
   const label = `Triage of Quiet marker ${markers}`;
   await submit(`- Quiet marker ${markers++}`);
-  const marker = (await waitForPending((p) => p.some((x) => x.label === label), "the marker's triage")).find((x) => x.label === label)!;
+  const marker = (await waitForPending((p) => p.some((x) => x.label === label), "the marker's triage")).find(
+    (x) => x.label === label,
+  )!;
   const showing = (want: boolean) =>
     page.waitForFunction(
-      (l: string, w: boolean) => [...document.querySelectorAll("section.approvals li.card")].some((el) => el.getAttribute("aria-label") === l) === w,
+      (l: string, w: boolean) =>
+        [...document.querySelectorAll("section.approvals li.card")].some(
+          (el) => el.getAttribute("aria-label") === l,
+        ) === w,
       { timeout: 15_000, polling: 50 },
       label,
       want,
@@ -105,7 +116,10 @@ async function markerThroughTheFeed(): Promise<void> {
 }
 
 /** Reloads the page while holding the first request `matches` picks; `meanwhile` runs while it is held. */
-async function reloadHolding(matches: (request: HTTPRequest) => boolean, meanwhile: () => Promise<void>): Promise<void> {
+async function reloadHolding(
+  matches: (request: HTTPRequest) => boolean,
+  meanwhile: () => Promise<void>,
+): Promise<void> {
   let held: HTTPRequest | undefined;
   let release: () => void = () => {};
   const heldNow = new Promise<void>((resolve) => (release = resolve));
@@ -123,7 +137,12 @@ async function reloadHolding(matches: (request: HTTPRequest) => boolean, meanwhi
   try {
     await page.reload({ waitUntil: "load" });
     let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([heldNow, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error("the request to hold never came")), 10_000)))]);
+    await Promise.race([
+      heldNow,
+      new Promise(
+        (_, reject) => (timer = setTimeout(() => reject(new Error("the request to hold never came")), 10_000)),
+      ),
+    ]);
     clearTimeout(timer);
     await meanwhile();
     await held!.continue();
@@ -134,8 +153,10 @@ async function reloadHolding(matches: (request: HTTPRequest) => boolean, meanwhi
   }
 }
 
-const isQuery = (name: string) => (request: HTTPRequest) => request.url().endsWith("/graphql") && (request.postData() ?? "").includes(name);
-const isApprovalsStream = (request: HTTPRequest) => request.url().endsWith("/graphql/stream") && (request.postData() ?? "").includes("approvalChanges");
+const isQuery = (name: string) => (request: HTTPRequest) =>
+  request.url().endsWith("/graphql") && (request.postData() ?? "").includes(name);
+const isApprovalsStream = (request: HTTPRequest) =>
+  request.url().endsWith("/graphql/stream") && (request.postData() ?? "").includes("approvalChanges");
 
 it.before(async () => {
   server = await startTestServer({ env: { CROWS_BANTER_WAIT_MS: "0" } });
@@ -189,21 +210,30 @@ it("with many decided approvals in history, the page shows exactly the pending o
   await submit("- Arrived live");
   await waitForPending((p) => p.some((x) => x.label === "Triage of Arrived live"), "the new triage");
   await decide((await storedPending()).find((p) => p.label === "Triage of Pending one")!, false);
-  assert.equal(await assertShowsExactlyPending(), ["Output of Pending three", "Triage of Arrived live", "Triage of Pending two"]);
+  assert.equal(await assertShowsExactlyPending(), [
+    "Output of Pending three",
+    "Triage of Arrived live",
+    "Triage of Pending two",
+  ]);
 });
 
 it("changes between the cursor and the pending read are neither missed nor doubled", async () => {
   // Held: whichever of the two load queries comes second (the pending read, if the cursor is taken
   // first as it must be; a page that read first and took the cursor after would miss these).
   let loadQueries = 0;
-  const secondLoadQuery = (request: HTTPRequest) => (isQuery("ApprovalsCursor")(request) || isQuery("PendingApprovals")(request)) && ++loadQueries === 2;
+  const secondLoadQuery = (request: HTTPRequest) =>
+    (isQuery("ApprovalsCursor")(request) || isQuery("PendingApprovals")(request)) && ++loadQueries === 2;
   await reloadHolding(secondLoadQuery, async () => {
     // The page holds its cursor; these commit after it and before the read: in both.
     await submit("- Arrived before the read");
     await waitForPending((p) => p.some((x) => x.label === "Triage of Arrived before the read"), "its triage");
     await decide((await storedPending()).find((p) => p.label === "Triage of Pending two")!, false);
   });
-  assert.equal((await cardLabels()).sort(), ["Output of Pending three", "Triage of Arrived before the read", "Triage of Arrived live"]);
+  assert.equal((await cardLabels()).sort(), [
+    "Output of Pending three",
+    "Triage of Arrived before the read",
+    "Triage of Arrived live",
+  ]);
 });
 
 it("changes between the pending read and the feed connecting are neither missed nor doubled", async () => {
@@ -222,7 +252,8 @@ it("changes between the pending read and the feed connecting are neither missed 
 
 it("every subscription started from a cursor, never from 0; no console error, nothing off the origin", () => {
   assert.ok(subscribedAfter.length >= 3, JSON.stringify(subscribedAfter));
-  for (const after of subscribedAfter) assert.ok(typeof after === "number" && after > 80, JSON.stringify(subscribedAfter));
+  for (const after of subscribedAfter)
+    assert.ok(typeof after === "number" && after > 80, JSON.stringify(subscribedAfter));
   assert.equal(watched.errors, []);
   assert.equal(watched.offOrigin, []);
 });

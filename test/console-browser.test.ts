@@ -32,13 +32,18 @@ async function until<T>(what: string, check: () => T, timeoutMs = 10_000): Promi
     return (await handle.jsonValue()) as T;
   } catch (error) {
     const body = await page.evaluate(() => document.body.innerText).catch(() => "");
-    throw new Error(`${what}: ${(error as Error).message}\nerrors: ${JSON.stringify(watched.errors)}\npage: ${body.slice(0, 1500)}`);
+    throw new Error(
+      `${what}: ${(error as Error).message}\nerrors: ${JSON.stringify(watched.errors)}\npage: ${body.slice(0, 1500)}`,
+    );
   }
 }
 
 /** The list as the server stored it (GraphQL, the console's own API). */
 async function storedList(id: string): Promise<any> {
-  const response = await server.post("/graphql", { query: "query($id: ID!) { list(id: $id) { requester status items { text } } }", variables: { id } });
+  const response = await server.post("/graphql", {
+    query: "query($id: ID!) { list(id: $id) { requester status items { text } } }",
+    variables: { id },
+  });
   assert.is(response.status, 200, response.text);
   return response.body.data.list;
 }
@@ -54,7 +59,10 @@ async function approvalsWaiting(): Promise<number> {
 
 /** Clicks the first Approve button in the Approvals region. */
 async function approveFirst(): Promise<void> {
-  const button = await page.waitForSelector("::-p-aria([name=\"Approvals\"][role=\"region\"]) ::-p-aria([name=\"Approve\"][role=\"button\"])", { timeout: 10_000 });
+  const button = await page.waitForSelector(
+    '::-p-aria([name="Approvals"][role="region"]) ::-p-aria([name="Approve"][role="button"])',
+    { timeout: 10_000 },
+  );
   await button!.click();
 }
 
@@ -67,7 +75,7 @@ it.before(async () => {
   page = watched.page;
   await page.setViewport({ width: 1360, height: 900 });
   await page.goto(server.url + "/", { waitUntil: "load" });
-  await page.waitForSelector("::-p-aria([name=\"Approvals\"][role=\"region\"])");
+  await page.waitForSelector('::-p-aria([name="Approvals"][role="region"])');
 });
 
 it.after(async () => {
@@ -78,13 +86,22 @@ it.after(async () => {
 it("1. the owner sends a two-item list from the page", async () => {
   await page.locator("::-p-aria(Todo list)").fill("- Buy milk\n- Write a haiku about crows");
   await page.locator("::-p-aria(Requester)").fill("ana");
-  await page.locator("::-p-aria([name=\"Send\"][role=\"button\"])").click();
-  listId = await until("the new list opens", () => document.querySelector("article.list h3")?.textContent?.replace("List ", "") ?? "");
+  await page.locator('::-p-aria([name="Send"][role="button"])').click();
+  listId = await until(
+    "the new list opens",
+    () => document.querySelector("article.list h3")?.textContent?.replace("List ", "") ?? "",
+  );
   const stored = await storedList(listId);
-  assert.equal(stored.items.map((i: { text: string }) => i.text), ["Buy milk", "Write a haiku about crows"]);
+  assert.equal(
+    stored.items.map((i: { text: string }) => i.text),
+    ["Buy milk", "Write a haiku about crows"],
+  );
   assert.is(stored.requester, "ana");
   await until("both items listed", () => document.querySelectorAll("article.list li.item").length === 2);
-  await until("both triages wait in Approvals", () => document.querySelectorAll("section.approvals li.card").length === 2);
+  await until(
+    "both triages wait in Approvals",
+    () => document.querySelectorAll("section.approvals li.card").length === 2,
+  );
   const card = await page.$eval("section.approvals li.card", (el) => (el as HTMLElement).innerText);
   assert.match(card, /triage/);
   assert.match(card, /Mode/);
@@ -101,11 +118,16 @@ it("2. the owner approves everything from the page and sees the list finish", as
     if (finished) break;
     if ((await approvalsWaiting()) > 0) {
       if (answered === 2) await shot("approvals"); // an output approval: the answer and its crows
-      const before = await page.$$eval("section.approvals li.card", (cards) => cards.map((c) => c.getAttribute("aria-label")).join("|"));
+      const before = await page.$$eval("section.approvals li.card", (cards) =>
+        cards.map((c) => c.getAttribute("aria-label")).join("|"),
+      );
       await approveFirst();
       answered++;
       await page.waitForFunction(
-        (b) => [...document.querySelectorAll("section.approvals li.card")].map((c) => c.getAttribute("aria-label")).join("|") !== b,
+        (b) =>
+          [...document.querySelectorAll("section.approvals li.card")]
+            .map((c) => c.getAttribute("aria-label"))
+            .join("|") !== b,
         { timeout: 10_000 },
         before,
       );
@@ -129,18 +151,33 @@ it("3. the ledger moves in Trust, live", async () => {
   const response = await server.post("/api/lists", { text: "Buy milk", requester: "ana" });
   assert.is(response.status, 202, response.text);
   const otherId = response.body.list_id as string;
-  await page.waitForFunction((id) => document.querySelector("nav[aria-label='Recent lists']")?.textContent?.includes(id), { timeout: 10_000 }, otherId);
+  await page.waitForFunction(
+    (id) => document.querySelector("nav[aria-label='Recent lists']")?.textContent?.includes(id),
+    { timeout: 10_000 },
+    otherId,
+  );
   await view("Trust");
-  await until("the ledger shows flock", () => [...document.querySelectorAll("table.ledger th[scope=row]")].some((th) => th.textContent === "flock"));
+  await until("the ledger shows flock", () =>
+    [...document.querySelectorAll("table.ledger th[scope=row]")].some((th) => th.textContent === "flock"),
+  );
   const flockRow = () => (document.querySelector("table.ledger") as HTMLElement | null)?.innerText ?? "";
   const before = await page.evaluate(flockRow);
   assert.match(before, /stranger|regular|trusted/);
   // The owner approves its triage from the Approvals region beside Trust.
   await until("its triage waits", () => document.querySelectorAll("section.approvals li.card").length === 1);
   await approveFirst();
-  await page.waitForFunction((b) => ((document.querySelector("table.ledger") as HTMLElement | null)?.innerText ?? "") !== b, { timeout: 10_000 }, before);
+  await page.waitForFunction(
+    (b) => ((document.querySelector("table.ledger") as HTMLElement | null)?.innerText ?? "") !== b,
+    { timeout: 10_000 },
+    before,
+  );
   // The page now shows exactly the stored ledger: each holder x task type cell, level and streak.
-  const ledger = (await server.get("/api/trust")).body.ledger as Array<{ holder: string; task_type: string; level_name: string; streak: number }>;
+  const ledger = (await server.get("/api/trust")).body.ledger as Array<{
+    holder: string;
+    task_type: string;
+    level_name: string;
+    streak: number;
+  }>;
   assert.ok(ledger.some((r) => r.holder === "flock"));
   await page.waitForFunction(
     (rows: Array<{ holder: string; task_type: string; level_name: string; streak: number }>) => {
@@ -148,7 +185,9 @@ it("3. the ledger moves in Trust, live", async () => {
       if (!table) return false;
       const types = [...table.querySelectorAll("thead th")].map((th) => th.textContent);
       return rows.every((r) => {
-        const row = [...table.querySelectorAll("tbody tr")].find((tr) => tr.querySelector("th")?.textContent === r.holder);
+        const row = [...table.querySelectorAll("tbody tr")].find(
+          (tr) => tr.querySelector("th")?.textContent === r.holder,
+        );
         const cell = row?.children[types.indexOf(r.task_type)] as HTMLElement | undefined;
         return !!cell && cell.innerText.includes(`${r.level_name} streak ${r.streak}`);
       });
@@ -165,25 +204,38 @@ it("3. the ledger moves in Trust, live", async () => {
 
 it("4. a request posted in a nest gets the crow's reply, live", async () => {
   await view("Nests");
-  await page.locator("::-p-aria([name=\"Coffee shop\"][role=\"button\"])").click();
-  await page.waitForSelector("::-p-aria([name=\"Nest Coffee shop\"])");
+  await page.locator('::-p-aria([name="Coffee shop"][role="button"])').click();
+  await page.waitForSelector('::-p-aria([name="Nest Coffee shop"])');
   // The Message box offers the nest's members and the addressable roles; @Pepper in the text addresses Pepper too.
-  const offered = await page.$$eval("select[id^=\"to-\"] option", (els) => els.map((el) => (el as HTMLOptionElement).value));
+  const offered = await page.$$eval('select[id^="to-"] option', (els) =>
+    els.map((el) => (el as HTMLOptionElement).value),
+  );
   assert.equal(offered, ["", "Pepper", "Elder", "Quill", "Boss"]);
-  await page.locator("::-p-aria([name=\"Message\"][role=\"textbox\"])").fill("@Pepper please draft a tagline for our coffee shop");
-  await page.locator("::-p-aria([name=\"Post\"][role=\"button\"])").click();
-  await until("the owner's message", () => [...document.querySelectorAll("li.message")].some((m) => m.querySelector(".author")?.textContent === "owner"));
+  await page
+    .locator('::-p-aria([name="Message"][role="textbox"])')
+    .fill("@Pepper please draft a tagline for our coffee shop");
+  await page.locator('::-p-aria([name="Post"][role="button"])').click();
+  await until("the owner's message", () =>
+    [...document.querySelectorAll("li.message")].some((m) => m.querySelector(".author")?.textContent === "owner"),
+  );
   const kinds = await until(
     "Pepper replies",
     () => {
-      const replies = [...document.querySelectorAll("li.message")].filter((m) => m.querySelector(".author")?.textContent === "Pepper");
+      const replies = [...document.querySelectorAll("li.message")].filter(
+        (m) => m.querySelector(".author")?.textContent === "Pepper",
+      );
       return replies.some((m) => m.getAttribute("data-kind") === "deliver")
         ? replies.map((m) => m.getAttribute("data-kind")).join(",")
         : "";
     },
     15_000,
   );
-  const stored = (await server.get("/api/nests/coffee-shop/messages")).body as Array<{ msg_id: string; author: string; kind: string; refers_to: string }>;
+  const stored = (await server.get("/api/nests/coffee-shop/messages")).body as Array<{
+    msg_id: string;
+    author: string;
+    kind: string;
+    refers_to: string;
+  }>;
   const request = stored.find((m) => m.author === "owner") as { msg_id: string; to?: string } | undefined;
   assert.is(request?.to, "Pepper", "the stored request is addressed to the crow its text opens with");
   const reply = stored.find((m) => m.author === "Pepper" && m.kind !== "claim");
@@ -192,39 +244,58 @@ it("4. a request posted in a nest gets the crow's reply, live", async () => {
   assert.is(reply!.kind, "deliver");
   // The page shows each message's kind, author, to and tagged_by (the claim is addressed to the owner).
   const shown = await page.$$eval("li.message", (els) => els.map((el) => (el as HTMLElement).innerText));
-  assert.ok(shown.some((t) => t.includes("claim") && t.includes("Pepper") && t.includes("→ owner") && t.includes("tagged by harness")), JSON.stringify(shown));
-  assert.ok(shown.some((t) => t.includes(`${reply!.kind}`) && t.includes("Pepper") && t.includes("[offline]")), JSON.stringify(shown));
+  assert.ok(
+    shown.some(
+      (t) => t.includes("claim") && t.includes("Pepper") && t.includes("→ owner") && t.includes("tagged by harness"),
+    ),
+    JSON.stringify(shown),
+  );
+  assert.ok(
+    shown.some((t) => t.includes(`${reply!.kind}`) && t.includes("Pepper") && t.includes("[offline]")),
+    JSON.stringify(shown),
+  );
   assert.is(kinds, "claim,deliver");
   await shot("nests");
 });
 
 it("crows and classifier views render", async () => {
   await view("Crows");
-  await until("the personas", () => document.body.innerText.includes("Pepper") && document.body.innerText.includes("Sentry"));
+  await until(
+    "the personas",
+    () => document.body.innerText.includes("Pepper") && document.body.innerText.includes("Sentry"),
+  );
   await shot("crows");
   await view("Classifier");
   await until("the diagram loads", () => {
     const img = document.querySelector("img.diagram") as HTMLImageElement | null;
     return !!img && img.complete && img.naturalWidth > 0;
   });
-  await until("recent answers", () => document.querySelectorAll("table[aria-label='Recent answers'] tbody tr").length > 0);
+  await until(
+    "recent answers",
+    () => document.querySelectorAll("table[aria-label='Recent answers'] tbody tr").length > 0,
+  );
   await shot("classifier");
 });
 
 it("refusals reach the owner in the Errors alert, and can be dismissed", async () => {
   await view("Lists");
   await page.locator("::-p-aria(Todo list)").fill("   \n   ");
-  await page.locator("::-p-aria([name=\"Send\"][role=\"button\"])").click();
-  const alert = await until("an error is shown", () => (document.querySelector("[role=alert]") as HTMLElement | null)?.innerText ?? "");
+  await page.locator('::-p-aria([name="Send"][role="button"])').click();
+  const alert = await until(
+    "an error is shown",
+    () => (document.querySelector("[role=alert]") as HTMLElement | null)?.innerText ?? "",
+  );
   assert.match(alert, /Send the list: /);
   await view("Nests");
-  await page.locator("::-p-aria([name=\"Coffee shop\"][role=\"button\"])").click();
-  await page.locator("::-p-aria([name=\"Message\"][role=\"textbox\"])").fill("x".repeat(2001));
-  await page.locator("::-p-aria([name=\"Post\"][role=\"button\"])").click();
-  await until("the post's refusal", () => (document.querySelector("[role=alert]") as HTMLElement | null)?.innerText.includes("Post in Coffee shop: "));
+  await page.locator('::-p-aria([name="Coffee shop"][role="button"])').click();
+  await page.locator('::-p-aria([name="Message"][role="textbox"])').fill("x".repeat(2001));
+  await page.locator('::-p-aria([name="Post"][role="button"])').click();
+  await until("the post's refusal", () =>
+    (document.querySelector("[role=alert]") as HTMLElement | null)?.innerText.includes("Post in Coffee shop: "),
+  );
   await shot("errors");
   for (let left = 2; left > 0; left--) {
-    await page.locator("::-p-aria([role=\"alert\"]) ::-p-aria([role=\"button\"])").click();
+    await page.locator('::-p-aria([role="alert"]) ::-p-aria([role="button"])').click();
     await page.waitForFunction((n) => document.querySelectorAll("[role=alert] li").length === n - 1, {}, left);
   }
 });
@@ -237,21 +308,33 @@ it("5. no console errors and no request off the origin so far", () => {
 it("a server restart: every stream reconnects and resumes with no duplicate row", async () => {
   // The list view and the nest view stream at once (the Approvals feed streams all along).
   await view("Nests");
-  await page.locator("::-p-aria([name=\"Coffee shop\"][role=\"button\"])").click();
-  await page.waitForSelector("::-p-aria([name=\"Nest Coffee shop\"])");
+  await page.locator('::-p-aria([name="Coffee shop"][role="button"])').click();
+  await page.waitForSelector('::-p-aria([name="Nest Coffee shop"])');
   const messagesBefore = await page.$$eval("li.message", (els) => els.length);
   const port = new URL(server.url).port;
   const errorsBefore = watched.errors.length;
   server = await server.restart({ env: { CROWS_PORT: port } });
   assert.is(new URL(server.url).port, port, "the same origin comes back");
-  await until("the streams are live again", () => document.querySelector(".connections")?.textContent?.startsWith("live"), 15_000);
+  await until(
+    "the streams are live again",
+    () => document.querySelector(".connections")?.textContent?.startsWith("live"),
+    15_000,
+  );
   // Something new on each stream: a message in the nest, and a list whose triage waits.
-  const posted = await server.post("/api/nests/coffee-shop/messages", { author: "owner", text: "Thanks, that will do.", kind: "say" });
+  const posted = await server.post("/api/nests/coffee-shop/messages", {
+    author: "owner",
+    text: "Thanks, that will do.",
+    kind: "say",
+  });
   assert.is(posted.status, 201, posted.text);
   const list = await server.post("/api/lists", { text: "Water the plants", requester: "ana" });
   assert.is(list.status, 202, list.text);
   await until("the new message arrives", () => document.body.innerText.includes("Thanks, that will do."));
-  await until("the new approval arrives", () => document.querySelectorAll("section.approvals li.card").length === 1, 15_000);
+  await until(
+    "the new approval arrives",
+    () => document.querySelectorAll("section.approvals li.card").length === 1,
+    15_000,
+  );
   const ids = await page.$$eval("li.message", (els) => els.map((el) => el.querySelector(".quiet")?.textContent ?? ""));
   assert.is(new Set(ids).size, ids.length, `no message twice: ${JSON.stringify(ids)}`);
   const stored = (await server.get("/api/nests/coffee-shop/messages")).body as unknown[];
@@ -268,24 +351,53 @@ it("a server restart: every stream reconnects and resumes with no duplicate row"
   await page.goto(`${server.url}/#lists/${waterId}`, { waitUntil: "load" });
   const storedBefore = (await server.app.log.read(`list:${waterId}`)).map((e) => e.seq);
   await until("the waiting list's events", () => document.querySelectorAll("ol.events li").length > 0);
-  await page.waitForFunction((n: number) => document.querySelectorAll("ol.events li").length >= n, { timeout: 10_000, polling: 50 }, storedBefore.length);
+  await page.waitForFunction(
+    (n: number) => document.querySelectorAll("ol.events li").length >= n,
+    { timeout: 10_000, polling: 50 },
+    storedBefore.length,
+  );
   const eventsBefore = await shownSeqs();
   assert.equal(eventsBefore, storedBefore, "the list's events as stored, each once");
   server = await server.restart({ env: { CROWS_PORT: port } });
   await until("live again", () => document.querySelector(".connections")?.textContent?.startsWith("live"), 15_000);
-  const { approvals } = (await server.post("/graphql", { query: "{ approvals(status: pending, limit: 10) { itemId target } }" })).body.data;
+  const { approvals } = (
+    await server.post("/graphql", { query: "{ approvals(status: pending, limit: 10) { itemId target } }" })
+  ).body.data;
   assert.is(approvals.length, 1, JSON.stringify(approvals));
-  const rejected = await server.post("/api/verdicts", { item_id: approvals[0].itemId, target: approvals[0].target, approve: false });
+  const rejected = await server.post("/api/verdicts", {
+    item_id: approvals[0].itemId,
+    target: approvals[0].target,
+    approve: false,
+  });
   assert.is(rejected.status, 204, rejected.text);
-  await until("the list to finish after the restart", () => document.querySelector("article.list .list-status")?.textContent === "finished", 15_000);
+  await until(
+    "the list to finish after the restart",
+    () => document.querySelector("article.list .list-status")?.textContent === "finished",
+    15_000,
+  );
   const eventsAfter = await shownSeqs();
-  assert.equal(eventsAfter, (await server.app.log.read(`list:${waterId}`)).map((e) => e.seq), "the list's events, each once, in order");
+  assert.equal(
+    eventsAfter,
+    (await server.app.log.read(`list:${waterId}`)).map((e) => e.seq),
+    "the list's events, each once, in order",
+  );
   assert.ok(eventsAfter.length > eventsBefore.length, "the events after the restart arrived");
   // And the Approvals feed: a new triage is the marker; the rejected card is gone, nothing is twice.
   const kettle = await server.post("/api/lists", { text: "Fill the kettle", requester: "ana" });
   assert.is(kettle.status, 202, kettle.text);
-  await until("the marker's approval arrives", () => [...document.querySelectorAll("section.approvals li.card")].some((el) => el.getAttribute("aria-label") === "Triage of Fill the kettle"), 15_000);
-  assert.equal(await page.$$eval("section.approvals li.card", (els) => els.map((el) => el.getAttribute("aria-label"))), ["Triage of Fill the kettle"], "each approval once, the decided one gone");
+  await until(
+    "the marker's approval arrives",
+    () =>
+      [...document.querySelectorAll("section.approvals li.card")].some(
+        (el) => el.getAttribute("aria-label") === "Triage of Fill the kettle",
+      ),
+    15_000,
+  );
+  assert.equal(
+    await page.$$eval("section.approvals li.card", (els) => els.map((el) => el.getAttribute("aria-label"))),
+    ["Triage of Fill the kettle"],
+    "each approval once, the decided one gone",
+  );
   // While the server is down the browser itself logs the streams it cut (the server ends open
   // responses at shutdown) and the refused reconnects (refused outright, or a 503 from a server
   // that is stopping: a running list's view has two more streams to reconnect); nothing else.
@@ -293,7 +405,9 @@ it("a server restart: every stream reconnects and resumes with no duplicate row"
     .slice(errorsBefore)
     .filter(
       (e) =>
-        !/^console: Failed to load resource: (net::(ERR_CONNECTION_REFUSED|ERR_INCOMPLETE_CHUNKED_ENCODING)|the server responded with a status of 503 \(Service Unavailable\))$/.test(e),
+        !/^console: Failed to load resource: (net::(ERR_CONNECTION_REFUSED|ERR_INCOMPLETE_CHUNKED_ENCODING)|the server responded with a status of 503 \(Service Unavailable\))$/.test(
+          e,
+        ),
     );
   assert.equal(newErrors, []);
   assert.equal(watched.offOrigin, []);
@@ -306,7 +420,11 @@ it("a stream the server refuses (401, as without the session cookie) is shown, r
   await page.setRequestInterception(true);
   const onRequest = (request: import("puppeteer-core").HTTPRequest) => {
     if (refusing && request.url().endsWith("/graphql/stream")) {
-      void request.respond({ status: 401, contentType: "application/json", body: JSON.stringify({ message: "Unauthorized" }) });
+      void request.respond({
+        status: 401,
+        contentType: "application/json",
+        body: JSON.stringify({ message: "Unauthorized" }),
+      });
     } else {
       void request.continue();
     }
@@ -315,17 +433,30 @@ it("a stream the server refuses (401, as without the session cookie) is shown, r
   try {
     await page.goto(`${server.url}/#trust`, { waitUntil: "load" });
     await page.reload({ waitUntil: "load" }); // a new page: every stream starts refused
-    await until("the refusal is shown", () => (document.querySelector("[role=alert]") as HTMLElement | null)?.innerText.includes("approvals: the server refused the stream (401)."));
+    await until("the refusal is shown", () =>
+      (document.querySelector("[role=alert]") as HTMLElement | null)?.innerText.includes(
+        "approvals: the server refused the stream (401).",
+      ),
+    );
     assert.match(await page.$eval(".connections", (el) => el.textContent ?? ""), /reconnecting/);
     refusing = false;
-    await until("live once the server accepts", () => document.querySelector(".connections")?.textContent?.startsWith("live"), 15_000);
+    await until(
+      "live once the server accepts",
+      () => document.querySelector(".connections")?.textContent?.startsWith("live"),
+      15_000,
+    );
     const alerts = await page.$$eval("[role=alert] li", (els) => els.map((el) => el.textContent ?? ""));
-    assert.ok(alerts.filter((a) => a.includes("approvals: the server refused")).length === 1, `shown once, not per retry: ${JSON.stringify(alerts)}`);
+    assert.ok(
+      alerts.filter((a) => a.includes("approvals: the server refused")).length === 1,
+      `shown once, not per retry: ${JSON.stringify(alerts)}`,
+    );
   } finally {
     page.off("request", onRequest);
     await page.setRequestInterception(false);
   }
-  const newErrors = watched.errors.slice(errorsBefore).filter((e) => !/^console: Failed to load resource: the server responded with a status of 401/.test(e));
+  const newErrors = watched.errors
+    .slice(errorsBefore)
+    .filter((e) => !/^console: Failed to load resource: the server responded with a status of 401/.test(e));
   assert.equal(newErrors, []);
 });
 

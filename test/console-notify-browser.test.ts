@@ -32,7 +32,10 @@ const INSTRUMENT = `
   Object.defineProperty(document, "visibilityState", { get: () => (window.__hidden ? "hidden" : "visible"), configurable: true });
 `;
 
-const notes = (page: Page) => page.evaluate(() => (window as any).__notes.map((n: any) => ({ title: n.title, body: n.body, tag: n.tag }))) as Promise<Array<{ title: string; body: string; tag: string }>>;
+const notes = (page: Page) =>
+  page.evaluate(() =>
+    (window as any).__notes.map((n: any) => ({ title: n.title, body: n.body, tag: n.tag })),
+  ) as Promise<Array<{ title: string; body: string; tag: string }>>;
 const setHidden = (page: Page, hidden: boolean) => page.evaluate((h) => ((window as any).__hidden = h), hidden);
 
 it("Notify me, then a notification per new approval while hidden, the title count, and a click focuses the approval", async () => {
@@ -50,15 +53,25 @@ it("Notify me, then a notification per new approval while hidden, the title coun
     await context.overridePermissions(server.url, ["notifications"]);
     await button!.click();
     await page.waitForSelector("xpath/.//p[text()='Notifications on']", { timeout: 10_000 });
-    await page.waitForFunction(() => document.querySelector(".approvals .quiet")?.textContent === "Nothing waits on you.", { timeout: 10_000 });
+    await page.waitForFunction(
+      () => document.querySelector(".approvals .quiet")?.textContent === "Nothing waits on you.",
+      { timeout: 10_000 },
+    );
     assert.is(await page.title(), "crows");
 
     await setHidden(page, true);
-    const first = await server.post("/api/lists", { text: "Buy milk\nWrite a haiku about crows", requester: "notify-1" });
-    const listId = first.body.list_id as string;
-    await page.waitForFunction(() => (window as any).__notes.length >= 2, { timeout: 20_000 }).catch(async (e) => {
-      throw new Error(`${e.message}; title ${await page.title()}; permission ${await page.evaluate(() => Notification.permission)}; hidden ${await page.evaluate(() => document.hidden)}; errors ${watched.errors.join(" | ")}`);
+    const first = await server.post("/api/lists", {
+      text: "Buy milk\nWrite a haiku about crows",
+      requester: "notify-1",
     });
+    const listId = first.body.list_id as string;
+    await page
+      .waitForFunction(() => (window as any).__notes.length >= 2, { timeout: 20_000 })
+      .catch(async (e) => {
+        throw new Error(
+          `${e.message}; title ${await page.title()}; permission ${await page.evaluate(() => Notification.permission)}; hidden ${await page.evaluate(() => document.hidden)}; errors ${watched.errors.join(" | ")}`,
+        );
+      });
     await page.waitForFunction(() => document.title === "(2) crows", { timeout: 10_000 });
     const raised = await notes(page);
     assert.equal(raised.map((n) => n.tag).sort(), [`${listId}-1|triage`, `${listId}-2|triage`]);
@@ -73,9 +86,16 @@ it("Notify me, then a notification per new approval while hidden, the title coun
 
     // Clicking a notification focuses its approval.
     const tag = raised[0]!.tag;
-    await page.evaluate((t) => (window as any).__notes.find((n: any) => n.tag === t).note.onclick(new Event("click")), tag);
+    await page.evaluate(
+      (t) => (window as any).__notes.find((n: any) => n.tag === t).note.onclick(new Event("click")),
+      tag,
+    );
     const [itemId, target] = tag.split("|");
-    await page.waitForFunction((id) => document.activeElement?.id === id, { timeout: 5_000 }, `approval-${itemId}-${target}`);
+    await page.waitForFunction(
+      (id) => document.activeElement?.id === id,
+      { timeout: 5_000 },
+      `approval-${itemId}-${target}`,
+    );
 
     // Answered: the count goes down.
     await server.post("/api/verdicts", { item_id: `${listId}-1`, target: "triage", approve: false });
@@ -111,7 +131,9 @@ it("the Webhooks view: add an endpoint (its secret shown once), see it listed wi
     assert.match(card, /list\.finished/);
     await (await page.waitForSelector("xpath/.//button[text()='I have kept it']"))!.click();
     assert.is(await page.$(".secret code"), null);
-    await (await page.waitForSelector("xpath/.//li[@aria-label='Webhook http://127.0.0.1:9/hook']//button[text()='Remove']"))!.click();
+    await (await page.waitForSelector(
+      "xpath/.//li[@aria-label='Webhook http://127.0.0.1:9/hook']//button[text()='Remove']",
+    ))!.click();
     await page.waitForSelector("xpath/.//p[text()='No endpoints yet.']", { timeout: 10_000 });
     assert.is(await server.app.prisma.webhookEndpoint.count(), 0);
     assert.equal(watched.errors, []);

@@ -23,7 +23,9 @@ async function until(what: string, check: () => unknown, timeoutMs = 10_000): Pr
     await page.waitForFunction(check, { timeout: timeoutMs, polling: 50 });
   } catch (error) {
     const body = await page.evaluate(() => document.body.innerText).catch(() => "");
-    throw new Error(`${what}: ${(error as Error).message}\nerrors: ${JSON.stringify(watched.errors)}\npage: ${body.slice(0, 2000)}`);
+    throw new Error(
+      `${what}: ${(error as Error).message}\nerrors: ${JSON.stringify(watched.errors)}\npage: ${body.slice(0, 2000)}`,
+    );
   }
 }
 
@@ -45,7 +47,8 @@ it.before(async () => {
   kit = await startKit();
   // Jev reads the owner's ask for a summary as a request (and is unsure of the rest, so headers
   // decide); the breachers' claims and delivers are off topic.
-  kit.plan.kind = (state) => (state.author === "owner" && /summarise/.test(state.text) ? { choice: "request", confidence: 0.95 } : "unsure");
+  kit.plan.kind = (state) =>
+    state.author === "owner" && /summarise/.test(state.text) ? { choice: "request", confidence: 0.95 } : "unsure";
   kit.plan.watch = (state) => (state.author === "Sable" || state.author === "Rook" ? OFF_TOPIC : CLEAN);
   assert.is((await kit.server.post("/api/nests", { name: "Notes", crows: ["Sable"] })).status, 201);
   assert.is((await kit.server.post("/api/nests", { name: "Ops", crows: ["Rook"] })).status, 201);
@@ -70,9 +73,16 @@ it("the open ask shows its phrase and the quarantine offers Reinstate; the owner
   await until("the ask is no longer open", () => section("Open asks").includes("None."));
   const quarantines = await kit.server.post("/graphql", { query: '{ quarantines(crow: "Sable") { status } }' });
   assert.equal(quarantines.body.data.quarantines, [{ status: "reinstated" }]);
-  const messages = (await kit.server.get("/api/nests/notes/messages")).body as Array<{ author: string; text: string; refers_to: string; kind: string }>;
+  const messages = (await kit.server.get("/api/nests/notes/messages")).body as Array<{
+    author: string;
+    text: string;
+    refers_to: string;
+    kind: string;
+  }>;
   const ask = messages.find((m) => m.kind === "ask_owner")!;
-  assert.ok(messages.some((m) => m.author === "owner" && m.text === "reinstate Sable" && m.refers_to === (ask as any).msg_id));
+  assert.ok(
+    messages.some((m) => m.author === "owner" && m.text === "reinstate Sable" && m.refers_to === (ask as any).msg_id),
+  );
 });
 
 it("Retire removes the crow from the nest; the quarantine stays on the books, shown as retired", async () => {
@@ -81,7 +91,10 @@ it("Retire removes the crow from the nest; the quarantine stays on the books, sh
   await until("the quarantine", () => section("Quarantines").includes("Rook is quarantined."));
   await page.locator('::-p-aria([name="Retire Rook"][role="button"])').click();
   await until("shown as retired", () => section("Quarantines").includes("Rook is quarantined and retired"));
-  assert.not.ok(await page.$('::-p-aria([name="Reinstate Rook"][role="button"])'), "no buttons for a decided quarantine");
+  assert.not.ok(
+    await page.$('::-p-aria([name="Reinstate Rook"][role="button"])'),
+    "no buttons for a decided quarantine",
+  );
   const nest = await kit.server.post("/graphql", { query: '{ nest(id: "ops") { crows } }' });
   assert.equal(nest.body.data.nest.crows, [], "Rook is out of the nest");
   assert.equal(watched.errors, []);

@@ -19,11 +19,15 @@ test("GET / is the page: it loads only its own bundle, under a same-origin CSP",
     assert.is(response.status, 200, path);
     assert.match(response.headers.get("content-type") ?? "", /^text\/html/);
     const csp = response.headers.get("content-security-policy") ?? "";
-    for (const rule of ["default-src 'none'", "script-src 'self'", "connect-src 'self'", "style-src 'self'"]) assert.ok(csp.includes(rule), `${rule} in ${csp}`);
+    for (const rule of ["default-src 'none'", "script-src 'self'", "connect-src 'self'", "style-src 'self'"])
+      assert.ok(csp.includes(rule), `${rule} in ${csp}`);
     assert.is(response.headers.get("x-content-type-options"), "nosniff");
     const html = await response.text();
     const urls = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
-    assert.equal(urls.filter((u) => !u!.startsWith("data:")), ["/console/app.css", "/console/app.js"]);
+    assert.equal(
+      urls.filter((u) => !u!.startsWith("data:")),
+      ["/console/app.css", "/console/app.js"],
+    );
   }
 });
 
@@ -33,7 +37,10 @@ test("the bundle, its stylesheet and the calibration diagram are served; nothing
   assert.match(js.headers.get("content-type") ?? "", /^text\/javascript/);
   const code = await js.text();
   assert.ok(code.length > 10_000, "a real bundle");
-  assert.ok(code.includes("/graphql/stream") && code.includes("same-origin"), "subscriptions on this origin, with the cookie");
+  assert.ok(
+    code.includes("/graphql/stream") && code.includes("same-origin"),
+    "subscriptions on this origin, with the cookie",
+  );
   assert.not.match(code, /https?:\/\/(?!www\.w3\.org)[a-z0-9.-]+\.[a-z]{2,}\//i, "no absolute URL to fetch from");
   const css = await fetch(server.url + "/console/app.css");
   assert.is(css.status, 200);

@@ -24,7 +24,8 @@ let browser: Browser;
 const contexts: BrowserContext[] = [];
 
 /** REST or GraphQL as an API client with the owner's Bearer token. */
-const api = (method: string, p: string, body?: unknown) => server.request(method, p, body, { authorization: `Bearer ${OWNER}` });
+const api = (method: string, p: string, body?: unknown) =>
+  server.request(method, p, body, { authorization: `Bearer ${OWNER}` });
 
 async function graphql(query: string, variables: Record<string, unknown> = {}): Promise<any> {
   const response = await api("POST", "/graphql", { query, variables });
@@ -33,8 +34,10 @@ async function graphql(query: string, variables: Record<string, unknown> = {}): 
   return response.body.data;
 }
 
-const storedList = async (id: string) => (await graphql("query($id: ID!) { list(id: $id) { status requester items { text } } }", { id })).list;
-const storedListIds = async () => (await graphql("{ lists(limit: 100) { id } }")).lists.map((l: { id: string }) => l.id);
+const storedList = async (id: string) =>
+  (await graphql("query($id: ID!) { list(id: $id) { status requester items { text } } }", { id })).list;
+const storedListIds = async () =>
+  (await graphql("{ lists(limit: 100) { id } }")).lists.map((l: { id: string }) => l.id);
 const pendingApprovals = async () =>
   (await graphql("{ approvals(status: pending, limit: 500) { target item { list { id } } } }")).approvals.map(
     (a: { target: string; item: { list: { id: string } } }) => `${a.item.list.id}:${a.target}`,
@@ -59,12 +62,19 @@ async function until<T>(watched: WatchedPage, what: string, check: () => T, time
     return (await handle.jsonValue()) as T;
   } catch (error) {
     const body = await watched.page.evaluate(() => document.body.innerText).catch(() => "");
-    throw new Error(`${what}: ${(error as Error).message}\nerrors: ${JSON.stringify(watched.errors)}\npage: ${body.slice(0, 1500)}`);
+    throw new Error(
+      `${what}: ${(error as Error).message}\nerrors: ${JSON.stringify(watched.errors)}\npage: ${body.slice(0, 1500)}`,
+    );
   }
 }
 
 /** What a refusal page must be: HTML the owner can read, self-contained, no script, no JSON. */
-async function assertRefusalPage(watched: WatchedPage, response: HTTPResponse | null, status: number, says: RegExp): Promise<string> {
+async function assertRefusalPage(
+  watched: WatchedPage,
+  response: HTTPResponse | null,
+  status: number,
+  says: RegExp,
+): Promise<string> {
   assert.ok(response, "a response");
   assert.is(response!.status(), status);
   assert.match(response!.headers()["content-type"] ?? "", /^text\/html/);
@@ -80,7 +90,10 @@ async function assertRefusalPage(watched: WatchedPage, response: HTTPResponse | 
   assert.match(text, says);
   assert.is(scripts, 0, "no script on the refusal page");
   assert.is(images, 0);
-  assert.ok(links.every((href) => href === "data:,"), `no linked asset: ${JSON.stringify(links)}`);
+  assert.ok(
+    links.every((href) => href === "data:,"),
+    `no linked asset: ${JSON.stringify(links)}`,
+  );
   assert.match(title, /crows/);
   assert.not.ok(text.trim().startsWith("{"), `not raw JSON: ${text}`);
   assert.not.match(text, /Approvals/, "not the console");
@@ -115,23 +128,44 @@ it("without the cookie, / is a page telling the owner to open /?token=<token>; A
   assert.is(await head.text(), "");
   assert.equal(watched.offOrigin, []);
   // The browser logs the 401 itself; nothing else.
-  assert.equal(watched.errors.filter((e) => !/status of 401/.test(e)), []);
+  assert.equal(
+    watched.errors.filter((e) => !/status of 401/.test(e)),
+    [],
+  );
 
   // The page's own form does the /?token= exchange: a typo is refused, the token opens the console.
-  await watched.page.locator("::-p-aria([name=\"Token\"][role=\"textbox\"])").fill("not-the-token-0123456789");
-  const [refused] = await Promise.all([watched.page.waitForNavigation(), watched.page.locator("::-p-aria([name=\"Open the console\"][role=\"button\"])").click()]);
+  await watched.page.locator('::-p-aria([name="Token"][role="textbox"])').fill("not-the-token-0123456789");
+  const [refused] = await Promise.all([
+    watched.page.waitForNavigation(),
+    watched.page.locator('::-p-aria([name="Open the console"][role="button"])').click(),
+  ]);
   await assertRefusalPage(watched, refused, 401, /not valid/);
-  await watched.page.locator("::-p-aria([name=\"Token\"][role=\"textbox\"])").fill(OWNER);
-  const [opened] = await Promise.all([watched.page.waitForNavigation(), watched.page.locator("::-p-aria([name=\"Open the console\"][role=\"button\"])").click()]);
+  await watched.page.locator('::-p-aria([name="Token"][role="textbox"])').fill(OWNER);
+  const [opened] = await Promise.all([
+    watched.page.waitForNavigation(),
+    watched.page.locator('::-p-aria([name="Open the console"][role="button"])').click(),
+  ]);
   assert.is(opened!.status(), 200);
   assert.is(watched.page.url(), server.url + "/");
-  await watched.page.waitForSelector("::-p-aria([name=\"Approvals\"][role=\"region\"])");
-  assert.equal((await watched.page.cookies()).map((c) => c.name), ["crows_token"]);
-  assert.equal(watched.errors.filter((e) => !/status of 401/.test(e)), []);
+  await watched.page.waitForSelector('::-p-aria([name="Approvals"][role="region"])');
+  assert.equal(
+    (await watched.page.cookies()).map((c) => c.name),
+    ["crows_token"],
+  );
+  assert.equal(
+    watched.errors.filter((e) => !/status of 401/.test(e)),
+    [],
+  );
   assert.equal(watched.offOrigin, []);
 
   // The same paths for an API client (no Accept, */*, JSON, an event stream): JSON with a message.
-  for (const accept of [undefined, "*/*", "application/json", "text/event-stream", "application/graphql-response+json"]) {
+  for (const accept of [
+    undefined,
+    "*/*",
+    "application/json",
+    "text/event-stream",
+    "application/graphql-response+json",
+  ]) {
     for (const p of ["/", "/api/nests", "/graphql?query=%7B__typename%7D", "/console/app.js"]) {
       const response = await fetch(server.url + p, { headers: accept ? { accept } : {} });
       assert.is(response.status, 401, `${p} accept ${accept}`);
@@ -143,16 +177,29 @@ it("without the cookie, / is a page telling the owner to open /?token=<token>; A
 
 it("a wrong token gets a refusal page, sets no cookie, and never echoes what was typed", async () => {
   const watched = await freshPage();
-  for (const wrong of ["wrong-token-0123456789abcdef", OWNER.slice(0, -1), OWNER + "x", "", "<b>bold</b>", READER + " "]) {
-    const response = await watched.page.goto(`${server.url}/?token=${encodeURIComponent(wrong)}`, { waitUntil: "load" });
+  for (const wrong of [
+    "wrong-token-0123456789abcdef",
+    OWNER.slice(0, -1),
+    OWNER + "x",
+    "",
+    "<b>bold</b>",
+    READER + " ",
+  ]) {
+    const response = await watched.page.goto(`${server.url}/?token=${encodeURIComponent(wrong)}`, {
+      waitUntil: "load",
+    });
     const text = await assertRefusalPage(watched, response, 401, /not valid/);
-    if (wrong.length > 3) assert.not.ok((await watched.page.content()).includes(wrong), "the wrong token is not echoed");
+    if (wrong.length > 3)
+      assert.not.ok((await watched.page.content()).includes(wrong), "the wrong token is not echoed");
     assert.match(text, /\/\?token=<token>/);
   }
   await shot(watched.page, "token-wrong");
   assert.equal(await watched.page.cookies(), []);
   assert.equal(watched.offOrigin, []);
-  assert.equal(watched.errors.filter((e) => !/status of 401/.test(e)), []);
+  assert.equal(
+    watched.errors.filter((e) => !/status of 401/.test(e)),
+    [],
+  );
 });
 
 it("/?token= sets the HttpOnly SameSite=Strict cookie and the console works end to end on it", async () => {
@@ -170,28 +217,42 @@ it("/?token= sets the HttpOnly SameSite=Strict cookie and the console works end 
   assert.ok(cookies[0]!.httpOnly, "HttpOnly");
   assert.is(cookies[0]!.sameSite, "Strict");
   assert.is(cookies[0]!.path, "/");
-  await page.waitForSelector("::-p-aria([name=\"Approvals\"][role=\"region\"])");
-  await until(watched, "the streams are live", () => document.querySelector(".connections")?.textContent?.startsWith("live"));
+  await page.waitForSelector('::-p-aria([name="Approvals"][role="region"])');
+  await until(watched, "the streams are live", () =>
+    document.querySelector(".connections")?.textContent?.startsWith("live"),
+  );
 
   // Send a list from the page.
   await page.locator("::-p-aria(Todo list)").fill("- Buy milk\n- Write a haiku about crows");
   await page.locator("::-p-aria(Requester)").fill("ana");
-  await page.locator("::-p-aria([name=\"Send\"][role=\"button\"])").click();
-  const listId = await until(watched, "the new list opens", () => document.querySelector("article.list h3")?.textContent?.replace("List ", "") ?? "");
-  assert.equal((await storedList(listId)).items.map((i: { text: string }) => i.text), ["Buy milk", "Write a haiku about crows"]);
+  await page.locator('::-p-aria([name="Send"][role="button"])').click();
+  const listId = await until(
+    watched,
+    "the new list opens",
+    () => document.querySelector("article.list h3")?.textContent?.replace("List ", "") ?? "",
+  );
+  assert.equal(
+    (await storedList(listId)).items.map((i: { text: string }) => i.text),
+    ["Buy milk", "Write a haiku about crows"],
+  );
 
   // Approve everything from the Approvals region until the list finishes (approvalChanges live).
-  const approve = "::-p-aria([name=\"Approvals\"][role=\"region\"]) ::-p-aria([name=\"Approve\"][role=\"button\"])";
+  const approve = '::-p-aria([name="Approvals"][role="region"]) ::-p-aria([name="Approve"][role="button"])';
   const deadline = Date.now() + 25_000;
   let answered = 0;
   while (Date.now() < deadline) {
     if (await page.$eval("article.list .list-status", (el) => el.textContent === "finished")) break;
-    const cards = await page.$$eval("section.approvals li.card", (els) => els.map((c) => c.getAttribute("aria-label")).join("|"));
+    const cards = await page.$$eval("section.approvals li.card", (els) =>
+      els.map((c) => c.getAttribute("aria-label")).join("|"),
+    );
     if (cards) {
       await (await page.waitForSelector(approve))!.click();
       answered++;
       await page.waitForFunction(
-        (b) => [...document.querySelectorAll("section.approvals li.card")].map((c) => c.getAttribute("aria-label")).join("|") !== b,
+        (b) =>
+          [...document.querySelectorAll("section.approvals li.card")]
+            .map((c) => c.getAttribute("aria-label"))
+            .join("|") !== b,
         { timeout: 10_000 },
         cards,
       );
@@ -199,7 +260,11 @@ it("/?token= sets the HttpOnly SameSite=Strict cookie and the console works end 
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
-  await until(watched, "finished", () => document.querySelector("article.list .list-status")?.textContent === "finished");
+  await until(
+    watched,
+    "finished",
+    () => document.querySelector("article.list .list-status")?.textContent === "finished",
+  );
   assert.ok(answered >= 4, `two triages and two outputs approved from the page (${answered})`);
   assert.is((await storedList(listId)).status, "finished");
   // The list's events streamed in over the cookie (listEvents), numbered and each once.
@@ -219,7 +284,8 @@ it("/?token= sets the HttpOnly SameSite=Strict cookie and the console works end 
     referrer: document.referrer,
     names: Object.keys(window).join(","),
   }));
-  for (const [where, value] of Object.entries(visible)) assert.not.ok(value.includes(OWNER), `the token shows in ${where}`);
+  for (const [where, value] of Object.entries(visible))
+    assert.not.ok(value.includes(OWNER), `the token shows in ${where}`);
   assert.is(visible.cookie, "");
   assert.equal(watched.errors, []);
   assert.equal(watched.offOrigin, []);
@@ -235,29 +301,51 @@ it("a read-only token: the console loads and shows data; Send and Approve are re
   const response = await page.goto(`${server.url}/?token=${READER}`, { waitUntil: "load" });
   assert.is(response!.status(), 200);
   assert.is(page.url(), server.url + "/");
-  await until(watched, "the streams are live", () => document.querySelector(".connections")?.textContent?.startsWith("live"));
-  await page.waitForFunction((id) => document.querySelector("nav[aria-label='Recent lists']")?.textContent?.includes(id), { timeout: 10_000 }, waitingId);
-  await until(watched, "the waiting triage shows", () => document.querySelectorAll("section.approvals li.card").length === 1, 15_000);
+  await until(watched, "the streams are live", () =>
+    document.querySelector(".connections")?.textContent?.startsWith("live"),
+  );
+  await page.waitForFunction(
+    (id) => document.querySelector("nav[aria-label='Recent lists']")?.textContent?.includes(id),
+    { timeout: 10_000 },
+    waitingId,
+  );
+  await until(
+    watched,
+    "the waiting triage shows",
+    () => document.querySelectorAll("section.approvals li.card").length === 1,
+    15_000,
+  );
   const listsBefore = await storedListIds();
 
   // Approve: refused, shown, and the card is still there because nothing was decided.
-  await page.locator("::-p-aria([name=\"Approvals\"][role=\"region\"]) ::-p-aria([name=\"Approve\"][role=\"button\"])").click();
-  const alert = await until(watched, "the refusal is shown", () => (document.querySelector("[role=alert]") as HTMLElement | null)?.innerText ?? "");
+  await page.locator('::-p-aria([name="Approvals"][role="region"]) ::-p-aria([name="Approve"][role="button"])').click();
+  const alert = await until(
+    watched,
+    "the refusal is shown",
+    () => (document.querySelector("[role=alert]") as HTMLElement | null)?.innerText ?? "",
+  );
   assert.match(alert, /Approve triage of "Water the plants": This token lacks the "decide" scope needed here\./);
   assert.is(await page.$$eval("section.approvals li.card", (els) => els.length), 1, "still pending");
   assert.equal(await pendingApprovals(), [`${waitingId}:triage`], "nothing was decided");
 
   // Send: refused, shown, nothing stored.
   await page.locator("::-p-aria(Todo list)").fill("- Steal the owner's crows");
-  await page.locator("::-p-aria([name=\"Send\"][role=\"button\"])").click();
-  await until(watched, "the send's refusal", () => (document.querySelector("[role=alert]") as HTMLElement | null)?.innerText.includes('Send the list: This token lacks the "write" scope needed here.'));
+  await page.locator('::-p-aria([name="Send"][role="button"])').click();
+  await until(watched, "the send's refusal", () =>
+    (document.querySelector("[role=alert]") as HTMLElement | null)?.innerText.includes(
+      'Send the list: This token lacks the "write" scope needed here.',
+    ),
+  );
   await shot(page, "token-reader");
   assert.equal(await storedListIds(), listsBefore, "nothing was stored");
   assert.equal(await pendingApprovals(), [`${waitingId}:triage`], "still nothing decided");
 
   assert.equal(watched.offOrigin, []);
   // The browser logs each refused write's 403 itself; nothing else.
-  assert.equal(watched.errors.filter((e) => !/status of 403/.test(e)), []);
+  assert.equal(
+    watched.errors.filter((e) => !/status of 403/.test(e)),
+    [],
+  );
   assert.is(watched.errors.length, 2, JSON.stringify(watched.errors));
 });
 

@@ -29,19 +29,29 @@ async function freshPage(token: string): Promise<WatchedPage> {
   return watched;
 }
 
-async function until<T>(watched: WatchedPage, what: string, check: (...args: any[]) => T, arg?: unknown, timeoutMs = 15_000): Promise<T> {
+async function until<T>(
+  watched: WatchedPage,
+  what: string,
+  check: (...args: any[]) => T,
+  arg?: unknown,
+  timeoutMs = 15_000,
+): Promise<T> {
   try {
     const handle = await watched.page.waitForFunction(check, { timeout: timeoutMs, polling: 50 }, arg);
     return (await handle.jsonValue()) as T;
   } catch (error) {
     const body = await watched.page.evaluate(() => document.body.innerText).catch(() => "");
-    throw new Error(`${what}: ${(error as Error).message}\nerrors: ${JSON.stringify(watched.errors)}\npage: ${body.slice(0, 1500)}`);
+    throw new Error(
+      `${what}: ${(error as Error).message}\nerrors: ${JSON.stringify(watched.errors)}\npage: ${body.slice(0, 1500)}`,
+    );
   }
 }
 
 if (executable) {
   test.before(async () => {
-    server = await startTestServer({ env: { CROWS_BANTER_WAIT_MS: "0", CROWS_TOKEN: OWNER, CROWS_APPROVAL_WINDOW_MS: "6000" } });
+    server = await startTestServer({
+      env: { CROWS_BANTER_WAIT_MS: "0", CROWS_TOKEN: OWNER, CROWS_APPROVAL_WINDOW_MS: "6000" },
+    });
     browser = await launchBrowser(executable);
   });
   test.after(async () => {
@@ -58,11 +68,21 @@ if (executable) {
     await page.locator('::-p-aria([name="Name"][role="textbox"])').fill("ci bot");
     await page.locator('::-p-aria([name="decide"][role="checkbox"])').click();
     await page.locator('::-p-aria([name="Create token"][role="button"])').click();
-    const secret = await until(watched, "the secret is shown", () => document.querySelector("[aria-label='New secret'] code")?.textContent ?? "");
+    const secret = await until(
+      watched,
+      "the secret is shown",
+      () => document.querySelector("[aria-label='New secret'] code")?.textContent ?? "",
+    );
     assert.match(secret, /^crows_[A-Za-z0-9]{40}$/);
     await page.locator('::-p-aria([name="Copy"][role="button"])').click();
-    await until(watched, "copied", () => document.querySelector("[aria-label='New secret']")?.textContent?.includes("Copied"));
-    assert.is(await page.evaluate(() => navigator.clipboard.readText()), secret, "the copy button put the secret on the clipboard");
+    await until(watched, "copied", () =>
+      document.querySelector("[aria-label='New secret']")?.textContent?.includes("Copied"),
+    );
+    assert.is(
+      await page.evaluate(() => navigator.clipboard.readText()),
+      secret,
+      "the copy button put the secret on the clipboard",
+    );
 
     // The secret works, with exactly the scopes ticked (read was ticked by default).
     const listed = (await server.request("GET", "/api/tokens", undefined, bearer(OWNER))).body.tokens;
@@ -71,7 +91,11 @@ if (executable) {
     assert.is((await server.request("GET", "/api/nests", undefined, bearer(secret))).status, 200);
     assert.is((await server.request("POST", "/api/lists", { text: "x", requester: "ci" }, bearer(secret))).status, 403);
 
-    const row = await until(watched, "the row shows", () => (document.querySelector("tr[aria-label='Token ci bot']") as HTMLElement | null)?.innerText ?? "");
+    const row = await until(
+      watched,
+      "the row shows",
+      () => (document.querySelector("tr[aria-label='Token ci bot']") as HTMLElement | null)?.innerText ?? "",
+    );
     assert.match(row, new RegExp(`${secret.slice(0, 10)}`));
     assert.match(row, /read, decide/);
     await page.locator('::-p-aria([name="Done"][role="button"])').click();
@@ -82,7 +106,9 @@ if (executable) {
     assert.not.ok((await page.content()).includes(secret), "nor after a reload");
 
     await page.locator("tr[aria-label='Token ci bot'] button").click();
-    await until(watched, "revoked", () => (document.querySelector("tr[aria-label='Token ci bot']") as HTMLElement | null)?.innerText.includes("revoked"));
+    await until(watched, "revoked", () =>
+      (document.querySelector("tr[aria-label='Token ci bot']") as HTMLElement | null)?.innerText.includes("revoked"),
+    );
     assert.is((await server.request("GET", "/api/nests", undefined, bearer(secret))).status, 401);
     assert.equal(watched.errors, []);
     assert.equal(watched.offOrigin, []);
@@ -92,16 +118,45 @@ if (executable) {
     const bot = await makeToken(server, "deploy-bot", ["decide"], bearer(OWNER));
     const watched = await freshPage(OWNER);
     const { page } = watched;
-    await until(watched, "the streams are live", () => document.querySelector(".connections")?.textContent?.startsWith("live"));
-    const posted = await server.request("POST", "/api/lists", { text: "- Buy milk\n- Water the plants\n- Walk the dog", requester: "ana" }, bearer(OWNER));
+    await until(watched, "the streams are live", () =>
+      document.querySelector(".connections")?.textContent?.startsWith("live"),
+    );
+    const posted = await server.request(
+      "POST",
+      "/api/lists",
+      { text: "- Buy milk\n- Water the plants\n- Walk the dog", requester: "ana" },
+      bearer(OWNER),
+    );
     assert.is(posted.status, 202);
     const id = posted.body.list_id as string;
-    await until(watched, "three triages wait", () => document.querySelectorAll("section.approvals li.card").length === 3);
+    await until(
+      watched,
+      "three triages wait",
+      () => document.querySelectorAll("section.approvals li.card").length === 3,
+    );
     // One from the page (the owner), one from a script with the named token; the third times out.
     await page.locator('::-p-aria([name="Triage of Buy milk"]) ::-p-aria([name="Approve"][role="button"])').click();
-    assert.is((await server.request("POST", "/api/verdicts", { item_id: `${id}-2`, target: "triage", approve: false }, bearer(bot.secret))).status, 204);
+    assert.is(
+      (
+        await server.request(
+          "POST",
+          "/api/verdicts",
+          { item_id: `${id}-2`, target: "triage", approve: false },
+          bearer(bot.secret),
+        )
+      ).status,
+      204,
+    );
     const decided = (item: string, by: string) =>
-      until(watched, `${item} decided by ${by}`, ([i, b]: string[]) => [...document.querySelectorAll("[aria-label='Decided approvals'] li")].some((li) => li.textContent!.includes(`${i} `) && li.textContent!.includes(`by ${b}`)), [item, by]);
+      until(
+        watched,
+        `${item} decided by ${by}`,
+        ([i, b]: string[]) =>
+          [...document.querySelectorAll("[aria-label='Decided approvals'] li")].some(
+            (li) => li.textContent!.includes(`${i} `) && li.textContent!.includes(`by ${b}`),
+          ),
+        [item, by],
+      );
     await decided(`${id}-1`, "owner");
     await decided(`${id}-2`, 'token "deploy-bot"');
     await decided(`${id}-3`, "system");
@@ -113,10 +168,17 @@ if (executable) {
     const watched = await freshPage(reader.secret);
     const { page } = watched;
     await page.locator('::-p-aria([name="Tokens"][role="button"])').click();
-    const alert = await until(watched, "the refusal", () => (document.querySelector("[role=alert]") as HTMLElement | null)?.innerText ?? "");
+    const alert = await until(
+      watched,
+      "the refusal",
+      () => (document.querySelector("[role=alert]") as HTMLElement | null)?.innerText ?? "",
+    );
     assert.match(alert, /lacks the "admin" scope/);
     assert.is(await page.$$eval("tr[aria-label^='Token ']", (rows) => rows.length), 0, "no token listed");
-    assert.ok(watched.errors.every((e) => /status of 403/.test(e)), JSON.stringify(watched.errors));
+    assert.ok(
+      watched.errors.every((e) => /status of 403/.test(e)),
+      JSON.stringify(watched.errors),
+    );
   });
 }
 

@@ -21,7 +21,9 @@ async function until(what: string, check: () => unknown, timeoutMs = 15_000): Pr
     await page.waitForFunction(check, { timeout: timeoutMs, polling: 50 });
   } catch (error) {
     const body = await page.evaluate(() => document.body.innerText).catch(() => "");
-    throw new Error(`${what}: ${(error as Error).message}\nerrors: ${JSON.stringify(watched.errors)}\npage: ${body.slice(0, 2000)}`);
+    throw new Error(
+      `${what}: ${(error as Error).message}\nerrors: ${JSON.stringify(watched.errors)}\npage: ${body.slice(0, 2000)}`,
+    );
   }
 }
 
@@ -31,7 +33,12 @@ if (executable) {
       withWeather((call) => {
         if (down) return { status: 503, headers: { "retry-after": "3" } };
         // Crows write slowly, so the stream is seen before the answer lands.
-        return call.system.includes("Do the owner's task") ? { content: `Streamed answer for ${call.prompt.length} characters of prompt, piece by piece.`, chunkDelayMs: 250 } : undefined;
+        return call.system.includes("Do the owner's task")
+          ? {
+              content: `Streamed answer for ${call.prompt.length} characters of prompt, piece by piece.`,
+              chunkDelayMs: 250,
+            }
+          : undefined;
       }),
       { CROWS_MODEL_CIRCUIT_FAILURES: "100" },
     );
@@ -52,8 +59,14 @@ if (executable) {
     await page.goto(`${run.server.url}/#lists/${listId}`, { waitUntil: "load" });
     await until("both items wait for the provider", () => document.querySelectorAll(".weather .waiting").length === 2);
     const lines = await page.$$eval(".weather .waiting", (els) => els.map((el) => el.textContent ?? ""));
-    for (const line of lines) assert.match(line, /^Sentry is waiting for the provider: retry in [0-3] s · model provider answered HTTP 503 · gives up in \d+ s$/);
-    const perItem = await page.$$eval("li.item", (els) => els.map((el) => (el.querySelector(".weather .waiting") ? 1 : 0)));
+    for (const line of lines)
+      assert.match(
+        line,
+        /^Sentry is waiting for the provider: retry in [0-3] s · model provider answered HTTP 503 · gives up in \d+ s$/,
+      );
+    const perItem = await page.$$eval("li.item", (els) =>
+      els.map((el) => (el.querySelector(".weather .waiting") ? 1 : 0)),
+    );
     assert.equal(perItem, [1, 1], "each under its own item");
 
     down = false;
@@ -64,12 +77,19 @@ if (executable) {
       await page.locator(`${card} ::-p-aria([name="Approve"][role="button"])`).click();
       await page.waitForSelector(card, { hidden: true, timeout: 10_000 });
     }
-    await until("an answer streams in", () => document.querySelector(".weather .streaming")?.textContent?.includes("Streamed answer"));
+    await until("an answer streams in", () =>
+      document.querySelector(".weather .streaming")?.textContent?.includes("Streamed answer"),
+    );
     await until("the waits are gone", () => document.querySelectorAll(".weather .waiting").length === 0);
     await until("both answers shown", () => document.querySelectorAll("blockquote.answer").length === 2, 20_000);
     const answers = await page.$$eval("blockquote.answer", (els) => els.map((el) => el.firstChild?.textContent ?? ""));
-    for (const answer of answers) assert.match(answer, /^Streamed answer for \d+ characters of prompt, piece by piece\.$/);
-    assert.equal(await page.$$eval(".weather .streaming", (els) => els.length), 0, "an answered item shows its answer, not the stream");
+    for (const answer of answers)
+      assert.match(answer, /^Streamed answer for \d+ characters of prompt, piece by piece\.$/);
+    assert.equal(
+      await page.$$eval(".weather .streaming", (els) => els.length),
+      0,
+      "an answered item shows its answer, not the stream",
+    );
     assert.equal(watched.offOrigin, []);
   });
 }

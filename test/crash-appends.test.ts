@@ -67,7 +67,11 @@ async function crashMidList(env: Record<string, string>): Promise<void> {
       for (const [id, before] of seen) {
         const after = byId.get(id);
         assert.ok(after, `event ${id} (${before.event}) was seen before the crash at ${killAfter} and is gone`);
-        assert.equal({ id: after.id, event: after.event, raw: after.raw }, before, `event ${id} changed across the crash at ${killAfter}`);
+        assert.equal(
+          { id: after.id, event: after.event, raw: after.raw },
+          before,
+          `event ${id} changed across the crash at ${killAfter}`,
+        );
       }
     }
 

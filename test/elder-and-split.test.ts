@@ -28,7 +28,12 @@ function scripted(script: Script): Model & { elderCalls: number; crowAttempts: M
     crowAttempts: new Map<string, number>(),
     async generate(request: ModelRequest): Promise<ModelReply> {
       if (request.role === "sentry") {
-        const text = JSON.stringify({ mode: script.mode, task_type: "planning", subtasks: script.subtasks, reason: "scripted" });
+        const text = JSON.stringify({
+          mode: script.mode,
+          task_type: "planning",
+          subtasks: script.subtasks,
+          reason: "scripted",
+        });
         return { text, usage: { inputTokens: 10, outputTokens: 10 }, model: "scripted" };
       }
       if (request.role === "elder" && script.elderFails(model.elderCalls++)) throw new Error("provider answered 503");
@@ -59,7 +64,10 @@ async function run(model: Model, text: string): Promise<SseMessage[]> {
 }
 
 const named = (events: SseMessage[], name: string) => events.filter((e) => e.event === name);
-const elderLandings = (events: SseMessage[]) => named(events, "crow.landed").filter((e) => e.data.crow === "Elder").map((e) => e.data.ok);
+const elderLandings = (events: SseMessage[]) =>
+  named(events, "crow.landed")
+    .filter((e) => e.data.crow === "Elder")
+    .map((e) => e.data.ok);
 
 const SHAPES: Array<Pick<Script, "mode" | "subtasks">> = [
   { mode: "split", subtasks: ["book the venue", "send the invitations"] },
@@ -86,25 +94,49 @@ for (const shape of SHAPES) {
     assert.is(model.elderCalls, 2, "one retry, no more");
     assert.equal(elderLandings(events), [false, false]);
     assert.is(named(events, "item.answered").length, 0);
-    assert.equal(named(events, "item.skipped").map((e) => e.data.reason), ["failure"]);
+    assert.equal(
+      named(events, "item.skipped").map((e) => e.data.reason),
+      ["failure"],
+    );
     assert.is(events[events.length - 1]!.event, "list.finished");
   });
 }
 
-for (const subtasks of [["book the venue", "send the invitations"], ["list the rooms", "price the paint", "pick a weekend"], ["clear the shelves", "sand the walls", "paint the walls", "hang the curtains"]]) {
+for (const subtasks of [
+  ["book the venue", "send the invitations"],
+  ["list the rooms", "price the paint", "pick a weekend"],
+  ["clear the shelves", "sand the walls", "paint the walls", "hang the curtains"],
+]) {
   for (let missing = 0; missing < subtasks.length; missing += Math.max(1, subtasks.length - 1)) {
     test(`a split of ${subtasks.length} with no answer for subtask ${missing + 1} is skipped with failure; the Elder is never asked`, async () => {
-      const model = scripted({ mode: "split", subtasks, elderFails: () => false, crowFails: (subtask) => subtask === subtasks[missing] });
+      const model = scripted({
+        mode: "split",
+        subtasks,
+        elderFails: () => false,
+        crowFails: (subtask) => subtask === subtasks[missing],
+      });
       const events = await run(model, "Redecorate the spare room");
-      assert.is(model.crowAttempts.get(subtasks[missing]!), 2, "the subtask was tried, then retried once by another crow");
+      assert.is(
+        model.crowAttempts.get(subtasks[missing]!),
+        2,
+        "the subtask was tried, then retried once by another crow",
+      );
       assert.is(model.elderCalls, 0, "nothing to merge");
-      assert.equal(named(events, "item.skipped").map((e) => e.data.reason), ["failure"]);
+      assert.equal(
+        named(events, "item.skipped").map((e) => e.data.reason),
+        ["failure"],
+      );
       assert.is(named(events, "item.answered").length, 0);
     });
   }
 
   test(`a split of ${subtasks.length} whose every subtask is answered, one only on its retry, is merged and answered`, async () => {
-    const model = scripted({ mode: "split", subtasks, elderFails: () => false, crowFails: (subtask, attempt) => subtask === subtasks[subtasks.length - 1] && attempt === 0 });
+    const model = scripted({
+      mode: "split",
+      subtasks,
+      elderFails: () => false,
+      crowFails: (subtask, attempt) => subtask === subtasks[subtasks.length - 1] && attempt === 0,
+    });
     const events = await run(model, "Redecorate the spare room");
     assert.is(model.elderCalls, 1);
     assert.is(named(events, "item.answered").length, 1);

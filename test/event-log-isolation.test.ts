@@ -22,18 +22,27 @@ class Rollback extends Error {}
  * Writes `count` event rows (seqs after `after`) straight through Prisma in a transaction held
  * open until `release()`, then rolled back: rows a reader outside it must never see.
  */
-async function openRolledBackWrite(stream: string, after: number, count: number, name: string): Promise<{ release(): void; done: Promise<void> }> {
+async function openRolledBackWrite(
+  stream: string,
+  after: number,
+  count: number,
+  name: string,
+): Promise<{ release(): void; done: Promise<void> }> {
   let release!: () => void;
   const holding = new Promise<void>((resolve) => (release = resolve));
   let written!: () => void;
   const wrote = new Promise<void>((resolve) => (written = resolve));
   const done = server.app.prisma
-    .$transaction(async (tx) => {
-      for (let i = 1; i <= count; i++) await tx.event.create({ data: { stream, seq: after + i, name, payload: JSON.stringify({ i }) } });
-      written();
-      await holding;
-      throw new Rollback("rolled back on purpose");
-    }, { timeout: 20_000 })
+    .$transaction(
+      async (tx) => {
+        for (let i = 1; i <= count; i++)
+          await tx.event.create({ data: { stream, seq: after + i, name, payload: JSON.stringify({ i }) } });
+        written();
+        await holding;
+        throw new Rollback("rolled back on purpose");
+      },
+      { timeout: 20_000 },
+    )
     .catch((error) => {
       if (!(error instanceof Rollback)) throw error;
     });
@@ -42,7 +51,12 @@ async function openRolledBackWrite(stream: string, after: number, count: number,
 }
 
 /** Opens a transaction that appends `count` events to `stream`, runs `during`, then rolls back or commits. */
-async function inTransaction(stream: string, count: number, during: () => Promise<void>, outcome: "rollback" | "commit") {
+async function inTransaction(
+  stream: string,
+  count: number,
+  during: () => Promise<void>,
+  outcome: "rollback" | "commit",
+) {
   let reached!: () => void;
   const opened = new Promise<void>((resolve) => (reached = resolve));
   let finish!: () => void;
@@ -90,14 +104,24 @@ for (const [label, before, count] of [
     const seenByFollower = await follower;
     open.release();
     await open.done;
-    assert.equal(readsDuring[0], Array.from({ length: before }, (_, i) => i + 1), "a read during the transaction saw only committed events");
+    assert.equal(
+      readsDuring[0],
+      Array.from({ length: before }, (_, i) => i + 1),
+      "a read during the transaction saw only committed events",
+    );
     assert.is(lastDuring, before);
-    assert.ok(!seenByFollower.includes("iso.uncommitted"), `a follower saw an uncommitted event: ${seenByFollower.join(",")}`);
+    assert.ok(
+      !seenByFollower.includes("iso.uncommitted"),
+      `a follower saw an uncommitted event: ${seenByFollower.join(",")}`,
+    );
     assert.is(seenByFollower.length, before);
     // Afterwards the stream goes on from the committed end, with no gap.
     const next = await server.app.log.append(stream, "iso.after", { ok: true });
     assert.is(next.seq, before + 1);
-    assert.equal((await server.app.log.read(stream)).map((e) => e.name), [...Array(before).fill("iso.before"), "iso.after"]);
+    assert.equal(
+      (await server.app.log.read(stream)).map((e) => e.name),
+      [...Array(before).fill("iso.before"), "iso.after"],
+    );
   });
 }
 
@@ -116,7 +140,10 @@ test("an SSE client that connects while events are uncommitted never receives th
   // proves its replay read to the end and is done.
   await client.waitForNextComment(10_000);
   await watcher.waitForNextComment(10_000);
-  assert.ok(!client.messages().some((m) => m.event === "iso.tick"), "the late client saw an uncommitted event while it was open");
+  assert.ok(
+    !client.messages().some((m) => m.event === "iso.tick"),
+    "the late client saw an uncommitted event while it was open",
+  );
   open.release();
   await open.done;
   // A committed marker after the rollback: events arrive in order, so anything of the rolled-back
@@ -127,7 +154,13 @@ test("an SSE client that connects while events are uncommitted never receives th
   await watcher.waitFor((m) => m.event === "iso.marker", 10_000);
   assert.ok(!client.messages().some((m) => m.event === "iso.tick"), "the late client saw an uncommitted event");
   assert.ok(!watcher.messages().some((m) => m.event === "iso.tick"), "the live client saw an uncommitted event");
-  assert.equal(client.messages().map((m) => m.event).slice(last), ["iso.marker"]);
+  assert.equal(
+    client
+      .messages()
+      .map((m) => m.event)
+      .slice(last),
+    ["iso.marker"],
+  );
   assert.is(client.messages().length, last + 1);
   client.close();
   watcher.close();
@@ -143,13 +176,18 @@ test("a committed batch reaches a follower that connected while it was open, onc
       if (seen.length === 5) break;
     }
   })();
-  const other = await inTransaction(stream, 5, async () => {
-    // Appends elsewhere wait for the open transaction and then commit.
-    const elsewhere = server.app.log.append("iso:elsewhere", "iso.tick", { i: 0 });
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    assert.is(seen.length, 0);
-    void elsewhere;
-  }, "commit");
+  const other = await inTransaction(
+    stream,
+    5,
+    async () => {
+      // Appends elsewhere wait for the open transaction and then commit.
+      const elsewhere = server.app.log.append("iso:elsewhere", "iso.tick", { i: 0 });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.is(seen.length, 0);
+      void elsewhere;
+    },
+    "commit",
+  );
   assert.is(other!.length, 5);
   await following;
   abort.abort();

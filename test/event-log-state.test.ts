@@ -69,8 +69,16 @@ class Boom extends Error {}
 async function snapshot(prisma: PrismaClient, listId: string) {
   const [list, items, approvals, trust, entries] = await Promise.all([
     prisma.todoList.findUnique({ where: { id: listId }, select: { status: true, tokensUsed: true, finishedAt: true } }),
-    prisma.item.findMany({ where: { listId }, orderBy: { n: "asc" }, select: { id: true, stage: true, mode: true, taskType: true, answer: true, crows: true, skipReason: true } }),
-    prisma.approval.findMany({ where: { item: { listId } }, orderBy: { id: "asc" }, select: { itemId: true, target: true, status: true } }),
+    prisma.item.findMany({
+      where: { listId },
+      orderBy: { n: "asc" },
+      select: { id: true, stage: true, mode: true, taskType: true, answer: true, crows: true, skipReason: true },
+    }),
+    prisma.approval.findMany({
+      where: { item: { listId } },
+      orderBy: { id: "asc" },
+      select: { itemId: true, target: true, status: true },
+    }),
     prisma.trust.findMany({ orderBy: [{ holder: "asc" }, { taskType: "asc" }] }),
     prisma.trustEntry.count(),
   ]);
@@ -79,7 +87,19 @@ async function snapshot(prisma: PrismaClient, listId: string) {
 
 async function makeList(prisma: PrismaClient, listId: string, count: number) {
   await prisma.todoList.create({
-    data: { id: listId, requester: "tester", text: "x", tokenBudget: 1000, items: { create: Array.from({ length: count }, (_, i) => ({ id: `${listId}-${i + 1}`, n: i + 1, text: `item ${i + 1}` })) } },
+    data: {
+      id: listId,
+      requester: "tester",
+      text: "x",
+      tokenBudget: 1000,
+      items: {
+        create: Array.from({ length: count }, (_, i) => ({
+          id: `${listId}-${i + 1}`,
+          n: i + 1,
+          text: `item ${i + 1}`,
+        })),
+      },
+    },
   });
 }
 
@@ -88,7 +108,13 @@ const steps: Array<{ label: string; write: (tx: StateTx, listId: string) => Prom
   {
     label: "an item's triage and its pending approval",
     write: async (tx, listId) => {
-      await tx.moveItem(`${listId}-1`, "pending", { stage: "awaiting_triage", mode: "split", taskType: "research", subtasks: '["a","b"]', reason: "why" });
+      await tx.moveItem(`${listId}-1`, "pending", {
+        stage: "awaiting_triage",
+        mode: "split",
+        taskType: "research",
+        subtasks: '["a","b"]',
+        reason: "why",
+      });
       await tx.openApproval(`${listId}-1`, "triage", new Date(Date.now() + 60_000));
     },
   },
@@ -102,8 +128,26 @@ const steps: Array<{ label: string; write: (tx: StateTx, listId: string) => Prom
     label: "an auto verdict with a trust record and its history entry",
     write: async (tx, listId) => {
       await tx.createDecidedApproval(`${listId}-2`, "output", "auto", new Date());
-      await tx.saveTrust({ holder: "ada", taskType: "research", level: 1, streak: 0, approvals: 1, rejections: 0, autos: 0 });
-      await tx.addTrustEntry({ holder: "ada", taskType: "research", verdict: "approved", subject: `${listId}-2`, from: 0, to: 1, streak: 0, at: new Date(), actor: { kind: "owner" } });
+      await tx.saveTrust({
+        holder: "ada",
+        taskType: "research",
+        level: 1,
+        streak: 0,
+        approvals: 1,
+        rejections: 0,
+        autos: 0,
+      });
+      await tx.addTrustEntry({
+        holder: "ada",
+        taskType: "research",
+        verdict: "approved",
+        subject: `${listId}-2`,
+        from: 0,
+        to: 1,
+        streak: 0,
+        at: new Date(),
+        actor: { kind: "owner" },
+      });
     },
   },
   {
@@ -157,7 +201,10 @@ function backendSuite(name: string, open: () => Promise<Backend>, needs?: (runne
             await step.write(tx, listId);
             reached = true;
             await failure.fail(tx, listId);
-            return [{ name: "verdict", payload: { list_id: listId } }, { name: "trust.changed", payload: { list_id: listId } }];
+            return [
+              { name: "verdict", payload: { list_id: listId } },
+              { name: "trust.changed", payload: { list_id: listId } },
+            ];
           })
           .then(
             () => null,
@@ -166,7 +213,11 @@ function backendSuite(name: string, open: () => Promise<Backend>, needs?: (runne
         assert.ok(reached, "the state writes ran");
         assert.ok(failed instanceof Error, "the append failed");
         assert.equal(await snapshot(b.prisma, listId), before, "no state change survived");
-        assert.equal((await b.log.read(stream)).map((e) => e.name), ["list.started"], "no event survived");
+        assert.equal(
+          (await b.log.read(stream)).map((e) => e.name),
+          ["list.started"],
+          "no event survived",
+        );
         assert.is(await b.log.lastSeq(stream), 1);
         // The log goes on at the next seq, with the state beside it.
         const [event] = await b.log.appendState(stream, async (tx) => {
@@ -215,7 +266,8 @@ function backendSuite(name: string, open: () => Promise<Backend>, needs?: (runne
     const stream = `list:${listId}`;
     const pairs = ITEM_STAGES.flatMap((at) => ITEM_STAGES.map((from) => ({ at, from })));
     await makeList(b.prisma, listId, pairs.length);
-    for (const [i, { at }] of pairs.entries()) await b.prisma.item.update({ where: { id: `${listId}-${i + 1}` }, data: { stage: at, answer: `kept ${i}` } });
+    for (const [i, { at }] of pairs.entries())
+      await b.prisma.item.update({ where: { id: `${listId}-${i + 1}` }, data: { stage: at, answer: `kept ${i}` } });
     for (const [i, { at, from }] of pairs.entries()) {
       const id = `${listId}-${i + 1}`;
       const to = ITEM_STAGES[(ITEM_STAGES.indexOf(from) + 1) % ITEM_STAGES.length]!;
@@ -234,7 +286,14 @@ function backendSuite(name: string, open: () => Promise<Backend>, needs?: (runne
     }
     const moves = pairs.filter(({ at, from }) => at === from).length;
     assert.is((await b.log.read(stream)).length, moves);
-    assert.is(await b.log.appendState(stream, async (tx) => ((await tx.moveItem(`${listId}-none`, "pending", { stage: "working" })) ? [{ name: "x", payload: {} }] : [])).then((e) => e.length), 0);
+    assert.is(
+      await b.log
+        .appendState(stream, async (tx) =>
+          (await tx.moveItem(`${listId}-none`, "pending", { stage: "working" })) ? [{ name: "x", payload: {} }] : [],
+        )
+        .then((e) => e.length),
+      0,
+    );
   });
 
   s("what the statements write reads back through Prisma as Prisma writes it", async () => {
@@ -245,7 +304,13 @@ function backendSuite(name: string, open: () => Promise<Backend>, needs?: (runne
     const decidedAt = new Date(Date.UTC(2030, 0, 2, 3, 4, 5, 678));
     const t0 = Date.now();
     await b.log.appendState(stream, async (tx) => {
-      const moved = await tx.moveItem(`${listId}-1`, "pending", { stage: "awaiting_triage", mode: "murder", taskType: "code", subtasks: "[]", reason: "three lenses" });
+      const moved = await tx.moveItem(`${listId}-1`, "pending", {
+        stage: "awaiting_triage",
+        mode: "murder",
+        taskType: "code",
+        subtasks: "[]",
+        reason: "three lenses",
+      });
       assert.is(moved!.listId, listId);
       assert.is(moved!.mode, "murder");
       await tx.openApproval(`${listId}-1`, "triage", deadline);
@@ -259,15 +324,25 @@ function backendSuite(name: string, open: () => Promise<Backend>, needs?: (runne
       return [];
     });
     const item = await b.prisma.item.findUniqueOrThrow({ where: { id: `${listId}-1` } });
-    assert.equal({ stage: item.stage, mode: item.mode, taskType: item.taskType, reason: item.reason }, { stage: "working", mode: "murder", taskType: "code", reason: "three lenses" });
-    assert.ok(item.updatedAt.getTime() >= t0 - 5 && item.updatedAt.getTime() <= Date.now() + 5, `updatedAt ${item.updatedAt.toISOString()}`);
+    assert.equal(
+      { stage: item.stage, mode: item.mode, taskType: item.taskType, reason: item.reason },
+      { stage: "working", mode: "murder", taskType: "code", reason: "three lenses" },
+    );
+    assert.ok(
+      item.updatedAt.getTime() >= t0 - 5 && item.updatedAt.getTime() <= Date.now() + 5,
+      `updatedAt ${item.updatedAt.toISOString()}`,
+    );
     const stateItem = (await b.log.state.item(`${listId}-1`))!;
     assert.is(stateItem.updatedAt.toISOString(), item.updatedAt.toISOString());
-    const pending = await b.prisma.approval.findUniqueOrThrow({ where: { itemId_target: { itemId: `${listId}-1`, target: "triage" } } });
+    const pending = await b.prisma.approval.findUniqueOrThrow({
+      where: { itemId_target: { itemId: `${listId}-1`, target: "triage" } },
+    });
     assert.is(pending.deadline.toISOString(), deadline.toISOString());
     assert.is(pending.status, "pending");
     assert.is((await b.log.state.approval(`${listId}-1`, "triage"))!.deadline.toISOString(), deadline.toISOString());
-    const auto = await b.prisma.approval.findUniqueOrThrow({ where: { itemId_target: { itemId: `${listId}-2`, target: "triage" } } });
+    const auto = await b.prisma.approval.findUniqueOrThrow({
+      where: { itemId_target: { itemId: `${listId}-2`, target: "triage" } },
+    });
     assert.is(auto.decidedAt!.toISOString(), decidedAt.toISOString());
     // Deciding: only a pending approval moves, once.
     const decided: boolean[] = [];
@@ -279,7 +354,14 @@ function backendSuite(name: string, open: () => Promise<Backend>, needs?: (runne
       return [];
     });
     assert.equal(decided, [true, false, false, false]);
-    assert.is((await b.prisma.approval.findUniqueOrThrow({ where: { itemId_target: { itemId: `${listId}-1`, target: "triage" } } })).status, "approved");
+    assert.is(
+      (
+        await b.prisma.approval.findUniqueOrThrow({
+          where: { itemId_target: { itemId: `${listId}-1`, target: "triage" } },
+        })
+      ).status,
+      "approved",
+    );
     // Trust counters add up across saves; the record's level and streak are the last saved.
     const holder = `holder-${name}`;
     for (const [level, streak, approvals, rejections, autos] of [
@@ -295,7 +377,16 @@ function backendSuite(name: string, open: () => Promise<Backend>, needs?: (runne
       });
     }
     const record = await b.prisma.trust.findUniqueOrThrow({ where: { holder_taskType: { holder, taskType: "code" } } });
-    assert.equal({ level: record.level, streak: record.streak, approvals: record.approvals, rejections: record.rejections, autos: record.autos }, { level: 0, streak: 0, approvals: 3, rejections: 1, autos: 1 });
+    assert.equal(
+      {
+        level: record.level,
+        streak: record.streak,
+        approvals: record.approvals,
+        rejections: record.rejections,
+        autos: record.autos,
+      },
+      { level: 0, streak: 0, approvals: 3, rejections: 1, autos: 1 },
+    );
     assert.equal(await b.log.state.trust(holder, "code"), { level: 0, streak: 0 });
     assert.is(await b.log.state.trust(holder, "other"), null);
     // A spun crow's starting trust, read around Prisma.
@@ -316,7 +407,10 @@ function backendSuite(name: string, open: () => Promise<Backend>, needs?: (runne
         { crow: `Q2${name}`, nestId: "n", flagMsgId: "f", askMsgId: "a", referent: "r2", status: "reinstated" },
       ],
     });
-    assert.equal((await b.log.state.quarantinedCrows()).filter((c) => c.endsWith(name)), [`Q1${name}`]);
+    assert.equal(
+      (await b.log.state.quarantinedCrows()).filter((c) => c.endsWith(name)),
+      [`Q1${name}`],
+    );
     // A rotation cursor moves in a transaction of its own; a failed one leaves it where it was.
     assert.is(await b.log.state.rotationCursor(`nest${name}`, "core"), null);
     const store = b.database.events;
@@ -332,14 +426,23 @@ function backendSuite(name: string, open: () => Promise<Backend>, needs?: (runne
     assert.instance(failedPick, Boom);
     assert.is(await b.log.state.rotationCursor(`nest${name}`, "core"), "bo");
     assert.is(await b.log.state.rotationCursor(`nest${name}`, "borrow"), "cy");
-    const cursor = await b.prisma.rotationCursor.findUniqueOrThrow({ where: { nestId_ring: { nestId: `nest${name}`, ring: "core" } } });
+    const cursor = await b.prisma.rotationCursor.findUniqueOrThrow({
+      where: { nestId_ring: { nestId: `nest${name}`, ring: "core" } },
+    });
     assert.is(cursor.lastCrow, "bo");
-    assert.ok(Math.abs(cursor.updatedAt.getTime() - Date.now()) < 60_000, `updatedAt ${cursor.updatedAt.toISOString()}`);
+    assert.ok(
+      Math.abs(cursor.updatedAt.getTime() - Date.now()) < 60_000,
+      `updatedAt ${cursor.updatedAt.toISOString()}`,
+    );
     // Skipping: only an item not done or skipped yet.
     const skipped: boolean[] = [];
     await b.prisma.item.update({ where: { id: `${listId}-3` }, data: { stage: "done" } });
     await b.log.appendState(stream, async (tx) => {
-      skipped.push(await tx.skipItem(`${listId}-2`, "timeout"), await tx.skipItem(`${listId}-2`, "budget"), await tx.skipItem(`${listId}-3`, "budget"));
+      skipped.push(
+        await tx.skipItem(`${listId}-2`, "timeout"),
+        await tx.skipItem(`${listId}-2`, "budget"),
+        await tx.skipItem(`${listId}-3`, "budget"),
+      );
       return [];
     });
     assert.equal(skipped, [true, false, false]);
@@ -373,64 +476,74 @@ function backendSuite(name: string, open: () => Promise<Backend>, needs?: (runne
     );
     for (const id of listIds) {
       const events = await b.log.read(`list:${id}`);
-      assert.equal(events.map((e) => e.seq), Array.from({ length: 20 }, (_, i) => i + 1));
+      assert.equal(
+        events.map((e) => e.seq),
+        Array.from({ length: 20 }, (_, i) => i + 1),
+      );
       assert.is((await b.prisma.todoList.findUniqueOrThrow({ where: { id } })).tokensUsed, 10);
     }
   });
 
   // PostgreSQL's alone: SQLite has one writer, its ids already are commit order, and no lock to wait on.
   const onPostgres = name === "postgres" ? s : () => {};
-  onPostgres("an event read in commit order (a verdict, a trust change) waits for PostgreSQL's commit-order lock; others do not", async () => {
-    if (!b.url) throw new Error("this test needs PostgreSQL's URL");
-    const listId = `lst${name}${++lists}`;
-    await makeList(b.prisma, listId, 1);
-    const holder = new pg.Client({ connectionString: b.url });
-    await holder.connect();
-    try {
-      await holder.query("BEGIN");
-      await holder.query(`SELECT pg_advisory_xact_lock(${NAMED_ORDER_LOCK})`);
-      let settled = false;
-      const ordered = b.log
-        .appendState(`list:${listId}`, async (tx) => {
-          await tx.addTokens(listId, 1);
-          return [{ name: "verdict", payload: { list_id: listId } }];
-        })
-        .finally(() => (settled = true));
-      // A landing on another list, with no ordered event, commits meanwhile.
-      const other = `lst${name}${++lists}`;
-      await makeList(b.prisma, other, 1);
-      await b.log.appendState(`list:${other}`, async (tx) => {
-        await tx.addTokens(other, 1);
-        return [{ name: "crow.landed", payload: { list_id: other } }];
-      });
-      // The proof it waits: PostgreSQL shows a session of this database waiting for an advisory lock.
-      const deadline = Date.now() + 15_000;
-      for (;;) {
-        const { rows } = await holder.query(
-          "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
-        );
-        if (rows[0].n >= 1) break;
-        assert.not.ok(settled, "the verdict settled without waiting for the lock");
-        if (Date.now() > deadline) throw new Error("the verdict never waited for the commit-order lock");
-        await new Promise((resolve) => setTimeout(resolve, 25));
+  onPostgres(
+    "an event read in commit order (a verdict, a trust change) waits for PostgreSQL's commit-order lock; others do not",
+    async () => {
+      if (!b.url) throw new Error("this test needs PostgreSQL's URL");
+      const listId = `lst${name}${++lists}`;
+      await makeList(b.prisma, listId, 1);
+      const holder = new pg.Client({ connectionString: b.url });
+      await holder.connect();
+      try {
+        await holder.query("BEGIN");
+        await holder.query(`SELECT pg_advisory_xact_lock(${NAMED_ORDER_LOCK})`);
+        let settled = false;
+        const ordered = b.log
+          .appendState(`list:${listId}`, async (tx) => {
+            await tx.addTokens(listId, 1);
+            return [{ name: "verdict", payload: { list_id: listId } }];
+          })
+          .finally(() => (settled = true));
+        // A landing on another list, with no ordered event, commits meanwhile.
+        const other = `lst${name}${++lists}`;
+        await makeList(b.prisma, other, 1);
+        await b.log.appendState(`list:${other}`, async (tx) => {
+          await tx.addTokens(other, 1);
+          return [{ name: "crow.landed", payload: { list_id: other } }];
+        });
+        // The proof it waits: PostgreSQL shows a session of this database waiting for an advisory lock.
+        const deadline = Date.now() + 15_000;
+        for (;;) {
+          const { rows } = await holder.query(
+            "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+          );
+          if (rows[0].n >= 1) break;
+          assert.not.ok(settled, "the verdict settled without waiting for the lock");
+          if (Date.now() > deadline) throw new Error("the verdict never waited for the commit-order lock");
+          await new Promise((resolve) => setTimeout(resolve, 25));
+        }
+        assert.not.ok(settled, "the verdict waited for the lock");
+        assert.is((await b.prisma.todoList.findUniqueOrThrow({ where: { id: listId } })).tokensUsed, 0);
+        await holder.query("COMMIT");
+        const [event] = await ordered;
+        assert.is(event!.name, "verdict");
+        assert.is((await b.prisma.todoList.findUniqueOrThrow({ where: { id: listId } })).tokensUsed, 1);
+      } finally {
+        await holder.end();
       }
-      assert.not.ok(settled, "the verdict waited for the lock");
-      assert.is((await b.prisma.todoList.findUniqueOrThrow({ where: { id: listId } })).tokensUsed, 0);
-      await holder.query("COMMIT");
-      const [event] = await ordered;
-      assert.is(event!.name, "verdict");
-      assert.is((await b.prisma.todoList.findUniqueOrThrow({ where: { id: listId } })).tokensUsed, 1);
-    } finally {
-      await holder.end();
-    }
-  });
+    },
+  );
 
   runner.run();
 }
 
 backendSuite("sqlite", openSqlite);
 let pgServices: Services | null = null;
-backendSuite("postgres", () => openPostgres(pgServices!.pgUrl), (runner) => {
-  pgServices = services("event-log-state (PostgreSQL half)", runner);
-  return pgServices ? null : "no PostgreSQL/Redis";
-});
+backendSuite(
+  "postgres",
+  () => openPostgres(pgServices!.pgUrl),
+  (runner) => {
+    pgServices = services("event-log-state (PostgreSQL half)", runner);
+    return pgServices ? null : "no PostgreSQL/Redis";
+  },
+);

@@ -90,14 +90,30 @@ test("an abort ends a follower that is waiting for the next event", async () => 
 });
 
 test("an event's stored ts is its payload's ts, to the millisecond, on both append paths", async () => {
-  const moments = ["2026-01-02T03:04:05.678Z", new Date().toISOString(), "2030-12-31T23:59:59.999Z", "1999-06-01T00:00:00.001Z"];
+  const moments = [
+    "2026-01-02T03:04:05.678Z",
+    new Date().toISOString(),
+    "2030-12-31T23:59:59.999Z",
+    "1999-06-01T00:00:00.001Z",
+  ];
   for (const ts of moments) await server.app.log.append("t:ts", "tick", { ts });
-  for (const ts of moments) await server.app.log.appendWith("t:ts", async () => [{ name: "tick", payload: { ts, in: "tx" } }]);
+  for (const ts of moments)
+    await server.app.log.appendWith("t:ts", async () => [{ name: "tick", payload: { ts, in: "tx" } }]);
   const stored = await server.app.log.read("t:ts");
-  assert.equal(stored.map((e) => e.ts), [...moments, ...moments]);
-  assert.equal(stored.map((e) => JSON.parse(e.payload).ts), stored.map((e) => e.ts));
+  assert.equal(
+    stored.map((e) => e.ts),
+    [...moments, ...moments],
+  );
+  assert.equal(
+    stored.map((e) => JSON.parse(e.payload).ts),
+    stored.map((e) => e.ts),
+  );
   const rows = await server.app.prisma.event.findMany({ where: { stream: "t:ts" }, orderBy: { seq: "asc" } });
-  assert.equal(rows.map((r) => r.ts.toISOString()), [...moments, ...moments], "Prisma reads the same moment");
+  assert.equal(
+    rows.map((r) => r.ts.toISOString()),
+    [...moments, ...moments],
+    "Prisma reads the same moment",
+  );
   // A payload without a usable ts is stamped now.
   const before = Date.now();
   for (const payload of [{}, { ts: "not a date" }, { ts: 42 }]) {

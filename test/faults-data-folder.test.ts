@@ -12,7 +12,11 @@ import { baseEnv, crows, removeDir, tempDataDir } from "./helpers/crows-cli.ts";
 
 async function submit(url: string, requester: string): Promise<{ status: number; body: any } | "refused"> {
   try {
-    const response = await fetch(`${url}/api/lists`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ text: "fold the maps\nfill the lamps", requester }) });
+    const response = await fetch(`${url}/api/lists`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ text: "fold the maps\nfill the lamps", requester }),
+    });
     return { status: response.status, body: await response.json() };
   } catch {
     return "refused"; // the server has exited
@@ -20,7 +24,10 @@ async function submit(url: string, requester: string): Promise<{ status: number;
 }
 
 function lastJsonLine(text: string): { error: string; message: string } {
-  const line = text.split("\n").filter((l) => l.startsWith("{")).at(-1);
+  const line = text
+    .split("\n")
+    .filter((l) => l.startsWith("{"))
+    .at(-1);
   return JSON.parse(line ?? "{}") as { error: string; message: string };
 }
 
@@ -61,13 +68,22 @@ for (const fault of ["removed", "replaced"] as const) {
       // The watch looks once a second: a write may land before it notices, never after. When it
       // noticed is the time on its "refusing writes" line (stderr echoes server.log once live);
       // the fence goes up before that line is written.
-      const noticedLine = server.output().stderr.split("\n").find((l) => l.includes("refusing writes, stopping"));
+      const noticedLine = server
+        .output()
+        .stderr.split("\n")
+        .find((l) => l.includes("refusing writes, stopping"));
       assert.ok(noticedLine, server.output().stderr);
       const noticedAt = Date.parse(noticedLine.split(" ")[0]!);
-      assert.ok(noticedAt >= lostAt - 5 && noticedAt - lostAt < 8_000, `noticed ${noticedAt - lostAt} ms after the loss`);
+      assert.ok(
+        noticedAt >= lostAt - 5 && noticedAt - lostAt < 8_000,
+        `noticed ${noticedAt - lostAt} ms after the loss`,
+      );
       const firstRefusal = answers.findIndex((a) => a.answer === "refused" || a.answer.status !== 202);
       for (const { sentAt } of answers.slice(0, firstRefusal)) {
-        assert.ok(sentAt <= noticedAt + 1, `a write sent ${sentAt - noticedAt} ms after the server noticed was accepted`);
+        assert.ok(
+          sentAt <= noticedAt + 1,
+          `a write sent ${sentAt - noticedAt} ms after the server noticed was accepted`,
+        );
       }
       for (const { answer } of answers.slice(firstRefusal)) {
         if (answer === "refused") continue;
@@ -106,7 +122,9 @@ test("an -shm file made immutable under an idle server: it stops with a line say
       execFileSync("chattr", ["+i", shm], { stdio: "pipe" });
       locked = true;
     } catch (error) {
-      console.warn(`\n!!! SKIPPED the immutable -shm case: chattr +i failed (${String((error as Error).message).split("\n")[0]})\n`);
+      console.warn(
+        `\n!!! SKIPPED the immutable -shm case: chattr +i failed (${String((error as Error).message).split("\n")[0]})\n`,
+      );
       return;
     }
     assert.is(await server.exited, 3, server.output().stderr);
@@ -114,7 +132,10 @@ test("an -shm file made immutable under an idle server: it stops with a line say
     const failure = lastJsonLine(server.output().stderr);
     assert.is(failure.error, "data_dir_lost");
     assert.match(failure.message, /crows\.db-shm cannot be written/);
-    assert.match(readFileSync(path.join(dir, "server.log"), "utf8"), /-shm cannot be written .* refusing writes, stopping/);
+    assert.match(
+      readFileSync(path.join(dir, "server.log"), "utf8"),
+      /-shm cannot be written .* refusing writes, stopping/,
+    );
   } finally {
     if (locked) execFileSync("chattr", ["-i", shm]);
     if (server.child.exitCode === null) server.child.kill("SIGKILL");
@@ -153,7 +174,10 @@ test("a fatal signal leaves a last line in server.log and server.json; an end no
     const first = await startServerProcess(baseEnv(dir));
     first.child.kill("SIGQUIT");
     assert.is(await first.exited, 1);
-    const state = JSON.parse(readFileSync(path.join(dir, "server.json"), "utf8")) as { last_error: string; stopped: boolean };
+    const state = JSON.parse(readFileSync(path.join(dir, "server.json"), "utf8")) as {
+      last_error: string;
+      stopped: boolean;
+    };
     assert.match(state.last_error, /SIGQUIT received/);
     assert.is(state.stopped, false);
     assert.match(readFileSync(path.join(dir, "server.log"), "utf8").trim().split("\n").at(-1)!, /SIGQUIT received/);
@@ -165,7 +189,10 @@ test("a fatal signal leaves a last line in server.log and server.json; an end no
     third.child.kill("SIGTERM");
     assert.is(await third.exited, 0);
     const log = readFileSync(path.join(dir, "server.log"), "utf8");
-    assert.match(log, new RegExp(`previous server \\(pid ${first.child.pid},.*its last error: error: SIGQUIT received`));
+    assert.match(
+      log,
+      new RegExp(`previous server \\(pid ${first.child.pid},.*its last error: error: SIGQUIT received`),
+    );
     assert.match(log, new RegExp(`previous server \\(pid ${second.child.pid},.*recorded no error`));
   } finally {
     removeDir(dir);

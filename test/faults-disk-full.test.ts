@@ -15,9 +15,17 @@ import { dataFolderIn, tmpfs } from "./helpers/tmpfs.ts";
 const disk = tmpfs("faults-disk-full", 24 * 1024 * 1024);
 
 async function post(url: string, body: unknown): Promise<{ status: number; body: any; retryAfter: string | null }> {
-  const response = await fetch(`${url}/api/lists`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const response = await fetch(`${url}/api/lists`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
   const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : undefined, retryAfter: response.headers.get("retry-after") };
+  return {
+    status: response.status,
+    body: text ? JSON.parse(text) : undefined,
+    retryAfter: response.headers.get("retry-after"),
+  };
 }
 
 async function readyz(url: string): Promise<{ status: number; body: any }> {
@@ -28,7 +36,9 @@ async function readyz(url: string): Promise<{ status: number; body: any }> {
 function storedListIds(dir: string): string[] {
   const db = new Database(path.join(dir, "crows.db"), { readonly: true });
   try {
-    const rows = db.prepare("SELECT payload FROM Event WHERE name = 'list.started' ORDER BY id").all() as Array<{ payload: string }>;
+    const rows = db.prepare("SELECT payload FROM Event WHERE name = 'list.started' ORDER BY id").all() as Array<{
+      payload: string;
+    }>;
     return rows.map((r) => (JSON.parse(r.payload) as { list_id: string }).list_id);
   } finally {
     db.close();
@@ -60,7 +70,10 @@ if (disk) {
       // SQLite may still have room in pages it holds: keep writing until the disk says no.
       for (let i = 0; i < 60 && refused.length < 5; i++) {
         const answer = await submit();
-        assert.ok(answer.status === 202 || answer.status === 503, `a write on a full disk is a 202 or a 503, got ${answer.status} ${JSON.stringify(answer.body)}`);
+        assert.ok(
+          answer.status === 202 || answer.status === 503,
+          `a write on a full disk is a 202 or a 503, got ${answer.status} ${JSON.stringify(answer.body)}`,
+        );
         if (answer.status === 202) accepted.push(answer.body.list_id);
         else refused.push(answer);
       }
@@ -77,9 +90,15 @@ if (disk) {
       const graphql = await fetch(`${server.url}/graphql`, {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify({ query: 'mutation { submitList(text: "dust the shelves", requester: "disk-full-gql") { ... on SubmittedList { listId } } }' }),
+        body: JSON.stringify({
+          query:
+            'mutation { submitList(text: "dust the shelves", requester: "disk-full-gql") { ... on SubmittedList { listId } } }',
+        }),
       });
-      const answer = (await graphql.json()) as { data?: unknown; errors?: Array<{ message: string; extensions?: { code?: string } }> };
+      const answer = (await graphql.json()) as {
+        data?: unknown;
+        errors?: Array<{ message: string; extensions?: { code?: string } }>;
+      };
       if (answer.errors) {
         assert.is(answer.errors[0]?.extensions?.code, "STORAGE_UNAVAILABLE", JSON.stringify(answer));
         assert.match(answer.errors[0]!.message, /^Storage is failing/);

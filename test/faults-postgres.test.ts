@@ -35,14 +35,23 @@ async function submit(url: string, requester: string, timeoutMs = 60_000): Promi
     signal: AbortSignal.timeout(timeoutMs),
   });
   const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : undefined, retryAfter: response.headers.get("retry-after"), ms: Date.now() - started };
+  return {
+    status: response.status,
+    body: text ? JSON.parse(text) : undefined,
+    retryAfter: response.headers.get("retry-after"),
+    ms: Date.now() - started,
+  };
 }
 
-async function lists(url: string): Promise<Array<{ id: string; requester: string; started: number; finished: number }>> {
+async function lists(
+  url: string,
+): Promise<Array<{ id: string; requester: string; started: number; finished: number }>> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const { rows } = await client.query<{ payload: string; name: string }>(`SELECT name, payload FROM "Event" WHERE name IN ('list.started', 'list.finished') ORDER BY id`);
+    const { rows } = await client.query<{ payload: string; name: string }>(
+      `SELECT name, payload FROM "Event" WHERE name IN ('list.started', 'list.finished') ORDER BY id`,
+    );
     const byId = new Map<string, { id: string; requester: string; started: number; finished: number }>();
     for (const row of rows) {
       const payload = JSON.parse(row.payload) as { list_id: string; requester?: string };
@@ -65,11 +74,22 @@ async function lastEvents(url: string, ids: string[]): Promise<Record<string, st
   try {
     const out: Record<string, string[]> = {};
     for (const id of ids) {
-      const { rows } = await client.query<{ name: string; payload: string }>(`SELECT name, payload FROM "Event" WHERE payload LIKE $1 ORDER BY id`, [`%${id}%`]);
+      const { rows } = await client.query<{ name: string; payload: string }>(
+        `SELECT name, payload FROM "Event" WHERE payload LIKE $1 ORDER BY id`,
+        [`%${id}%`],
+      );
       const list = await client.query(`SELECT status, "ownerId", "leaseUntil" FROM "TodoList" WHERE id = $1`, [id]);
       const items = await client.query(`SELECT id, stage FROM "Item" WHERE "listId" = $1`, [id]);
-      const approvals = await client.query(`SELECT "itemId", target, status, deadline FROM "Approval" WHERE "itemId" LIKE $1`, [`${id}%`]);
-      out[id] = [...rows.map((r) => r.name), JSON.stringify(list.rows), JSON.stringify(items.rows), JSON.stringify(approvals.rows)];
+      const approvals = await client.query(
+        `SELECT "itemId", target, status, deadline FROM "Approval" WHERE "itemId" LIKE $1`,
+        [`${id}%`],
+      );
+      out[id] = [
+        ...rows.map((r) => r.name),
+        JSON.stringify(list.rows),
+        JSON.stringify(items.rows),
+        JSON.stringify(approvals.rows),
+      ];
     }
     return out;
   } finally {
@@ -87,9 +107,17 @@ async function freshDb(adminUrl: string, name: string): Promise<string> {
   return url.toString();
 }
 
-async function twoInstances(dbUrl: string): Promise<{ servers: Array<ServerProcess & { url: string }>; dirs: string[] }> {
+async function twoInstances(
+  dbUrl: string,
+): Promise<{ servers: Array<ServerProcess & { url: string }>; dirs: string[] }> {
   const dirs = [tempDataDir(), tempDataDir()];
-  const extra: Record<string, string> = { DATABASE_URL: dbUrl, CROWS_PG_CONNECT_TIMEOUT_MS: String(CONNECT_MS), CROWS_PG_STATEMENT_TIMEOUT_MS: String(STATEMENT_MS), CROWS_LEASE_MS: "3000", CROWS_APPROVAL_WINDOW_MS: "1500" };
+  const extra: Record<string, string> = {
+    DATABASE_URL: dbUrl,
+    CROWS_PG_CONNECT_TIMEOUT_MS: String(CONNECT_MS),
+    CROWS_PG_STATEMENT_TIMEOUT_MS: String(STATEMENT_MS),
+    CROWS_LEASE_MS: "3000",
+    CROWS_APPROVAL_WINDOW_MS: "1500",
+  };
   if (process.env.CROWS_TEST_REDIS_URL) extra.REDIS_URL = process.env.CROWS_TEST_REDIS_URL;
   const servers = [];
   for (const dir of dirs) servers.push(await startServerProcess(baseEnv(dir, extra)));
@@ -114,11 +142,17 @@ async function checkLog(dbUrl: string, acked: Set<string>, unanswered: Set<strin
   ).catch(async (error: Error) => {
     const all = await lists(dbUrl);
     const open = [...acked].filter((id) => all.find((l) => l.id === id)?.finished !== 1);
-    throw new Error(`${error.message}: ${open.length} of ${acked.size} not finished: ${JSON.stringify(await lastEvents(dbUrl, open.slice(0, 3)))}`);
+    throw new Error(
+      `${error.message}: ${open.length} of ${acked.size} not finished: ${JSON.stringify(await lastEvents(dbUrl, open.slice(0, 3)))}`,
+    );
   });
   for (const list of finished) {
     assert.is(list.started, 1, `list ${list.id} started once`);
-    if (!acked.has(list.id)) assert.ok(unanswered.has(list.requester), `list ${list.id} of ${list.requester} was stored without a 202; only a request that got no answer may do that`);
+    if (!acked.has(list.id))
+      assert.ok(
+        unanswered.has(list.requester),
+        `list ${list.id} of ${list.requester} was stored without a 202; only a request that got no answer may do that`,
+      );
   }
 }
 
@@ -145,7 +179,10 @@ if (cluster) {
           for (let k = 0; k < 4; k++) {
             const requester = `restart-${round}-${i}-${k}`;
             const answer = await submit(s.url, requester);
-            assert.ok(answer.status === 202 || answer.status === 503, `202 or 503, got ${answer.status} ${JSON.stringify(answer.body)}`);
+            assert.ok(
+              answer.status === 202 || answer.status === 503,
+              `202 or 503, got ${answer.status} ${JSON.stringify(answer.body)}`,
+            );
             if (answer.status === 202) acked.add(answer.body.list_id);
             else {
               unanswered.add(requester);
@@ -186,10 +223,19 @@ if (cluster) {
         // a failed write makes the server answer 503 at once): their lists must never start once the
         // database wakes.
         const givingUp = Promise.all(
-          run.servers.map((s, i) => submit(s.url, `pause-gave-up-${i}`, 500).then((a) => `answered ${a.status}`, () => "gave up")),
+          run.servers.map((s, i) =>
+            submit(s.url, `pause-gave-up-${i}`, 500).then(
+              (a) => `answered ${a.status}`,
+              () => "gave up",
+            ),
+          ),
         );
         const during = await Promise.all(
-          run.servers.flatMap((s, i) => [0, 1, 2].map((k) => submit(s.url, `pause-during-${i}-${k}`).then((a) => ({ a, requester: `pause-during-${i}-${k}` })))),
+          run.servers.flatMap((s, i) =>
+            [0, 1, 2].map((k) =>
+              submit(s.url, `pause-during-${i}-${k}`).then((a) => ({ a, requester: `pause-during-${i}-${k}` })),
+            ),
+          ),
         );
         const gaveUp = await givingUp;
         const ready = await fetch(`${run.servers[0]!.url}/readyz`);
@@ -205,7 +251,10 @@ if (cluster) {
             unanswered.add(requester);
           }
         }
-        assert.ok(during.some(({ a }) => a.status === 503), "a stalled database gives 503s");
+        assert.ok(
+          during.some(({ a }) => a.status === 503),
+          "a stalled database gives 503s",
+        );
         assert.equal(gaveUp, ["gave up", "gave up"]);
       } finally {
         if (!resumed) cluster.resume();
@@ -221,7 +270,11 @@ if (cluster) {
       // The given-up submits waited on the stalled database well past their client's patience, and
       // the database has answered since (the lists above finished): none of them started.
       const all = await lists(dbUrl);
-      assert.equal(all.filter((l) => l.requester.startsWith("pause-gave-up")), [], "a submit whose client had gone did not run later");
+      assert.equal(
+        all.filter((l) => l.requester.startsWith("pause-gave-up")),
+        [],
+        "a submit whose client had gone did not run later",
+      );
       for (const s of run.servers) assert.is(s.child.exitCode, null, `an instance exited: ${s.output().stderr}`);
     } finally {
       await stopAll(run);

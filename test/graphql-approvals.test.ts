@@ -20,10 +20,16 @@ test.after(async () => {
 });
 
 async function subscribe(after?: number): Promise<SseClient> {
-  return openSse(server.url + "/graphql/stream", { json: { query: APPROVALS, variables: after === undefined ? {} : { after } } });
+  return openSse(server.url + "/graphql/stream", {
+    json: { query: APPROVALS, variables: after === undefined ? {} : { after } },
+  });
 }
 
-const changes = (sse: SseClient) => sse.messages().filter((m) => m.event === "next" && m.data?.data).map((m) => m.data.data.approvalChanges);
+const changes = (sse: SseClient) =>
+  sse
+    .messages()
+    .filter((m) => m.event === "next" && m.data?.data)
+    .map((m) => m.data.data.approvalChanges);
 
 async function submit(text: string): Promise<string> {
   const response = await server.post("/api/lists", { text, requester: "ana" });
@@ -57,11 +63,17 @@ test("opened for each triage with the item's triage and deadline, closed on a ve
   await verdict(`${listA}-1`, "triage", false);
   await sse.waitFor(() => changes(sse).some((c) => c.change === "closed"), 10_000);
   const closed = changes(sse).find((c) => c.change === "closed");
-  assert.equal([closed.itemId, closed.target, closed.verdict, closed.approval.status], [`${listA}-1`, "triage", "rejected", "rejected"]);
+  assert.equal(
+    [closed.itemId, closed.target, closed.verdict, closed.approval.status],
+    [`${listA}-1`, "triage", "rejected", "rejected"],
+  );
 
   // Ids rise in commit order, and the cursor resumes exactly after the last one seen.
   const ids = changes(sse).map((c) => c.id);
-  assert.equal(ids, [...ids].sort((a, b) => a - b));
+  assert.equal(
+    ids,
+    [...ids].sort((a, b) => a - b),
+  );
   const cursor = ids[ids.length - 1]!;
   sse.close();
 
@@ -70,11 +82,17 @@ test("opened for each triage with the item's triage and deadline, closed on a ve
   try {
     await resumed.waitFor(() => changes(resumed).some((c) => c.target === "output" && c.change === "opened"), 10_000);
     const got = changes(resumed);
-    assert.ok(got.every((c) => c.id > cursor), "nothing at or before the cursor again");
-    assert.equal(got.slice(0, 2).map((c) => [c.itemId, c.target, c.change, c.verdict]), [
-      [`${listA}-2`, "triage", "closed", "approved"],
-      [`${listA}-2`, "output", "opened", null],
-    ]);
+    assert.ok(
+      got.every((c) => c.id > cursor),
+      "nothing at or before the cursor again",
+    );
+    assert.equal(
+      got.slice(0, 2).map((c) => [c.itemId, c.target, c.change, c.verdict]),
+      [
+        [`${listA}-2`, "triage", "closed", "approved"],
+        [`${listA}-2`, "output", "opened", null],
+      ],
+    );
     const output = got[1];
     assert.type(output.approval.item.answer, "string");
     assert.ok(output.approval.item.crows.length >= 1, "the answer names its crows");
@@ -90,7 +108,11 @@ test("events that ask nothing of the owner (auto verdicts) are not in the feed, 
   try {
     await all.waitFor(() => changes(all).length >= 5, 10_000);
     const got = changes(all);
-    assert.ok(got.every((c) => c.change === "closed" ? ["approved", "rejected", "timeout"].includes(c.verdict) : c.verdict === null));
+    assert.ok(
+      got.every((c) =>
+        c.change === "closed" ? ["approved", "rejected", "timeout"].includes(c.verdict) : c.verdict === null,
+      ),
+    );
     assert.is(new Set(got.map((c) => c.id)).size, got.length, "no duplicate ids");
   } finally {
     all.close();
@@ -106,10 +128,13 @@ test("silence past the deadline closes the approval as timeout, live", async () 
     await sse.waitFor(() => changes(sse).some((c) => c.change === "closed"), 10_000);
     const got = changes(sse);
     const itemId = `${submitted.body.list_id}-1`;
-    assert.equal(got.map((c) => [c.itemId, c.target, c.change, c.verdict]), [
-      [itemId, "triage", "opened", null],
-      [itemId, "triage", "closed", "timeout"],
-    ]);
+    assert.equal(
+      got.map((c) => [c.itemId, c.target, c.change, c.verdict]),
+      [
+        [itemId, "triage", "opened", null],
+        [itemId, "triage", "closed", "timeout"],
+      ],
+    );
     assert.is(got[1].approval.status, "timeout");
   } finally {
     sse.close();

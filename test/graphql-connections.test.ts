@@ -56,14 +56,16 @@ const specs: Spec[] = [
     query: `query Q(${VARS}) { eventsConnection(listId: "LIST", ${ARGS}) { ${PAGE.replace("KEY", "seq")} } }`,
     path: ["eventsConnection"],
     key: "seq",
-    insert: async (server, i) => void (await server.app.log.append(`list:${fixtureList}`, "crow.flying", { list_id: fixtureList, n: i })),
+    insert: async (server, i) =>
+      void (await server.app.log.append(`list:${fixtureList}`, "crow.flying", { list_id: fixtureList, n: i })),
   },
   {
     name: "a list's eventsConnection",
     query: `query Q(${VARS}) { list(id: "LIST") { eventsConnection(${ARGS}) { ${PAGE.replace("KEY", "seq")} } } }`,
     path: ["list", "eventsConnection"],
     key: "seq",
-    insert: async (server, i) => void (await server.app.log.append(`list:${fixtureList}`, "crow.flying", { list_id: fixtureList, n: i })),
+    insert: async (server, i) =>
+      void (await server.app.log.append(`list:${fixtureList}`, "crow.flying", { list_id: fixtureList, n: i })),
   },
   {
     name: "messagesConnection",
@@ -120,7 +122,14 @@ function connectionAt(body: any, path: string[]): any {
  * Walks the whole connection one way, inserting rows before each of the first pages (a walk toward
  * where rows arrive must be able to catch up); returns the keys in connection order.
  */
-async function walk(server: TestServer, spec: Spec, query: string, direction: "forward" | "backward", size: number, inserts: boolean): Promise<string[]> {
+async function walk(
+  server: TestServer,
+  spec: Spec,
+  query: string,
+  direction: "forward" | "backward",
+  size: number,
+  inserts: boolean,
+): Promise<string[]> {
   const pages: string[][] = [];
   let cursor: string | null = null;
   for (let i = 0; i < 1000; i++) {
@@ -147,7 +156,8 @@ test("every connection pages forwards and backwards while rows are inserted: no 
   const server = await startTestServer();
   try {
     fixtureList = await addFinishedList(server.app, "walker1", 23);
-    for (let i = 0; i < 17; i++) await server.app.log.append(`list:${fixtureList}`, "crow.flying", { list_id: fixtureList, n: -i });
+    for (let i = 0; i < 17; i++)
+      await server.app.log.append(`list:${fixtureList}`, "crow.flying", { list_id: fixtureList, n: -i });
     for (let i = 0; i < 9; i++) await addFinishedList(server.app, `walker${i % 3}`, 1 + (i % 3));
     await addMessages(server.app, "todo", 19);
     await addTrustHistory(server.app, "Hugin", "research", 14, 1);
@@ -161,10 +171,15 @@ test("every connection pages forwards and backwards while rows are inserted: no 
           const after = await everything(server, spec, query);
           const label = `${spec.name} ${direction} by ${size}`;
           assert.is(new Set(seen).size, seen.length, `${label}: no row twice`);
-          for (const key of before) assert.ok(seen.includes(key), `${label}: ${key}, there before the walk, was skipped`);
+          for (const key of before)
+            assert.ok(seen.includes(key), `${label}: ${key}, there before the walk, was skipped`);
           const start = after.indexOf(seen[0]!);
           assert.ok(start >= 0, label);
-          assert.equal(after.slice(start, start + seen.length), seen, `${label}: one unbroken run of the connection's order`);
+          assert.equal(
+            after.slice(start, start + seen.length),
+            seen,
+            `${label}: one unbroken run of the connection's order`,
+          );
           const total = connectionAt(await gql(server, query, { first: 1 }), spec.path).totalCount;
           assert.is(total, after.length, `${label}: totalCount`);
         }
@@ -188,7 +203,10 @@ test("first and last are bounded by MAX_PAGE, and a cursor from elsewhere is a b
         assert.ok(body.errors?.length, `${specs[i]!.name} ${JSON.stringify(variables)} is refused`);
         assert.is(body.errors[0].extensions?.code, "bad_input", `${specs[i]!.name}: ${JSON.stringify(body.errors)}`);
       }
-      assert.not.ok((await gql(server, query, { first: MAX_PAGE })).errors, `${specs[i]!.name}: first: ${MAX_PAGE} is allowed`);
+      assert.not.ok(
+        (await gql(server, query, { first: MAX_PAGE })).errors,
+        `${specs[i]!.name}: first: ${MAX_PAGE} is allowed`,
+      );
       for (const after of ["garbage", Buffer.from("message:1x").toString("base64url"), "", "%%%"]) {
         const body = await gql(server, query, { first: 2, after: after || "AAAA" });
         assert.ok(body.errors?.length, `${specs[i]!.name}: cursor ${after} refused`);
@@ -196,8 +214,14 @@ test("first and last are bounded by MAX_PAGE, and a cursor from elsewhere is a b
       }
     }
     // A keyed cursor names its connection: a message cursor is not an event cursor.
-    const messages = connectionAt(await gql(server, specs.find((s) => s.name === "messagesConnection")!.query, { first: 1 }), ["messagesConnection"]);
-    const body = await gql(server, specs.find((s) => s.name === "eventsConnection")!.query.replace("LIST", listId), { first: 1, after: messages.pageInfo.endCursor });
+    const messages = connectionAt(
+      await gql(server, specs.find((s) => s.name === "messagesConnection")!.query, { first: 1 }),
+      ["messagesConnection"],
+    );
+    const body = await gql(server, specs.find((s) => s.name === "eventsConnection")!.query.replace("LIST", listId), {
+      first: 1,
+      after: messages.pageInfo.endCursor,
+    });
     assert.is(body.errors?.[0]?.extensions?.code, "bad_input");
   } finally {
     await server.close();

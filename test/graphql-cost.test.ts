@@ -23,14 +23,23 @@ test.after(async () => {
   await server.close();
 });
 
-async function gql(query: string, variables: Record<string, unknown> = {}, operationName?: string): Promise<{ status: number; json: any; ms: number }> {
+async function gql(
+  query: string,
+  variables: Record<string, unknown> = {},
+  operationName?: string,
+): Promise<{ status: number; json: any; ms: number }> {
   const started = performance.now();
-  const response = await fetch(server.url + "/graphql", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query, variables, operationName }) });
+  const response = await fetch(server.url + "/graphql", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ query, variables, operationName }),
+  });
   const json = await response.json();
   return { status: response.status, json, ms: performance.now() - started };
 }
 
-const codes = (json: { errors?: Array<{ extensions?: { code?: string } }> }) => (json.errors ?? []).map((e) => e.extensions?.code);
+const codes = (json: { errors?: Array<{ extensions?: { code?: string } }> }) =>
+  (json.errors ?? []).map((e) => e.extensions?.code);
 
 const HEAVY_ALIAS = "lists(limit:100){ items { list { items { text } } } }";
 const ISSUE_QUERY = `{ ${Array.from({ length: 15 }, (_, i) => `a${i}: ${HEAVY_ALIAS}`).join(" ")} }`;
@@ -38,7 +47,11 @@ const ISSUE_QUERY = `{ ${Array.from({ length: 15 }, (_, i) => `a${i}: ${HEAVY_AL
 test("the issue's 920-byte query and each of its aliases alone are refused before they run", async () => {
   assert.ok(ISSUE_QUERY.length < 1000, `${ISSUE_QUERY.length} bytes`);
   assert.is(await server.app.prisma.item.count(), 5000, "100 stored lists of 50 items");
-  for (const query of [ISSUE_QUERY, `{ ${HEAVY_ALIAS} }`, `{ lists(limit: 100) { items { list { items { id } } } } }`]) {
+  for (const query of [
+    ISSUE_QUERY,
+    `{ ${HEAVY_ALIAS} }`,
+    `{ lists(limit: 100) { items { list { items { id } } } } }`,
+  ]) {
     const { status, json, ms } = await gql(query);
     assert.is(status, 400, query.slice(0, 60));
     assert.equal(codes(json), ["QUERY_TOO_COSTLY"]);
@@ -46,7 +59,11 @@ test("the issue's 920-byte query and each of its aliases alone are refused befor
     const error = json.errors[0];
     assert.is(error.extensions.limit, MAX_QUERY_COST);
     assert.ok(error.extensions.requested > MAX_QUERY_COST);
-    assert.equal(json.extensions.cost, { requested: error.extensions.requested, limit: MAX_QUERY_COST }, "the refusal carries the cost too");
+    assert.equal(
+      json.extensions.cost,
+      { requested: error.extensions.requested, limit: MAX_QUERY_COST },
+      "the refusal carries the cost too",
+    );
     console.log(`  refused in ${ms.toFixed(1)} ms (requested ${error.extensions.requested})`);
   }
   // The same, with the size given by a variable, by its default, through fragments and inline fragments.
@@ -64,14 +81,22 @@ test("the issue's 920-byte query and each of its aliases alone are refused befor
     assert.is(status, 400, `${query}: ${JSON.stringify(json.errors)?.slice(0, 200)}`);
     assert.equal(codes(json), ["QUERY_TOO_COSTLY"], query);
   }
-  const sse = await fetch(server.url + "/graphql/stream", { method: "POST", headers: { "content-type": "application/json", accept: "text/event-stream" }, body: JSON.stringify({ query: ISSUE_QUERY }) });
+  const sse = await fetch(server.url + "/graphql/stream", {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "text/event-stream" },
+    body: JSON.stringify({ query: ISSUE_QUERY }),
+  });
   assert.is(sse.status, 400, "over graphql-sse too");
   assert.ok(((await sse.json()) as any).errors.some((e: any) => e.extensions?.code === "QUERY_TOO_COSTLY"));
   assert.is((await fetch(server.url + "/healthz")).status, 200);
 });
 
 test("within the limit, heavy-looking but bounded reads run and say what they cost", async () => {
-  const cases = ["{ lists(limit: 100) { id items { text } } }", "{ lists(limit: 3) { items { list { items { text } } } } }", "query Q($n: Int) { lists(limit: $n) { id } }"];
+  const cases = [
+    "{ lists(limit: 100) { id items { text } } }",
+    "{ lists(limit: 3) { items { list { items { text } } } } }",
+    "query Q($n: Int) { lists(limit: $n) { id } }",
+  ];
   for (const query of cases) {
     const { status, json } = await gql(query, { n: 7 });
     assert.is(status, 200, `${query}: ${JSON.stringify(json.errors)}`);
@@ -85,7 +110,8 @@ test("within the limit, heavy-looking but bounded reads run and say what they co
 });
 
 test("the cost multiplies by each list's bound, read from literals, variables and defaults", () => {
-  const cost = (query: string, variables?: Record<string, unknown>) => queryCost(schema, parse(query), undefined, variables);
+  const cost = (query: string, variables?: Record<string, unknown>) =>
+    queryCost(schema, parse(query), undefined, variables);
   assert.is(cost("{ roster }"), 8);
   assert.is(cost("{ __typename }"), 1);
   assert.is(cost("{ __schema { types { name fields { name } } } }"), 0, "introspection is not counted");
@@ -98,10 +124,14 @@ test("the cost multiplies by each list's bound, read from literals, variables an
   assert.is(cost("{ lists(limit: 100000) { id } }"), 100 * 2, "held to the page maximum the resolver clamps to");
   assert.is(cost("{ lists(limit: -5) { id } }"), 1 * 2, "held to at least one");
   assert.is(cost("query($n: Int = 3) { lists(limit: $n) { id } }"), 3 * 2, "a variable's default");
-  assert.is(cost("{ list(id: \"x\") { items { approvals { id } } } }"), 1 + 50 * (1 + 2 * 2));
-  assert.is(cost("{ list(id: \"x\") { text } }"), 1 + 50, "a long text counts as several");
+  assert.is(cost('{ list(id: "x") { items { approvals { id } } } }'), 1 + 50 * (1 + 2 * 2));
+  assert.is(cost('{ list(id: "x") { text } }'), 1 + 50, "a long text counts as several");
   assert.is(cost("{ trust { holder history { id } } }"), 120 * (1 + 1 + 100 * 2));
-  assert.is(cost("{ trust(holder: \"flock\") { holder history(last: 1000) { id } } }"), 6 * (1 + 1 + 1000 * 2), "one holder's records, a page of 1000");
+  assert.is(
+    cost('{ trust(holder: "flock") { holder history(last: 1000) { id } } }'),
+    6 * (1 + 1 + 1000 * 2),
+    "one holder's records, a page of 1000",
+  );
   assert.is(cost("{ a: lists(limit: 3) { id } b: lists(limit: 4) { id } }"), 3 * 2 + 4 * 2, "aliases add up");
   const spread = `{ lists(limit: 10) { ...F ...F ...F } } fragment F on TodoList { id }`;
   assert.is(cost(spread), 10 * (1 + 3), "a fragment spread thrice counts thrice");
@@ -118,23 +148,55 @@ test("a relay connection's first/last counts its page once, whatever its lists a
     type Part { id: ID! }
     type PageInfo { hasNextPage: Boolean! }
   `);
-  const cost = (query: string, variables?: Record<string, unknown>) => queryCost(relay, parse(query), undefined, variables);
+  const cost = (query: string, variables?: Record<string, unknown>) =>
+    queryCost(relay, parse(query), undefined, variables);
   assert.is(cost("{ transactions(first: 20) { edges { node { id } } } }"), 20 * (1 + 1 * (1 + 1 * (1 + 1))));
-  assert.is(cost("query($n: Int) { transactions(last: $n) { nodes { id } pageInfo { hasNextPage } } }", { n: 5 }), 5 * (1 + (1 + 1) + (1 + 1)));
-  assert.is(cost("{ transactions(first: 2) { edges { node { parts { edges { node { id } } } } } } }"), 2 * (1 + (1 + (1 + 10 * (1 + (1 + (1 + 1)))))));
-  assert.is(cost("{ transactions(first: 2) { edges { node { notes } } } }"), 2 * (1 + (1 + (1 + DEFAULT_LIST_BOUND))), "a list that is no page's counts its default bound");
+  assert.is(
+    cost("query($n: Int) { transactions(last: $n) { nodes { id } pageInfo { hasNextPage } } }", { n: 5 }),
+    5 * (1 + (1 + 1) + (1 + 1)),
+  );
+  assert.is(
+    cost("{ transactions(first: 2) { edges { node { parts { edges { node { id } } } } } } }"),
+    2 * (1 + (1 + (1 + 10 * (1 + (1 + (1 + 1)))))),
+  );
+  assert.is(
+    cost("{ transactions(first: 2) { edges { node { notes } } } }"),
+    2 * (1 + (1 + (1 + DEFAULT_LIST_BOUND))),
+    "a list that is no page's counts its default bound",
+  );
   assert.is(cost("{ tags }"), DEFAULT_LIST_BOUND);
-  assert.is(cost("{ transactions { edges { node { id } } } }"), DEFAULT_LIST_BOUND * 4, "no size given and no default: the default bound");
+  assert.is(
+    cost("{ transactions { edges { node { id } } } }"),
+    DEFAULT_LIST_BOUND * 4,
+    "no size given and no default: the default bound",
+  );
 });
 
 test("every documented query and every console query costs less than the limit and runs", async () => {
   const list = await server.post("/api/lists", { text: "buy milk\nwrite a haiku", requester: "cost-docs" });
-  const variables = { listId: list.body.list_id, id: list.body.list_id, after: 0, nestId: "todo", holder: "flock", msgId: "todo-1" };
-  const documents = [...documentedDocuments().map((source) => ({ where: "docs", source })), ...consoleDocuments().map((d) => ({ where: `console ${d.file} ${d.name}`, source: d.source }))];
-  assert.ok(consoleDocuments().length >= 10, `found the console's documents: ${consoleDocuments().map((d) => d.name).join(", ")}`);
+  const variables = {
+    listId: list.body.list_id,
+    id: list.body.list_id,
+    after: 0,
+    nestId: "todo",
+    holder: "flock",
+    msgId: "todo-1",
+  };
+  const documents = [
+    ...documentedDocuments().map((source) => ({ where: "docs", source })),
+    ...consoleDocuments().map((d) => ({ where: `console ${d.file} ${d.name}`, source: d.source })),
+  ];
+  assert.ok(
+    consoleDocuments().length >= 10,
+    `found the console's documents: ${consoleDocuments()
+      .map((d) => d.name)
+      .join(", ")}`,
+  );
   let highest = 0;
   for (const { where, source } of documents) {
-    for (const operation of parse(source).definitions.filter((d): d is OperationDefinitionNode => d.kind === "OperationDefinition")) {
+    for (const operation of parse(source).definitions.filter(
+      (d): d is OperationDefinitionNode => d.kind === "OperationDefinition",
+    )) {
       const name = operation.name?.value;
       const requested = queryCost(schema, parse(source), name, variables);
       highest = Math.max(highest, requested);
@@ -142,7 +204,11 @@ test("every documented query and every console query costs less than the limit a
       if (operation.operation !== "query") continue;
       const { json } = await gql(source, variables, name);
       assert.not.ok(codes(json).includes("QUERY_TOO_COSTLY"), `${where} ${name}`);
-      assert.equal(json.extensions?.cost, { requested, limit: MAX_QUERY_COST }, `${where} ${name ?? ""}: extensions.cost`);
+      assert.equal(
+        json.extensions?.cost,
+        { requested, limit: MAX_QUERY_COST },
+        `${where} ${name ?? ""}: extensions.cost`,
+      );
     }
   }
   console.log(`  ${documents.length} documents; the costliest asks ${highest} of ${MAX_QUERY_COST}`);

@@ -17,7 +17,11 @@ let server: TestServer;
 const restore: Array<() => void> = [];
 
 /** Wraps one schema field's resolver for this file's tests (undone after); the server's guard wraps it again. */
-function wrapField(typeName: string, fieldName: string, wrap: (inner: GraphQLFieldResolver<unknown, unknown>) => GraphQLFieldResolver<unknown, unknown>): void {
+function wrapField(
+  typeName: string,
+  fieldName: string,
+  wrap: (inner: GraphQLFieldResolver<unknown, unknown>) => GraphQLFieldResolver<unknown, unknown>,
+): void {
   const type = schema.getType(typeName);
   if (!isObjectType(type)) throw new Error(typeName);
   const field = type.getFields()[fieldName]!;
@@ -44,7 +48,9 @@ test.before(async () => {
     listFieldCalls++;
     return inner(...args);
   });
-  server = await startTestServer({ env: { CROWS_GRAPHQL_DEADLINE_MS: String(DEADLINE_MS), CROWS_GRAPHQL_MAX_ANSWER_BYTES: "100000" } });
+  server = await startTestServer({
+    env: { CROWS_GRAPHQL_DEADLINE_MS: String(DEADLINE_MS), CROWS_GRAPHQL_MAX_ANSWER_BYTES: "100000" },
+  });
   await storeLists(server, LISTS, 50);
 });
 test.after(async () => {
@@ -64,9 +70,18 @@ test("a slow query is stopped at its deadline, stops working there, and /healthz
   const query = `{ lists(limit: ${LISTS}) { id items { id list { id } } } }`;
   const started = Date.now();
   let answered = false;
-  const answer = fetch(server.url + "/graphql", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query }) }).then(async (r) => {
+  const answer = fetch(server.url + "/graphql", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ query }),
+  }).then(async (r) => {
     answered = true;
-    return { status: r.status, retryAfter: r.headers.get("retry-after"), json: (await r.json()) as any, at: Date.now() - started };
+    return {
+      status: r.status,
+      retryAfter: r.headers.get("retry-after"),
+      json: (await r.json()) as any,
+      at: Date.now() - started,
+    };
   });
   const health: number[] = [];
   while (!answered) {
@@ -79,7 +94,11 @@ test("a slow query is stopped at its deadline, stops working there, and /healthz
   const { status, retryAfter, json, at } = await answer;
   assert.is(status, 503, JSON.stringify(json).slice(0, 300));
   assert.is(retryAfter, "5");
-  assert.equal(json.errors.map((e: any) => e.extensions.code), ["QUERY_TIMEOUT"], "one coded error, not one per field");
+  assert.equal(
+    json.errors.map((e: any) => e.extensions.code),
+    ["QUERY_TIMEOUT"],
+    "one coded error, not one per field",
+  );
   assert.is(json.errors[0].extensions.limitMs, DEADLINE_MS);
   assert.ok(json.extensions.cost.requested > 0, "the cost is still reported");
   assert.ok(at < LISTS * STEP_MS, `answered at the deadline (${at} ms), not when the work would have ended`);
@@ -89,12 +108,18 @@ test("a slow query is stopped at its deadline, stops working there, and /healthz
   await waitFor("every list's items to settle", () => itemsSettled >= LISTS);
   assert.ok(callsAtAnswer < LISTS * 50, `${callsAtAnswer} of ${LISTS * 50} children started before the deadline`);
   assert.is(listFieldCalls, callsAtAnswer, "nothing was started after the deadline");
-  console.log(`  stopped at ${at} ms; ${callsAtAnswer} of ${LISTS * 50} children had run; /healthz answered ${health.length} times (slowest ${Math.max(...health)} ms)`);
+  console.log(
+    `  stopped at ${at} ms; ${callsAtAnswer} of ${LISTS * 50} children had run; /healthz answered ${health.length} times (slowest ${Math.max(...health)} ms)`,
+  );
 });
 
 test("under the deadline the same shape answers in full, and a mutation is never cut short", async () => {
   itemsAsked = 0; // the first lists arrive at once again
-  const quick = await fetch(server.url + "/graphql", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query: "{ lists(limit: 3) { id items { id list { id } } } }" }) });
+  const quick = await fetch(server.url + "/graphql", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ query: "{ lists(limit: 3) { id items { id list { id } } } }" }),
+  });
   const body = (await quick.json()) as any;
   assert.is(quick.status, 200, JSON.stringify(body.errors));
   assert.is(body.data.lists.length, 3);
@@ -102,7 +127,11 @@ test("under the deadline the same shape answers in full, and a mutation is never
   const mutation = await fetch(server.url + "/graphql", {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ query: "mutation S($t: String!) { submitList(text: $t, requester: \"deadline\") { __typename ... on SubmittedList { listId } } }", variables: { t: "buy milk" } }),
+    body: JSON.stringify({
+      query:
+        'mutation S($t: String!) { submitList(text: $t, requester: "deadline") { __typename ... on SubmittedList { listId } } }',
+      variables: { t: "buy milk" },
+    }),
   });
   const submitted = (await mutation.json()) as any;
   assert.is(submitted.data.submitList.__typename, "SubmittedList");
@@ -112,13 +141,24 @@ test("under the deadline the same shape answers in full, and a mutation is never
 
 test("an answer over the cap is ANSWER_TOO_LARGE; one under it is sent whole", async () => {
   itemsAsked = 0;
-  const big = await fetch(server.url + "/graphql", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query: "{ lists(limit: 60) { text } }" }) });
+  const big = await fetch(server.url + "/graphql", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ query: "{ lists(limit: 60) { text } }" }),
+  });
   const json = (await big.json()) as any;
   assert.is(big.status, 400);
-  assert.equal(json.errors.map((e: any) => e.extensions.code), ["ANSWER_TOO_LARGE"]);
+  assert.equal(
+    json.errors.map((e: any) => e.extensions.code),
+    ["ANSWER_TOO_LARGE"],
+  );
   assert.is(json.errors[0].extensions.limit, 100_000);
   assert.is(json.data, undefined);
-  const under = await fetch(server.url + "/graphql", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query: "{ lists(limit: 5) { text } }" }) });
+  const under = await fetch(server.url + "/graphql", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ query: "{ lists(limit: 5) { text } }" }),
+  });
   const text = await under.text();
   assert.is(under.status, 200);
   assert.ok(text.length > 10_000 && text.length < 100_000, `${text.length} bytes`);

@@ -73,10 +73,14 @@ async function gql(query: string, variables: Record<string, unknown> = {}, heade
 
 test("introspected, every enum's values are its domain array's, and every enum has one", async () => {
   const data = await gql(`{ __schema { types { name kind enumValues(includeDeprecated: true) { name } } } }`);
-  const enums = (data.__schema.types as Array<{ name: string; kind: string; enumValues: Array<{ name: string }> | null }>).filter(
-    (t) => t.kind === "ENUM" && !t.name.startsWith("__"),
+  const enums = (
+    data.__schema.types as Array<{ name: string; kind: string; enumValues: Array<{ name: string }> | null }>
+  ).filter((t) => t.kind === "ENUM" && !t.name.startsWith("__"));
+  assert.equal(
+    enums.map((e) => e.name).sort(),
+    Object.keys(DOMAIN).sort(),
+    "an enum the table does not name has no domain array to answer to",
   );
-  assert.equal(enums.map((e) => e.name).sort(), Object.keys(DOMAIN).sort(), "an enum the table does not name has no domain array to answer to");
   for (const e of enums) {
     const domain = DOMAIN[e.name]!;
     assert.is(new Set(domain).size, domain.length, `${e.name}: the domain array names each value once`);
@@ -101,14 +105,23 @@ test("no schema file lists an enum's values itself: every enumType takes a named
 });
 
 test("Token.scopes: each token's scopes come back as the words it was made with, in SCOPES order", async () => {
-  const sets: string[][] = [["read"], ["metrics"], ["decide", "read"], ["admin", "write", "read"], [...SCOPES].reverse()];
+  const sets: string[][] = [
+    ["read"],
+    ["metrics"],
+    ["decide", "read"],
+    ["admin", "write", "read"],
+    [...SCOPES].reverse(),
+  ];
   for (const [i, scopes] of sets.entries()) {
     const made = await gql(
       `mutation($name: String!, $scopes: [String!]!) { createToken(name: $name, scopes: $scopes) { __typename ... on CreatedToken { token { name scopes } } ... on Error { code message } } }`,
       { name: `enum-${i}`, scopes },
     );
     assert.is(made.createToken.__typename, "CreatedToken", JSON.stringify(made.createToken));
-    assert.equal(made.createToken.token.scopes, SCOPES.filter((s) => scopes.includes(s)));
+    assert.equal(
+      made.createToken.token.scopes,
+      SCOPES.filter((s) => scopes.includes(s)),
+    );
   }
   const listed = await gql(`{ tokens { name scopes } }`);
   const ours = (listed.tokens as Array<{ name: string; scopes: string[] }>).filter((t) => t.name.startsWith("enum-"));
@@ -127,10 +140,16 @@ test("Error.code: a real refusal of every code, each the word its class carries"
     notFound: postVerdict(itemId: "nolist-1", target: triage, approve: true) { __typename ... on Error { code } }
     conflict: createNest(name: "ENUM ROOM", crows: ["Hugin"]) { __typename ... on Error { code } }
   }`);
-  const forbidden = await gql(`mutation { createToken(name: "wider", scopes: ["metrics"]) { __typename ... on Error { code } } }`, {}, bearer(admin.secret));
+  const forbidden = await gql(
+    `mutation { createToken(name: "wider", scopes: ["metrics"]) { __typename ... on Error { code } } }`,
+    {},
+    bearer(admin.secret),
+  );
   let limited: { __typename: string; code: string } | undefined;
   for (let i = 0; i < 15 && !limited; i++) {
-    const answer = await gql(`mutation { submitList(text: "water the plants", requester: "enum-flooder") { __typename ... on Error { code } } }`);
+    const answer = await gql(
+      `mutation { submitList(text: "water the plants", requester: "enum-flooder") { __typename ... on Error { code } } }`,
+    );
     if (answer.submitList.__typename === "RateLimitedError") limited = answer.submitList;
   }
   assert.ok(limited, "15 submissions in a few seconds earn a prank");
@@ -162,13 +181,26 @@ test("WebhookDelivery.state: deliveries the receiver took read delivered, refuse
     await owner.finished;
     owner.sse.close();
     type Delivery = { type: string; state: string };
-    const settled = await eventually("every delivery to leave pending", async () => {
-      const page = await gql(`query($id: ID!) { webhookDeliveries(id: $id, limit: 100) { __typename ... on WebhookDeliveryPage { deliveries { type state } } } }`, { id });
-      const deliveries = page.webhookDeliveries.deliveries as Delivery[];
-      return deliveries.some((d) => d.type === "list.finished") && deliveries.every((d) => d.state !== "pending") ? deliveries : undefined;
-    }, 20_000);
-    assert.ok(settled.some((d) => d.type === "approval.requested"), "the list asked for approvals");
-    for (const d of settled) assert.is(d.state, d.type === "approval.requested" ? "failed" : "delivered", JSON.stringify(d));
+    const settled = await eventually(
+      "every delivery to leave pending",
+      async () => {
+        const page = await gql(
+          `query($id: ID!) { webhookDeliveries(id: $id, limit: 100) { __typename ... on WebhookDeliveryPage { deliveries { type state } } } }`,
+          { id },
+        );
+        const deliveries = page.webhookDeliveries.deliveries as Delivery[];
+        return deliveries.some((d) => d.type === "list.finished") && deliveries.every((d) => d.state !== "pending")
+          ? deliveries
+          : undefined;
+      },
+      20_000,
+    );
+    assert.ok(
+      settled.some((d) => d.type === "approval.requested"),
+      "the list asked for approvals",
+    );
+    for (const d of settled)
+      assert.is(d.state, d.type === "approval.requested" ? "failed" : "delivered", JSON.stringify(d));
     assert.ok(settled.every((d) => (DELIVERY_STATES as readonly string[]).includes(d.state)));
   } finally {
     await receiver.close();

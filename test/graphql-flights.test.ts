@@ -7,7 +7,16 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { openSse } from "./helpers/sse.ts";
 import { startTestServer } from "./helpers/server.ts";
-import { assertAllAnswered, assertOneLandingPerFlight, finish, ITEMS, of, postList, weatherServer, withWeather } from "./helpers/weather.ts";
+import {
+  assertAllAnswered,
+  assertOneLandingPerFlight,
+  finish,
+  ITEMS,
+  of,
+  postList,
+  weatherServer,
+  withWeather,
+} from "./helpers/weather.ts";
 import type { TestServer } from "./helpers/server.ts";
 
 async function gql(server: TestServer, query: string, variables: Record<string, unknown> = {}) {
@@ -19,7 +28,11 @@ async function gql(server: TestServer, query: string, variables: Record<string, 
 
 async function subscribe(server: TestServer, query: string, variables: Record<string, unknown>) {
   const sse = await openSse(`${server.url}/graphql`, { json: { query, variables } });
-  const payloads = (field: string) => sse.messages().filter((m) => m.event === "next" && m.data?.data?.[field]).map((m) => m.data.data[field]);
+  const payloads = (field: string) =>
+    sse
+      .messages()
+      .filter((m) => m.event === "next" && m.data?.data?.[field])
+      .map((m) => m.data.data[field]);
   return { sse, payloads };
 }
 
@@ -35,14 +48,37 @@ function metricValues(text: string): Map<string, number> {
 
 test("while the provider is down: waitingFlights and flightWaits say which flights wait and why; /metrics shows the circuit and the waits", async () => {
   let down = true;
-  const run = await weatherServer(withWeather(() => (down ? { status: 503, headers: { "retry-after": "2" } } : undefined)), { CROWS_MODEL_CIRCUIT_FAILURES: "2" });
+  const run = await weatherServer(
+    withWeather(() => (down ? { status: 503, headers: { "retry-after": "2" } } : undefined)),
+    { CROWS_MODEL_CIRCUIT_FAILURES: "2" },
+  );
   try {
     const items = ITEMS.slice(0, 3);
     const listId = await postList(run.server, items);
-    const waits = await subscribe(run.server, `subscription($id: ID!) { flightWaits(listId: $id) { kind itemId crow wait { reason retryAt retryInSeconds deadline } } }`, { id: listId });
-    await waits.sse.waitFor(() => new Set(waits.payloads("flightWaits").filter((c) => c.kind === "waiting").map((c) => c.itemId)).size === items.length, 20_000);
-    const read = await gql(run.server, `query($id: ID!) { waitingFlights(listId: $id) { itemId crow reason retryInSeconds retryAt deadline since } list(id: $id) { waitingFlights { itemId } } }`, { id: listId });
-    assert.equal(read.waitingFlights.map((w: any) => w.itemId).sort(), items.map((_, i) => `${listId}-${i + 1}`));
+    const waits = await subscribe(
+      run.server,
+      `subscription($id: ID!) { flightWaits(listId: $id) { kind itemId crow wait { reason retryAt retryInSeconds deadline } } }`,
+      { id: listId },
+    );
+    await waits.sse.waitFor(
+      () =>
+        new Set(
+          waits
+            .payloads("flightWaits")
+            .filter((c) => c.kind === "waiting")
+            .map((c) => c.itemId),
+        ).size === items.length,
+      20_000,
+    );
+    const read = await gql(
+      run.server,
+      `query($id: ID!) { waitingFlights(listId: $id) { itemId crow reason retryInSeconds retryAt deadline since } list(id: $id) { waitingFlights { itemId } } }`,
+      { id: listId },
+    );
+    assert.equal(
+      read.waitingFlights.map((w: any) => w.itemId).sort(),
+      items.map((_, i) => `${listId}-${i + 1}`),
+    );
     assert.equal(read.list.waitingFlights.length, items.length);
     for (const wait of read.waitingFlights) {
       assert.is(wait.crow, "Sentry");
@@ -61,12 +97,29 @@ test("while the provider is down: waitingFlights and flightWaits say which fligh
     const events = await finish(run.server, listId);
     assertAllAnswered(events);
     assertOneLandingPerFlight(events, run.fake.servedTokens);
-    await waits.sse.waitFor(() => new Set(waits.payloads("flightWaits").filter((c) => c.kind === "resumed").map((c) => c.itemId)).size === items.length, 10_000);
+    await waits.sse.waitFor(
+      () =>
+        new Set(
+          waits
+            .payloads("flightWaits")
+            .filter((c) => c.kind === "resumed")
+            .map((c) => c.itemId),
+        ).size === items.length,
+      10_000,
+    );
     waits.sse.close();
     // kind is the FlightWaitChangeKind enum: both of its words arrived as plain strings, and no change failed to serialize.
     assert.equal([...new Set(waits.payloads("flightWaits").map((c) => c.kind))].sort(), ["resumed", "waiting"]);
-    assert.equal(waits.sse.messages().filter((m) => m.event === "next" && m.data?.errors), [], "every change serialized");
-    assert.equal((await gql(run.server, `{ waitingFlights { itemId } }`)).waitingFlights, [], "nothing waits once the list is done");
+    assert.equal(
+      waits.sse.messages().filter((m) => m.event === "next" && m.data?.errors),
+      [],
+      "every change serialized",
+    );
+    assert.equal(
+      (await gql(run.server, `{ waitingFlights { itemId } }`)).waitingFlights,
+      [],
+      "nothing waits once the list is done",
+    );
     const after = metricValues((await run.server.get("/metrics")).text);
     assert.is(after.get('crows_provider_circuit_state{gate="model"}'), 0, "a trial call closed the circuit");
     assert.ok((after.get('crows_provider_calls_total{gate="model",outcome="ok"}') ?? 0) >= items.length * 2);
@@ -77,14 +130,22 @@ test("while the provider is down: waitingFlights and flightWaits say which fligh
 
 async function watchTexts(server: TestServer, items: string[]) {
   const listId = await postList(server, items);
-  const text = await subscribe(server, `subscription($id: ID!) { flightText(listId: $id) { flightId itemId crow delta first } }`, { id: listId });
+  const text = await subscribe(
+    server,
+    `subscription($id: ID!) { flightText(listId: $id) { flightId itemId crow delta first } }`,
+    { id: listId },
+  );
   const events = await finish(server, listId);
   // The last pieces may still be on their way when list.finished is read: wait for every answer.
   const joined = () => {
     const byFlight = new Map<string, { itemId: string; crow: string; text: string }>();
     for (const piece of text.payloads("flightText")) {
       const was = byFlight.get(piece.flightId);
-      byFlight.set(piece.flightId, { itemId: piece.itemId, crow: piece.crow, text: (piece.first ? "" : (was?.text ?? "")) + piece.delta });
+      byFlight.set(piece.flightId, {
+        itemId: piece.itemId,
+        crow: piece.crow,
+        text: (piece.first ? "" : (was?.text ?? "")) + piece.delta,
+      });
     }
     return byFlight;
   };
@@ -92,23 +153,51 @@ async function watchTexts(server: TestServer, items: string[]) {
 }
 
 test("answers stream on flightText from a real provider (streamText), and the stored answer is the same text", async () => {
-  const run = await weatherServer(withWeather((call) => (call.system.includes("Do the owner's task") ? { content: `A long considered answer to: ${call.prompt.slice(-40)}`, usage: { prompt_tokens: 20, completion_tokens: 12 } } : undefined)));
+  const run = await weatherServer(
+    withWeather((call) =>
+      call.system.includes("Do the owner's task")
+        ? {
+            content: `A long considered answer to: ${call.prompt.slice(-40)}`,
+            usage: { prompt_tokens: 20, completion_tokens: 12 },
+          }
+        : undefined,
+    ),
+  );
   try {
     const items = ["Buy milk", "Write the release notes", "Fix the login bug"];
     const { events, text, joined } = await watchTexts(run.server, items);
     assertAllAnswered(events);
     assertOneLandingPerFlight(events, run.fake.servedTokens);
     const crowCalls = run.fake.calls.filter((c) => c.system.includes("Do the owner's task"));
-    assert.ok(crowCalls.every((c) => c.body.stream === true), "crows' answers are streamed");
-    assert.ok(run.fake.calls.filter((c) => c.system.includes("Triage one todo item")).every((c) => c.body.stream !== true), "the Sentry's JSON is not");
+    assert.ok(
+      crowCalls.every((c) => c.body.stream === true),
+      "crows' answers are streamed",
+    );
+    assert.ok(
+      run.fake.calls.filter((c) => c.system.includes("Triage one todo item")).every((c) => c.body.stream !== true),
+      "the Sentry's JSON is not",
+    );
     for (const answered of of(events, "item.answered")) {
-      await text.sse.waitFor(() => [...joined().values()].some((f) => f.itemId === answered.data.item_id && f.text.trim() === answered.data.answer), 5_000);
+      await text.sse.waitFor(
+        () =>
+          [...joined().values()].some(
+            (f) => f.itemId === answered.data.item_id && f.text.trim() === answered.data.answer,
+          ),
+        5_000,
+      );
       const pieces = text.payloads("flightText").filter((p: any) => p.itemId === answered.data.item_id);
       assert.ok(pieces.length >= 3, `${answered.data.item_id}: streamed in ${pieces.length} pieces`);
     }
     text.sse.close();
-    const stored = await run.server.app.prisma.item.findMany({ where: { listId: of(events, "list.started")[0]!.data.list_id } });
-    for (const item of stored) assert.is(item.answer, of(events, "item.answered").find((e) => e.data.item_id === item.id)!.data.answer, "stored once, as answered");
+    const stored = await run.server.app.prisma.item.findMany({
+      where: { listId: of(events, "list.started")[0]!.data.list_id },
+    });
+    for (const item of stored)
+      assert.is(
+        item.answer,
+        of(events, "item.answered").find((e) => e.data.item_id === item.id)!.data.answer,
+        "stored once, as answered",
+      );
   } finally {
     await run.close();
   }
@@ -117,13 +206,27 @@ test("answers stream on flightText from a real provider (streamText), and the st
 test("the offline brain streams its answers in a few chunks too", async () => {
   const server = await startTestServer();
   try {
-    const { events, text, joined } = await watchTexts(server, ["Buy milk", "Brainstorm names for a bakery", "Research flights to Lisbon and book the cheapest one"]);
+    const { events, text, joined } = await watchTexts(server, [
+      "Buy milk",
+      "Brainstorm names for a bakery",
+      "Research flights to Lisbon and book the cheapest one",
+    ]);
     for (const answered of of(events, "item.answered")) {
-      await text.sse.waitFor(() => [...joined().values()].some((f) => f.itemId === answered.data.item_id && answered.data.answer.includes(f.text.trim().slice(0, 60))), 5_000);
+      await text.sse.waitFor(
+        () =>
+          [...joined().values()].some(
+            (f) => f.itemId === answered.data.item_id && answered.data.answer.includes(f.text.trim().slice(0, 60)),
+          ),
+        5_000,
+      );
     }
     const perFlight = new Map<string, number>();
-    for (const piece of text.payloads("flightText")) perFlight.set(piece.flightId, (perFlight.get(piece.flightId) ?? 0) + 1);
-    assert.ok([...perFlight.values()].every((n) => n >= 2 && n <= 6), `a few chunks per flight: ${[...perFlight.values()]}`);
+    for (const piece of text.payloads("flightText"))
+      perFlight.set(piece.flightId, (perFlight.get(piece.flightId) ?? 0) + 1);
+    assert.ok(
+      [...perFlight.values()].every((n) => n >= 2 && n <= 6),
+      `a few chunks per flight: ${[...perFlight.values()]}`,
+    );
     text.sse.close();
   } finally {
     await server.close();

@@ -32,7 +32,9 @@ test("GraphiQL page is served with every asset inline (no http/https CDN URLs)",
   assert.match(response.headers.get("content-type") ?? "", /text\/html/);
   const html = await response.text();
   assert.match(html, /graphiql/i);
-  const external = [...html.matchAll(/<(?:script|link|img)\b[^>]*\b(?:src|href)\s*=\s*["']?(https?:\/\/[^"' >]+)/gi)].map((m) => m[1]);
+  const external = [
+    ...html.matchAll(/<(?:script|link|img)\b[^>]*\b(?:src|href)\s*=\s*["']?(https?:\/\/[^"' >]+)/gi),
+  ].map((m) => m[1]);
   assert.equal(external, [], "no script, stylesheet or image loads from another host");
   assert.not.match(html, /unpkg\.com|cdn\.jsdelivr\.net|esm\.sh|cdnjs\.cloudflare\.com/);
 });
@@ -48,7 +50,20 @@ test("personas query lists the eight workers then the four service roles", async
   assert.is(status, 200);
   assert.is(body.errors, undefined);
   const names = body.data.personas.map((p: { name: string }) => p.name);
-  assert.equal(names, ["Hugin", "Munin", "Pepper", "Inky", "Sable", "Rook", "Jackdaw", "Corvina", "Sentry", "Elder", "Quill", "Boss"]);
+  assert.equal(names, [
+    "Hugin",
+    "Munin",
+    "Pepper",
+    "Inky",
+    "Sable",
+    "Rook",
+    "Jackdaw",
+    "Corvina",
+    "Sentry",
+    "Elder",
+    "Quill",
+    "Boss",
+  ]);
   const sentry = body.data.personas[8];
   assert.ok(sentry.serviceRole);
   assert.ok(sentry.backstory.length > 20 && sentry.epithet && sentry.strength);
@@ -112,7 +127,9 @@ test("an unexpected failure is masked: no internals reach the client", async () 
     throw new Error("SQLITE_BUSY at /secret/data/crows.db");
   };
   try {
-    const { body } = await gql(`mutation { postVerdict(itemId: "x-1", target: output, approve: false) { __typename } }`);
+    const { body } = await gql(
+      `mutation { postVerdict(itemId: "x-1", target: output, approve: false) { __typename } }`,
+    );
     assert.is(body.data, null);
     assert.is(body.errors[0].message, "Unexpected error.");
     assert.is(body.errors[0].extensions.code, "INTERNAL_SERVER_ERROR");
@@ -148,7 +165,9 @@ test("end to end: submit, read the list, approve its triage, see the verdict and
   const itemId = `${listId}-1`;
   await until("a pending triage approval", async () => {
     const { body } = await gql(`{ approvals(status: pending) { itemId target pending } }`);
-    return body.data.approvals.find((a: { itemId: string; target: string }) => a.itemId === itemId && a.target === "triage");
+    return body.data.approvals.find(
+      (a: { itemId: string; target: string }) => a.itemId === itemId && a.target === "triage",
+    );
   });
 
   const verdict = await gql(
@@ -165,15 +184,22 @@ test("end to end: submit, read the list, approve its triage, see the verdict and
   assert.is(approval.item.id, itemId);
 
   // A second answer finds nothing waiting.
-  const again = await gql(`mutation($itemId: ID!) { postVerdict(itemId: $itemId, target: triage, approve: true) { __typename } }`, {
-    itemId,
-  });
+  const again = await gql(
+    `mutation($itemId: ID!) { postVerdict(itemId: $itemId, target: triage, approve: true) { __typename } }`,
+    {
+      itemId,
+    },
+  );
   assert.is(again.body.data.postVerdict.__typename, "NotFoundError");
 
-  const trust = await gql(`{ trust(holder: "flock") { holder taskType level levelName streak approvals history { verdict subject from to at } } }`);
+  const trust = await gql(
+    `{ trust(holder: "flock") { holder taskType level levelName streak approvals history { verdict subject from to at } } }`,
+  );
   const records = trust.body.data.trust;
   assert.ok(records.length >= 1, JSON.stringify(trust.body));
-  const entry = records.flatMap((r: { history: Array<{ subject: string }> }) => r.history).find((h: { subject: string }) => h.subject === itemId);
+  const entry = records
+    .flatMap((r: { history: Array<{ subject: string }> }) => r.history)
+    .find((h: { subject: string }) => h.subject === itemId);
   assert.ok(entry, "the approved triage is in the flock's history");
   assert.is(entry.verdict, "approved");
   assert.ok(records.some((r: { approvals: number; streak: number }) => r.approvals >= 1 && r.streak >= 1));
@@ -203,7 +229,12 @@ test("a requester who floods gets a RateLimitedError object with cooldownS", asy
 test("trust history pages: the newest `last` per record, then the page before the first id, and each record alone", async () => {
   // Varied ledgers: records with 0..9 entries on two holders, verdicts interleaved across records.
   const verdicts = ["approved", "rejected", "auto", "timeout", "approved"] as const;
-  const counts: Record<string, number> = { "pager-a\u0000writing": 9, "pager-a\u0000code": 1, "pager-b\u0000writing": 4, "pager-b\u0000math": 7 };
+  const counts: Record<string, number> = {
+    "pager-a\u0000writing": 9,
+    "pager-a\u0000code": 1,
+    "pager-b\u0000writing": 4,
+    "pager-b\u0000math": 7,
+  };
   const subjects: Record<string, string[]> = {};
   for (let round = 0; round < 9; round++) {
     for (const [key, count] of Object.entries(counts)) {
@@ -211,10 +242,21 @@ test("trust history pages: the newest `last` per record, then the page before th
       const [holder, taskType] = key.split("\u0000") as [string, string];
       const subject = `${holder}-${taskType}-${round}`;
       (subjects[key] ??= []).push(subject);
-      await server.app.prisma.$transaction((tx) => server.app.flock.trust.apply(tx, holder, taskType, verdicts[(round + count) % verdicts.length]!, subject, SYSTEM));
+      await server.app.prisma.$transaction((tx) =>
+        server.app.flock.trust.apply(
+          tx,
+          holder,
+          taskType,
+          verdicts[(round + count) % verdicts.length]!,
+          subject,
+          SYSTEM,
+        ),
+      );
     }
   }
-  type Page = { data: { trust: Array<{ holder: string; taskType: string; history: Array<{ id: number; subject: string }> }> } };
+  type Page = {
+    data: { trust: Array<{ holder: string; taskType: string; history: Array<{ id: number; subject: string }> }> };
+  };
   const page = async (holder: string, last: number | null, before: number | null) => {
     const { status, body } = await gql(
       `query($holder: String, $last: Int, $before: Int) { trust(holder: $holder) { holder taskType history(last: $last, before: $before) { id subject } } }`,
@@ -227,12 +269,20 @@ test("trust history pages: the newest `last` per record, then the page before th
     const full = await page(holder, null, null);
     for (const record of full) {
       const key = `${record.holder}\u0000${record.taskType}`;
-      assert.equal(record.history.map((h) => h.subject), subjects[key], `${key}: all of it, oldest first`);
+      assert.equal(
+        record.history.map((h) => h.subject),
+        subjects[key],
+        `${key}: all of it, oldest first`,
+      );
     }
     for (const last of [1, 2, 3, 5, 20]) {
       for (const record of await page(holder, last, null)) {
         const all = subjects[`${record.holder}\u0000${record.taskType}`]!;
-        assert.equal(record.history.map((h) => h.subject), all.slice(-last), `${record.holder}/${record.taskType} last ${last}`);
+        assert.equal(
+          record.history.map((h) => h.subject),
+          all.slice(-last),
+          `${record.holder}/${record.taskType} last ${last}`,
+        );
         // Walking back page by page yields the whole history exactly once.
         let walked = record.history.map((h) => h.subject);
         let first = record.history[0]?.id;
@@ -246,16 +296,27 @@ test("trust history pages: the newest `last` per record, then the page before th
     }
   }
   // The REST ledger: each record's newest 20 entries with their ids (the page-back point), and the total.
-  const rest = (await server.get("/api/trust")).body.ledger as Array<{ holder: string; task_type: string; history: Array<Record<string, unknown>>; history_total: number }>;
+  const rest = (await server.get("/api/trust")).body.ledger as Array<{
+    holder: string;
+    task_type: string;
+    history: Array<Record<string, unknown>>;
+    history_total: number;
+  }>;
   const b = rest.find((r) => r.holder === "pager-b" && r.task_type === "math")!;
-  assert.equal(b.history.map((h) => h.subject), subjects["pager-b\u0000math"]!.slice(-20));
+  assert.equal(
+    b.history.map((h) => h.subject),
+    subjects["pager-b\u0000math"]!.slice(-20),
+  );
   assert.is(b.history_total, subjects["pager-b\u0000math"]!.length);
   assert.equal(Object.keys(b.history[0]!).sort(), ["at", "from", "id", "subject", "to", "verdict"]);
   for (const last of [0, -1, 1001]) {
     const { status, body } = await gql(`{ trust(holder: "pager-a") { history(last: ${last}) { id } } }`);
     assert.is(status, 400, `last ${last}`);
     // 1001 may be refused before it runs (graphql-armor counts `last` into a query's cost).
-    assert.ok(["bad_input", "QUERY_TOO_COSTLY"].includes(body.errors[0].extensions.code), body.errors[0].extensions.code);
+    assert.ok(
+      ["bad_input", "QUERY_TOO_COSTLY"].includes(body.errors[0].extensions.code),
+      body.errors[0].extensions.code,
+    );
   }
 });
 

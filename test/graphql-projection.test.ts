@@ -16,16 +16,30 @@ import type { StoredEvent } from "../src/log/event-log.ts";
 const payloads: unknown[] = [
   {},
   { list_id: "l1", ts: "2026-01-02T03:04:05.678Z" },
-  { text: "crows \u00e9\u00e8 \ud83d\udc26 \u2028\u2029 \"quoted\" \\back\\ \n\t\r\u0000\u001f" },
+  { text: 'crows \u00e9\u00e8 \ud83d\udc26 \u2028\u2029 "quoted" \\back\\ \n\t\r\u0000\u001f' },
   { lone: "\ud800 and \udfff" },
-  { n: 0, neg: -0, big: 1e21, small: 1e-7, pi: 3.141592653589793, max: Number.MAX_SAFE_INTEGER, t: true, f: false, none: null },
+  {
+    n: 0,
+    neg: -0,
+    big: 1e21,
+    small: 1e-7,
+    pi: 3.141592653589793,
+    max: Number.MAX_SAFE_INTEGER,
+    t: true,
+    f: false,
+    none: null,
+  },
   { nested: { a: [1, [2, [3, { b: [] }]], {}], c: { d: { e: "deep" } } } },
   { ["__proto__"]: { polluted: true }, constructor: "x", "": "empty key", "1": "numeric key", "a b": "space" },
   { array: Array.from({ length: 50 }, (_, i) => ({ i, s: "x".repeat(i) })) },
 ];
 // The log stores JSON.stringify's text (src/log/event-log.ts); a payload object parsed from JSON keeps "__proto__" as an own key.
 const payloadTexts = payloads.map((p, i) =>
-  JSON.stringify(i === 6 ? JSON.parse('{"__proto__":{"polluted":true},"constructor":"x","":"empty key","1":"numeric key","a b":"space"}') : p),
+  JSON.stringify(
+    i === 6
+      ? JSON.parse('{"__proto__":{"polluted":true},"constructor":"x","":"empty key","1":"numeric key","a b":"space"}')
+      : p,
+  ),
 );
 
 // Timestamps as toISOString writes them, and some it never writes (the DateTime scalar normalizes those).
@@ -80,7 +94,9 @@ function selection(seed: number): { body: string; fragments: string } {
   const pick = () => FIELDS[Math.floor(rand() * FIELDS.length)]!;
   const field = () => {
     const name = pick();
-    return rand() < 0.3 ? `${["a", "b", "seq", "payload", "x_1"][Math.floor(rand() * 5)]}${name === "__typename" ? "t" : ""}: ${name}` : name;
+    return rand() < 0.3
+      ? `${["a", "b", "seq", "payload", "x_1"][Math.floor(rand() * 5)]}${name === "__typename" ? "t" : ""}: ${name}`
+      : name;
   };
   const fragments: string[] = [];
   const parts: string[] = [];
@@ -105,7 +121,13 @@ function valid(document: DocumentNode): boolean {
 }
 
 async function graphqlText(document: DocumentNode, event: StoredEvent): Promise<string> {
-  const result = await execute({ schema, document, rootValue: event, contextValue: {}, variableValues: { listId: "abc" } });
+  const result = await execute({
+    schema,
+    document,
+    rootValue: event,
+    contextValue: {},
+    variableValues: { listId: "abc" },
+  });
   return JSON.stringify(result);
 }
 
@@ -127,7 +149,8 @@ test("the projector writes what graphql writes, for many selections and payloads
       const text = project(event);
       // An event the projector leaves to graphql: only a timestamp toISOString would not write, and only when selected.
       if (text === undefined) assert.ok(writesTs && !isCanonical(event.ts), `${source}: left ${event.ts} to graphql`);
-      else assert.is(text, await graphqlText(document, event), `${source}\nfor payload ${event.payload} at ${event.ts}`);
+      else
+        assert.is(text, await graphqlText(document, event), `${source}\nfor payload ${event.payload} at ${event.ts}`);
     }
     compared += 1;
   }
@@ -143,7 +166,10 @@ test("a payload the field cannot carry (null in a non-null field) is left to gra
   assert.ok(result.errors?.length > 0, "graphql reports it as an error, which execution then writes");
   // `raw` carries the text as a string: "null" is fine there.
   const raw = parse(`subscription { listEvents(listId: "abc") { seq raw } }`);
-  assert.is(compileProjector(schema, raw, undefined, projectableSubscriptions)!(nullPayload), await graphqlText(raw, nullPayload));
+  assert.is(
+    compileProjector(schema, raw, undefined, projectableSubscriptions)!(nullPayload),
+    await graphqlText(raw, nullPayload),
+  );
 });
 
 test("selections the projector does not write keep graphql's execution", () => {
@@ -168,7 +194,9 @@ test("a timestamp is written as it is exactly when the DateTime scalar would wri
   for (let i = 0; i < 5000; i++) {
     const pad = (n: number, w = 2) => String(n).padStart(w, "0");
     const year = Math.floor(rand() * 10000);
-    samples.push(`${pad(year, 4)}-${pad(Math.floor(rand() * 14))}-${pad(Math.floor(rand() * 33))}T${pad(Math.floor(rand() * 26))}:${pad(Math.floor(rand() * 61))}:${pad(Math.floor(rand() * 61))}.${pad(Math.floor(rand() * 1000), 3)}Z`);
+    samples.push(
+      `${pad(year, 4)}-${pad(Math.floor(rand() * 14))}-${pad(Math.floor(rand() * 33))}T${pad(Math.floor(rand() * 26))}:${pad(Math.floor(rand() * 61))}:${pad(Math.floor(rand() * 61))}.${pad(Math.floor(rand() * 1000), 3)}Z`,
+    );
     samples.push(new Date(Math.floor(rand() * 253402300799999)).toISOString());
   }
   for (const ts of samples) assert.is(isoTimestampJson(ts), isCanonical(ts) ? JSON.stringify(ts) : undefined, ts);

@@ -20,12 +20,26 @@ let slowUrl = "";
 const REPLAYED = 2_345; // three log pages, the last one short
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-const payloadOf = (i: number) => ({ list_id: "frames", i, note: i % 7 === 0 ? "\u00e9 \ud83d\udc26 \u2028 \"q\"" : `event ${i}`, nested: i % 5 === 0 ? { a: [i, null, true] } : null, ts: new Date(Date.UTC(2026, 0, 1, 0, 0, 0, i)).toISOString() });
+const payloadOf = (i: number) => ({
+  list_id: "frames",
+  i,
+  note: i % 7 === 0 ? '\u00e9 \ud83d\udc26 \u2028 "q"' : `event ${i}`,
+  nested: i % 5 === 0 ? { a: [i, null, true] } : null,
+  ts: new Date(Date.UTC(2026, 0, 1, 0, 0, 0, i)).toISOString(),
+});
 
 test.before(async () => {
   server = await startTestServer();
   for (let i = 0; i < REPLAYED; i += 500) {
-    await Promise.all(Array.from({ length: Math.min(500, REPLAYED - i) }, (_, j) => server.app.log.append("list:frames", ["list.started", "item.triaged", "crow.flying"][(i + j) % 3]!, payloadOf(i + j))));
+    await Promise.all(
+      Array.from({ length: Math.min(500, REPLAYED - i) }, (_, j) =>
+        server.app.log.append(
+          "list:frames",
+          ["list.started", "item.triaged", "crow.flying"][(i + j) % 3]!,
+          payloadOf(i + j),
+        ),
+      ),
+    );
   }
   const handler = createGraphQLHandler(server.app, { nativeSubscriptions: false });
   slow = http.createServer((req, res) => void handler(req, res).catch(() => res.destroy()));
@@ -38,9 +52,20 @@ test.after(async () => {
 });
 
 /** Reads a stream's raw text until it holds `frames` `event: next` frames (or it ends); pings left out. */
-async function read(url: string, query: string, variables: Record<string, unknown>, frames: number, onOpen?: () => Promise<void>) {
+async function read(
+  url: string,
+  query: string,
+  variables: Record<string, unknown>,
+  frames: number,
+  onOpen?: () => Promise<void>,
+) {
   const abort = new AbortController();
-  const response = await fetch(url, { method: "POST", signal: abort.signal, headers: { "content-type": "application/json", accept: "text/event-stream" }, body: JSON.stringify({ query, variables }) });
+  const response = await fetch(url, {
+    method: "POST",
+    signal: abort.signal,
+    headers: { "content-type": "application/json", accept: "text/event-stream" },
+    body: JSON.stringify({ query, variables }),
+  });
   let text = "";
   const decoder = new TextDecoder();
   const count = () => text.split("event: next\n").length - 1;
@@ -61,14 +86,35 @@ async function read(url: string, query: string, variables: Record<string, unknow
     clearTimeout(timer);
     abort.abort();
   }
-  return { status: response.status, type: response.headers.get("content-type"), text: text.replaceAll(":\n\n", ""), frames: count() };
+  return {
+    status: response.status,
+    type: response.headers.get("content-type"),
+    text: text.replaceAll(":\n\n", ""),
+    frames: count(),
+  };
 }
 
 const selections: Array<[string, string, Record<string, unknown>]> = [
-  ["every field", `subscription($l: ID!) { listEvents(listId: $l, after: 0) { seq name ts stream payload raw } }`, { l: "frames" }],
-  ["aliases, fragments, __typename", `subscription S($l: ID!) { e: listEvents(listId: $l) { __typename n: seq ...F ... on Event { p: payload seq } } } fragment F on Event { ts name }`, { l: "frames" }],
-  ["resumed", `subscription($l: ID!, $a: Int) { listEvents(listId: $l, after: $a) { seq payload } }`, { l: "frames", a: 1_234 }],
-  ["executed (a directive)", `subscription($l: ID!, $yes: Boolean!) { listEvents(listId: $l) { seq payload @include(if: $yes) name @skip(if: $yes) } }`, { l: "frames", yes: true }],
+  [
+    "every field",
+    `subscription($l: ID!) { listEvents(listId: $l, after: 0) { seq name ts stream payload raw } }`,
+    { l: "frames" },
+  ],
+  [
+    "aliases, fragments, __typename",
+    `subscription S($l: ID!) { e: listEvents(listId: $l) { __typename n: seq ...F ... on Event { p: payload seq } } } fragment F on Event { ts name }`,
+    { l: "frames" },
+  ],
+  [
+    "resumed",
+    `subscription($l: ID!, $a: Int) { listEvents(listId: $l, after: $a) { seq payload } }`,
+    { l: "frames", a: 1_234 },
+  ],
+  [
+    "executed (a directive)",
+    `subscription($l: ID!, $yes: Boolean!) { listEvents(listId: $l) { seq payload @include(if: $yes) name @skip(if: $yes) } }`,
+    { l: "frames", yes: true },
+  ],
 ];
 
 for (const path of ["/graphql", "/graphql/stream"]) {
@@ -88,10 +134,15 @@ for (const path of ["/graphql", "/graphql/stream"]) {
       const live = 3;
       const appendLive = async () => {
         await sleep(50);
-        for (let i = 0; i < live; i++) await server.app.log.append("list:frames", "crow.landed", payloadOf(REPLAYED + i));
+        for (let i = 0; i < live; i++)
+          await server.app.log.append("list:frames", "crow.landed", payloadOf(REPLAYED + i));
       };
       const total = expected + live;
-      const [fastLive, referenceLive] = await Promise.all([read(server.url + path, query, variables, total), read(slowUrl + path, query, variables, total), appendLive()]);
+      const [fastLive, referenceLive] = await Promise.all([
+        read(server.url + path, query, variables, total),
+        read(slowUrl + path, query, variables, total),
+        appendLive(),
+      ]);
       assert.is(fastLive.frames, total);
       assert.ok(fastLive.text === referenceLive.text, `${path} ${what}: live frames differ`);
     });
@@ -101,9 +152,15 @@ for (const path of ["/graphql", "/graphql/stream"]) {
 test("a slow reader is waited for: nothing more is read from the log until it drains, then everything arrives in order", async () => {
   const yoga = createGraphQLYoga(server.app);
   const query = `subscription($l: ID!) { listEvents(listId: $l, after: 0) { seq } }`;
-  const opened = await openSubscription(yoga, "graphql-sse", { query, variables: { l: "frames" } }, { req: {} as http.IncomingMessage, res: {} as http.ServerResponse }, (error) => {
-    throw error;
-  });
+  const opened = await openSubscription(
+    yoga,
+    "graphql-sse",
+    { query, variables: { l: "frames" } },
+    { req: {} as http.IncomingMessage, res: {} as http.ServerResponse },
+    (error) => {
+      throw error;
+    },
+  );
   assert.ok(opened);
   const [body, init] = opened;
   assert.is(init.status, 200);
@@ -141,7 +198,10 @@ test("a slow reader is waited for: nothing more is read from the log until it dr
   }
   assert.is(frames(), stored);
   const seqs = [...text.matchAll(/"seq":(\d+)/g)].map((m) => Number(m[1]));
-  assert.equal(seqs, Array.from({ length: stored }, (_, i) => i + 1));
+  assert.equal(
+    seqs,
+    Array.from({ length: stored }, (_, i) => i + 1),
+  );
   stop();
 });
 
@@ -152,7 +212,10 @@ test("a client that goes away in the middle of a replay leaves no listener and n
   for (const path of ["/graphql", "/graphql/stream", "/graphql", "/graphql/stream"]) {
     const query = `subscription($l: ID!) { listEvents(listId: $l, after: 0) { seq name ts payload } }`;
     const partial = await read(server.url + path, query, { l: "frames" }, 10);
-    assert.ok(partial.frames >= 10 && partial.frames < REPLAYED, `${path}: read ${partial.frames} frames, then went away`);
+    assert.ok(
+      partial.frames >= 10 && partial.frames < REPLAYED,
+      `${path}: read ${partial.frames} frames, then went away`,
+    );
   }
   const deadline = Date.now() + 3000;
   while ((followers() !== before[0] || listeners() !== before[1]) && Date.now() < deadline) await sleep(25);

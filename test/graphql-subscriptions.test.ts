@@ -33,13 +33,18 @@ async function subscribe(url: string, query: string, variables: Record<string, u
     get frames() {
       return frames();
     },
-    events: () => frames().filter((f) => f.event === "next" && f.data?.data).map((f) => f.data.data.listEvents),
+    events: () =>
+      frames()
+        .filter((f) => f.event === "next" && f.data?.data)
+        .map((f) => f.data.data.listEvents),
     ended: () => sse.ended(),
     waitFor: async (what, done, timeoutMs = 10_000) => {
       if (done(frames())) return;
-      await sse.waitFor(() => done(frames()), timeoutMs).catch((error: Error) => {
-        throw new Error(`${what}: ${error.message}; got ${JSON.stringify(frames())}`);
-      });
+      await sse
+        .waitFor(() => done(frames()), timeoutMs)
+        .catch((error: Error) => {
+          throw new Error(`${what}: ${error.message}; got ${JSON.stringify(frames())}`);
+        });
     },
     close: () => sse.close(),
   };
@@ -60,7 +65,8 @@ test.after(async () => {
 
 /** Appends `names` to list:<listId> the way the engine does (payload with list_id and ts). */
 async function append(listId: string, ...names: string[]): Promise<void> {
-  for (const name of names) await server.app.log.append(`list:${listId}`, name, { list_id: listId, note: name, ts: new Date().toISOString() });
+  for (const name of names)
+    await server.app.log.append(`list:${listId}`, name, { list_id: listId, note: name, ts: new Date().toISOString() });
 }
 
 test("Yoga SSE: POST /graphql with accept text/event-stream replays then streams live events", async () => {
@@ -106,7 +112,10 @@ test("graphql-sse: distinct connections mode at /graphql/stream sends `event: ne
         [3, "list.finished"],
       ],
     );
-    assert.ok(stream.frames.every((f) => f.event === "next"), "no complete or error while the list is open");
+    assert.ok(
+      stream.frames.every((f) => f.event === "next"),
+      "no complete or error while the list is open",
+    );
   } finally {
     stream.close();
   }
@@ -173,7 +182,10 @@ test("resume at the head: after = last seq sends nothing until the next append",
     // Events arrive in order: had the head sent anything before the next append, it would come first.
     await append("head", "list.finished");
     await stream.waitFor("the live event", count(1));
-    assert.equal(stream.events().map((e) => e.seq), [3]);
+    assert.equal(
+      stream.events().map((e) => e.seq),
+      [3],
+    );
   } finally {
     stream.close();
   }
@@ -215,8 +227,11 @@ test("an `after` the stream never sent (past its end, negative) is refused with 
       const text = await answer.text();
       assert.is(answer.status, 400, `${listId} after ${after} over ${path}: ${text}`);
       // Yoga answers an event-stream Accept with the result as one SSE `data:` line; graphql-sse with JSON.
-      const json = text.trimStart().startsWith("{") ? text : (text.split("\n").find((l) => l.startsWith("data: ")) ?? "").slice("data: ".length);
-      const error = (JSON.parse(json) as { errors: Array<{ message: string; extensions: { code: string } }> }).errors[0]!;
+      const json = text.trimStart().startsWith("{")
+        ? text
+        : (text.split("\n").find((l) => l.startsWith("data: ")) ?? "").slice("data: ".length);
+      const error = (JSON.parse(json) as { errors: Array<{ message: string; extensions: { code: string } }> })
+        .errors[0]!;
       assert.is(error.extensions.code, "bad_input", `${listId} after ${after} over ${path}`);
       assert.match(error.message, names);
       assert.match(error.message, new RegExp(`"${after}"`));
@@ -230,8 +245,14 @@ test("an `after` the stream never sent (past its end, negative) is refused with 
     try {
       await append(listId, "crow.landed");
       await stream.waitFor(`after ${after}: the stored events, then the live one`, count(4 - after));
-      assert.equal(stream.events().map((e) => e.seq), [1, 2, 3, 4].slice(after));
-      assert.is(stream.frames.some((f) => f.data?.errors), false);
+      assert.equal(
+        stream.events().map((e) => e.seq),
+        [1, 2, 3, 4].slice(after),
+      );
+      assert.is(
+        stream.frames.some((f) => f.data?.errors),
+        false,
+      );
     } finally {
       stream.close();
     }
@@ -285,7 +306,11 @@ test("end to end: submitList, then listEvents shows the flock starting and triag
   assert.ok(listId, JSON.stringify(submitted.body));
   const stream = await subscribe(server.url + "/graphql", LIST_EVENTS, { listId });
   try {
-    await stream.waitFor("both items triaged", () => stream.events().filter((e) => e.name === "item.triaged").length === 2, 15_000);
+    await stream.waitFor(
+      "both items triaged",
+      () => stream.events().filter((e) => e.name === "item.triaged").length === 2,
+      15_000,
+    );
     const events = stream.events();
     assert.is(events[0]!.name, "list.started");
     assert.is(events[0]!.payload.list_id, listId);
@@ -303,9 +328,15 @@ test("end to end: submitList, then listEvents shows the flock starting and triag
       "seqs run from 1 with no gap",
     );
     // The same events the query reads from the log.
-    const stored = await server.post("/graphql", { query: `query($id: ID!) { events(listId: $id) { seq name raw } }`, variables: { id: listId } });
+    const stored = await server.post("/graphql", {
+      query: `query($id: ID!) { events(listId: $id) { seq name raw } }`,
+      variables: { id: listId },
+    });
     const prefix = stored.body.data.events.slice(0, events.length);
-    assert.equal(prefix, events.map((e) => ({ seq: e.seq, name: e.name, raw: e.raw })));
+    assert.equal(
+      prefix,
+      events.map((e) => ({ seq: e.seq, name: e.name, raw: e.raw })),
+    );
   } finally {
     stream.close();
   }
@@ -313,25 +344,43 @@ test("end to end: submitList, then listEvents shows the flock starting and triag
 
 test("trustChanges follows trust.changed across every list, resumes after an id, then goes live", async () => {
   const change = (listId: string, holder: string, to: number) =>
-    server.app.log.append(`list:${listId}`, "trust.changed", { list_id: listId, holder, task_type: "errand", from: to - 1, to, ts: new Date().toISOString() });
+    server.app.log.append(`list:${listId}`, "trust.changed", {
+      list_id: listId,
+      holder,
+      task_type: "errand",
+      from: to - 1,
+      to,
+      ts: new Date().toISOString(),
+    });
   await append("trust-a", "list.started");
   const first = await change("trust-a", "flock", 1);
   await append("trust-b", "list.started", "verdict");
   await change("trust-b", "Hugin", 1);
   const QUERY = `subscription($after: Int) { trustChanges(after: $after) { id holder taskType from to listId ts } }`;
-  const changes = (stream: GqlStream) => stream.frames.filter((f) => f.event === "next").map((f) => f.data.data.trustChanges);
+  const changes = (stream: GqlStream) =>
+    stream.frames.filter((f) => f.event === "next").map((f) => f.data.data.trustChanges);
   const all = await subscribe(server.url + "/graphql", QUERY, { after: 0 });
   const resumed = await subscribe(server.url + "/graphql/stream", QUERY, { after: first.id });
   try {
     await all.waitFor("both stored changes", (frames) => frames.filter((f) => f.event === "next").length >= 2);
-    assert.equal(changes(all).map((c) => [c.holder, c.listId, c.from, c.to]), [
-      ["flock", "trust-a", 0, 1],
-      ["Hugin", "trust-b", 0, 1],
-    ]);
-    await resumed.waitFor("the change after the given id", (frames) => frames.filter((f) => f.event === "next").length >= 1);
+    assert.equal(
+      changes(all).map((c) => [c.holder, c.listId, c.from, c.to]),
+      [
+        ["flock", "trust-a", 0, 1],
+        ["Hugin", "trust-b", 0, 1],
+      ],
+    );
+    await resumed.waitFor(
+      "the change after the given id",
+      (frames) => frames.filter((f) => f.event === "next").length >= 1,
+    );
     await change("trust-a", "Munin", 2);
     await resumed.waitFor("the live change", (frames) => frames.filter((f) => f.event === "next").length >= 2);
-    assert.equal(changes(resumed).map((c) => c.holder), ["Hugin", "Munin"], "nothing before the id, nothing twice");
+    assert.equal(
+      changes(resumed).map((c) => c.holder),
+      ["Hugin", "Munin"],
+      "nothing before the id, nothing twice",
+    );
     assert.ok(changes(resumed)[1].id > changes(resumed)[0].id);
   } finally {
     all.close();

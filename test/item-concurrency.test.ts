@@ -29,7 +29,13 @@ for (const cap of [1, 2, 3, 5]) {
       return defaultScript(call, index);
     });
     const server = await startTestServer({
-      env: { CROWS_MODEL: "openai-compatible:fake-model", CROWS_MODEL_BASE_URL: fake.url, CROWS_MODEL_API_KEY: "k", CROWS_ITEM_CONCURRENCY: String(cap), CROWS_MODEL_CONCURRENCY: "16" },
+      env: {
+        CROWS_MODEL: "openai-compatible:fake-model",
+        CROWS_MODEL_BASE_URL: fake.url,
+        CROWS_MODEL_API_KEY: "k",
+        CROWS_ITEM_CONCURRENCY: String(cap),
+        CROWS_MODEL_CONCURRENCY: "16",
+      },
     });
     try {
       const res = await server.post("/api/lists", { text: ITEMS.join("\n"), requester: `cap-${cap}` });
@@ -39,7 +45,10 @@ for (const cap of [1, 2, 3, 5]) {
       owner.sse.close();
       assert.is(events.filter((e) => e.event === "item.answered").length, ITEMS.length, "every item is answered");
       assert.is(events.filter((e) => e.event === "item.skipped").length, 0, "none is skipped");
-      assert.ok([...itemsOpen.keys()].every((k) => k !== "?"), "every call names its item");
+      assert.ok(
+        [...itemsOpen.keys()].every((k) => k !== "?"),
+        "every call names its item",
+      );
       assert.ok(most <= cap, `${most} items were in flight at once with CROWS_ITEM_CONCURRENCY=${cap}`);
       assert.is(most, cap, `the list used its ${cap} slots`);
     } finally {

@@ -145,7 +145,10 @@ test("the scan finds the imports it is meant to read", () => {
     ["bin/crows", "src/cli/main.ts"],
     ["schema/events.ts", "schema/wire.ts"],
   ] as const) {
-    assert.ok(IMPORTS.some((i) => i.from === from && i.to === to), `${from} -> ${to} not found`);
+    assert.ok(
+      IMPORTS.some((i) => i.from === from && i.to === to),
+      `${from} -> ${to} not found`,
+    );
   }
 });
 
@@ -162,12 +165,17 @@ test("every import goes down a floor or stays in its folder", () => {
     const to = folderOf(i.to);
     if (from === to) return false;
     return !((FLOOR_OF.get(to) ?? Infinity) < (FLOOR_OF.get(from) ?? -Infinity));
-  }).map((i) => `${where(i)} (${FLOORS[FLOOR_OF.get(folderOf(i.from)) ?? -1]?.[0]} -> ${FLOORS[FLOOR_OF.get(folderOf(i.to)) ?? -1]?.[0]})`);
+  }).map(
+    (i) =>
+      `${where(i)} (${FLOORS[FLOOR_OF.get(folderOf(i.from)) ?? -1]?.[0]} -> ${FLOORS[FLOOR_OF.get(folderOf(i.to)) ?? -1]?.[0]})`,
+  );
   assert.equal(wrong, [], `imports the floors do not allow:\n  ${wrong.join("\n  ")}`);
 });
 
 test("src/ops is imported only by the cli and the entry points", () => {
-  const wrong = IMPORTS.filter((i) => folderOf(i.to) === "src/ops" && folderOf(i.from) !== "src/ops" && !OPS_IMPORTERS.includes(folderOf(i.from))).map(where);
+  const wrong = IMPORTS.filter(
+    (i) => folderOf(i.to) === "src/ops" && folderOf(i.from) !== "src/ops" && !OPS_IMPORTERS.includes(folderOf(i.from)),
+  ).map(where);
   assert.equal(wrong, [], `src/ops imported from below:\n  ${wrong.join("\n  ")}`);
 });
 
@@ -179,7 +187,9 @@ test("no cycle between folders", () => {
     if (from !== to) edges.set(from, (edges.get(from) ?? new Set()).add(to));
   }
   const cycles = cyclesOf(edges).map((cycle) => {
-    const witnesses = cycle.slice(1).map((to, n) => IMPORTS.find((i) => folderOf(i.from) === cycle[n] && folderOf(i.to) === to)!);
+    const witnesses = cycle
+      .slice(1)
+      .map((to, n) => IMPORTS.find((i) => folderOf(i.from) === cycle[n] && folderOf(i.to) === to)!);
     return `${cycle.join(" -> ")}\n    ${witnesses.map(where).join("\n    ")}`;
   });
   assert.equal(cycles, [], `folder cycles:\n  ${cycles.join("\n  ")}`);
@@ -188,9 +198,15 @@ test("no cycle between folders", () => {
 test("no cycle between files inside src", () => {
   const edges = new Map<string, Set<string>>();
   for (const i of IMPORTS) {
-    if (i.from.startsWith("src/") && i.to.startsWith("src/")) edges.set(i.from, (edges.get(i.from) ?? new Set()).add(i.to));
+    if (i.from.startsWith("src/") && i.to.startsWith("src/"))
+      edges.set(i.from, (edges.get(i.from) ?? new Set()).add(i.to));
   }
-  const cycles = cyclesOf(edges).map((cycle) => cycle.slice(1).map((to, n) => where(IMPORTS.find((i) => i.from === cycle[n] && i.to === to)!)).join(", then "));
+  const cycles = cyclesOf(edges).map((cycle) =>
+    cycle
+      .slice(1)
+      .map((to, n) => where(IMPORTS.find((i) => i.from === cycle[n] && i.to === to)!))
+      .join(", then "),
+  );
   assert.equal(cycles, [], `file cycles:\n  ${cycles.join("\n  ")}`);
 });
 
@@ -211,9 +227,14 @@ test("every imported path exists", () => {
 });
 
 test("docs/architecture.md states the same floors", () => {
-  const block = FLOORS.map(([floor, folders], n) => `${String(n + 1).padStart(2)}. ${floor}: ${folders.join(", ")}`).join("\n");
+  const block = FLOORS.map(
+    ([floor, folders], n) => `${String(n + 1).padStart(2)}. ${floor}: ${folders.join(", ")}`,
+  ).join("\n");
   const doc = readFileSync(path.join(ROOT, "docs/architecture.md"), "utf8");
-  assert.ok(doc.includes("```\n" + block + "\n```"), `docs/architecture.md "Floors" should hold, in a code block:\n${block}`);
+  assert.ok(
+    doc.includes("```\n" + block + "\n```"),
+    `docs/architecture.md "Floors" should hold, in a code block:\n${block}`,
+  );
 });
 
 test.run();

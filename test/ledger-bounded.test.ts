@@ -20,10 +20,16 @@ async function pageAll(server: TestServer, filter: string, limit: number): Promi
   const pages: any[][] = [];
   let before: number | null = null;
   for (let guard = 0; guard < 10_000; guard++) {
-    const res = await server.get(`/api/trust/history?${filter}&limit=${limit}${before === null ? "" : `&before=${before}`}`);
+    const res = await server.get(
+      `/api/trust/history?${filter}&limit=${limit}${before === null ? "" : `&before=${before}`}`,
+    );
     assert.is(res.status, 200, res.text);
     const ids = res.body.history.map((e: any) => e.id);
-    assert.equal(ids, [...ids].sort((a: number, b: number) => a - b), "a page is in id order");
+    assert.equal(
+      ids,
+      [...ids].sort((a: number, b: number) => a - b),
+      "a page is in id order",
+    );
     pages.unshift(res.body.history);
     before = res.body.next_before;
     if (before === null) return pages.flat();
@@ -33,19 +39,37 @@ async function pageAll(server: TestServer, filter: string, limit: number): Promi
 
 test("GET /api/trust: the newest 20 rows of each record, oldest first, and history_total", () =>
   withServer(async (server) => {
-    const sizes: Array<[string, string, number]> = [["flock", "research", 0], ["flock", "writing", 7], ["Hugin", "research", 20], ["Hugin", "writing", 21], ["Munin", "code", 57], ["Sentry", "triage/watch", 3]];
+    const sizes: Array<[string, string, number]> = [
+      ["flock", "research", 0],
+      ["flock", "writing", 7],
+      ["Hugin", "research", 20],
+      ["Hugin", "writing", 21],
+      ["Munin", "code", 57],
+      ["Sentry", "triage/watch", 3],
+    ];
     // Interleaved, so a record's rows are not one id range.
-    for (let round = 0; round < 3; round++) for (const [h, t, n] of sizes) await addTrustHistory(server.app, h, t, Math.floor(n / 3) + (round < n % 3 ? 1 : 0), round + n);
+    for (let round = 0; round < 3; round++)
+      for (const [h, t, n] of sizes)
+        await addTrustHistory(server.app, h, t, Math.floor(n / 3) + (round < n % 3 ? 1 : 0), round + n);
     const res = await server.get("/api/trust");
     assert.is(res.status, 200);
     for (const [holder, taskType, n] of sizes) {
-      const all = await pageAll(server, `holder=${encodeURIComponent(holder)}&task_type=${encodeURIComponent(taskType)}`, 6);
+      const all = await pageAll(
+        server,
+        `holder=${encodeURIComponent(holder)}&task_type=${encodeURIComponent(taskType)}`,
+        6,
+      );
       assert.is(all.length, n, `${holder}/${taskType}: every entry once`);
       assert.is(new Set(all.map((e) => e.id)).size, n, "no entry twice");
       const record = res.body.ledger.find((r: any) => r.holder === holder && r.task_type === taskType);
       assert.is(record.history_total, n);
-      assert.equal(record.history.map((e: any) => e.id), all.slice(-20).map((e) => e.id), "the newest 20, oldest first");
-      for (const entry of record.history) assert.equal(Object.keys(entry).sort(), ["at", "from", "id", "subject", "to", "verdict"]);
+      assert.equal(
+        record.history.map((e: any) => e.id),
+        all.slice(-20).map((e) => e.id),
+        "the newest 20, oldest first",
+      );
+      for (const entry of record.history)
+        assert.equal(Object.keys(entry).sort(), ["at", "from", "id", "subject", "to", "verdict"]);
       assert.is(record.approvals + record.rejections + record.autos, n);
     }
   }));
@@ -57,23 +81,63 @@ test("GET /api/trust/history: one holder, one task type, or everyone, paged with
     await addTrustHistory(server.app, "Hugin", "code", 9, 3);
     const everyone = await pageAll(server, "", 7);
     assert.is(everyone.length, 52);
-    assert.equal(everyone.map((e) => e.id), [...everyone.map((e) => e.id)].sort((a, b) => a - b));
-    for (const [filter, expected] of [["holder=Hugin", 40], ["task_type=research", 43], ["holder=Munin&task_type=research", 12], ["holder=nobody", 0]] as const) {
+    assert.equal(
+      everyone.map((e) => e.id),
+      [...everyone.map((e) => e.id)].sort((a, b) => a - b),
+    );
+    for (const [filter, expected] of [
+      ["holder=Hugin", 40],
+      ["task_type=research", 43],
+      ["holder=Munin&task_type=research", 12],
+      ["holder=nobody", 0],
+    ] as const) {
       for (const limit of [1, 5, 100]) {
         const all = await pageAll(server, filter, limit);
         assert.is(all.length, expected, `${filter} limit ${limit}`);
-        assert.equal(all, everyone.filter((e) => (!filter.includes("holder=") || filter.includes(`holder=${e.holder}`)) && (!filter.includes("task_type=") || filter.includes(`task_type=${e.task_type}`))));
+        assert.equal(
+          all,
+          everyone.filter(
+            (e) =>
+              (!filter.includes("holder=") || filter.includes(`holder=${e.holder}`)) &&
+              (!filter.includes("task_type=") || filter.includes(`task_type=${e.task_type}`)),
+          ),
+        );
       }
     }
     const first = await server.get("/api/trust/history");
     assert.is(first.body.history.length, 50, "50 when no limit is given");
-    assert.equal(Object.keys(first.body.history[0]).sort(), ["actor", "at", "from", "holder", "id", "subject", "task_type", "to", "verdict"]);
-    assert.ok(first.body.history.every((e: any) => e.actor === null), "rows stored with no decider say so (export-actors tests the deciders)");
+    assert.equal(Object.keys(first.body.history[0]).sort(), [
+      "actor",
+      "at",
+      "from",
+      "holder",
+      "id",
+      "subject",
+      "task_type",
+      "to",
+      "verdict",
+    ]);
+    assert.ok(
+      first.body.history.every((e: any) => e.actor === null),
+      "rows stored with no decider say so (export-actors tests the deciders)",
+    );
   }));
 
 test("GET /api/trust/history: a bad parameter is a 400 naming it", () =>
   withServer(async (server) => {
-    for (const query of ["limit=0", "limit=101", "limit=abc", "limit=-3", "limit=2.5", "before=0", "before=-1", "before=x", "before=1e3", "holder=a&holder=b", "limit=99999999999999999999"]) {
+    for (const query of [
+      "limit=0",
+      "limit=101",
+      "limit=abc",
+      "limit=-3",
+      "limit=2.5",
+      "before=0",
+      "before=-1",
+      "before=x",
+      "before=1e3",
+      "holder=a&holder=b",
+      "limit=99999999999999999999",
+    ]) {
       const res = await server.get(`/api/trust/history?${query}`);
       assert.is(res.status, 400, query);
       assert.ok(res.body.message.includes(query.split("=")[0]!), `${query}: ${res.body.message}`);
@@ -102,9 +166,22 @@ test("GET /api/nests/{id}/messages: bare is every record; ?limit and &before pag
     }
     const newest = await server.get("/api/nests/todo/messages?limit=50");
     assert.equal(newest.body, bare.body.slice(-50));
-    assert.equal((await server.get("/api/nests/todo/messages?limit=3&before=10")).body, bare.body.slice(6, 9), "a number works as before");
+    assert.equal(
+      (await server.get("/api/nests/todo/messages?limit=3&before=10")).body,
+      bare.body.slice(6, 9),
+      "a number works as before",
+    );
     assert.is((await server.get("/api/nests/todo/messages?before=todo-60")).body.length, 50, "before alone pages 50");
-    for (const query of ["limit=0", "limit=101", "limit=x", "before=other-3", "before=todo-0", "before=todo-x", "before=-1", "limit=5&limit=6x"]) {
+    for (const query of [
+      "limit=0",
+      "limit=101",
+      "limit=x",
+      "before=other-3",
+      "before=todo-0",
+      "before=todo-x",
+      "before=-1",
+      "limit=5&limit=6x",
+    ]) {
       const res = await server.get(`/api/nests/todo/messages?${query}`);
       assert.is(res.status, 400, query);
     }

@@ -37,7 +37,17 @@ const STRIPPED: Array<[string, string]> = [
 ];
 
 /** Lines that only look like a marker: kept whole. */
-const KEPT = ["-5 degrees tonight", "1.5 kg of flour", "2026 plans", "*important* email", "+44 number to call", "x) not a marker", "a) not a marker either", "[link] to check", "1234. too many digits"];
+const KEPT = [
+  "-5 degrees tonight",
+  "1.5 kg of flour",
+  "2026 plans",
+  "*important* email",
+  "+44 number to call",
+  "x) not a marker",
+  "a) not a marker either",
+  "[link] to check",
+  "1234. too many digits",
+];
 
 test("every marker is stripped, and only markers: the items read back as written", async () => {
   const lines = [...STRIPPED.map(([line]) => line), ...KEPT];
@@ -46,8 +56,14 @@ test("every marker is stripped, and only markers: the items read back as written
   const listId = res.body.list_id as string;
   const read = await server.post("/graphql", { query: `{ list(id: "${listId}") { items { id text } } }` });
   const items = read.body.data.list.items as Array<{ id: string; text: string }>;
-  assert.equal(items.map((i) => i.text), [...STRIPPED.map(([, item]) => item), ...KEPT]);
-  assert.equal(items.map((i) => i.id), lines.map((_, n) => `${listId}-${n + 1}`));
+  assert.equal(
+    items.map((i) => i.text),
+    [...STRIPPED.map(([, item]) => item), ...KEPT],
+  );
+  assert.equal(
+    items.map((i) => i.id),
+    lines.map((_, n) => `${listId}-${n + 1}`),
+  );
 });
 
 test("a line that is only a marker is a 400 naming its line; nothing is stored", async () => {

@@ -22,7 +22,8 @@ function holding(role: "sentry" | "crow", text: string): Model & { held: Promise
     held,
     release,
     async generate(request: ModelRequest): Promise<ModelReply> {
-      const about = request.role === "sentry" ? request.input.item : request.role === "crow" ? request.input.task : undefined;
+      const about =
+        request.role === "sentry" ? request.input.item : request.role === "crow" ? request.input.task : undefined;
       if (request.role === role && about === text) {
         heldNow();
         await released;
@@ -32,11 +33,21 @@ function holding(role: "sentry" | "crow", text: string): Model & { held: Promise
   };
 }
 
-const cases: Array<{ role: "sentry" | "crow"; heldAt: string; movedTo: "done" | "skipped" | "awaiting_output"; list: string[] }> = [
+const cases: Array<{
+  role: "sentry" | "crow";
+  heldAt: string;
+  movedTo: "done" | "skipped" | "awaiting_output";
+  list: string[];
+}> = [
   { role: "sentry", heldAt: "pending", movedTo: "done", list: ["Buy milk", "Call mum", "Water the plants"] },
   { role: "sentry", heldAt: "pending", movedTo: "skipped", list: ["Call mum", "Buy milk"] },
   { role: "crow", heldAt: "working", movedTo: "done", list: ["Water the plants", "Buy milk"] },
-  { role: "crow", heldAt: "working", movedTo: "awaiting_output", list: ["Buy milk", "Write a haiku about crows", "Call mum"] },
+  {
+    role: "crow",
+    heldAt: "working",
+    movedTo: "awaiting_output",
+    list: ["Buy milk", "Write a haiku about crows", "Call mum"],
+  },
   { role: "crow", heldAt: "working", movedTo: "skipped", list: ["Buy milk"] },
 ];
 
@@ -56,8 +67,13 @@ for (const c of cases) {
       const item = await server.app.prisma.item.findUniqueOrThrow({ where: { id: itemId } });
       assert.is(item.stage, c.heldAt);
       // Another writer moves the item on while the call is out.
-      await server.app.prisma.item.update({ where: { id: itemId }, data: { stage: c.movedTo, answer: "theirs", skipReason: c.movedTo === "skipped" ? "rejected" : null } });
-      const before = (await server.app.log.read(`list:${listId}`)).filter((e) => JSON.parse(e.payload).item_id === itemId).map((e) => e.name);
+      await server.app.prisma.item.update({
+        where: { id: itemId },
+        data: { stage: c.movedTo, answer: "theirs", skipReason: c.movedTo === "skipped" ? "rejected" : null },
+      });
+      const before = (await server.app.log.read(`list:${listId}`))
+        .filter((e) => JSON.parse(e.payload).item_id === itemId)
+        .map((e) => e.name);
       model.release();
       if (c.movedTo !== "awaiting_output") {
         const messages = await owner.finished;
@@ -65,19 +81,28 @@ for (const c of cases) {
       } else {
         // The item waits at awaiting_output for the other writer's approval; this run lets it go.
         owner.finished.catch(() => {}); // the list does not finish here: its stream is closed below
-        await eventually("the run letting the item go", async () => (lines.some((l) => l.includes(`item ${itemId} left`)) ? true : undefined));
+        await eventually("the run letting the item go", async () =>
+          lines.some((l) => l.includes(`item ${itemId} left`)) ? true : undefined,
+        );
       }
       owner.sse.close();
-      const after = (await server.app.log.read(`list:${listId}`)).filter((e) => JSON.parse(e.payload).item_id === itemId).map((e) => e.name);
+      const after = (await server.app.log.read(`list:${listId}`))
+        .filter((e) => JSON.parse(e.payload).item_id === itemId)
+        .map((e) => e.name);
       // The held flight did land (its crow.landed tells so); nothing about the item's stage follows.
       assert.equal(after.slice(0, before.length), before);
       assert.equal(after.slice(before.length), ["crow.landed"], "only the flight's landing after the item moved");
       const stored = await server.app.prisma.item.findUniqueOrThrow({ where: { id: itemId } });
       assert.equal([stored.stage, stored.answer], [c.movedTo, "theirs"]);
-      assert.ok(lines.some((l) => l.includes(`item ${itemId} left ${c.heldAt}`)), lines.join("\n"));
+      assert.ok(
+        lines.some((l) => l.includes(`item ${itemId} left ${c.heldAt}`)),
+        lines.join("\n"),
+      );
       // The other items went their usual way.
       const others = () => server.app.prisma.item.findMany({ where: { listId, NOT: { id: itemId } } });
-      await eventually("the other items done", async () => ((await others()).every((o) => o.stage === "done") ? true : undefined));
+      await eventually("the other items done", async () =>
+        (await others()).every((o) => o.stage === "done") ? true : undefined,
+      );
       assert.is((await others()).length, c.list.length - 1);
     } finally {
       model.release();

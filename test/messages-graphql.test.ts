@@ -46,13 +46,29 @@ test("postMessage: the stored record, and each refusal as a typed error", async 
       ts: ok.data.postMessage.ts,
     });
     const missing = await gql(kit, POST, { nestId: "nope", author: "owner", text: "hi" });
-    assert.equal(missing.data.postMessage, { __typename: "NotFoundError", code: "not_found", message: 'No nest "nope".' });
+    assert.equal(missing.data.postMessage, {
+      __typename: "NotFoundError",
+      code: "not_found",
+      message: 'No nest "nope".',
+    });
     const bad = await gql(kit, POST, { nestId: "todo", author: "owner", text: "  " });
-    assert.equal(bad.data.postMessage, { __typename: "BadInputError", code: "bad_input", message: '"text" must be 1-2000 characters after trimming, got 0.' });
-    await kit.server.app.prisma.quarantine.create({ data: { crow: "Hugin", nestId: "todo", flagMsgId: "a", askMsgId: "b", referent: "c" } });
+    assert.equal(bad.data.postMessage, {
+      __typename: "BadInputError",
+      code: "bad_input",
+      message: '"text" must be 1-2000 characters after trimming, got 0.',
+    });
+    await kit.server.app.prisma.quarantine.create({
+      data: { crow: "Hugin", nestId: "todo", flagMsgId: "a", askMsgId: "b", referent: "c" },
+    });
     const forbidden = await gql(kit, POST, { nestId: "todo", author: "Hugin", text: "hi", kind: "say" });
-    assert.equal(forbidden.data.postMessage, { __typename: "ForbiddenError", code: "forbidden", message: "Hugin is quarantined pending the owner's decision." });
-    await kit.server.app.prisma.requester.create({ data: { name: requesterKey("Rook"), pranks: 1, cooldownUntil: new Date(Date.now() + 30_000) } });
+    assert.equal(forbidden.data.postMessage, {
+      __typename: "ForbiddenError",
+      code: "forbidden",
+      message: "Hugin is quarantined pending the owner's decision.",
+    });
+    await kit.server.app.prisma.requester.create({
+      data: { name: requesterKey("Rook"), pranks: 1, cooldownUntil: new Date(Date.now() + 30_000) },
+    });
     const limited = await gql(kit, POST, { nestId: "todo", author: "Rook", text: "hi", kind: "say" });
     assert.is(limited.data.postMessage.__typename, "RateLimitedError");
     assert.ok(limited.data.postMessage.cooldownS > 0 && limited.data.postMessage.cooldownS <= 30);
@@ -66,10 +82,30 @@ test("postMessage: the stored record, and each refusal as a typed error", async 
 test("messages, asks with their resolution, quarantines", async () => {
   const kit = await startKit({ env: { CROWS_APPROVAL_WINDOW_MS: "60000" } });
   try {
-    const ask = await gql(kit, POST, { nestId: "todo", author: "owner", text: "Buy the tickets?", kind: "ask_owner", approvalPhrase: "buy them" });
-    const open = await gql(kit, POST, { nestId: "todo", author: "Quill", text: "Cancel the dentist?", kind: "ask_owner", approvalPhrase: "cancel it" });
-    await gql(kit, POST, { nestId: "todo", author: "owner", text: "Buy them", kind: "say", refersTo: ask.data.postMessage.msgId });
-    await kit.server.app.prisma.quarantine.create({ data: { crow: "Inky", nestId: "todo", flagMsgId: "todo-9", askMsgId: "todo-10", referent: "todo-8" } });
+    const ask = await gql(kit, POST, {
+      nestId: "todo",
+      author: "owner",
+      text: "Buy the tickets?",
+      kind: "ask_owner",
+      approvalPhrase: "buy them",
+    });
+    const open = await gql(kit, POST, {
+      nestId: "todo",
+      author: "Quill",
+      text: "Cancel the dentist?",
+      kind: "ask_owner",
+      approvalPhrase: "cancel it",
+    });
+    await gql(kit, POST, {
+      nestId: "todo",
+      author: "owner",
+      text: "Buy them",
+      kind: "say",
+      refersTo: ask.data.postMessage.msgId,
+    });
+    await kit.server.app.prisma.quarantine.create({
+      data: { crow: "Inky", nestId: "todo", flagMsgId: "todo-9", askMsgId: "todo-10", referent: "todo-8" },
+    });
     const result = await gql(
       kit,
       `query($nestId: ID!) {
@@ -86,9 +122,25 @@ test("messages, asks with their resolution, quarantines", async () => {
       { msgId: "todo-2", kind: "ask_owner", resolved: "" },
       { msgId: "todo-3", kind: "say", resolved: "" },
     ]);
-    assert.equal(result.data.open, [{ message: { msgId: open.data.postMessage.msgId, author: "Quill" }, resolved: "", approvalPhrase: "cancel it", approvedBy: null }]);
-    assert.equal(result.data.approved, [{ message: { msgId: "todo-1" }, resolved: "approved", approvedBy: { msgId: "todo-3", text: "Buy them" }, quarantine: null }]);
-    assert.equal(result.data.quarantines, [{ crow: "Inky", status: "quarantined", retired: false, referent: "todo-8" }]);
+    assert.equal(result.data.open, [
+      {
+        message: { msgId: open.data.postMessage.msgId, author: "Quill" },
+        resolved: "",
+        approvalPhrase: "cancel it",
+        approvedBy: null,
+      },
+    ]);
+    assert.equal(result.data.approved, [
+      {
+        message: { msgId: "todo-1" },
+        resolved: "approved",
+        approvedBy: { msgId: "todo-3", text: "Buy them" },
+        quarantine: null,
+      },
+    ]);
+    assert.equal(result.data.quarantines, [
+      { crow: "Inky", status: "quarantined", retired: false, referent: "todo-8" },
+    ]);
     assert.equal(result.data.nest.messages, [{ msgId: "todo-3" }]);
     const unknown = await kit.server.request("POST", "/graphql", { query: `{ messages(nestId: "nope") { msgId } }` });
     assert.is(unknown.status, 404, "a refusal at the top level carries its REST status");
@@ -102,7 +154,12 @@ test("messages, asks with their resolution, quarantines", async () => {
 const SUBSCRIBE = `subscription($nestId: ID!, $after: String) { nestMessages(nestId: $nestId, after: $after) { msgId n author text resolved } }`;
 
 /** Reads `next` frames of a Yoga SSE subscription (the shared SSE client) until `count` arrived. */
-async function yogaSubscription(kit: Kit, variables: Record<string, unknown>, count: number, onFrame: (seen: number) => Promise<void>): Promise<any[]> {
+async function yogaSubscription(
+  kit: Kit,
+  variables: Record<string, unknown>,
+  count: number,
+  onFrame: (seen: number) => Promise<void>,
+): Promise<any[]> {
   const sse = await openSse(kit.server.url + "/graphql", { json: { query: SUBSCRIBE, variables } });
   assert.ok((sse.headers.get("content-type") ?? "").startsWith("text/event-stream"));
   const nexts = () => sse.messages().filter((m) => m.event === "next" && m.data?.data);
@@ -137,7 +194,10 @@ test("nestMessages resumes from a msg_id over Yoga SSE and graphql-sse, then fol
     const client = createClient({ url: kit.server.url + "/graphql/stream", retryAttempts: 0 });
     const seen: string[] = [];
     try {
-      for await (const result of client.iterate<{ nestMessages: { msgId: string; text: string } }>({ query: SUBSCRIBE, variables: { nestId: "todo", after: "3" } })) {
+      for await (const result of client.iterate<{ nestMessages: { msgId: string; text: string } }>({
+        query: SUBSCRIBE,
+        variables: { nestId: "todo", after: "3" },
+      })) {
         assert.is(result.errors, undefined);
         seen.push(`${result.data!.nestMessages.msgId} ${result.data!.nestMessages.text}`);
         if (seen.length === 1) await kit.post("todo", { author: "Sable", text: "five", kind: "say" });
@@ -149,7 +209,10 @@ test("nestMessages resumes from a msg_id over Yoga SSE and graphql-sse, then fol
     assert.equal(seen, ["todo-4 four", "todo-5 five"]);
     // A bad resume point or an unknown nest is refused in-band, and the stream ends.
     for (const [variables, message] of [
-      [{ nestId: "todo", after: "lists-3" }, 'after \\"lists-3\\" is not an id this stream sent; its last id is todo-5.'],
+      [
+        { nestId: "todo", after: "lists-3" },
+        'after \\"lists-3\\" is not an id this stream sent; its last id is todo-5.',
+      ],
       [{ nestId: "todo", after: "999" }, 'after \\"999\\" is not an id this stream sent; its last id is todo-5.'],
       [{ nestId: "nope" }, 'No nest \\"nope\\".'],
     ] as const) {
@@ -160,7 +223,7 @@ test("nestMessages resumes from a msg_id over Yoga SSE and graphql-sse, then fol
       });
       const text = await response.text();
       assert.ok(text.includes(message), text);
-      assert.ok(!text.includes("nestMessages\":{"), "no message was sent");
+      assert.ok(!text.includes('nestMessages":{'), "no message was sent");
     }
   } finally {
     await kit.close();

@@ -43,7 +43,10 @@ const MEMBER_REQUESTS: Array<[author: string, to: string, text: string]> = [
 for (const [label, options] of CLASSIFIERS) {
   test(`${label}: every request to a member crow gets a claim, then a deliver to the requester, tagged harness`, () =>
     withKit(async (kit) => {
-      await kit.server.post("/api/nests", { name: "Cafe", crows: ["Pepper", "Inky", "Sable", "Rook", "Munin", "Hugin"] });
+      await kit.server.post("/api/nests", {
+        name: "Cafe",
+        crows: ["Pepper", "Inky", "Sable", "Rook", "Munin", "Hugin"],
+      });
       const requests: any[] = [];
       for (const [author, to, text] of MEMBER_REQUESTS) {
         const posted = await kit.post("cafe", { author, text, to, kind: "request" });
@@ -168,7 +171,10 @@ for (const [label, options] of CLASSIFIERS) {
           { name: "Wren", persona: "Sable", trust: "regular" },
         ]);
         const says = (await kit.messages("todo")).filter((r: any) => r.author === "Boss");
-        assert.ok(says.find((r: any) => r.text.startsWith("Spun up Tess")).text.includes("starting as a regular"), "trusted was clamped to regular");
+        assert.ok(
+          says.find((r: any) => r.text.startsWith("Spun up Tess")).text.includes("starting as a regular"),
+          "trusted was clamped to regular",
+        );
       },
       { ...options, env: { ...options?.env, CROWS_MAX_SPUN: "3" } },
     ));
@@ -200,21 +206,35 @@ test("whatever the model writes, Boss's spin is checked against the requester's 
     async generate(request) {
       if (request.role !== "boss") return brain.generate(request);
       const name = /named (\w+)/.exec(request.input.text)?.[1] ?? "Nova";
-      return { text: `SPIN {"name":"${name}","persona":"Corvina","trust":"trusted"}`, usage: { inputTokens: 1, outputTokens: 1 }, model: "test" };
+      return {
+        text: `SPIN {"name":"${name}","persona":"Corvina","trust":"trusted"}`,
+        usage: { inputTokens: 1, outputTokens: 1 },
+        model: "test",
+      };
     },
   };
   await withKit(
     async (kit) => {
       const cases: Array<[string, string]> = [
         ["Spin up a crow named Zed, persona Gandalf", "Refused to spin up Zed: persona unknown."],
-        ["Spin up a crow named Ada on Hugin's habits, as a stranger", "Spun up Ada: a new crow joined the flock, running on Hugin's habits, starting as a stranger."],
-        ["Spin up a crow named Bo", "Spun up Bo: a new crow joined the flock, running on Corvina's habits, starting as a regular."],
+        [
+          "Spin up a crow named Ada on Hugin's habits, as a stranger",
+          "Spun up Ada: a new crow joined the flock, running on Hugin's habits, starting as a stranger.",
+        ],
+        [
+          "Spin up a crow named Bo",
+          "Spun up Bo: a new crow joined the flock, running on Corvina's habits, starting as a regular.",
+        ],
       ];
       for (const [text, say] of cases) {
         const posted = await kit.post("todo", { author: "owner", text, to: "Boss", kind: "request" });
         await kit.idle();
         const reply = repliesTo(await kit.messages("todo"), posted.body.msg_id);
-        assert.equal(reply.map((r) => [r.kind, r.tagged_by]), [["say", "harness"]], text);
+        assert.equal(
+          reply.map((r) => [r.kind, r.tagged_by]),
+          [["say", "harness"]],
+          text,
+        );
         assert.ok(reply[0].text.startsWith(say), `${text} -> ${reply[0].text}`);
       }
       assert.equal((await kit.server.get("/api/crows")).body.crows, [

@@ -32,7 +32,9 @@ const REQUESTERS = ["owner", "Hugin", "Munin"];
 
 async function burst(kit: Kit, nestId: string, to: string | undefined): Promise<any[]> {
   const posted = await Promise.all(
-    WORDINGS.map((text, i) => kit.post(nestId, { author: REQUESTERS[i % REQUESTERS.length], text, kind: "request", ...(to ? { to } : {}) })),
+    WORDINGS.map((text, i) =>
+      kit.post(nestId, { author: REQUESTERS[i % REQUESTERS.length], text, kind: "request", ...(to ? { to } : {}) }),
+    ),
   );
   for (const response of posted) assert.is(response.status, 201, JSON.stringify(response.body));
   await kit.idle();
@@ -61,7 +63,8 @@ for (const [label, options] of CLASSIFIERS) {
       assert.is(await kit.server.app.prisma.requester.count({ where: { name: "Sable" } }), 0);
       // Sable's own posts are still limited as any poster's: strikes at 6 and 7, pranked at 8.
       const own: number[] = [];
-      for (let i = 1; i <= 8; i++) own.push((await kit.post("shop", { author: "Sable", text: `note ${i} to self`, kind: "say" })).status);
+      for (let i = 1; i <= 8; i++)
+        own.push((await kit.post("shop", { author: "Sable", text: `note ${i} to self`, kind: "say" })).status);
       assert.equal(own, [201, 201, 201, 201, 201, 201, 201, 429]);
     }, options));
 
@@ -73,13 +76,21 @@ for (const [label, options] of CLASSIFIERS) {
       for (const request of requests) {
         assert.is(request.kind, "request", request.text);
         const replies = all.filter((r: any) => r.refers_to === request.msg_id);
-        assert.equal(replies.map((r: any) => r.kind), ["claim", "deliver"], request.text);
+        assert.equal(
+          replies.map((r: any) => r.kind),
+          ["claim", "deliver"],
+          request.text,
+        );
         assert.is(replies[0].author, replies[1].author);
         assert.ok(replies.every((r: any) => r.to === request.author && r.tagged_by === "harness"));
       }
       const answered = all.filter((r: any) => r.kind === "deliver").map((r: any) => r.author);
       assert.ok(new Set(answered).size > 1, "the rotation spread them over the crows");
-      assert.is(await kit.server.app.prisma.requester.count({ where: { name: { in: ["Sable", "Pepper"] } } }), 0, "no crow that only answered was metered");
+      assert.is(
+        await kit.server.app.prisma.requester.count({ where: { name: { in: ["Sable", "Pepper"] } } }),
+        0,
+        "no crow that only answered was metered",
+      );
     }, options));
 }
 
@@ -92,7 +103,13 @@ test("a room request one crow cannot take (its model fails) goes to the next eli
       const all = await kit.messages("ops");
       assert.equal(
         all.map((r: any) => `${r.kind} ${r.author}->${r.to} re:${r.refers_to}`),
-        ["request owner-> re:", "claim Inky->owner re:ops-1", "decline Inky->owner re:ops-1", "claim Rook->owner re:ops-1", "deliver Rook->owner re:ops-1"],
+        [
+          "request owner-> re:",
+          "claim Inky->owner re:ops-1",
+          "decline Inky->owner re:ops-1",
+          "claim Rook->owner re:ops-1",
+          "deliver Rook->owner re:ops-1",
+        ],
       );
     },
     { deps: { model: failingWhen((r) => r.role === "crow" && r.speaker === "Inky") } },
@@ -117,14 +134,23 @@ test("a directed request to a quarantined crow: the loop declines for it, with n
   const model = failingWhen(() => false);
   await withKit(
     async (kit) => {
-      await kit.server.app.prisma.quarantine.create({ data: { crow: "Pepper", nestId: "todo", flagMsgId: "x", askMsgId: "y", referent: "z" } });
+      await kit.server.app.prisma.quarantine.create({
+        data: { crow: "Pepper", nestId: "todo", flagMsgId: "x", askMsgId: "y", referent: "z" },
+      });
       await kit.post("todo", { author: "owner", text: "Pepper, draft the invite", kind: "request", to: "Pepper" });
       await kit.idle();
       const all = await kit.messages("todo");
-      assert.equal(all.map((r: any) => `${r.kind} ${r.author}->${r.to} ${r.tagged_by}`), ["request owner->Pepper header", "decline Pepper->owner harness"]);
+      assert.equal(
+        all.map((r: any) => `${r.kind} ${r.author}->${r.to} ${r.tagged_by}`),
+        ["request owner->Pepper header", "decline Pepper->owner harness"],
+      );
       assert.ok(all[1].text.includes("quarantined"));
       assert.is(model.calls.filter((c) => c.speaker === "Pepper").length, 0, "Pepper did no work");
-      assert.is((await kit.post("todo", { author: "Pepper", text: "let me out", kind: "say" })).status, 403, "the gate still holds for Pepper's own posts");
+      assert.is(
+        (await kit.post("todo", { author: "Pepper", text: "let me out", kind: "say" })).status,
+        403,
+        "the gate still holds for Pepper's own posts",
+      );
     },
     { deps: { model } },
   );

@@ -49,7 +49,10 @@ test("every post reaches every open stream of the nest once, in order, and repla
       (await server.app.log.read("nest:launch-copy")).map((e) => e.name),
       Array(8).fill("nest.message"),
     );
-    assert.ok((await server.app.log.read("watch:launch-copy")).length > 0, "the watchdog logged its verdicts on its own stream");
+    assert.ok(
+      (await server.app.log.read("watch:launch-copy")).length > 0,
+      "the watchdog logged its verdicts on its own stream",
+    );
     assert.is(elsewhere.messages().length, 0, "another nest's stream hears nothing");
     assert.equal([a.messages().length, b.messages().length], [8, 8]);
     a.close();

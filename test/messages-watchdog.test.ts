@@ -26,7 +26,12 @@ async function forgiveOwner(kit: Kit): Promise<void> {
 
 /** An owner reply that must be accepted (201). */
 async function reply(kit: Kit, nestId: string, text: string, refersTo?: string): Promise<any> {
-  const response = await kit.post(nestId, { author: "owner", text, kind: "say", ...(refersTo ? { refers_to: refersTo } : {}) });
+  const response = await kit.post(nestId, {
+    author: "owner",
+    text,
+    kind: "say",
+    ...(refersTo ? { refers_to: refersTo } : {}),
+  });
   assert.is(response.status, 201, JSON.stringify(response.body));
   return response.body;
 }
@@ -36,7 +41,12 @@ async function breachAndAsk(kit: Kit, nestId: string, crow: string): Promise<{ f
   const sse = await kit.stream(nestId);
   await forgiveOwner(kit);
   try {
-    await kit.post(nestId, { author: "owner", text: `Summarise the meeting notes, ${crow}`, kind: "request", to: crow });
+    await kit.post(nestId, {
+      author: "owner",
+      text: `Summarise the meeting notes, ${crow}`,
+      kind: "request",
+      to: crow,
+    });
     const ask = await waitForRecord(sse, (r) => r.kind === "ask_owner" && r.approval_phrase === `reinstate ${crow}`);
     await kit.idle();
     const flag = (await kit.messages(nestId)).find((r: any) => r.msg_id === ask.refers_to);
@@ -104,26 +114,39 @@ test("the full quarantine story: breach, flag, ask, 403 before membership, retir
     await kit.idle();
     assert.is((await kit.messages("crew")).find((r: any) => r.msg_id === ask.msg_id).resolved, "approved");
     assert.equal((await kit.server.get("/api/crows")).body, { crows: [] });
-    assert.equal((await kit.server.get("/api/nests")).body.nests.find((n: any) => n.nest_id === "crew").crows, ["Pepper", "Sable"]);
+    assert.equal((await kit.server.get("/api/nests")).body.nests.find((n: any) => n.nest_id === "crew").crows, [
+      "Pepper",
+      "Sable",
+    ]);
     const retired = await kit.post("crew", { author: "Bran", text: "I'm back", kind: "say" });
     assert.is(retired.status, 403, "retired but still quarantined reads 403, not 400");
-    const sentry1 = await kit.server.app.prisma.trust.findUnique({ where: { holder_taskType: { holder: "Sentry", taskType: "triage/watch" } } });
+    const sentry1 = await kit.server.app.prisma.trust.findUnique({
+      where: { holder_taskType: { holder: "Sentry", taskType: "triage/watch" } },
+    });
     assert.equal([sentry1!.approvals, sentry1!.streak, sentry1!.level], [1, 1, 0]);
 
     // A second exact reply does not bump again.
     await reply(kit, "crew", "retire Bran", ask.msg_id);
     await reply(kit, "crew", "reinstate Bran", ask.msg_id);
     await kit.idle();
-    const sentry2 = await kit.server.app.prisma.trust.findUnique({ where: { holder_taskType: { holder: "Sentry", taskType: "triage/watch" } } });
+    const sentry2 = await kit.server.app.prisma.trust.findUnique({
+      where: { holder_taskType: { holder: "Sentry", taskType: "triage/watch" } },
+    });
     assert.is(sentry2!.approvals, 1, "counted at most once per ask");
-    assert.is((await kit.post("crew", { author: "Bran", text: "hi", kind: "say" })).status, 403, "the ask resolved once; the later reinstate moved nothing");
+    assert.is(
+      (await kit.post("crew", { author: "Bran", text: "hi", kind: "say" })).status,
+      403,
+      "the ask resolved once; the later reinstate moved nothing",
+    );
 
     // 5. A persona crow: Pepper breaches, the owner retires it from this nest; the persona lives on.
     breachers.add("Pepper");
     const pepper = await breachAndAsk(kit, "crew", "Pepper");
     await reply(kit, "crew", "retire pepper", pepper.ask.msg_id);
     await kit.idle();
-    assert.equal((await kit.server.get("/api/nests")).body.nests.find((n: any) => n.nest_id === "crew").crows, ["Sable"]);
+    assert.equal((await kit.server.get("/api/nests")).body.nests.find((n: any) => n.nest_id === "crew").crows, [
+      "Sable",
+    ]);
     assert.ok((await kit.server.get("/api/personas")).body.some((p: any) => p.name === "Pepper"));
     assert.is((await kit.post("crew", { author: "Pepper", text: "hi", kind: "say" })).status, 403);
 
@@ -146,7 +169,9 @@ test("the full quarantine story: breach, flag, ask, 403 before membership, retir
     );
 
     // Three approvals in a row promote the Sentry's triage/watch record, logged once as trust.changed.
-    const sentry3 = await kit.server.app.prisma.trust.findUnique({ where: { holder_taskType: { holder: "Sentry", taskType: "triage/watch" } } });
+    const sentry3 = await kit.server.app.prisma.trust.findUnique({
+      where: { holder_taskType: { holder: "Sentry", taskType: "triage/watch" } },
+    });
     assert.equal([sentry3!.approvals, sentry3!.level], [3, 1]);
     const changes = (await watchEvents(kit, "crew")).filter((e) => e.name === "trust.changed");
     assert.equal(
@@ -191,9 +216,21 @@ test("an unanswered ask reads rejected after the window; a late exact reply and 
       assert.is(resolved, "rejected");
       await reply(kit, "todo", "reinstate Munin", ask.msg_id);
       await kit.idle();
-      assert.is((await kit.messages("todo")).find((r: any) => r.msg_id === ask.msg_id).resolved, "rejected", "a rejected quarantine ask changes nothing");
-      assert.is((await kit.post("todo", { author: "Munin", text: "hello", kind: "say" })).status, 403, "the crow stays quarantined");
-      assert.is(await kit.server.app.prisma.trust.count({ where: { holder: "Sentry" } }), 0, "a timeout moves nothing on Sentry|triage/watch");
+      assert.is(
+        (await kit.messages("todo")).find((r: any) => r.msg_id === ask.msg_id).resolved,
+        "rejected",
+        "a rejected quarantine ask changes nothing",
+      );
+      assert.is(
+        (await kit.post("todo", { author: "Munin", text: "hello", kind: "say" })).status,
+        403,
+        "the crow stays quarantined",
+      );
+      assert.is(
+        await kit.server.app.prisma.trust.count({ where: { holder: "Sentry" } }),
+        0,
+        "a timeout moves nothing on Sentry|triage/watch",
+      );
       assert.is(await kit.server.app.prisma.trustEntry.count({ where: { holder: "Sentry" } }), 0);
     },
     { env: { CROWS_APPROVAL_WINDOW_MS: "1" } },
@@ -201,7 +238,14 @@ test("an unanswered ask reads rejected after the window; a late exact reply and 
 
 test("ask_owner the owner parked: the exact phrase approves it, nothing on the Sentry's record", () =>
   withKit(async (kit) => {
-    const ask = (await kit.post("todo", { author: "owner", text: "Do we book the venue?", kind: "ask_owner", approval_phrase: "Book It" })).body;
+    const ask = (
+      await kit.post("todo", {
+        author: "owner",
+        text: "Do we book the venue?",
+        kind: "ask_owner",
+        approval_phrase: "Book It",
+      })
+    ).body;
     await reply(kit, "todo", "book it now", ask.msg_id);
     assert.is((await kit.messages("todo"))[0].resolved, "");
     await reply(kit, "todo", " BOOK IT ", ask.msg_id);
@@ -227,7 +271,10 @@ test("an unsure watchdog never quarantines; owner messages are never inspected",
     await kit.post("todo", { author: "Quill", text: "ok?", kind: "ask_owner", approval_phrase: "ok" });
     await kit.idle();
     assert.is(kit.callsFor("answers_request").length, calls, "the owner's deliver was not inspected");
-    assert.ok(kit.callsFor("answers_request").every((c) => Object.keys(c.body.questions!).length === 3), "one call, three noul questions");
+    assert.ok(
+      kit.callsFor("answers_request").every((c) => Object.keys(c.body.questions!).length === 3),
+      "one call, three noul questions",
+    );
   }));
 
 test("at most one flag per crow per referent: a later breach is logged, not posted", () =>
@@ -235,9 +282,18 @@ test("at most one flag per crow per referent: a later breach is logged, not post
     breaching(kit).add("Hugin");
     // Jev takes its time on the claim, so the deliver lands before the quarantine does.
     kit.jev.reply = (call) => ((call.body.state as any)?.kind === "claim" ? { delayMs: 300 } : {});
-    const request = (await kit.post("todo", { author: "owner", text: "Find the venue's phone number", kind: "request", to: "owner" })).body;
-    assert.is((await kit.post("todo", { author: "Hugin", text: "on it", kind: "claim", refers_to: request.msg_id })).status, 201);
-    assert.is((await kit.post("todo", { author: "Hugin", text: "it is 555-0100", kind: "deliver", refers_to: request.msg_id })).status, 201);
+    const request = (
+      await kit.post("todo", { author: "owner", text: "Find the venue's phone number", kind: "request", to: "owner" })
+    ).body;
+    assert.is(
+      (await kit.post("todo", { author: "Hugin", text: "on it", kind: "claim", refers_to: request.msg_id })).status,
+      201,
+    );
+    assert.is(
+      (await kit.post("todo", { author: "Hugin", text: "it is 555-0100", kind: "deliver", refers_to: request.msg_id }))
+        .status,
+      201,
+    );
     await kit.idle();
     const watches = (await watchEvents(kit, "todo")).filter((e) => e.name === "watch");
     assert.is(watches.length, 2);

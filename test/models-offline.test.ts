@@ -30,10 +30,25 @@ test("every triage mode is reachable by the documented rules", async () => {
     ["Write a function that parses ISO dates", "solo", "code", []],
     ["Plan the team offsite", "solo", "planning", []],
     ["Water the plants", "solo", "other", []],
-    ["Research flights to Lisbon and book the cheapest one", "split", "research", ["Research flights to Lisbon", "book the cheapest one"]],
-    ["Draft the newsletter; email it to the team", "split", "writing", ["Draft the newsletter", "email it to the team"]],
+    [
+      "Research flights to Lisbon and book the cheapest one",
+      "split",
+      "research",
+      ["Research flights to Lisbon", "book the cheapest one"],
+    ],
+    [
+      "Draft the newsletter; email it to the team",
+      "split",
+      "writing",
+      ["Draft the newsletter", "email it to the team"],
+    ],
     ["Fix the login bug, then deploy it", "split", "code", ["Fix the login bug", "deploy it"]],
-    ["Call the bank, pay the rent and book a plumber", "split", "errand", ["Call the bank", "pay the rent", "book a plumber"]],
+    [
+      "Call the bank, pay the rent and book a plumber",
+      "split",
+      "errand",
+      ["Call the bank", "pay the rent", "book a plumber"],
+    ],
     ["Brainstorm names for the new cafe", "murder", "other", []],
     ["Compare Postgres and SQLite for the app", "murder", "research", []],
     ["Pros and cons of moving to Berlin", "murder", "other", []],
@@ -69,7 +84,10 @@ test("same request, same reply; the reply reads the structured input, not the pr
   const requests: ModelRequest[] = [
     sentry("Brainstorm names for the new cafe"),
     request({ role: "crow", input: { task: "Draft the launch email", taskType: "writing" } }, "Pepper"),
-    request({ role: "quill", input: { requester: "owner", text: "Pepper, draft the tagline", members: ["Pepper"] } }, "Quill"),
+    request(
+      { role: "quill", input: { requester: "owner", text: "Pepper, draft the tagline", members: ["Pepper"] } },
+      "Quill",
+    ),
   ];
   for (const original of requests) {
     const first = await brain.generate(original);
@@ -81,31 +99,41 @@ test("same request, same reply; the reply reads the structured input, not the pr
 });
 
 test("replies vary with speaker and input", async () => {
-  const crow = (speaker: string, task: string) => request({ role: "crow", input: { task, taskType: "other" } }, speaker);
+  const crow = (speaker: string, task: string) =>
+    request({ role: "crow", input: { task, taskType: "other" } }, speaker);
   const bySpeaker = new Set<string>();
   for (const name of ROSTER) bySpeaker.add((await brain.generate(crow(name, "Sort the shed"))).text);
   assert.is(bySpeaker.size, ROSTER.length, "each persona answers in its own voice");
   const openings = new Set<string>();
-  for (let n = 0; n < 12; n++) openings.add((await brain.generate(crow("Munin", `Task number ${n}`))).text.split(" For ")[0]!);
+  for (let n = 0; n < 12; n++)
+    openings.add((await brain.generate(crow("Munin", `Task number ${n}`))).text.split(" For ")[0]!);
   assert.ok(openings.size >= 2, "phrasing varies by input hash");
 });
 
 test("crow answers are labelled, take the subtask, and murder lenses differ", async () => {
   const split = await brain.generate(
-    request({ role: "crow", input: { task: "Research flights and book one", subtask: "book one", taskType: "errand" } }, "Rook"),
+    request(
+      { role: "crow", input: { task: "Research flights and book one", subtask: "book one", taskType: "errand" } },
+      "Rook",
+    ),
   );
   assert.ok(split.text.startsWith("[offline] "));
   assert.ok(split.text.includes('"book one"'));
   const lenses = new Set<string>();
   for (let index = 0; index < 3; index++) {
     const reply = await brain.generate(
-      request({ role: "crow", input: { task: "Brainstorm cafe names", lens: { index, of: 3 }, taskType: "other" } }, "Corvina"),
+      request(
+        { role: "crow", input: { task: "Brainstorm cafe names", lens: { index, of: 3 }, taskType: "other" } },
+        "Corvina",
+      ),
     );
     lenses.add(reply.text);
     assert.ok(reply.text.includes(`Take ${index + 1} of 3`));
   }
   assert.is(lenses.size, 3);
-  const spun = await brain.generate(request({ role: "crow", input: { task: "Draft a post", taskType: "writing" } }, "Nib", "Pepper"));
+  const spun = await brain.generate(
+    request({ role: "crow", input: { task: "Draft a post", taskType: "writing" } }, "Nib", "Pepper"),
+  );
   assert.ok(spun.text.includes("(Nib)"), "a spun crow signs its persona's answer");
 });
 
@@ -132,12 +160,23 @@ test("the Elder names every crow's contribution", async () => {
 });
 
 test("banter is exactly one line to its addressee about the recent event", async () => {
-  for (const [speaker, to] of [["Hugin", "Munin"], ["Pepper", "Sable"], ["Inky", "Corvina"]] as const) {
+  for (const [speaker, to] of [
+    ["Hugin", "Munin"],
+    ["Pepper", "Sable"],
+    ["Inky", "Corvina"],
+  ] as const) {
     const reply = await brain.generate(
       request(
         {
           role: "banter",
-          input: { speaker, to, speakerBackstory: "", toBackstory: "", relationship: relationshipOf(speaker, to), recent: ["earlier thing", `${speaker} landed on\nitem 2`] },
+          input: {
+            speaker,
+            to,
+            speakerBackstory: "",
+            toBackstory: "",
+            relationship: relationshipOf(speaker, to),
+            recent: ["earlier thing", `${speaker} landed on\nitem 2`],
+          },
         },
         speaker,
       ),
@@ -150,8 +189,18 @@ test("banter is exactly one line to its addressee about the recent event", async
 
 test("Quill relays to a named member, says so for a non-member, answers otherwise", async () => {
   const quill = async (text: string) =>
-    parseQuill((await brain.generate(request({ role: "quill", input: { requester: "owner", text, members: ["Pepper", "Inky"] } }, "Quill"))).text);
-  assert.equal(await quill("Pepper, please draft the launch tagline"), { kind: "relay", to: "Pepper", text: "draft the launch tagline" });
+    parseQuill(
+      (
+        await brain.generate(
+          request({ role: "quill", input: { requester: "owner", text, members: ["Pepper", "Inky"] } }, "Quill"),
+        )
+      ).text,
+    );
+  assert.equal(await quill("Pepper, please draft the launch tagline"), {
+    kind: "relay",
+    to: "Pepper",
+    text: "draft the launch tagline",
+  });
   assert.equal(await quill("ask Inky to fix the clock"), { kind: "relay", to: "Inky", text: "fix the clock" });
   const say = await quill("Can you ask Sable to edit this?");
   assert.is(say.kind, "say");
@@ -163,12 +212,47 @@ test("Quill relays to a named member, says so for a non-member, answers otherwis
 
 test("Boss issues SPIN and NEST orders and plain replies", async () => {
   const boss = async (text: string) =>
-    parseBoss((await brain.generate(request({ role: "boss", input: { requester: "owner", text, personas: [...ROSTER], registry: ["Nib"], nests: ["todo"] } }, "Boss"))).text);
-  assert.equal(await boss("spin up a crow named Nib based on Pepper"), { kind: "spin", name: "Nib", persona: "Pepper", trust: "stranger" });
-  assert.equal(await boss("Hire Quoth as a regular, like Inky"), { kind: "spin", name: "Quoth", persona: "Inky", trust: "regular" });
-  assert.equal(await boss("Create a crow called Ash"), { kind: "spin", name: "Ash", persona: "Corvina", trust: "stranger" });
-  assert.equal(await boss("create a nest named Launch copy with Pepper and Nib"), { kind: "nest", name: "Launch copy", crows: ["Pepper", "Nib"] });
-  assert.equal(await boss('make a new room called "Ops" with Rook, Jackdaw'), { kind: "nest", name: "Ops", crows: ["Rook", "Jackdaw"] });
+    parseBoss(
+      (
+        await brain.generate(
+          request(
+            {
+              role: "boss",
+              input: { requester: "owner", text, personas: [...ROSTER], registry: ["Nib"], nests: ["todo"] },
+            },
+            "Boss",
+          ),
+        )
+      ).text,
+    );
+  assert.equal(await boss("spin up a crow named Nib based on Pepper"), {
+    kind: "spin",
+    name: "Nib",
+    persona: "Pepper",
+    trust: "stranger",
+  });
+  assert.equal(await boss("Hire Quoth as a regular, like Inky"), {
+    kind: "spin",
+    name: "Quoth",
+    persona: "Inky",
+    trust: "regular",
+  });
+  assert.equal(await boss("Create a crow called Ash"), {
+    kind: "spin",
+    name: "Ash",
+    persona: "Corvina",
+    trust: "stranger",
+  });
+  assert.equal(await boss("create a nest named Launch copy with Pepper and Nib"), {
+    kind: "nest",
+    name: "Launch copy",
+    crows: ["Pepper", "Nib"],
+  });
+  assert.equal(await boss('make a new room called "Ops" with Rook, Jackdaw'), {
+    kind: "nest",
+    name: "Ops",
+    crows: ["Rook", "Jackdaw"],
+  });
   assert.is((await boss("How is the flock doing?")).kind, "reply");
   assert.is((await boss("spin up a crow")).kind, "reply", "no name, no order");
 });
@@ -182,7 +266,9 @@ test("token counts follow text length and a 20-item solo list fits the budget co
     assert.is(triageReply.usage.inputTokens, Math.ceil((triageRequest.system + triageRequest.prompt).length / 4));
     assert.is(triageReply.usage.outputTokens, Math.ceil(triageReply.text.length / 4));
     const persona = ROSTER[n % ROSTER.length]!;
-    const crowReply = await brain.generate(request({ role: "crow", input: { task: item, taskType: "errand" } }, persona));
+    const crowReply = await brain.generate(
+      request({ role: "crow", input: { task: item, taskType: "errand" } }, persona),
+    );
     const sentryCall = triageReply.usage.inputTokens + triageReply.usage.outputTokens;
     const crowCall = crowReply.usage.inputTokens + crowReply.usage.outputTokens;
     assert.ok(sentryCall <= 260, `a Sentry call costs ${sentryCall}`);
@@ -194,7 +280,11 @@ test("token counts follow text length and a 20-item solo list fits the budget co
 
 test("renderRequest asks for JSON only from the Sentry and Boss", () => {
   assert.is(sentry("x").json, true);
-  assert.is(request({ role: "boss", input: { requester: "owner", text: "x", personas: [], registry: [], nests: [] } }, "Boss").json, true);
+  assert.is(
+    request({ role: "boss", input: { requester: "owner", text: "x", personas: [], registry: [], nests: [] } }, "Boss")
+      .json,
+    true,
+  );
   assert.is(request({ role: "crow", input: { task: "x", taskType: "other" } }, "Inky").json, false);
 });
 

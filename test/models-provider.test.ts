@@ -18,7 +18,12 @@ function sentryRequest(item = ITEM): ModelRequest {
 }
 
 function crowRequest(): ModelRequest {
-  return renderRequest({ role: "crow", input: { task: "Draft the launch email", taskType: "writing" }, speaker: "Pepper", persona: "Pepper" });
+  return renderRequest({
+    role: "crow",
+    input: { task: "Draft the launch email", taskType: "writing" },
+    speaker: "Pepper",
+    persona: "Pepper",
+  });
 }
 
 async function withFake(
@@ -99,7 +104,12 @@ test("the openai provider speaks chat completions to a base URL too", async () =
 
 test("the Sentry asks for its JSON schema (structured output) and a valid triage parses", async () => {
   const triages = [
-    { mode: "split", task_type: "research", subtasks: ["Research flights", "Book the cheapest"], reason: "two actions" },
+    {
+      mode: "split",
+      task_type: "research",
+      subtasks: ["Research flights", "Book the cheapest"],
+      reason: "two actions",
+    },
     { mode: "solo", task_type: "errand", subtasks: [], reason: "one errand" },
     { mode: "murder", task_type: "writing", subtasks: [], reason: "several takes" },
   ];
@@ -110,7 +120,12 @@ test("the Sentry asks for its JSON schema (structured output) and a valid triage
         const reply = await model.generate(sentryRequest());
         const format = fake.calls[0]!.body.response_format;
         assert.is(format.type, "json_schema");
-        assert.equal(Object.keys(format.json_schema.schema.properties).sort(), ["mode", "reason", "subtasks", "task_type"]);
+        assert.equal(Object.keys(format.json_schema.schema.properties).sort(), [
+          "mode",
+          "reason",
+          "subtasks",
+          "task_type",
+        ]);
         assert.equal(format.json_schema.schema.properties.mode.enum, ["solo", "split", "murder"]);
         const parsed = parseTriage(reply.text);
         assert.ok(parsed.ok);
@@ -127,7 +142,10 @@ test("a provider that refuses the schema is asked in JSON mode from then on, and
       (call) =>
         call.body.response_format?.type === "json_schema"
           ? { status: refusal }
-          : { content: JSON.stringify({ mode: "solo", task_type: "other", subtasks: [], reason: "plain JSON" }), usage: { prompt_tokens: 9, completion_tokens: 9 } },
+          : {
+              content: JSON.stringify({ mode: "solo", task_type: "other", subtasks: [], reason: "plain JSON" }),
+              usage: { prompt_tokens: 9, completion_tokens: 9 },
+            },
       async (fake, model, lines) => {
         for (const item of [ITEM, "Buy milk", "Write a haiku"]) {
           const parsed = parseTriage((await model.generate(sentryRequest(item))).text);
@@ -185,7 +203,11 @@ test("a provider that keeps answering 5xx is retried until the patience, then fa
         assert.ok(fake.calls.length >= 3, `several tries, got ${fake.calls.length}`);
         assert.match(error.message, new RegExp(`model provider unavailable for \\d+ s \\(.*${status}`));
         assertSafe(error.message);
-        assert.is((error as Error & { cause?: unknown }).cause, undefined, "no SDK error (with the request body) rides along");
+        assert.is(
+          (error as Error & { cause?: unknown }).cause,
+          undefined,
+          "no SDK error (with the request body) rides along",
+        );
       },
       2_000,
       "openai-compatible",
@@ -196,7 +218,10 @@ test("a provider that keeps answering 5xx is retried until the patience, then fa
 
 test("a 500 followed by a good reply succeeds on the retry", async () => {
   await withFake(
-    (_call, index) => (index === 0 ? { status: 503 } : { content: "second time lucky", usage: { prompt_tokens: 4, completion_tokens: 3 } }),
+    (_call, index) =>
+      index === 0
+        ? { status: 503 }
+        : { content: "second time lucky", usage: { prompt_tokens: 4, completion_tokens: 3 } },
     async (fake, model) => {
       const reply = await model.generate(crowRequest());
       assert.is(reply.text, "second time lucky");
@@ -208,16 +233,33 @@ test("a 500 followed by a good reply succeeds on the retry", async () => {
 test("a stream cut mid-answer is weather: asked again, its text starts afresh, and only the whole answer's usage counts", async () => {
   for (const cutAfter of [0, 1, 3]) {
     await withFake(
-      (_call, index) => ({ content: "The whole answer, streamed in pieces.", usage: { prompt_tokens: 10 + index, completion_tokens: 5 }, ...(index === 0 ? { resetAfterChunks: cutAfter } : {}) }),
+      (_call, index) => ({
+        content: "The whole answer, streamed in pieces.",
+        usage: { prompt_tokens: 10 + index, completion_tokens: 5 },
+        ...(index === 0 ? { resetAfterChunks: cutAfter } : {}),
+      }),
       async (fake, model) => {
         const pieces: Array<[string, boolean]> = [];
-        const request = { ...crowRequest(), watch: { deadline: async (now: number, patience: number) => now + patience, text: (delta: string, first: boolean) => pieces.push([delta, first]) } };
+        const request = {
+          ...crowRequest(),
+          watch: {
+            deadline: async (now: number, patience: number) => now + patience,
+            text: (delta: string, first: boolean) => pieces.push([delta, first]),
+          },
+        };
         const reply = await model.generate(request);
         assert.is(reply.text, "The whole answer, streamed in pieces.");
         assert.equal(reply.usage, { inputTokens: 11, outputTokens: 5 }, "the second try's usage, once");
         assert.is(fake.calls.length, 2);
         const lastStart = pieces.map(([, first]) => first).lastIndexOf(true);
-        assert.is(pieces.slice(lastStart).map(([delta]) => delta).join(""), reply.text, "the text after the last fresh start is the answer");
+        assert.is(
+          pieces
+            .slice(lastStart)
+            .map(([delta]) => delta)
+            .join(""),
+          reply.text,
+          "the text after the last fresh start is the answer",
+        );
       },
     );
   }
@@ -245,7 +287,10 @@ test("a 400, 401, 403 or 404 is configuration trouble: not retried, and the mess
 
 test("malformed JSON from the Sentry is returned as text and parseTriage says not ok", async () => {
   await withFake(
-    () => ({ content: '{"mode": "split", "task_type": "research", "subtasks": [', usage: { prompt_tokens: 50, completion_tokens: 12 } }),
+    () => ({
+      content: '{"mode": "split", "task_type": "research", "subtasks": [',
+      usage: { prompt_tokens: 50, completion_tokens: 12 },
+    }),
     async (_fake, model) => {
       const reply = await model.generate(sentryRequest());
       assert.equal(reply.usage, { inputTokens: 50, outputTokens: 12 });
@@ -296,8 +341,14 @@ test("the fake server's default script answers each role in its format", async (
 
 test("createModel: offline by default, providers by CROWS_MODEL, ConfigError naming the variable otherwise", () => {
   assert.instance(createModel(loadConfig({}), {}), OfflineBrain);
-  assert.is(createModel(loadConfig({ CROWS_MODEL: "openai:gpt-4o-mini" }), { OPENAI_API_KEY: "sk-x" }).name, "openai:gpt-4o-mini");
-  assert.is(createModel(loadConfig({ CROWS_MODEL: "anthropic:claude-haiku-4-5" }), { ANTHROPIC_API_KEY: "k" }).name, "anthropic:claude-haiku-4-5");
+  assert.is(
+    createModel(loadConfig({ CROWS_MODEL: "openai:gpt-4o-mini" }), { OPENAI_API_KEY: "sk-x" }).name,
+    "openai:gpt-4o-mini",
+  );
+  assert.is(
+    createModel(loadConfig({ CROWS_MODEL: "anthropic:claude-haiku-4-5" }), { ANTHROPIC_API_KEY: "k" }).name,
+    "anthropic:claude-haiku-4-5",
+  );
   const bad: Array<[Record<string, string>, RegExp]> = [
     [{ CROWS_MODEL: "gpt-4o" }, /CROWS_MODEL/],
     [{ CROWS_MODEL: "mistral:large" }, /CROWS_MODEL/],

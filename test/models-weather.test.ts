@@ -4,7 +4,13 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { APICallError } from "ai";
-import { classifyProviderError, ModelCallError, ProviderUnavailableError, rateLimitsFrom, retryAfterMs } from "../src/models/provider-errors.ts";
+import {
+  classifyProviderError,
+  ModelCallError,
+  ProviderUnavailableError,
+  rateLimitsFrom,
+  retryAfterMs,
+} from "../src/models/provider-errors.ts";
 import { backoffMs, withRetries, type RetryPolicy } from "../src/models/retry-policy.ts";
 import { Gate } from "../src/models/gate.ts";
 import { ADAPTIVE_PACE, AdaptivePace } from "../src/models/adaptive-pace.ts";
@@ -14,16 +20,35 @@ import { startFakeSystemOne } from "./helpers/fake-systemone.ts";
 const NOW = Date.parse("2026-12-01T12:00:00Z");
 const state = { timedOut: false, aborted: false, timeoutMs: 1000, now: NOW };
 const apiError = (statusCode: number | undefined, responseHeaders: Record<string, string> = {}, cause?: unknown) =>
-  new APICallError({ message: "x", url: "http://127.0.0.1/v1", requestBodyValues: { prompt: "secret prompt" }, statusCode, responseHeaders, cause });
+  new APICallError({
+    message: "x",
+    url: "http://127.0.0.1/v1",
+    requestBodyValues: { prompt: "secret prompt" },
+    statusCode,
+    responseHeaders,
+    cause,
+  });
 
 test("each failure is classified: weather, config, answer, timeout, aborted", () => {
-  for (const status of [408, 409, 429, 500, 502, 503, 504, 529]) assert.is(classifyProviderError(apiError(status), state).kind, "weather", String(status));
-  for (const status of [400, 401, 403, 404, 405, 413, 422]) assert.is(classifyProviderError(apiError(status), state).kind, "config", String(status));
-  const network = ["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EAI_AGAIN", "UND_ERR_SOCKET"].map((code) => Object.assign(new Error(code), { code }));
-  for (const cause of network) assert.is(classifyProviderError(apiError(undefined, {}, cause), state).kind, "weather", cause.message);
-  assert.is(classifyProviderError(Object.assign(new TypeError("fetch failed"), { cause: { code: "ENOTFOUND" } }), state).kind, "weather", "DNS");
+  for (const status of [408, 409, 429, 500, 502, 503, 504, 529])
+    assert.is(classifyProviderError(apiError(status), state).kind, "weather", String(status));
+  for (const status of [400, 401, 403, 404, 405, 413, 422])
+    assert.is(classifyProviderError(apiError(status), state).kind, "config", String(status));
+  const network = ["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EAI_AGAIN", "UND_ERR_SOCKET"].map((code) =>
+    Object.assign(new Error(code), { code }),
+  );
+  for (const cause of network)
+    assert.is(classifyProviderError(apiError(undefined, {}, cause), state).kind, "weather", cause.message);
+  assert.is(
+    classifyProviderError(Object.assign(new TypeError("fetch failed"), { cause: { code: "ENOTFOUND" } }), state).kind,
+    "weather",
+    "DNS",
+  );
   assert.is(classifyProviderError(apiError(200), state).kind, "answer");
-  assert.is(classifyProviderError(Object.assign(new Error("bad json"), { name: "AI_JSONParseError" }), state).kind, "answer");
+  assert.is(
+    classifyProviderError(Object.assign(new Error("bad json"), { name: "AI_JSONParseError" }), state).kind,
+    "answer",
+  );
   assert.is(classifyProviderError(apiError(503), { ...state, timedOut: true }).kind, "timeout");
   assert.is(classifyProviderError(apiError(503), { ...state, aborted: true }).kind, "aborted");
   for (const status of [400, 401, 403, 404, 429, 503]) {
@@ -41,10 +66,21 @@ test("the provider's word on how long to wait, in every form it gives it", () =>
     [{ "retry-after": new Date(NOW + 7_000).toUTCString() }, 429, 7_000],
     [{ "retry-after": new Date(NOW - 7_000).toUTCString() }, 503, 0],
     [{ "retry-after-ms": "250", "retry-after": "1" }, 429, 250],
-    [{ "x-ratelimit-reset-requests": "6m0s", "x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-tokens": "1s" }, 429, 360_000],
+    [
+      { "x-ratelimit-reset-requests": "6m0s", "x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-tokens": "1s" },
+      429,
+      360_000,
+    ],
     [{ "x-ratelimit-reset-requests": "20ms", "x-ratelimit-reset-tokens": "1.5s" }, 429, 20],
     [{ "x-ratelimit-reset-tokens": "1h2m3.5s", "x-ratelimit-remaining-tokens": "0" }, 429, 3_723_500],
-    [{ "anthropic-ratelimit-requests-reset": new Date(NOW + 12_000).toISOString(), "anthropic-ratelimit-requests-remaining": "0" }, 429, 12_000],
+    [
+      {
+        "anthropic-ratelimit-requests-reset": new Date(NOW + 12_000).toISOString(),
+        "anthropic-ratelimit-requests-remaining": "0",
+      },
+      429,
+      12_000,
+    ],
     [{ "anthropic-ratelimit-output-tokens-reset": new Date(NOW + 3_000).toISOString() }, 429, 3_000],
     [{ "x-ratelimit-reset": "2" }, 429, 2_000],
     [{ "x-ratelimit-reset": String(NOW / 1000 + 4) }, 429, 4_000],
@@ -52,7 +88,8 @@ test("the provider's word on how long to wait, in every form it gives it", () =>
     [{ "retry-after": "soon" }, 429, undefined],
     [{}, 429, undefined],
   ];
-  for (const [headers, status, expected] of cases) assert.is(retryAfterMs(headers, status, NOW), expected, JSON.stringify(headers));
+  for (const [headers, status, expected] of cases)
+    assert.is(retryAfterMs(headers, status, NOW), expected, JSON.stringify(headers));
   assert.is(classifyProviderError(apiError(429, { "retry-after": "3" }), state).retryAfterMs, 3_000);
 });
 
@@ -69,8 +106,14 @@ test("backoff is full jitter under an exponential ceiling, capped", () => {
   const p = policy(60_000);
   for (let failures = 1; failures <= 12; failures++) {
     const ceiling = Math.min(1_000, 100 * 2 ** (failures - 1));
-    assert.is(backoffMs(p, failures, () => 0), 0);
-    assert.is(backoffMs(p, failures, () => 0.999999), ceiling);
+    assert.is(
+      backoffMs(p, failures, () => 0),
+      0,
+    );
+    assert.is(
+      backoffMs(p, failures, () => 0.999999),
+      ceiling,
+    );
     for (let i = 0; i < 50; i++) {
       const wait = backoffMs(p, failures);
       assert.ok(wait >= 0 && wait <= ceiling, `${wait} within [0, ${ceiling}]`);
@@ -92,32 +135,57 @@ test("the retry helper: waits out weather within the patience, honours Retry-Aft
     const failUntil = patienceMs / 2; // an outage half the patience long
     const result = await withRetries(
       policy(patienceMs),
-      { deadline: async (now) => now + patienceMs, now: clock.now, sleep: clock.sleep, waiting: (n) => waits.push(n.retryAt - clock.now()) },
+      {
+        deadline: async (now) => now + patienceMs,
+        now: clock.now,
+        sleep: clock.sleep,
+        waiting: (n) => waits.push(n.retryAt - clock.now()),
+      },
       async () => {
         tries++;
-        if (clock.now() - NOW < failUntil) throw new ModelCallError("model provider answered HTTP 503", "weather", tries % 3 === 0 ? 2_000 : undefined, 503);
+        if (clock.now() - NOW < failUntil)
+          throw new ModelCallError(
+            "model provider answered HTTP 503",
+            "weather",
+            tries % 3 === 0 ? 2_000 : undefined,
+            503,
+          );
         return "answered";
       },
     );
     assert.is(result, "answered");
-    assert.ok(waits.every((w) => w <= 2_000), "no wait beyond the cap or the provider's word");
-    assert.ok(waits.filter((_, i) => (i + 1) % 3 === 0).every((w) => w === 2_000), "Retry-After honoured exactly");
+    assert.ok(
+      waits.every((w) => w <= 2_000),
+      "no wait beyond the cap or the provider's word",
+    );
+    assert.ok(
+      waits.filter((_, i) => (i + 1) % 3 === 0).every((w) => w === 2_000),
+      "Retry-After honoured exactly",
+    );
   }
   const clock = fakeClock();
   let tries = 0;
-  const error = await withRetries(policy(10_000), { deadline: async (now) => now + 10_000, now: clock.now, sleep: clock.sleep }, async () => {
-    tries++;
-    throw new ModelCallError("model provider answered HTTP 503", "weather", undefined, 503);
-  }).catch((e: unknown) => e);
+  const error = await withRetries(
+    policy(10_000),
+    { deadline: async (now) => now + 10_000, now: clock.now, sleep: clock.sleep },
+    async () => {
+      tries++;
+      throw new ModelCallError("model provider answered HTTP 503", "weather", undefined, 503);
+    },
+  ).catch((e: unknown) => e);
   assert.instance(error, ProviderUnavailableError);
   assert.match((error as Error).message, /^model provider unavailable for 10 s \(model provider answered HTTP 503\)$/);
   assert.ok(tries > 3);
   for (const kind of ["config", "answer", "aborted"] as const) {
     let once = 0;
-    const e = await withRetries(policy(10_000), { deadline: async (now) => now + 10_000, now: clock.now, sleep: clock.sleep }, async () => {
-      once++;
-      throw new ModelCallError(kind, kind);
-    }).catch((x: unknown) => x);
+    const e = await withRetries(
+      policy(10_000),
+      { deadline: async (now) => now + 10_000, now: clock.now, sleep: clock.sleep },
+      async () => {
+        once++;
+        throw new ModelCallError(kind, kind);
+      },
+    ).catch((x: unknown) => x);
     assert.is((e as ModelCallError).kind, kind);
     assert.is(once, 1, `${kind} is not retried`);
   }
@@ -126,9 +194,13 @@ test("the retry helper: waits out weather within the patience, honours Retry-Aft
 test("a stored deadline is kept: a flight that resumes late fails at it, not a fresh patience", async () => {
   const clock = fakeClock();
   const stored = NOW + 3_000;
-  const e = await withRetries(policy(600_000), { deadline: async () => stored, now: clock.now, sleep: clock.sleep }, async () => {
-    throw new ModelCallError("model provider unreachable", "weather");
-  }).catch((x: unknown) => x);
+  const e = await withRetries(
+    policy(600_000),
+    { deadline: async () => stored, now: clock.now, sleep: clock.sleep },
+    async () => {
+      throw new ModelCallError("model provider unreachable", "weather");
+    },
+  ).catch((x: unknown) => x);
   assert.instance(e, ProviderUnavailableError);
   assert.is(clock.now(), stored, "the last try went out at the stored deadline");
 });
@@ -136,11 +208,15 @@ test("a stored deadline is kept: a flight that resumes late fails at it, not a f
 test("a timed-out call is asked again with more time, never the same doomed call", async () => {
   const clock = fakeClock();
   const factors: number[] = [];
-  await withRetries(policy(60_000), { deadline: async (now) => now + 60_000, now: clock.now, sleep: clock.sleep }, async (_n, factor) => {
-    factors.push(factor);
-    if (factors.length < 4) throw new ModelCallError("model call timed out after 1000 ms", "timeout");
-    return "ok";
-  });
+  await withRetries(
+    policy(60_000),
+    { deadline: async (now) => now + 60_000, now: clock.now, sleep: clock.sleep },
+    async (_n, factor) => {
+      factors.push(factor);
+      if (factors.length < 4) throw new ModelCallError("model call timed out after 1000 ms", "timeout");
+      return "ok";
+    },
+  );
   assert.equal(factors, [1, 2, 4, 8]);
 });
 
@@ -166,7 +242,10 @@ test("the gate: never more than the cap in the air, and slots go round the lanes
     await Promise.all([...long, ...short]);
     assert.is(most, cap);
     const lastShort = Math.max(order.indexOf("S0"), order.indexOf("S1"));
-    assert.ok(lastShort <= cap + 3, `cap ${cap}: the short lane was done by slot ${lastShort} of ${order.length}: ${order.join(" ")}`);
+    assert.ok(
+      lastShort <= cap + 3,
+      `cap ${cap}: the short lane was done by slot ${lastShort} of ${order.length}: ${order.join(" ")}`,
+    );
   }
 });
 
@@ -196,7 +275,11 @@ test("the circuit opens after failures in a row, holds calls, and one trial call
 });
 
 test("a held call whose patience ends behind the open circuit fails as unavailable; a fail-fast call is refused at once", async () => {
-  const gate = new Gate("test", { concurrency: 2, circuitFailures: 1, policy: { initialIntervalMs: 5_000, backoffCoefficient: 2, maximumIntervalMs: 5_000 } });
+  const gate = new Gate("test", {
+    concurrency: 2,
+    circuitFailures: 1,
+    policy: { initialIntervalMs: 5_000, backoffCoefficient: 2, maximumIntervalMs: 5_000 },
+  });
   (await gate.acquire("a")).release({ outcome: "weather", status: 503 });
   const started = Date.now();
   const held = await gate.acquire("a", { patience: async (now) => now + 150 }).catch((e: unknown) => e);
@@ -218,13 +301,19 @@ test("a 429 holds every queued call of the gate for its Retry-After (or the firs
     const inAir = await gate.acquire("b");
     const releasedAt = Date.now();
     limited.release({ outcome: "weather", status: 429, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
-    const starts = await Promise.all(["a", "b", "c"].map(async (lane) => {
-      const ticket = await gate.acquire(lane);
-      const at = Date.now() - releasedAt;
-      ticket.release({ outcome: "ok" });
-      return at;
-    }));
-    for (const at of starts) assert.ok(at >= holdMs - 5, `Retry-After ${retryAfterMs ?? "none"}: a queued call started ${at} ms after the 429`);
+    const starts = await Promise.all(
+      ["a", "b", "c"].map(async (lane) => {
+        const ticket = await gate.acquire(lane);
+        const at = Date.now() - releasedAt;
+        ticket.release({ outcome: "ok" });
+        return at;
+      }),
+    );
+    for (const at of starts)
+      assert.ok(
+        at >= holdMs - 5,
+        `Retry-After ${retryAfterMs ?? "none"}: a queued call started ${at} ms after the 429`,
+      );
     inAir.release({ outcome: "ok" });
     if (retryAfterMs === undefined) continue;
     // A fail-fast call (the classifier's) is refused during a hold rather than kept waiting.
@@ -260,7 +349,10 @@ test("the adaptive pace: off until a 429, cut to beta times the rate sent (then 
     // The first cut is from the rate sent over the window, the refused call included.
     const sent = answeredPerSecond + 1000 / ADAPTIVE_PACE.measureMs;
     const expected = Math.max(ADAPTIVE_PACE.minPerSecond, sent * ADAPTIVE_PACE.beta);
-    assert.ok(Math.abs(cut - expected) <= expected * 0.15, `${answeredPerSecond}/s sent: cut to ${cut}, expected about ${expected}`);
+    assert.ok(
+      Math.abs(cut - expected) <= expected * 0.15,
+      `${answeredPerSecond}/s sent: cut to ${cut}, expected about ${expected}`,
+    );
     // Calls sent before the cut were sent at the old rate: their 429s do not cut again.
     pace.throttled(now + 5, now - 1);
     assert.is(pace.perSecond(), cut);
@@ -278,17 +370,29 @@ test("the adaptive pace: off until a 429, cut to beta times the rate sent (then 
     const atLimit = cut / ADAPTIVE_PACE.beta;
     const k = Math.cbrt((atLimit * (1 - ADAPTIVE_PACE.beta)) / ADAPTIVE_PACE.cubicScale);
     pace.answered(now + k * 1000);
-    assert.ok(Math.abs(pace.perSecond() - atLimit) <= atLimit * 0.1, `back near ${atLimit}/s after ${k.toFixed(1)} s: ${pace.perSecond()}`);
+    assert.ok(
+      Math.abs(pace.perSecond() - atLimit) <= atLimit * 0.1,
+      `back near ${atLimit}/s after ${k.toFixed(1)} s: ${pace.perSecond()}`,
+    );
     pace.answered(now + (k + 1) * 1000);
     assert.ok(pace.perSecond() <= atLimit * 1.2, "the plateau: barely past the rate of the 429 a second later");
     pace.answered(now + 30_000);
-    assert.ok(pace.perSecond() <= atLimit * ADAPTIVE_PACE.ceilingFactor, "an idle spell does not grow it past its ceiling");
+    assert.ok(
+      pace.perSecond() <= atLimit * ADAPTIVE_PACE.ceilingFactor,
+      "an idle spell does not grow it past its ceiling",
+    );
     // A later 429 cuts from what the provider answered lately, but from no less than `keep` of the pace; a long calm lifts it.
     for (let t = now + 28_000; t < now + 30_000; t += gap) pace.answered(t);
     pace.started(now + 30_001);
     pace.throttled(now + 30_002, now + 30_001);
-    const later = Math.max(ADAPTIVE_PACE.minPerSecond, Math.max(answeredPerSecond, ADAPTIVE_PACE.keep * atLimit * ADAPTIVE_PACE.ceilingFactor) * ADAPTIVE_PACE.beta);
-    assert.ok(Math.abs(pace.perSecond() - later) <= later * 0.15, `${answeredPerSecond}/s answered: cut to ${pace.perSecond()}, expected about ${later}`);
+    const later = Math.max(
+      ADAPTIVE_PACE.minPerSecond,
+      Math.max(answeredPerSecond, ADAPTIVE_PACE.keep * atLimit * ADAPTIVE_PACE.ceilingFactor) * ADAPTIVE_PACE.beta,
+    );
+    assert.ok(
+      Math.abs(pace.perSecond() - later) <= later * 0.15,
+      `${answeredPerSecond}/s answered: cut to ${pace.perSecond()}, expected about ${later}`,
+    );
     pace.answered(now + 30_002 + ADAPTIVE_PACE.liftAfterMs);
     assert.is(pace.perSecond(), Number.POSITIVE_INFINITY, "lifted after a calm");
   }
@@ -302,8 +406,14 @@ test("the adaptive pace: off until a 429, cut to beta times the rate sent (then 
 });
 
 test("the gate paces to the provider's announced limit while its window runs low, and not while it has room", async () => {
-  assert.equal(rateLimitsFrom({ "x-ratelimit-limit-requests": "600", "x-ratelimit-remaining-requests": "3" }), { limit: 600, remaining: 3 });
-  assert.equal(rateLimitsFrom({ "anthropic-ratelimit-requests-limit": "50", "anthropic-ratelimit-requests-remaining": "0" }), { limit: 50, remaining: 0 });
+  assert.equal(rateLimitsFrom({ "x-ratelimit-limit-requests": "600", "x-ratelimit-remaining-requests": "3" }), {
+    limit: 600,
+    remaining: 3,
+  });
+  assert.equal(
+    rateLimitsFrom({ "anthropic-ratelimit-requests-limit": "50", "anthropic-ratelimit-requests-remaining": "0" }),
+    { limit: 50, remaining: 0 },
+  );
   assert.is(rateLimitsFrom({ "x-ratelimit-limit-requests": "600" }), undefined);
   assert.is(rateLimitsFrom({}), undefined);
   for (const perMinute of [600, 1200]) {
@@ -319,7 +429,11 @@ test("the gate paces to the provider's announced limit while its window runs low
       }),
     );
     const spacing = 60_000 / perMinute;
-    for (let i = 1; i < starts.length; i++) assert.ok(starts[i]! - starts[i - 1]! >= spacing - 15, `${perMinute}/min: starts ${starts[i]! - starts[i - 1]!} ms apart`);
+    for (let i = 1; i < starts.length; i++)
+      assert.ok(
+        starts[i]! - starts[i - 1]! >= spacing - 15,
+        `${perMinute}/min: starts ${starts[i]! - starts[i - 1]!} ms apart`,
+      );
     (await gate.acquire("a")).release({ outcome: "ok", limits: { limit: perMinute, remaining: 500 } });
     assert.is(gate.stats().rate, Number.POSITIVE_INFINITY, "room in the window: unpaced");
   }
@@ -340,10 +454,22 @@ test("System One calls go through their own gate: capped, and unsure at once whi
     },
   });
   try {
-    const gate = new Gate("systemone", { concurrency: 1, circuitFailures: 2, policy: { initialIntervalMs: 10_000, backoffCoefficient: 2, maximumIntervalMs: 10_000 } });
-    const classifier = new SystemOneClassifier({ baseUrl: fake.url, apiKey: "k-test", model: "jev-1", timeoutMs: 2_000, gate });
+    const gate = new Gate("systemone", {
+      concurrency: 1,
+      circuitFailures: 2,
+      policy: { initialIntervalMs: 10_000, backoffCoefficient: 2, maximumIntervalMs: 10_000 },
+    });
+    const classifier = new SystemOneClassifier({
+      baseUrl: fake.url,
+      apiKey: "k-test",
+      model: "jev-1",
+      timeoutMs: 2_000,
+      gate,
+    });
     const question = { q: { type: "choice" as const, instructions: "Which?", criteria: { a: "A", b: "B" } } };
-    const answers = await Promise.all(["one", "two", "three", "four"].map((s) => classifier.ask({ state: s, questions: question, subject: s })));
+    const answers = await Promise.all(
+      ["one", "two", "three", "four"].map((s) => classifier.ask({ state: s, questions: question, subject: s })),
+    );
     assert.ok(answers.every((a) => a.q!.type === "choice"));
     assert.is(most, 1, "System One never saw more than its cap");
     assert.is(gate.stats().inFlight, 0);

@@ -77,9 +77,14 @@ test("posted through REST and GraphQL: the stored record's `to` says who was add
       assert.is(posted.body.text, body.text, "the text as sent");
     }
     const stored = await kit.messages("pair");
-    assert.equal(stored.map((r: any) => r.to), cases.map(([, to]) => to), "stored as answered");
+    assert.equal(
+      stored.map((r: any) => r.to),
+      cases.map(([, to]) => to),
+      "stored as answered",
+    );
     const graphql = await kit.server.post("/graphql", {
-      query: "mutation P($t: String!) { postMessage(nestId: \"pair\", author: \"Hugin\", text: $t, kind: \"say\") { ... on Message { to text } ... on Error { code message } } }",
+      query:
+        'mutation P($t: String!) { postMessage(nestId: "pair", author: "Hugin", text: $t, kind: "say") { ... on Message { to text } ... on Error { code message } } }',
       variables: { t: "@munin over GraphQL" },
     });
     assert.equal(graphql.body.data.postMessage, { to: "Munin", text: "@munin over GraphQL" });
@@ -89,7 +94,11 @@ test("posted through REST and GraphQL: the stored record's `to` says who was add
 test("a request that opens with @Hugin is Hugin's to take, not the room's", () =>
   withKit(async (kit) => {
     const sse = await kit.stream("todo");
-    const request = await kit.post("todo", { author: "owner", text: "@Hugin please research the history of crows", kind: "request" });
+    const request = await kit.post("todo", {
+      author: "owner",
+      text: "@Hugin please research the history of crows",
+      kind: "request",
+    });
     assert.is(request.status, 201);
     assert.is(request.body.to, "Hugin");
     const claim = await waitForRecord(sse, (r) => r.kind === "claim" && r.refers_to === request.body.msg_id);
@@ -102,7 +111,9 @@ test("a request that opens with @Hugin is Hugin's to take, not the room's", () =
 
 test("a spun crow is addressed by its name, like a roster crow", () =>
   withKit(async (kit) => {
-    const spun = await kit.server.post("/graphql", { query: "mutation { spinCrow(name: \"Corax\", persona: \"Hugin\") { __typename } }" });
+    const spun = await kit.server.post("/graphql", {
+      query: 'mutation { spinCrow(name: "Corax", persona: "Hugin") { __typename } }',
+    });
     assert.is(spun.body.data.spinCrow.__typename, "SpunCrow");
     const posted = await kit.post("todo", { author: "owner", text: "@corax hello", kind: "say" });
     assert.is(posted.body.to, "Corax");

@@ -24,7 +24,10 @@ test("GET /api/nests on a fresh server: the roster in order and todo with an emp
   try {
     const res = await server.get("/api/nests");
     assert.is(res.status, 200);
-    assert.equal(res.body, { roster: ["Hugin", "Munin", "Pepper", "Inky", "Sable", "Rook", "Jackdaw", "Corvina"], nests: [TODO] });
+    assert.equal(res.body, {
+      roster: ["Hugin", "Munin", "Pepper", "Inky", "Sable", "Rook", "Jackdaw", "Corvina"],
+      nests: [TODO],
+    });
   } finally {
     await server.close();
   }
@@ -107,7 +110,10 @@ test("POST /api/nests: at most 20 nests, todo included, so the owner's 20th is a
     const nests = (await server.get("/api/nests")).body.nests;
     assert.is(nests.length, 20, "GET /api/nests never lists more than 20");
     assert.equal(nests[0], TODO);
-    assert.equal(nests.slice(1).map((n: any) => n.nest_id), Array.from({ length: 19 }, (_, i) => `room-${i + 1}`));
+    assert.equal(
+      nests.slice(1).map((n: any) => n.nest_id),
+      Array.from({ length: 19 }, (_, i) => `room-${i + 1}`),
+    );
   } finally {
     await server.close();
   }
@@ -145,11 +151,19 @@ test("nests and spun crows survive a restart; the cap and clashes still hold aft
     await server.app.registry.spin({ name: "Ada", persona: "Inky", trust: "regular" });
     assert.is((await server.post("/api/nests", { name: "Code club", crows: ["Ada", "Inky", "Sable"] })).status, 201);
     server = await server.restart();
-    assert.equal((await server.get("/api/nests")).body.nests, [TODO, { nest_id: "code-club", name: "Code club", crows: ["Ada", "Inky", "Sable"] }]);
-    assert.equal((await server.get("/api/crows")).body, { crows: [{ name: "Ada", persona: "Inky", trust: "regular" }] });
+    assert.equal((await server.get("/api/nests")).body.nests, [
+      TODO,
+      { nest_id: "code-club", name: "Code club", crows: ["Ada", "Inky", "Sable"] },
+    ]);
+    assert.equal((await server.get("/api/crows")).body, {
+      crows: [{ name: "Ada", persona: "Inky", trust: "regular" }],
+    });
     assert.is((await server.post("/api/nests", { name: "CODE CLUB", crows: ["Inky"] })).status, 409);
     await server.app.registry.spin({ name: "Bea", persona: "Sable" });
-    const full = await gql(server, `mutation { spinCrow(name: "Cy", persona: "Rook") { __typename ... on SpinRefusedError { reason code message } } }`);
+    const full = await gql(
+      server,
+      `mutation { spinCrow(name: "Cy", persona: "Rook") { __typename ... on SpinRefusedError { reason code message } } }`,
+    );
     assert.equal(full.spinCrow.__typename, "SpinRefusedError");
     assert.is(full.spinCrow.reason, "cap reached");
     assert.is(full.spinCrow.code, "bad_input");
@@ -166,7 +180,12 @@ test("GraphQL: nests, nest, roster and createNest with typed errors", async () =
       `mutation($name: String!, $crows: [String!]!) { createNest(name: $name, crows: $crows) { __typename ... on Nest { id name crows } ... on Error { code message } } }`,
       { name: "Launch copy", crows: ["Pepper", "Inky"] },
     );
-    assert.equal(created.createNest, { __typename: "Nest", id: "launch-copy", name: "Launch copy", crows: ["Pepper", "Inky"] });
+    assert.equal(created.createNest, {
+      __typename: "Nest",
+      id: "launch-copy",
+      name: "Launch copy",
+      crows: ["Pepper", "Inky"],
+    });
     const refused = await gql(
       server,
       `mutation {
@@ -182,7 +201,10 @@ test("GraphQL: nests, nest, roster and createNest with typed errors", async () =
     assert.match(refused.role.message, /Boss is a service role/);
     assert.is(refused.none.__typename, "BadInputError");
     assert.match(refused.none.message, /got 0/);
-    const read = await gql(server, `{ roster nests { id name crows } nest(id: "launch-copy") { name crows } missing: nest(id: "nope") { id } }`);
+    const read = await gql(
+      server,
+      `{ roster nests { id name crows } nest(id: "launch-copy") { name crows } missing: nest(id: "nope") { id } }`,
+    );
     assert.equal(read.roster, [...ROSTER]);
     assert.equal(read.nests, [
       { id: "todo", name: "todo", crows: [] },
@@ -209,7 +231,13 @@ test("GraphQL: spinCrow clamps trust and says each refusal's reason; crows and p
         trust: spinCrow(name: "Bea", persona: "Inky", trust: "root") { __typename ... on SpinRefusedError { reason } }
       }`,
     );
-    assert.equal(spun.ok, { __typename: "SpunCrow", name: "Ada", persona: "Inky", startingTrust: "regular", personaDetail: { name: "Inky" } });
+    assert.equal(spun.ok, {
+      __typename: "SpunCrow",
+      name: "Ada",
+      persona: "Inky",
+      startingTrust: "regular",
+      personaDetail: { name: "Inky" },
+    });
     assert.equal(spun.roster.__typename, "SpinNameTakenError");
     assert.is(spun.roster.reason, "name taken");
     assert.is(spun.roster.code, "conflict");
@@ -230,11 +258,18 @@ test("GraphQL: spinCrow clamps trust and says each refusal's reason; crows and p
     assert.is(read.crows[0].name, "Ada");
     // A spun crow starts every task type at its starting trust, never above regular.
     assert.is(read.crows[0].trust.length, 6);
-    assert.ok(read.crows[0].trust.every((r: any) => r.level === 1 && r.levelName === "regular" && r.recorded === false));
+    assert.ok(
+      read.crows[0].trust.every((r: any) => r.level === 1 && r.levelName === "regular" && r.recorded === false),
+    );
     const code = read.persona.trust.find((r: any) => r.taskType === "code");
     assert.equal(code, { taskType: "code", levelName: "trusted", streak: 1, recorded: true });
-    assert.equal(read.persona.trust.find((r: any) => r.taskType === "writing"), { taskType: "writing", levelName: "stranger", streak: 0, recorded: false });
-    assert.equal((await server.get("/api/crows")).body, { crows: [{ name: "Ada", persona: "Inky", trust: "regular" }] });
+    assert.equal(
+      read.persona.trust.find((r: any) => r.taskType === "writing"),
+      { taskType: "writing", levelName: "stranger", streak: 0, recorded: false },
+    );
+    assert.equal((await server.get("/api/crows")).body, {
+      crows: [{ name: "Ada", persona: "Inky", trust: "regular" }],
+    });
   } finally {
     await server.close();
   }

@@ -13,22 +13,40 @@ const WINDOW_MS = 60_000;
 /** An instance whose clock reads past every ask's window: to it, each open ask has expired. */
 function lateInstance(kit: Kit, name: string): Obligations {
   const app = kit.server.app;
-  return new Obligations(app.chat, { config: app.config, prisma: app.prisma, log: app.log, nests: app.nests, instanceId: name, logLine: () => {}, now: () => Date.now() + 2 * WINDOW_MS });
+  return new Obligations(app.chat, {
+    config: app.config,
+    prisma: app.prisma,
+    log: app.log,
+    nests: app.nests,
+    instanceId: name,
+    logLine: () => {},
+    now: () => Date.now() + 2 * WINDOW_MS,
+  });
 }
 
 const expiriesOf = async (kit: Kit, askId: string) =>
-  (await kit.server.app.log.read(watchStream("todo"), 0, 100_000)).filter((e) => e.name === ASK_EXPIRED_EVENT && JSON.parse(e.payload).ask_id === askId).length;
+  (await kit.server.app.log.read(watchStream("todo"), 0, 100_000)).filter(
+    (e) => e.name === ASK_EXPIRED_EVENT && JSON.parse(e.payload).ask_id === askId,
+  ).length;
 
-const askRow = (kit: Kit, askId: string) => kit.server.app.prisma.obligation.findUniqueOrThrow({ where: { id: `ask:${askId}` } });
-const approvedAt = async (kit: Kit, askId: string) => (await kit.server.app.prisma.message.findUniqueOrThrow({ where: { id: askId } })).approvedAt;
+const askRow = (kit: Kit, askId: string) =>
+  kit.server.app.prisma.obligation.findUniqueOrThrow({ where: { id: `ask:${askId}` } });
+const approvedAt = async (kit: Kit, askId: string) =>
+  (await kit.server.app.prisma.message.findUniqueOrThrow({ where: { id: askId } })).approvedAt;
 
 async function ask(kit: Kit, phrase: string): Promise<string> {
-  const posted = await kit.post("todo", { author: "Quill", text: `Shall I go ahead: ${phrase}?`, kind: "ask_owner", approval_phrase: phrase });
+  const posted = await kit.post("todo", {
+    author: "Quill",
+    text: `Shall I go ahead: ${phrase}?`,
+    kind: "ask_owner",
+    approval_phrase: phrase,
+  });
   assert.is(posted.status, 201);
   return posted.body.msg_id;
 }
 
-const exactReply = (kit: Kit, askId: string, phrase: string) => kit.post("todo", { author: "owner", kind: "say", text: ` ${phrase.toUpperCase()} `, refers_to: askId });
+const exactReply = (kit: Kit, askId: string, phrase: string) =>
+  kit.post("todo", { author: "owner", kind: "say", text: ` ${phrase.toUpperCase()} `, refers_to: askId });
 
 test("approved first: an expiry that comes after appends nothing; expired first: an exact reply after it approves nothing", () =>
   withKit(
@@ -61,14 +79,23 @@ test("expiries from several instances racing one exact reply: one expiry or one 
       for (const [round, phrase] of ["ship it", "renew it", "pay it", "send it"].entries()) {
         const id = await ask(kit, phrase);
         const row = await askRow(kit, id);
-        const racers: Array<Promise<unknown>> = instances.slice(0, 1 + (round % 3)).map((instance) => instance.expireAsk(row));
+        const racers: Array<Promise<unknown>> = instances
+          .slice(0, 1 + (round % 3))
+          .map((instance) => instance.expireAsk(row));
         racers.splice(round % 2, 0, exactReply(kit, id, phrase));
         const settled = await Promise.allSettled(racers);
-        assert.ok(settled.every((s) => s.status === "fulfilled"), `round ${round}: neither side fails`);
+        assert.ok(
+          settled.every((s) => s.status === "fulfilled"),
+          `round ${round}: neither side fails`,
+        );
         const expiries = await expiriesOf(kit, id);
         const approval = await approvedAt(kit, id);
         assert.ok(expiries <= 1, `round ${round}: ${expiries} expiries`);
-        assert.is(expiries === 1, approval === null, `round ${round}: exactly one of expiry (${expiries}) and approval (${approval?.toISOString()})`);
+        assert.is(
+          expiries === 1,
+          approval === null,
+          `round ${round}: exactly one of expiry (${expiries}) and approval (${approval?.toISOString()})`,
+        );
         assert.is((await askRow(kit, id)).stage, expiries === 1 ? "declined" : "answered");
       }
     },

@@ -18,7 +18,10 @@ test.after(async () => {
 });
 
 async function runList(text: string, nestId?: string): Promise<{ listId: string; events: SseMessage[] }> {
-  const res = await server.post("/api/lists", nestId === undefined ? { text, requester: "nester" } : { text, requester: "nester", nest_id: nestId });
+  const res = await server.post(
+    "/api/lists",
+    nestId === undefined ? { text, requester: "nester" } : { text, requester: "nester", nest_id: nestId },
+  );
   assert.is(res.status, 202, JSON.stringify(res.body));
   const owner = await ownerFollows(server.url, res.body.list_id);
   const events = await owner.finished;
@@ -27,7 +30,8 @@ async function runList(text: string, nestId?: string): Promise<{ listId: string;
 }
 
 /** The working crows' crow.flying events (service roles left out), in order. */
-const workers = (events: SseMessage[]) => events.filter((e) => e.event === "crow.flying" && !SERVICE.includes(e.data.crow));
+const workers = (events: SseMessage[]) =>
+  events.filter((e) => e.event === "crow.flying" && !SERVICE.includes(e.data.crow));
 
 test("a murder in a two-crow nest flies the core and borrows exactly one; list.started carries nest_id", async () => {
   const created = await server.post("/api/nests", { name: "Launch copy", crows: ["Pepper", "Inky"] });

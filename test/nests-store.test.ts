@@ -9,7 +9,13 @@ import { loadConfig } from "../src/base/config.ts";
 import { openDatabase, type DatabaseHandle, type PrismaClient } from "../src/storage/db.ts";
 import { BadInputError, ConflictError } from "../src/base/errors.ts";
 import { NestStore, slugOf, MAX_NESTS } from "../src/nests/store.ts";
-import { CrowRegistry, SPIN_REFUSALS, spinRefusalReason, SpinBadInputError, SpinNameTakenError } from "../src/nests/registry.ts";
+import {
+  CrowRegistry,
+  SPIN_REFUSALS,
+  spinRefusalReason,
+  SpinBadInputError,
+  SpinNameTakenError,
+} from "../src/nests/registry.ts";
 import { CrewPicker, PrismaCrewDirectory } from "../src/flock/crew.ts";
 import { ROSTER } from "../src/base/roster.ts";
 
@@ -162,9 +168,21 @@ test("spin stores a crow; trusted is clamped to regular; names sort case-insensi
   const ctx = await open();
   try {
     assert.equal(await ctx.registry.list(), []);
-    assert.equal(await ctx.registry.spin({ name: " Zed ", persona: "pepper", trust: "trusted" }), { name: "Zed", persona: "Pepper", trust: "regular" });
-    assert.equal(await ctx.registry.spin({ name: "ada", persona: "Hugin" }), { name: "ada", persona: "Hugin", trust: "stranger" });
-    assert.equal(await ctx.registry.spin({ name: "Bryn", persona: "Rook", trust: "Regular" }), { name: "Bryn", persona: "Rook", trust: "regular" });
+    assert.equal(await ctx.registry.spin({ name: " Zed ", persona: "pepper", trust: "trusted" }), {
+      name: "Zed",
+      persona: "Pepper",
+      trust: "regular",
+    });
+    assert.equal(await ctx.registry.spin({ name: "ada", persona: "Hugin" }), {
+      name: "ada",
+      persona: "Hugin",
+      trust: "stranger",
+    });
+    assert.equal(await ctx.registry.spin({ name: "Bryn", persona: "Rook", trust: "Regular" }), {
+      name: "Bryn",
+      persona: "Rook",
+      trust: "regular",
+    });
     assert.equal(
       (await ctx.registry.list()).map((c) => c.name),
       ["ada", "Bryn", "Zed"],
@@ -225,7 +243,10 @@ test("spin refusals carry the stable reasons Boss says", async () => {
     }
     assert.is(spinRefusalReason(new Error("x")), undefined);
     assert.ok(await ctx.registry.spin({ name: "Mary-Jane O'Neil Jr.", persona: "Sable" }));
-    assert.equal((await ctx.registry.list()).map((c) => c.name), ["Ada", "Mary-Jane O'Neil Jr."]);
+    assert.equal(
+      (await ctx.registry.list()).map((c) => c.name),
+      ["Ada", "Mary-Jane O'Neil Jr."],
+    );
   } finally {
     await close(ctx);
   }
@@ -242,7 +263,10 @@ test("the registry cap refuses with cap reached, and retiring frees a seat", asy
     assert.match(error.message, /^cap reached: .*at most 2 \(CROWS_MAX_SPUN\)/);
     // Concurrent spins cannot slip past the cap.
     assert.is(await ctx.registry.delete("Two"), true);
-    const results = await Promise.allSettled([ctx.registry.spin({ name: "A1", persona: "Inky" }), ctx.registry.spin({ name: "A2", persona: "Inky" })]);
+    const results = await Promise.allSettled([
+      ctx.registry.spin({ name: "A1", persona: "Inky" }),
+      ctx.registry.spin({ name: "A2", persona: "Inky" }),
+    ]);
     assert.equal(results.map((r) => r.status).sort(), ["fulfilled", "rejected"]);
     assert.is((await ctx.registry.list()).length, 2);
   } finally {
@@ -254,7 +278,10 @@ test("default cap is CROWS_MAX_SPUN's default of 8", async () => {
   const ctx = await open(loadConfig({}).maxSpun);
   try {
     for (let i = 0; i < 8; i++) await ctx.registry.spin({ name: `Crow ${i}`, persona: ROSTER[i] });
-    assert.is(spinRefusalReason(await refusal(ctx.registry.spin({ name: "Crow 8", persona: "Inky" }))), SPIN_REFUSALS.capReached);
+    assert.is(
+      spinRefusalReason(await refusal(ctx.registry.spin({ name: "Crow 8", persona: "Inky" }))),
+      SPIN_REFUSALS.capReached,
+    );
   } finally {
     await close(ctx);
   }
@@ -279,8 +306,13 @@ test("retiring a spun crow removes it from cores; its name stays taken while its
     assert.is(await ctx.registry.delete("Bea"), true);
     assert.ok(await ctx.registry.spin({ name: "Bea", persona: "Hugin" }));
     // A retired, quarantined name stays taken too.
-    await ctx.prisma.quarantine.create({ data: { crow: "Cy", nestId: "todo", flagMsgId: "todo-1", askMsgId: "todo-2", referent: "todo-0" } });
-    assert.is(spinRefusalReason(await refusal(ctx.registry.spin({ name: "Cy", persona: "Inky" }))), SPIN_REFUSALS.nameTaken);
+    await ctx.prisma.quarantine.create({
+      data: { crow: "Cy", nestId: "todo", flagMsgId: "todo-1", askMsgId: "todo-2", referent: "todo-0" },
+    });
+    assert.is(
+      spinRefusalReason(await refusal(ctx.registry.spin({ name: "Cy", persona: "Inky" }))),
+      SPIN_REFUSALS.nameTaken,
+    );
   } finally {
     await close(ctx);
   }
@@ -297,7 +329,10 @@ test("picker: a two-crow core asked for 3 borrows exactly one, rotating over sev
     for (let round = 0; round < 4; round++) {
       const picks = await picker.pick("launch-copy", 3);
       assert.is(picks.length, 3);
-      assert.equal(picks.slice(0, 2).map((p) => p.borrowed), [false, false]);
+      assert.equal(
+        picks.slice(0, 2).map((p) => p.borrowed),
+        [false, false],
+      );
       assert.equal(new Set(picks.slice(0, 2).map((p) => p.crow)), new Set(["Pepper", "Inky"]));
       assert.is(picks.filter((p) => p.borrowed).length, 1);
       const borrowed = picks[2]!;
@@ -332,14 +367,21 @@ test("picker: todo never borrows; quarantined and excluded crows are skipped; sp
       picks.forEach((p) => seen.add(p.crow));
     }
     assert.ok(seen.has("Ada"), "the spun crow flies from todo like any crow");
-    await ctx.prisma.quarantine.create({ data: { crow: "Pepper", nestId: "pair", flagMsgId: "pair-1", askMsgId: "pair-2", referent: "pair-0" } });
-    await ctx.prisma.quarantine.create({ data: { crow: "Hugin", nestId: "pair", flagMsgId: "pair-3", askMsgId: "pair-4", referent: "pair-5" } });
+    await ctx.prisma.quarantine.create({
+      data: { crow: "Pepper", nestId: "pair", flagMsgId: "pair-1", askMsgId: "pair-2", referent: "pair-0" },
+    });
+    await ctx.prisma.quarantine.create({
+      data: { crow: "Hugin", nestId: "pair", flagMsgId: "pair-3", askMsgId: "pair-4", referent: "pair-5" },
+    });
     for (let i = 0; i < 5; i++) {
       const picks = await picker.pick("pair", 3, new Set(["Munin"]));
       assert.is(picks[0]!.crow, "Ada");
       assert.is(picks[0]!.borrowed, false);
       assert.is(picks.filter((p) => p.borrowed).length, 2);
-      assert.ok(picks.every((p) => !["Pepper", "Hugin", "Munin"].includes(p.crow)), JSON.stringify(picks));
+      assert.ok(
+        picks.every((p) => !["Pepper", "Hugin", "Munin"].includes(p.crow)),
+        JSON.stringify(picks),
+      );
     }
     // A reinstated crow flies again.
     await ctx.prisma.quarantine.updateMany({ where: { crow: "Pepper" }, data: { status: "reinstated" } });
@@ -350,7 +392,6 @@ test("picker: todo never borrows; quarantined and excluded crows are skipped; sp
     await close(ctx);
   }
 });
-
 
 test("picker: rotations are stored, so a new picker (a restart, another instance) carries each one on", async () => {
   const ctx = await open();

@@ -10,7 +10,8 @@ import { eventually } from "./helpers/scale-services.ts";
 import { Obligations } from "../src/nests/obligations/index.ts";
 import { ConflictError } from "../src/base/errors.ts";
 
-const rows = (kit: Kit, requestId: string) => kit.server.app.prisma.obligation.findMany({ where: { requestId }, orderBy: { createdAt: "asc" } });
+const rows = (kit: Kit, requestId: string) =>
+  kit.server.app.prisma.obligation.findMany({ where: { requestId }, orderBy: { createdAt: "asc" } });
 const one = async (kit: Kit, requestId: string) => {
   const found = await rows(kit, requestId);
   assert.is(found.length, 1, `one obligation for ${requestId}`);
@@ -23,7 +24,11 @@ test("each kind of request stores one obligation naming its respondent, closed b
     const cases: Array<{ body: Record<string, unknown>; respondent: string; replier: string }> = [
       { body: { text: "Draft the release notes", to: "Rook" }, respondent: "Rook", replier: "Rook" },
       { body: { text: "Fix the flaky deploy script" }, respondent: "Inky", replier: "Inky" }, // the room: the selector's crow
-      { body: { text: "What does the flock think of our roadmap?", to: "Elder" }, respondent: "Elder", replier: "Elder" },
+      {
+        body: { text: "What does the flock think of our roadmap?", to: "Elder" },
+        respondent: "Elder",
+        replier: "Elder",
+      },
       { body: { text: "Who can help me with taxes?", to: "Quill" }, respondent: "Quill", replier: "Quill" },
       { body: { text: "How many crows are there?", to: "Boss" }, respondent: "Boss", replier: "Boss" },
     ];
@@ -79,7 +84,12 @@ test("while the crow works the obligation reads claimed; a second answer is refu
   withKit(
     async (kit) => {
       await kit.server.post("/api/nests", { name: "Ops", crows: ["Inky", "Rook"] });
-      const posted = await kit.post("ops", { author: "owner", kind: "request", text: "Write the launch email", to: "Rook" });
+      const posted = await kit.post("ops", {
+        author: "owner",
+        kind: "request",
+        text: "Write the launch email",
+        to: "Rook",
+      });
       const requestId = posted.body.msg_id as string;
       const claimed = await eventually("the claim", async () => {
         const row = (await rows(kit, requestId))[0];
@@ -92,10 +102,21 @@ test("while the crow works the obligation reads claimed; a second answer is refu
 
       // Late answers (an old owner's, a takeover's): each is refused in its own transaction.
       const app = kit.server.app;
-      const gate = new Obligations(app.chat, { config: app.config, prisma: app.prisma, log: app.log, nests: app.nests, instanceId: "late", logLine: () => {} });
+      const gate = new Obligations(app.chat, {
+        config: app.config,
+        prisma: app.prisma,
+        log: app.log,
+        nests: app.nests,
+        instanceId: "late",
+        logLine: () => {},
+      });
       const before = (await kit.messages("ops")).length;
       for (const kind of ["deliver", "decline", "deliver"]) {
-        const late = app.chat.post("ops", { author: "Rook", kind, text: "My late answer to the launch email", refers_to: requestId }, { response: true, within: gate.close(requestId, "Rook", kind === "deliver" ? "answered" : "declined") });
+        const late = app.chat.post(
+          "ops",
+          { author: "Rook", kind, text: "My late answer to the launch email", refers_to: requestId },
+          { response: true, within: gate.close(requestId, "Rook", kind === "deliver" ? "answered" : "declined") },
+        );
         await late.then(
           () => assert.unreachable("a second answer was stored"),
           (error) => assert.instance(error, ConflictError),
@@ -112,19 +133,44 @@ test("two answers racing for one open obligation: exactly one is stored", () =>
       const crows = ["Inky", "Rook", "Pepper", "Sable", "Hugin"]; // one per round: the rate limit stays out of it
       await kit.server.post("/api/nests", { name: "Ops", crows });
       const app = kit.server.app;
-      const gate = new Obligations(app.chat, { config: app.config, prisma: app.prisma, log: app.log, nests: app.nests, instanceId: "racer", logLine: () => {} });
+      const gate = new Obligations(app.chat, {
+        config: app.config,
+        prisma: app.prisma,
+        log: app.log,
+        nests: app.nests,
+        instanceId: "racer",
+        logLine: () => {},
+      });
       for (let round = 0; round < crows.length; round++) {
         const crow = crows[round]!;
-        const posted = await kit.post("ops", { author: "owner", kind: "request", text: `Errand number ${round}`, to: crow });
+        const posted = await kit.post("ops", {
+          author: "owner",
+          kind: "request",
+          text: `Errand number ${round}`,
+          to: crow,
+        });
         const requestId = posted.body.msg_id as string;
-        await eventually("the claim", async () => ((await rows(kit, requestId))[0]?.stage === "claimed" ? true : undefined));
+        await eventually("the claim", async () =>
+          (await rows(kit, requestId))[0]?.stage === "claimed" ? true : undefined,
+        );
         const racers = Array.from({ length: 2 + round }, (_, i) =>
-          app.chat.post("ops", { author: crow, kind: i % 2 ? "decline" : "deliver", text: `Answer ${i} to errand ${round}`, refers_to: requestId }, { response: true, within: gate.close(requestId, crow, i % 2 ? "declined" : "answered") }),
+          app.chat.post(
+            "ops",
+            {
+              author: crow,
+              kind: i % 2 ? "decline" : "deliver",
+              text: `Answer ${i} to errand ${round}`,
+              refers_to: requestId,
+            },
+            { response: true, within: gate.close(requestId, crow, i % 2 ? "declined" : "answered") },
+          ),
         );
         const settled = await Promise.allSettled(racers);
         assert.is(settled.filter((s) => s.status === "fulfilled").length, 1, `round ${round}: one racer wins`);
         for (const s of settled) if (s.status === "rejected") assert.instance(s.reason, ConflictError);
-        const answers = (await kit.messages("ops")).filter((m: any) => m.refers_to === requestId && (m.kind === "deliver" || m.kind === "decline"));
+        const answers = (await kit.messages("ops")).filter(
+          (m: any) => m.refers_to === requestId && (m.kind === "deliver" || m.kind === "decline"),
+        );
         assert.is(answers.length, 1, `round ${round}: ${answers.length} answers stored`);
         assert.is((await one(kit, requestId)).answerId, answers[0].msg_id);
       }
@@ -136,28 +182,52 @@ test("a crow that never answers: one nudge, then it declines, and nothing more",
   withKit(
     async (kit) => {
       await kit.server.post("/api/nests", { name: "Ops", crows: ["Inky"] });
-      const posted = await kit.post("ops", { author: "owner", kind: "request", text: "Audit the invoices", to: "Inky" });
+      const posted = await kit.post("ops", {
+        author: "owner",
+        kind: "request",
+        text: "Audit the invoices",
+        to: "Inky",
+      });
       const requestId = posted.body.msg_id as string;
-      const row = await eventually("the obligation to close", async () => {
-        const r = (await rows(kit, requestId))[0];
-        return r && r.stage !== "claimed" && r.stage !== "awaiting_claim" ? r : undefined;
-      }, 5000);
+      const row = await eventually(
+        "the obligation to close",
+        async () => {
+          const r = (await rows(kit, requestId))[0];
+          return r && r.stage !== "claimed" && r.stage !== "awaiting_claim" ? r : undefined;
+        },
+        5000,
+      );
       assert.is(row.stage, "declined");
       // A marker: a second errand to the same crow, claimed after this one closed. Its nudge and its
       // decline fall due later than any further deadline of the first could, so once it has closed,
       // a second nudge or decline of the first would already be stored.
-      const marker = (await kit.post("ops", { author: "owner", kind: "request", text: "Audit the receipts", to: "Inky" })).body.msg_id as string;
-      await eventually("the marker errand to close", async () => ((await rows(kit, marker))[0]?.stage === "declined" ? true : undefined), 20_000);
+      const marker = (
+        await kit.post("ops", { author: "owner", kind: "request", text: "Audit the receipts", to: "Inky" })
+      ).body.msg_id as string;
+      await eventually(
+        "the marker errand to close",
+        async () => ((await rows(kit, marker))[0]?.stage === "declined" ? true : undefined),
+        20_000,
+      );
       const all = (await kit.messages("ops")).filter((m: any) => m.msg_id !== marker && m.refers_to !== marker);
       const nudges = all.filter((m: any) => m.kind === "nudge");
       assert.is(nudges.length, 1, "at most one nudge per obligation");
-      assert.equal([nudges[0].author, nudges[0].to, nudges[0].refers_to, nudges[0].tagged_by], ["harness", "Inky", requestId, "harness"]);
+      assert.equal(
+        [nudges[0].author, nudges[0].to, nudges[0].refers_to, nudges[0].tagged_by],
+        ["harness", "Inky", requestId, "harness"],
+      );
       assert.is(row.nudgeId, nudges[0].msg_id);
       const declines = all.filter((m: any) => m.kind === "decline");
       assert.is(declines.length, 1);
       assert.equal([declines[0].author, declines[0].refers_to, declines[0].msg_id], ["Inky", requestId, row.answerId]);
-      assert.ok(row.nudgedAt!.getTime() - row.claimedAt!.getTime() >= 300, "nudged no sooner than CROWS_NUDGE_AFTER_MS after the claim");
-      assert.ok(row.closedAt!.getTime() - row.nudgedAt!.getTime() >= 300, "declined no sooner than CROWS_NUDGE_AFTER_MS after the nudge");
+      assert.ok(
+        row.nudgedAt!.getTime() - row.claimedAt!.getTime() >= 300,
+        "nudged no sooner than CROWS_NUDGE_AFTER_MS after the claim",
+      );
+      assert.ok(
+        row.closedAt!.getTime() - row.nudgedAt!.getTime() >= 300,
+        "declined no sooner than CROWS_NUDGE_AFTER_MS after the nudge",
+      );
       assert.is(all.length, 4, "request, claim, nudge, decline");
     },
     { env: { CROWS_NUDGE_AFTER_MS: "300" }, deps: { model: pacedCrows(() => ({ never: true })) } },
@@ -167,12 +237,19 @@ test("a slow crow is nudged and proceeds; its first, late answer is refused: one
   withKit(
     async (kit) => {
       await kit.server.post("/api/nests", { name: "Ops", crows: ["Inky"] });
-      const posted = await kit.post("ops", { author: "owner", kind: "request", text: "Summarise the quarter", to: "Inky" });
+      const posted = await kit.post("ops", {
+        author: "owner",
+        kind: "request",
+        text: "Summarise the quarter",
+        to: "Inky",
+      });
       const requestId = posted.body.msg_id as string;
       await kit.idle(); // the nudge's answer, and the first call answering late
       const all = await kit.messages("ops");
       assert.is(all.filter((m: any) => m.kind === "nudge").length, 1);
-      const answers = all.filter((m: any) => m.refers_to === requestId && (m.kind === "deliver" || m.kind === "decline"));
+      const answers = all.filter(
+        (m: any) => m.refers_to === requestId && (m.kind === "deliver" || m.kind === "decline"),
+      );
       assert.is(answers.length, 1, JSON.stringify(answers));
       assert.is(answers[0].kind, "deliver");
       const row = await one(kit, requestId);
@@ -186,7 +263,14 @@ test("a room request handed on: the declining crow reopens it, the next crow cla
     async (kit) => {
       await kit.server.post("/api/nests", { name: "Ops", crows: ["Inky", "Rook"] });
       const app = kit.server.app;
-      const gate = new Obligations(app.chat, { config: app.config, prisma: app.prisma, log: app.log, nests: app.nests, instanceId: "hand", logLine: () => {} });
+      const gate = new Obligations(app.chat, {
+        config: app.config,
+        prisma: app.prisma,
+        log: app.log,
+        nests: app.nests,
+        instanceId: "hand",
+        logLine: () => {},
+      });
       const posted = await kit.post("ops", { author: "owner", kind: "request", text: "Sort out the shared drive" });
       const request = posted.body;
       const claimedBy = await eventually("the room's crow claims", async () => {
@@ -195,7 +279,11 @@ test("a room request handed on: the declining crow reopens it, the next crow cla
       });
       const next = claimedBy === "Inky" ? "Rook" : "Inky";
       const post = (author: string, kind: string, within: ReturnType<Obligations["close"]>) =>
-        app.chat.post("ops", { author, kind, text: `${author}'s ${kind} on the shared drive`, refers_to: request.msg_id }, { response: true, unmetered: true, within });
+        app.chat.post(
+          "ops",
+          { author, kind, text: `${author}'s ${kind} on the shared drive`, refers_to: request.msg_id },
+          { response: true, unmetered: true, within },
+        );
       // Only the crow holding it may hand it on.
       await post(next, "decline", gate.handOn(request.msg_id, next)).then(
         () => assert.unreachable("handed on by a crow that did not hold it"),
@@ -205,13 +293,19 @@ test("a room request handed on: the declining crow reopens it, the next crow cla
       const reopened = await one(kit, request.msg_id);
       assert.equal([reopened.stage, reopened.respondent, reopened.nudgeId], ["awaiting_claim", "", ""]);
       await post(next, "claim", gate.claim(request, next));
-      assert.equal([(await one(kit, request.msg_id)).stage, (await one(kit, request.msg_id)).respondent], ["claimed", next]);
+      assert.equal(
+        [(await one(kit, request.msg_id)).stage, (await one(kit, request.msg_id)).respondent],
+        ["claimed", next],
+      );
       await post(claimedBy, "deliver", gate.close(request.msg_id, claimedBy, "answered")).then(
         () => assert.unreachable("the crow that handed it on answered it anyway"),
         (error) => assert.instance(error, ConflictError),
       );
       const answer = await post(next, "deliver", gate.close(request.msg_id, next, "answered"));
-      assert.equal([(await one(kit, request.msg_id)).stage, (await one(kit, request.msg_id)).answerId], ["answered", answer.msg_id]);
+      assert.equal(
+        [(await one(kit, request.msg_id)).stage, (await one(kit, request.msg_id)).answerId],
+        ["answered", answer.msg_id],
+      );
     },
     { deps: { model: pacedCrows(() => ({ never: true })) } },
   ));
@@ -219,7 +313,13 @@ test("a room request handed on: the declining crow reopens it, the next crow cla
 test("a conspiracy: one obligation per invited crow, each closed by that crow's deliver", () =>
   withKit(async (kit) => {
     await kit.server.post("/api/nests", { name: "Names", crows: ["Pepper", "Sable", "Hugin", "Munin"] });
-    const posted = await kit.post("names", { author: "owner", text: "Name our new product", kind: "request", mode: "conspiracy", invited: 3 });
+    const posted = await kit.post("names", {
+      author: "owner",
+      text: "Name our new product",
+      kind: "request",
+      mode: "conspiracy",
+      invited: 3,
+    });
     await kit.idle();
     const found = await rows(kit, posted.body.msg_id);
     assert.equal(found.map((r) => r.respondent).sort(), ["Hugin", "Pepper", "Sable"]);

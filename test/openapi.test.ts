@@ -17,7 +17,9 @@ type Doc = { paths: Record<string, Record<string, unknown>>; webhooks: Record<st
 
 /** "GET /api/trust" for each operation of a document. */
 function documented(doc: Pick<Doc, "paths">): string[] {
-  return Object.entries(doc.paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`)).sort();
+  return Object.entries(doc.paths)
+    .flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`))
+    .sort();
 }
 
 const routed = (routes: readonly Served[]): string[] => routes.map((r) => `${r.method} ${r.path}`).sort();
@@ -26,7 +28,10 @@ const routed = (routes: readonly Served[]): string[] => routes.map((r) => `${r.m
 function mismatch(doc: Pick<Doc, "paths">, routes: readonly Served[]) {
   const inDoc = new Set(documented(doc));
   const inTable = new Set(routed(routes));
-  return { undocumented: [...inTable].filter((r) => !inDoc.has(r)), unrouted: [...inDoc].filter((r) => !inTable.has(r)) };
+  return {
+    undocumented: [...inTable].filter((r) => !inDoc.has(r)),
+    unrouted: [...inDoc].filter((r) => !inTable.has(r)),
+  };
 }
 
 test("the served document is valid OpenAPI 3.1", async () => {
@@ -61,7 +66,10 @@ const DECIDE_TEMPLATE = `${DECIDE_PREFIX}{link}`;
 async function decideRoutes(server: TestServer): Promise<Served[]> {
   const res = await server.request("DELETE", UNSIGNED_LINK);
   assert.is(res.status, 405);
-  const allowed = (res.headers.get("allow") ?? "").split(",").map((m) => m.trim()).filter((m) => m !== "" && m !== "HEAD");
+  const allowed = (res.headers.get("allow") ?? "")
+    .split(",")
+    .map((m) => m.trim())
+    .filter((m) => m !== "" && m !== "HEAD");
   assert.ok(allowed.length > 0, "the 405 names the methods a decide link takes");
   return allowed.map((method) => ({ method, path: DECIDE_TEMPLATE }));
 }
@@ -75,9 +83,27 @@ test("every route the server serves is documented, and every documented path is 
     // The check fails both ways: a route the document lacks, a path no route serves.
     const extra: Route = { method: "POST", path: "/api/trust", handle: async () => ({ status: 204 }) };
     assert.equal(mismatch(doc, [...served, extra]).undocumented, ["POST /api/trust"]);
-    assert.equal(mismatch(doc, served.filter((r) => r.path !== "/api/crows")).unrouted, ["GET /api/crows"]);
-    assert.equal(mismatch(doc, served.filter((r) => r.path !== "/api/webhooks/{id}/recover")).unrouted, ["POST /api/webhooks/{id}/recover"]);
-    assert.equal(mismatch(doc, served.filter((r) => !(r.path === DECIDE_TEMPLATE && r.method === "POST"))).unrouted, [`POST ${DECIDE_TEMPLATE}`]);
+    assert.equal(
+      mismatch(
+        doc,
+        served.filter((r) => r.path !== "/api/crows"),
+      ).unrouted,
+      ["GET /api/crows"],
+    );
+    assert.equal(
+      mismatch(
+        doc,
+        served.filter((r) => r.path !== "/api/webhooks/{id}/recover"),
+      ).unrouted,
+      ["POST /api/webhooks/{id}/recover"],
+    );
+    assert.equal(
+      mismatch(
+        doc,
+        served.filter((r) => !(r.path === DECIDE_TEMPLATE && r.method === "POST")),
+      ).unrouted,
+      [`POST ${DECIDE_TEMPLATE}`],
+    );
     const withoutRotate = structuredClone(doc);
     delete withoutRotate.paths["/api/webhooks/{id}/rotate-secret"];
     assert.equal(mismatch(withoutRotate, served).undocumented, ["POST /api/webhooks/{id}/rotate-secret"]);

@@ -12,7 +12,14 @@ test("up starts, up finds, a second server refuses, restart keeps the port, a ki
   try {
     const before = await crows(["status"], env);
     assert.is(before.code, 0);
-    assert.equal(oneJsonLine(before.stdout), { state: "stopped", pid: null, url: null, uptime_s: null, version: null, last_error: null });
+    assert.equal(oneJsonLine(before.stdout), {
+      state: "stopped",
+      pid: null,
+      url: null,
+      uptime_s: null,
+      version: null,
+      last_error: null,
+    });
 
     const started = await crows(["up"], env);
     assert.is(started.code, 0, started.stderr);
@@ -50,7 +57,10 @@ test("up starts, up finds, a second server refuses, restart keeps the port, a ki
     assert.ok(pidRunning(live.pid), "the first server still runs");
 
     const logs = oneJsonLine((await crows(["logs"], env)).stdout);
-    assert.ok(logs.lines.some((l: string) => /^\d{4}-\d\d-\d\dT[\d:.]+Z listening on http/.test(l)), logs.lines.join("\n"));
+    assert.ok(
+      logs.lines.some((l: string) => /^\d{4}-\d\d-\d\dT[\d:.]+Z listening on http/.test(l)),
+      logs.lines.join("\n"),
+    );
 
     const restarted = await crows(["restart", "--reason", "new settings"], env);
     assert.is(restarted.code, 0, restarted.stderr);
@@ -123,12 +133,19 @@ test("logs reads the newest lines across the rotated files, oldest first, at mos
   try {
     // 3 files as rotation leaves them: server.log.2 oldest, server.log newest; 1,500 lines in all.
     const line = (n: number) => `2026-01-01T00:00:00.000Z event ${n}`;
-    const chunk = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => line(from + i)).join("\n") + "\n";
+    const chunk = (from: number, to: number) =>
+      Array.from({ length: to - from }, (_, i) => line(from + i)).join("\n") + "\n";
     writeFileSync(path.join(dir, "server.log.2"), chunk(0, 500));
     writeFileSync(path.join(dir, "server.log.1"), chunk(500, 1000));
     writeFileSync(path.join(dir, "server.log"), chunk(1000, 1500));
     const expectTail = (count: number) => Array.from({ length: count }, (_, i) => line(1500 - count + i));
-    const cases: Array<[string[], number]> = [[[], 50], [["--lines", "1"], 1], [["--lines", "500"], 500], [["--lines", "501"], 501], [["--lines", "1000"], 1000]];
+    const cases: Array<[string[], number]> = [
+      [[], 50],
+      [["--lines", "1"], 1],
+      [["--lines", "500"], 500],
+      [["--lines", "501"], 501],
+      [["--lines", "1000"], 1000],
+    ];
     for (const [args, count] of cases) {
       const result = await crows(["logs", ...args], env);
       assert.is(result.code, 0, result.stderr);
@@ -143,7 +160,23 @@ test("usage errors exit 2 with one JSON line on stderr", async () => {
   const dir = tempDataDir();
   const env = baseEnv(dir);
   try {
-    const cases = [[], ["launch"], ["status", "--verbose"], ["logs", "--lines"], ["logs", "--lines", "0"], ["logs", "--lines", "1001"], ["logs", "--lines", "ten"], ["logs", "--lines", "2.5"], ["logs", "--lines", "1e3"], ["logs", "--lines", "0x10"], ["logs", "--lines", " 5"], ["logs", "--lines", "+5"], ["logs", "--lines", "5 "], ["restart", "--reason"], ["up", "extra"]];
+    const cases = [
+      [],
+      ["launch"],
+      ["status", "--verbose"],
+      ["logs", "--lines"],
+      ["logs", "--lines", "0"],
+      ["logs", "--lines", "1001"],
+      ["logs", "--lines", "ten"],
+      ["logs", "--lines", "2.5"],
+      ["logs", "--lines", "1e3"],
+      ["logs", "--lines", "0x10"],
+      ["logs", "--lines", " 5"],
+      ["logs", "--lines", "+5"],
+      ["logs", "--lines", "5 "],
+      ["restart", "--reason"],
+      ["up", "extra"],
+    ];
     const results = await Promise.all(cases.map((args) => crows(args, env)));
     results.forEach((result, i) => {
       assert.is(result.code, 2, `crows ${cases[i]!.join(" ")}`);

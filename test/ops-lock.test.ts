@@ -21,7 +21,10 @@ interface Taker {
 }
 
 function taker(dir: string): Taker {
-  const child = spawn(process.execPath, ["--import", "tsx", TAKER, dir], { cwd: ROOT, stdio: ["pipe", "pipe", "inherit"] });
+  const child = spawn(process.execPath, ["--import", "tsx", TAKER, dir], {
+    cwd: ROOT,
+    stdio: ["pipe", "pipe", "inherit"],
+  });
   child.stdin.on("error", () => {}); // a refused taker has exited: its stdin is gone
   let out = "";
   let ready!: () => void;
@@ -36,7 +39,10 @@ function taker(dir: string): Taker {
   };
   child.stdout.on("data", (d: Buffer) => {
     out += d.toString();
-    for (const line of out.split("\n").filter(Boolean).map((l) => JSON.parse(l))) {
+    for (const line of out
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))) {
       if ("ready" in line) ready();
       else answer(line);
     }
@@ -50,7 +56,10 @@ test("racing starters over a dead holder's lock: exactly one takes it, the rest 
   for (let round = 0; round < 2; round++) {
     const dir = tempDataDir();
     try {
-      writeFileSync(path.join(dir, "server.lock"), JSON.stringify({ pid: dead, tick: "1", started: "2020-01-01T00:00:00.000Z" }));
+      writeFileSync(
+        path.join(dir, "server.lock"),
+        JSON.stringify({ pid: dead, tick: "1", started: "2020-01-01T00:00:00.000Z" }),
+      );
       const takers = Array.from({ length: 6 }, () => taker(dir));
       await Promise.all(takers.map((t) => t.ready)); // every one loaded, however long that took
       for (const t of takers) t.send("go");
@@ -74,7 +83,10 @@ test("a lock naming a live pid with another start tick (a reused pid) is taken o
   const dir = tempDataDir();
   try {
     const files = dataFiles(dir);
-    writeFileSync(files.lock, JSON.stringify({ pid: process.pid, tick: "not-my-tick", started: "2020-01-01T00:00:00.000Z" }));
+    writeFileSync(
+      files.lock,
+      JSON.stringify({ pid: process.pid, tick: "not-my-tick", started: "2020-01-01T00:00:00.000Z" }),
+    );
     assert.is(liveHolder(files), undefined, "a reused pid is not the holder");
     const lock = acquireLock(files);
     const written = JSON.parse(readFileSync(files.lock, "utf8"));

@@ -21,8 +21,13 @@ test("the server log of a real run holds ids and outcomes, never item text, mess
   const fake = await startFakeOpenAI((call, index) => {
     const role = roleOfSystemPrompt(call.system);
     const usage = { prompt_tokens: 10, completion_tokens: 5 };
-    if (role === "sentry") return { content: JSON.stringify({ mode: "solo", task_type: "other", subtasks: [], reason: `because ${MARKER}` }), usage };
-    if (role === "crow" && index % 3 === 0) return { status: 500, rawBody: JSON.stringify({ error: { message: `upstream choked on ${MARKER}` } }) };
+    if (role === "sentry")
+      return {
+        content: JSON.stringify({ mode: "solo", task_type: "other", subtasks: [], reason: `because ${MARKER}` }),
+        usage,
+      };
+    if (role === "crow" && index % 3 === 0)
+      return { status: 500, rawBody: JSON.stringify({ error: { message: `upstream choked on ${MARKER}` } }) };
     if (role === "crow" && index % 3 === 1) return { rawBody: `{"choices": [ ${MARKER} not json` };
     return { content: `${MARKER} answer for ${role}`, usage };
   });
@@ -39,24 +44,42 @@ test("the server log of a real run holds ids and outcomes, never item text, mess
     assert.is(up.code, 0, up.stderr);
     const { url } = JSON.parse(up.stdout);
     const text = [`Buy ${MARKER} milk`, `Call ${MARKER} about the bank`, `Write a haiku on ${MARKER}`].join("\n");
-    const posted = await fetch(`${url}/api/lists`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ text, requester: "owner" }) });
+    const posted = await fetch(`${url}/api/lists`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ text, requester: "owner" }),
+    });
     assert.is(posted.status, 202);
     const { list_id } = (await posted.json()) as { list_id: string };
-    const message = await fetch(`${url}/api/nests/todo/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ author: "owner", text: `Quill, tell everyone ${MARKER}` }) });
+    const message = await fetch(`${url}/api/nests/todo/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ author: "owner", text: `Quill, tell everyone ${MARKER}` }),
+    });
     assert.is(message.status, 201, await message.clone().text());
     // The owner approves every triage and answer, so crows fly (and some of their calls fail).
     const owner = await ownerFollows(url, list_id, {}, 30_000);
     await owner.finished;
     owner.sse.close();
-    assert.ok(fake.calls.some((c) => c.prompt.includes(MARKER)), "the marker did reach the model");
+    assert.ok(
+      fake.calls.some((c) => c.prompt.includes(MARKER)),
+      "the marker did reach the model",
+    );
     const stopped = await crows(["stop"], env);
     assert.is(stopped.code, 0, stopped.stderr);
 
     const files = readdirSync(dir).filter((f) => f.startsWith("server.log"));
     const log = files.map((f) => readFileSync(path.join(dir, f), "utf8")).join("");
-    assert.not.ok(log.includes(MARKER), `the marker leaked:\n${log.split("\n").filter((l) => l.includes(MARKER)).join("\n")}`);
+    assert.not.ok(
+      log.includes(MARKER),
+      `the marker leaked:\n${log
+        .split("\n")
+        .filter((l) => l.includes(MARKER))
+        .join("\n")}`,
+    );
     assert.not.ok(log.includes("KEYMARKER"), "the key leaked");
-    for (const line of log.split("\n").filter((l) => l !== "")) assert.match(line, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z \S/, line);
+    for (const line of log.split("\n").filter((l) => l !== ""))
+      assert.match(line, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z \S/, line);
     assert.ok(log.includes(`list accepted: ${list_id} with 3 items`), log);
     assert.match(log, /model call failed: crow \S+ on openai-compatible:tiny-1 after \d+ ms/);
     assert.match(log, /verdict: \S+ (triage|output) (approved|rejected|auto|timeout)/);
@@ -78,7 +101,11 @@ test("a stderr nobody reads any more does not end the server: it goes on serving
     proc.child.stderr!.destroy(); // the reader goes away, as a dead supervisor's pipe does
     const posted: number[] = [];
     for (let i = 0; i < 5; i++) {
-      const res = await fetch(`${proc.url}/api/lists`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ text: `Buy milk ${i}\nCall the plumber ${i}`, requester: `pipe-${i}` }) });
+      const res = await fetch(`${proc.url}/api/lists`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ text: `Buy milk ${i}\nCall the plumber ${i}`, requester: `pipe-${i}` }),
+      });
       posted.push(res.status);
       await res.text();
     }
@@ -108,9 +135,15 @@ test("rotation keeps 3 files under the size cap, lines stay whole and in order, 
     assert.not.ok(existsSync(`${file}.3`));
     const kept = ["server.log.2", "server.log.1", "server.log"].map((f) => readFileSync(path.join(dir, f), "utf8"));
     for (const content of kept) assert.ok(Buffer.byteLength(content) <= 2000, `${Buffer.byteLength(content)} bytes`);
-    const numbers = kept.join("").split("\n").filter(Boolean).map((l) => Number(/event (\d+)$/.exec(l)?.[1]));
+    const numbers = kept
+      .join("")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => Number(/event (\d+)$/.exec(l)?.[1]));
     assert.ok(numbers.length > 20);
-    numbers.forEach((n, i) => i > 0 && assert.is(n, numbers[i - 1]! + 1, "in order, nothing lost inside the kept files"));
+    numbers.forEach(
+      (n, i) => i > 0 && assert.is(n, numbers[i - 1]! + 1, "in order, nothing lost inside the kept files"),
+    );
     assert.is(numbers.at(-1), 299);
 
     const other = path.join(dir, "framing.log");
@@ -133,15 +166,29 @@ test("describeError gives an error's shape, never a message that can quote input
   } catch (error) {
     samples.push(error);
   }
-  samples.push(new Error(`model said ${MARKER}`), new TypeError(`${MARKER} is not a function`), Object.assign(new Error(`db ${MARKER}`), { code: "P2002" }), MARKER, { message: MARKER }, null);
+  samples.push(
+    new Error(`model said ${MARKER}`),
+    new TypeError(`${MARKER} is not a function`),
+    Object.assign(new Error(`db ${MARKER}`), { code: "P2002" }),
+    MARKER,
+    { message: MARKER },
+    null,
+  );
   for (const sample of samples) {
     const line = describeError(sample);
     assert.not.ok(line.includes(MARKER), line);
     assert.ok(line.length > 0);
   }
   assert.match(describeError(Object.assign(new Error(`x ${MARKER}`), { code: "P2002" })), /^Error code P2002/);
-  const system = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED", syscall: "connect" });
-  assert.match(describeError(system), /ECONNREFUSED 127\.0\.0\.1:5432/, "system errors keep their message: it names no content");
+  const system = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), {
+    code: "ECONNREFUSED",
+    syscall: "connect",
+  });
+  assert.match(
+    describeError(system),
+    /ECONNREFUSED 127\.0\.0\.1:5432/,
+    "system errors keep their message: it names no content",
+  );
 });
 
 test("an unexpected failure inside /graphql/stream is logged by its shape, never its message", async () => {
@@ -151,14 +198,27 @@ test("an unexpected failure inside /graphql/stream is logged by its shape, never
     onRequest(arg: unknown): Promise<void> | undefined;
   };
   // Whatever breaks inside the protocol handler (here: envelop itself) with a message quoting input.
-  plugin.onYogaInit({ yoga: { fetchAPI: globalThis, getEnveloped: () => { throw new TypeError(`could not read ${MARKER}`); } } });
+  plugin.onYogaInit({
+    yoga: {
+      fetchAPI: globalThis,
+      getEnveloped: () => {
+        throw new TypeError(`could not read ${MARKER}`);
+      },
+    },
+  });
   const request = new Request("http://127.0.0.1/graphql/stream", {
     method: "POST",
     headers: { "content-type": "application/json", accept: "text/event-stream" },
     body: JSON.stringify({ query: "{ __typename }" }),
   });
   let answer: Response | undefined;
-  await plugin.onRequest({ request, url: new URL(request.url), endResponse: (r: Response) => (answer = r), serverContext: {}, fetchAPI: globalThis });
+  await plugin.onRequest({
+    request,
+    url: new URL(request.url),
+    endResponse: (r: Response) => (answer = r),
+    serverContext: {},
+    fetchAPI: globalThis,
+  });
   assert.is(answer?.status, 500);
   assert.not.match(await answer!.text(), MARKER);
   assert.is(lines.length, 1);

@@ -27,7 +27,8 @@ async function scrape(server: TestServer): Promise<Map<string, number>> {
 
 function sum(metrics: Map<string, number>, prefix: string, having: string[] = []): number {
   let total = 0;
-  for (const [key, value] of metrics) if (key.startsWith(prefix) && having.every((h) => key.includes(h))) total += value;
+  for (const [key, value] of metrics)
+    if (key.startsWith(prefix) && having.every((h) => key.includes(h))) total += value;
   return total;
 }
 
@@ -46,7 +47,10 @@ test("health, readiness, and metrics that follow real traffic", async () => {
     assert.is(sum(before, "crows_events_appended_total"), 0);
     assert.is(before.get("crows_approvals_pending"), 0);
 
-    const posted = await server.post("/api/lists", { text: "- buy milk\n- call the plumber\n- write a haiku", requester: "ana" });
+    const posted = await server.post("/api/lists", {
+      text: "- buy milk\n- call the plumber\n- write a haiku",
+      requester: "ana",
+    });
     assert.is(posted.status, 202);
     const listId = posted.body.list_id as string;
     assert.is((await server.get("/api/nope")).status, 404);
@@ -56,13 +60,21 @@ test("health, readiness, and metrics that follow real traffic", async () => {
     assert.ok(bad.body.errors?.length > 0);
 
     const sse = await openSse(`${server.url}/api/events?list_id=${listId}`);
-    const subscription = await openSse(`${server.url}/graphql/stream`, { json: { query: "subscription ($id: ID!) { listEvents(listId: $id, after: 0) { seq name } }", variables: { id: listId } } });
+    const subscription = await openSse(`${server.url}/graphql/stream`, {
+      json: {
+        query: "subscription ($id: ID!) { listEvents(listId: $id, after: 0) { seq name } }",
+        variables: { id: listId },
+      },
+    });
     await sse.waitFor((m) => m.event === "item.triaged" && m.data.needs_approval === true);
     await subscription.waitFor((m) => m.event === "next");
     const during = await scrape(server);
     assert.is(during.get('crows_sse_streams_open{kind="api"}'), 1);
     assert.is(during.get('crows_sse_streams_open{kind="graphql"}'), 1);
-    assert.is(during.get('crows_graphql_operations_total{type="subscription",field="listEvents",outcome="subscribed"}'), 1);
+    assert.is(
+      during.get('crows_graphql_operations_total{type="subscription",field="listEvents",outcome="subscribed"}'),
+      1,
+    );
     subscription.close();
     assert.ok((during.get("crows_approvals_pending") ?? 0) >= 1, "a triage waits for the owner");
 
@@ -82,7 +94,10 @@ test("health, readiness, and metrics that follow real traffic", async () => {
       "the closed streams to leave the gauges",
       async () => {
         const now = await scrape(server);
-        return now.get('crows_sse_streams_open{kind="api"}') === 0 && now.get('crows_sse_streams_open{kind="graphql"}') === 0 ? now : undefined;
+        return now.get('crows_sse_streams_open{kind="api"}') === 0 &&
+          now.get('crows_sse_streams_open{kind="graphql"}') === 0
+          ? now
+          : undefined;
       },
       15_000,
     );
@@ -93,23 +108,37 @@ test("health, readiness, and metrics that follow real traffic", async () => {
     const count = (name: string) => events.filter((m) => m.event === name).length;
     for (const name of ["list.started", "item.triaged", "item.answered", "verdict", "list.finished"]) {
       assert.ok(count(name) > 0, name);
-      assert.ok((after.get(`crows_events_appended_total{name="${name}"}`) ?? 0) >= count(name), `${name}: ${after.get(`crows_events_appended_total{name="${name}"}`)} >= ${count(name)}`);
+      assert.ok(
+        (after.get(`crows_events_appended_total{name="${name}"}`) ?? 0) >= count(name),
+        `${name}: ${after.get(`crows_events_appended_total{name="${name}"}`)} >= ${count(name)}`,
+      );
     }
     assert.is(after.get('crows_verdicts_total{outcome="approved"}'), owner.answers.length);
     assert.is(sum(after, "crows_verdicts_total"), count("verdict"));
     assert.is(after.get('crows_http_requests_total{route="/api/lists",method="POST",status="202"}'), 1);
     assert.is(after.get('crows_http_requests_total{route="/api/unknown",method="GET",status="404"}'), 1);
-    assert.is(after.get('crows_http_requests_total{route="/api/verdicts",method="POST",status="204"}'), owner.answers.length);
+    assert.is(
+      after.get('crows_http_requests_total{route="/api/verdicts",method="POST",status="204"}'),
+      owner.answers.length,
+    );
     assert.is(after.get('crows_http_request_duration_seconds_count{route="/api/lists",method="POST"}'), 1);
     assert.is(after.get('crows_graphql_operations_total{type="query",field="__typename",outcome="ok"}'), 1);
-    assert.is(sum(after, "crows_graphql_operations_total"), 2, "the query and the subscription; an invalid query never executes");
+    assert.is(
+      sum(after, "crows_graphql_operations_total"),
+      2,
+      "the query and the subscription; an invalid query never executes",
+    );
 
-    const sentryFlights = after.get('crows_model_flights_total{backend="offline:brain-1",role="sentry",outcome="ok"}') ?? 0;
+    const sentryFlights =
+      after.get('crows_model_flights_total{backend="offline:brain-1",role="sentry",outcome="ok"}') ?? 0;
     assert.ok(sentryFlights >= 3, `sentry flights: ${sentryFlights}`);
     assert.ok(sum(after, "crows_model_flights_total", ['role="crow"']) >= 3);
     assert.is(sum(after, "crows_model_flight_duration_seconds_count"), sum(after, "crows_model_flights_total"));
     const tokensUsed = events.find((m) => m.event === "list.finished")!.data.tokens_used as number;
-    assert.ok(sum(after, "crows_model_tokens_total") >= tokensUsed, `${sum(after, "crows_model_tokens_total")} >= ${tokensUsed}`);
+    assert.ok(
+      sum(after, "crows_model_tokens_total") >= tokensUsed,
+      `${sum(after, "crows_model_tokens_total")} >= ${tokensUsed}`,
+    );
     assert.ok(sum(after, "crows_classifier_calls_total") >= 1, "the nest message was classified");
   } finally {
     await server.close();

@@ -6,7 +6,16 @@ import * as assert from "uvu/assert";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { baseEnv, crows, removeDir, tempDataDir } from "./helpers/crows-cli.ts";
 import { prepareDataDir } from "../src/storage/data-dir.ts";
 import { StartError } from "../src/storage/start-error.ts";
@@ -56,7 +65,11 @@ test("bad hosts and bad settings are one named line each", async () => {
   try {
     const cases: Array<[Record<string, string>, string, RegExp]> = [
       // Off loopback a token comes first (docs/security.md); with one, the host itself is checked.
-      [{ CROWS_HOST: "192.0.2.1" }, "config", /CROWS_HOST=192\.0\.2\.1 is reachable from other machines; set CROWS_TOKEN/],
+      [
+        { CROWS_HOST: "192.0.2.1" },
+        "config",
+        /CROWS_HOST=192\.0\.2\.1 is reachable from other machines; set CROWS_TOKEN/,
+      ],
       [{ CROWS_HOST: "256.1.1.1", CROWS_TOKEN: TOKEN }, "bad_host", /CROWS_HOST "256\.1\.1\.1"/],
       [{ CROWS_HOST: "192.0.2.1", CROWS_TOKEN: TOKEN }, "bad_host", /CROWS_HOST "192\.0\.2\.1"/],
       [{ CROWS_HOST: "no such host.invalid", CROWS_TOKEN: TOKEN }, "bad_host", /CROWS_HOST "no such host\.invalid"/],
@@ -65,7 +78,11 @@ test("bad hosts and bad settings are one named line each", async () => {
       [{ CROWS_JEV: "psychic" }, "config", /CROWS_JEV must be/],
     ];
     // Each in its own folder: in one folder, all but one would (rightly) find it busy.
-    await Promise.all(cases.map(([extra, code, pattern]) => refusedStart(["serve"], baseEnv(dirs[dirs.push(tempDataDir()) - 1]!, extra), code, pattern)));
+    await Promise.all(
+      cases.map(([extra, code, pattern]) =>
+        refusedStart(["serve"], baseEnv(dirs[dirs.push(tempDataDir()) - 1]!, extra), code, pattern),
+      ),
+    );
   } finally {
     dirs.forEach(removeDir);
   }
@@ -122,7 +139,11 @@ test("folder rules over many modes; created folders are 700 and crows' own files
       const dir = path.join(root, `bad-${mode.toString(8)}`);
       mkdirSync(dir);
       chmodSync(dir, mode);
-      assert.throws(() => prepareDataDir(dir), (e: unknown) => e instanceof StartError && e.code === "data_dir" && /read or written by others/.test(e.message), mode.toString(8));
+      assert.throws(
+        () => prepareDataDir(dir),
+        (e: unknown) => e instanceof StartError && e.code === "data_dir" && /read or written by others/.test(e.message),
+        mode.toString(8),
+      );
       assert.is(statSync(dir).mode & 0o777, mode, "a refused folder is never chmod'ed");
     }
     const fresh = path.join(root, "new", "nested", "data");
@@ -136,13 +157,19 @@ test("folder rules over many modes; created folders are 700 and crows' own files
     assert.is(statSync(fresh).mode & 0o777, 0o700);
     const old = path.join(root, "old");
     mkdirSync(old, { mode: 0o700 });
-    for (const name of ["crows.db", "crows.db-wal", "crows.db-shm", "server.log", "server.log.1", "instance-id"]) writeFileSync(path.join(old, name), "", { mode: 0o644 });
+    for (const name of ["crows.db", "crows.db-wal", "crows.db-shm", "server.log", "server.log.1", "instance-id"])
+      writeFileSync(path.join(old, name), "", { mode: 0o644 });
     writeFileSync(path.join(old, "owners-notes.txt"), "", { mode: 0o644 });
     chmodSync(path.join(old, "owners-notes.txt"), 0o644);
     prepareDataDir(old);
-    for (const name of ["crows.db", "crows.db-wal", "crows.db-shm", "server.log", "server.log.1", "instance-id"]) assert.is(statSync(path.join(old, name)).mode & 0o777, 0o600, name);
+    for (const name of ["crows.db", "crows.db-wal", "crows.db-shm", "server.log", "server.log.1", "instance-id"])
+      assert.is(statSync(path.join(old, name)).mode & 0o777, 0o600, name);
     assert.is(statSync(path.join(old, "owners-notes.txt")).mode & 0o777, 0o644, "not crows' file: left alone");
-    assert.is(os.platform() === "win32" || (process.umask() & 0o077) === 0o077, true, "the umask keeps new files owner-only");
+    assert.is(
+      os.platform() === "win32" || (process.umask() & 0o077) === 0o077,
+      true,
+      "the umask keeps new files owner-only",
+    );
   } finally {
     removeDir(root);
   }

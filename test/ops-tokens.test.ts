@@ -29,7 +29,11 @@ test("create (server down) prints the secret once; it works once the server is u
     const url: string = oneJsonLine(up.stdout).url;
     const auth = { authorization: `Bearer ${token.secret}` };
     assert.is((await fetch(`${url}/api/nests`, { headers: auth })).status, 200);
-    const write = await fetch(`${url}/api/lists`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ text: "x", requester: "ci" }) });
+    const write = await fetch(`${url}/api/lists`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ text: "x", requester: "ci" }),
+    });
     assert.is(write.status, 403);
     assert.match((await write.json()).message, /"write" scope/);
     const sse = await openSse(`${url}/api/events?nest_id=todo`, { headers: auth });
@@ -38,7 +42,10 @@ test("create (server down) prints the secret once; it works once the server is u
     const list = await crows(["token", "list"], env);
     assert.is(list.code, 0, list.stderr);
     const listed = oneJsonLine(list.stdout).tokens;
-    assert.equal(listed.map((t: any) => [t.id, t.name, t.prefix]), [[token.id, "ci", token.secret.slice(0, 10)]]);
+    assert.equal(
+      listed.map((t: any) => [t.id, t.name, t.prefix]),
+      [[token.id, "ci", token.secret.slice(0, 10)]],
+    );
     assert.not.ok(list.stdout.includes(token.secret));
 
     const revoked = await crows(["token", "revoke", token.id], env);

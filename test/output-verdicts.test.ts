@@ -12,7 +12,10 @@ import { SYSTEM } from "../src/base/actor.ts";
 async function allRegulars(server: TestServer): Promise<void> {
   for (const crow of ROSTER)
     for (const taskType of TASK_TYPES)
-      for (let i = 0; i < 3; i++) await server.app.prisma.$transaction((tx) => server.app.flock.trust.apply(tx, crow, taskType, "approved", `warm-up-${i}`, SYSTEM));
+      for (let i = 0; i < 3; i++)
+        await server.app.prisma.$transaction((tx) =>
+          server.app.flock.trust.apply(tx, crow, taskType, "approved", `warm-up-${i}`, SYSTEM),
+        );
 }
 
 interface Standing {
@@ -22,7 +25,9 @@ interface Standing {
 
 async function standing(server: TestServer, holder: string, taskType: string): Promise<Standing> {
   const { body } = await server.get("/api/trust");
-  const row = (body.ledger as Array<Standing & { holder: string; task_type: string }>).find((r) => r.holder === holder && r.task_type === taskType);
+  const row = (body.ledger as Array<Standing & { holder: string; task_type: string }>).find(
+    (r) => r.holder === holder && r.task_type === taskType,
+  );
   assert.ok(row, `${holder} has a record for ${taskType}`);
   return { level: row!.level, streak: row!.streak };
 }
@@ -43,7 +48,12 @@ for (const { outcome, text } of CASES) {
       assert.is(res.status, 202);
       const listId = res.body.list_id as string;
       const itemId = `${listId}-1`;
-      const owner = await ownerFollows(server.url, listId, { decide: (target) => (target === "triage" ? true : outcome === "rejected" ? false : undefined) }, 60_000);
+      const owner = await ownerFollows(
+        server.url,
+        listId,
+        { decide: (target) => (target === "triage" ? true : outcome === "rejected" ? false : undefined) },
+        60_000,
+      );
       const events = await owner.finished;
       owner.sse.close();
 
@@ -55,13 +65,19 @@ for (const { outcome, text } of CASES) {
       assert.ok(typeof answer === "string" && answer.length > 0);
       assert.ok(crows.length > 0);
 
-      const verdicts = events.filter((e) => e.event === "verdict" && e.data.target === "output").map((e) => e.data.verdict);
+      const verdicts = events
+        .filter((e) => e.event === "verdict" && e.data.target === "output")
+        .map((e) => e.data.verdict);
       assert.equal(verdicts, [outcome]);
       const verdictAt = events.findIndex((e) => e.event === "verdict" && e.data.target === "output");
 
       // Not re-worked: nothing flies for the item after the verdict, and the list simply finishes.
       const after = events.slice(verdictAt + 1).filter((e) => e.data?.item_id === itemId);
-      assert.equal(after.map((e) => e.event).filter((name) => name !== "trust.changed"), [], `after the verdict: ${after.map((e) => e.event).join(", ")}`);
+      assert.equal(
+        after.map((e) => e.event).filter((name) => name !== "trust.changed"),
+        [],
+        `after the verdict: ${after.map((e) => e.event).join(", ")}`,
+      );
       assert.is(events.filter((e) => e.event === "item.skipped").length, 0, "the item is not skipped");
       assert.is(events[events.length - 1]!.event, "list.finished");
 
@@ -72,9 +88,19 @@ for (const { outcome, text } of CASES) {
       assert.equal(read.body.data.list.items, [{ id: itemId, answer }], JSON.stringify(read.body));
 
       // Every crow that worked it is demoted one level, streak reset; the Elder is not on the books.
-      for (const crow of crows as string[]) assert.equal(await standing(server, crow, triaged.task_type), { level: 0, streak: 0 }, `${crow} on ${triaged.task_type}`);
+      for (const crow of crows as string[])
+        assert.equal(
+          await standing(server, crow, triaged.task_type),
+          { level: 0, streak: 0 },
+          `${crow} on ${triaged.task_type}`,
+        );
       const others = ROSTER.filter((c) => !crows.includes(c));
-      for (const crow of others) assert.is((await standing(server, crow, triaged.task_type)).level, 1, `${crow} did not work it and keeps its level`);
+      for (const crow of others)
+        assert.is(
+          (await standing(server, crow, triaged.task_type)).level,
+          1,
+          `${crow} did not work it and keeps its level`,
+        );
     } finally {
       await server.close();
     }

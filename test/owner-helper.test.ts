@@ -63,7 +63,10 @@ test("an owner whose stream is closed by the test fails at once too", async () =
   try {
     const started = Date.now();
     owner.sse.close();
-    const error = await owner.finished.then(() => undefined, (e: Error) => e);
+    const error = await owner.finished.then(
+      () => undefined,
+      (e: Error) => e,
+    );
     assert.ok(error, "the owner must not resolve without list.finished");
     assert.match(error.message, /ended before list\.finished/);
     assert.ok(Date.now() - started < 1_000);

@@ -3,7 +3,16 @@
 // turn, not held to the end.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { assertAllAnswered, assertOneLandingPerFlight, finish, ITEMS, of, postList, weatherServer, withWeather } from "./helpers/weather.ts";
+import {
+  assertAllAnswered,
+  assertOneLandingPerFlight,
+  finish,
+  ITEMS,
+  of,
+  postList,
+  weatherServer,
+  withWeather,
+} from "./helpers/weather.ts";
 import { ownerFollows } from "./helpers/owner.ts";
 
 test("a slow provider under several lists at once: the provider never sees more calls than the cap", async () => {
@@ -12,7 +21,10 @@ test("a slow provider under several lists at once: the provider never sees more 
     [2, 3, 80],
     [3, 4, 60],
   ] as const) {
-    const run = await weatherServer(withWeather(() => undefined), { CROWS_MODEL_CONCURRENCY: String(cap) });
+    const run = await weatherServer(
+      withWeather(() => undefined),
+      { CROWS_MODEL_CONCURRENCY: String(cap) },
+    );
     run.fake.script = async (call, i) => {
       await new Promise((resolve) => setTimeout(resolve, delayMs));
       return withWeather(() => undefined)(call, i);
@@ -25,7 +37,11 @@ test("a slow provider under several lists at once: the provider never sees more 
         assertAllAnswered(events);
         assertOneLandingPerFlight(events);
       }
-      assert.is(run.fake.maxInFlight, cap, `cap ${cap}: the provider saw at most ${cap} at once, and the flock used them all`);
+      assert.is(
+        run.fake.maxInFlight,
+        cap,
+        `cap ${cap}: the provider saw at most ${cap} at once, and the flock used them all`,
+      );
     } finally {
       await run.close();
     }
@@ -40,7 +56,10 @@ test("fairness: a short list posted behind a long one is served in turn, not hel
     [1, 24],
     [2, 30],
   ] as const) {
-    const run = await weatherServer(withWeather(() => undefined), { CROWS_MODEL_CONCURRENCY: String(cap), CROWS_ITEM_CONCURRENCY: "50" });
+    const run = await weatherServer(
+      withWeather(() => undefined),
+      { CROWS_MODEL_CONCURRENCY: String(cap), CROWS_ITEM_CONCURRENCY: "50" },
+    );
     run.fake.script = async (call, i) => {
       await new Promise((resolve) => setTimeout(resolve, 25));
       return withWeather(() => undefined)(call, i);
@@ -57,7 +76,10 @@ test("fairness: a short list posted behind a long one is served in turn, not hel
       const longEvents = await longOwner.finished;
       longOwner.sse.close();
       assertAllAnswered(longEvents);
-      assert.ok(longAnsweredThen < longItems / 2, `cap ${cap}: the short list finished when the long one had ${longAnsweredThen} of ${longItems} answered`);
+      assert.ok(
+        longAnsweredThen < longItems / 2,
+        `cap ${cap}: the short list finished when the long one had ${longAnsweredThen} of ${longItems} answered`,
+      );
     } finally {
       await run.close();
     }

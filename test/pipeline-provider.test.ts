@@ -13,7 +13,12 @@ const of = (events: SseMessage[], name: string) => events.filter((e) => e.event 
 async function listAgainst(script: FakeScript, text: string, env: Record<string, string> = {}) {
   const fake = await startFakeOpenAI(script);
   const server = await startTestServer({
-    env: { CROWS_MODEL: "openai-compatible:fake-model", CROWS_MODEL_BASE_URL: fake.url, CROWS_MODEL_API_KEY: "sk-test-secret", ...env },
+    env: {
+      CROWS_MODEL: "openai-compatible:fake-model",
+      CROWS_MODEL_BASE_URL: fake.url,
+      CROWS_MODEL_API_KEY: "sk-test-secret",
+      ...env,
+    },
   });
   try {
     const res = await server.post("/api/lists", { text, requester: "provider" });
@@ -45,12 +50,23 @@ test("a list runs against the provider; tokens are the provider's usage", async 
 
 test("a reply slower than the timeout is not a lost item: the same crow asks again with more time and lands once", async () => {
   for (const delayMs of [300, 500]) {
-    const slowCrows: FakeScript = (call, i) => (roleOfSystemPrompt(call.system) === "crow" ? { ...(defaultScript(call, i) as object), delayMs } : defaultScript(call, i));
-    const { events } = await listAgainst(slowCrows, "Buy milk", { CROWS_MODEL_TIMEOUT_MS: "200", CROWS_MODEL_BACKOFF_MS: "20" });
-    const crows = of(events, "crow.landed").filter((e) => e.data.crow !== "Sentry").map((e) => e.data);
+    const slowCrows: FakeScript = (call, i) =>
+      roleOfSystemPrompt(call.system) === "crow"
+        ? { ...(defaultScript(call, i) as object), delayMs }
+        : defaultScript(call, i);
+    const { events } = await listAgainst(slowCrows, "Buy milk", {
+      CROWS_MODEL_TIMEOUT_MS: "200",
+      CROWS_MODEL_BACKOFF_MS: "20",
+    });
+    const crows = of(events, "crow.landed")
+      .filter((e) => e.data.crow !== "Sentry")
+      .map((e) => e.data);
     assert.is(crows.length, 1, "one flight, one landing");
     assert.is(crows[0]!.ok, true);
-    assert.equal(of(events, "item.answered").map((e) => e.data.crows), [[crows[0]!.crow]]);
+    assert.equal(
+      of(events, "item.answered").map((e) => e.data.crows),
+      [[crows[0]!.crow]],
+    );
   }
 });
 
@@ -61,15 +77,26 @@ test("a 500 is the provider's weather: the same crow waits and lands once, ok", 
     return defaultScript(call, i);
   };
   const { events, calls } = await listAgainst(firstCrowFails, "Buy milk", { CROWS_MODEL_BACKOFF_MS: "20" });
-  const crows = of(events, "crow.landed").filter((e) => e.data.crow !== "Sentry").map((e) => e.data);
-  assert.equal(crows.map((c) => c.ok), [true]);
-  assert.is(calls.filter((c) => roleOfSystemPrompt(c.system) === "crow").length, 3, "two 500s, then the answer, for one flight");
+  const crows = of(events, "crow.landed")
+    .filter((e) => e.data.crow !== "Sentry")
+    .map((e) => e.data);
+  assert.equal(
+    crows.map((c) => c.ok),
+    [true],
+  );
+  assert.is(
+    calls.filter((c) => roleOfSystemPrompt(c.system) === "crow").length,
+    3,
+    "two 500s, then the answer, for one flight",
+  );
   assert.equal(of(events, "item.answered")[0]!.data.crows, [crows[0]!.crow]);
 });
 
 test("malformed JSON from the Sentry falls back to solo/other with the reason stated", async () => {
   const junkSentry: FakeScript = (call, i) =>
-    roleOfSystemPrompt(call.system) === "sentry" ? { content: "{mode: murder, oops", usage: { prompt_tokens: 10, completion_tokens: 3 } } : defaultScript(call, i);
+    roleOfSystemPrompt(call.system) === "sentry"
+      ? { content: "{mode: murder, oops", usage: { prompt_tokens: 10, completion_tokens: 3 } }
+      : defaultScript(call, i);
   const { events } = await listAgainst(junkSentry, "Brainstorm names for a bakery");
   const triaged = of(events, "item.triaged")[0]!.data;
   assert.equal([triaged.mode, triaged.task_type, triaged.subtasks], ["solo", "other", []]);
@@ -81,26 +108,45 @@ test("malformed JSON from the Sentry falls back to solo/other with the reason st
 test("a split and a murder run on the provider path: one crow per subtask, a murder of distinct crows, the Elder's merge as the answer", async () => {
   const triageOf = (prompt: string) =>
     prompt.includes("Plan the garden party")
-      ? { mode: "split", task_type: "planning", subtasks: ["book the tent", "invite the neighbours", "order the cake"], reason: "three separate jobs" }
+      ? {
+          mode: "split",
+          task_type: "planning",
+          subtasks: ["book the tent", "invite the neighbours", "order the cake"],
+          reason: "three separate jobs",
+        }
       : prompt.includes("Name the new bakery")
         ? { mode: "murder", task_type: "writing", subtasks: [], reason: "many minds help" }
         : { mode: "solo", task_type: "errand", subtasks: [], reason: "one action" };
   const script: FakeScript = (call, i) => {
     const role = roleOfSystemPrompt(call.system);
-    if (role === "sentry") return { content: JSON.stringify(triageOf(call.prompt)), usage: { prompt_tokens: 10, completion_tokens: 10 } };
-    if (role === "elder") return { content: `merged by the Elder (call ${i})`, usage: { prompt_tokens: 10, completion_tokens: 10 } };
+    if (role === "sentry")
+      return { content: JSON.stringify(triageOf(call.prompt)), usage: { prompt_tokens: 10, completion_tokens: 10 } };
+    if (role === "elder")
+      return { content: `merged by the Elder (call ${i})`, usage: { prompt_tokens: 10, completion_tokens: 10 } };
     return defaultScript(call, i);
   };
-  const { events, calls } = await listAgainst(script, "Plan the garden party\nName the new bakery\nBuy milk", { CROWS_MURDER_SIZE: "3" });
+  const { events, calls } = await listAgainst(script, "Plan the garden party\nName the new bakery\nBuy milk", {
+    CROWS_MURDER_SIZE: "3",
+  });
   assert.is(events[events.length - 1]!.event, "list.finished");
   const byItem = (n: number) => events.filter((e) => e.data?.item_id?.endsWith(`-${n}`));
-  const flown = (n: number) => byItem(n).filter((e) => e.event === "crow.flying" && !["Sentry", "Elder"].includes(e.data.crow)).map((e) => e.data.crow as string);
+  const flown = (n: number) =>
+    byItem(n)
+      .filter((e) => e.event === "crow.flying" && !["Sentry", "Elder"].includes(e.data.crow))
+      .map((e) => e.data.crow as string);
 
   const split = byItem(1);
-  assert.equal(split.find((e) => e.event === "item.triaged")!.data.subtasks, ["book the tent", "invite the neighbours", "order the cake"]);
+  assert.equal(split.find((e) => e.event === "item.triaged")!.data.subtasks, [
+    "book the tent",
+    "invite the neighbours",
+    "order the cake",
+  ]);
   assert.is(flown(1).length, 3, "one crow per subtask");
   for (const subtask of ["book the tent", "invite the neighbours", "order the cake"])
-    assert.ok(calls.some((c) => roleOfSystemPrompt(c.system) === "crow" && c.prompt.includes(subtask)), `a crow was sent "${subtask}"`);
+    assert.ok(
+      calls.some((c) => roleOfSystemPrompt(c.system) === "crow" && c.prompt.includes(subtask)),
+      `a crow was sent "${subtask}"`,
+    );
   assert.match(split.find((e) => e.event === "item.answered")!.data.answer, /^merged by the Elder/);
 
   const murder = byItem(2);
@@ -108,12 +154,20 @@ test("a split and a murder run on the provider path: one crow per subtask, a mur
   assert.is(new Set(flown(2)).size, 3, "a murder of three distinct crows");
   const answered = murder.find((e) => e.event === "item.answered")!.data;
   assert.match(answered.answer, /^merged by the Elder/);
-  assert.equal([...answered.crows].sort(), [...new Set(flown(2))].sort(), "every crow of the murder is credited, never the Elder");
+  assert.equal(
+    [...answered.crows].sort(),
+    [...new Set(flown(2))].sort(),
+    "every crow of the murder is credited, never the Elder",
+  );
 
   const solo = byItem(3);
   assert.is(flown(3).length, 1);
   assert.is(solo.find((e) => e.event === "item.answered")!.data.answer, "fake crow answer");
-  assert.is(calls.filter((c) => roleOfSystemPrompt(c.system) === "elder").length, 2, "the Elder merged the split and the murder, not the solo");
+  assert.is(
+    calls.filter((c) => roleOfSystemPrompt(c.system) === "elder").length,
+    2,
+    "the Elder merged the split and the murder, not the solo",
+  );
 });
 
 test.run();

@@ -23,8 +23,14 @@ test("an unanswered approval times out as a rejection and skips the item", async
   const server = await startTestServer({ env: { CROWS_APPROVAL_WINDOW_MS: "300" } });
   try {
     const { listId, events } = await walk(server, "Buy milk", "silent", { decide: () => undefined });
-    assert.equal(of(events, "verdict").map((e) => `${e.data.target}:${e.data.verdict}`), ["triage:timeout"]);
-    assert.equal(of(events, "item.skipped").map((e) => [e.data.item_id, e.data.reason]), [[`${listId}-1`, "timeout"]]);
+    assert.equal(
+      of(events, "verdict").map((e) => `${e.data.target}:${e.data.verdict}`),
+      ["triage:timeout"],
+    );
+    assert.equal(
+      of(events, "item.skipped").map((e) => [e.data.item_id, e.data.reason]),
+      [[`${listId}-1`, "timeout"]],
+    );
     assert.is(events[events.length - 1]!.event, "list.finished");
     const late = await server.post("/api/verdicts", { item_id: `${listId}-1`, target: "triage", approve: true });
     assert.is(late.status, 404, "a timed-out approval cannot be answered");
@@ -41,7 +47,9 @@ test("a pending approval survives a restart and still times out at its original 
     const sse = await openSse(`${server.url}/api/events?list_id=${listId}`);
     await sse.waitFor((m) => m.event === "item.triaged");
     sse.close();
-    const { deadline } = await server.app.prisma.approval.findFirstOrThrow({ where: { itemId: `${listId}-1`, target: "triage" } });
+    const { deadline } = await server.app.prisma.approval.findFirstOrThrow({
+      where: { itemId: `${listId}-1`, target: "triage" },
+    });
     // The new process has a ten-minute window; the stored deadline must still rule.
     server = await server.restart({ env: { CROWS_APPROVAL_WINDOW_MS: "600000" } });
     const after = await openSse(`${server.url}/api/events?list_id=${listId}`);
@@ -60,9 +68,14 @@ test("a failed flight is retried once by another crow", async () => {
   const server = await startTestServer({ deps: { model } });
   try {
     const { listId, events } = await walk(server, "Buy milk", "retry");
-    const landed = of(events, "crow.landed", `${listId}-1`).filter((e) => e.data.crow !== "Sentry").map((e) => e.data);
+    const landed = of(events, "crow.landed", `${listId}-1`)
+      .filter((e) => e.data.crow !== "Sentry")
+      .map((e) => e.data);
     assert.is(landed.length, 2);
-    assert.equal([landed[0]!.crow, landed[0]!.ok, landed[0]!.tokens, landed[0]!.error], ["Hugin", false, 0, "provider answered 503"]);
+    assert.equal(
+      [landed[0]!.crow, landed[0]!.ok, landed[0]!.tokens, landed[0]!.error],
+      ["Hugin", false, 0, "provider answered 503"],
+    );
     assert.is(landed[1]!.ok, true);
     assert.is.not(landed[1]!.crow, "Hugin");
     assert.equal(of(events, "item.answered")[0]!.data.crows, [landed[1]!.crow]);
@@ -78,7 +91,10 @@ test("when the retry fails too the item is skipped with reason failure", async (
     const { listId, events } = await walk(server, "Buy milk", "doomed");
     const workers = of(events, "crow.flying", `${listId}-1`).filter((e) => e.data.crow !== "Sentry");
     assert.is(workers.length, 2, "one flight and one retry, no more");
-    assert.equal(of(events, "item.skipped").map((e) => e.data.reason), ["failure"]);
+    assert.equal(
+      of(events, "item.skipped").map((e) => e.data.reason),
+      ["failure"],
+    );
     assert.is(of(events, "item.answered").length, 0);
   } finally {
     await server.close();
@@ -104,11 +120,17 @@ test("a flight that would start with the budget spent does not start: skipped wi
   try {
     const { listId, events } = await walk(server, "Buy milk\nBuy eggs", "thrifty");
     // Item 1: the Sentry flies on an unspent budget, then no crow may start.
-    assert.equal(of(events, "crow.flying", `${listId}-1`).map((e) => e.data.crow), ["Sentry"]);
-    assert.equal(of(events, "item.skipped").map((e) => [e.data.item_id, e.data.reason]), [
-      [`${listId}-1`, "budget"],
-      [`${listId}-2`, "budget"],
-    ]);
+    assert.equal(
+      of(events, "crow.flying", `${listId}-1`).map((e) => e.data.crow),
+      ["Sentry"],
+    );
+    assert.equal(
+      of(events, "item.skipped").map((e) => [e.data.item_id, e.data.reason]),
+      [
+        [`${listId}-1`, "budget"],
+        [`${listId}-2`, "budget"],
+      ],
+    );
     assert.is(of(events, "crow.flying", `${listId}-2`).length, 0);
     const finished = events[events.length - 1]!.data;
     assert.is(finished.token_budget, 1);
@@ -143,7 +165,11 @@ test("more than 5 lists a minute earns strikes; the third strike pranks: 429 and
     assert.ok(during.body.cooldown_s > 0 && during.body.cooldown_s <= 60);
     const other = await server.post("/api/lists", { text: "Buy milk", requester: "someone-else" });
     assert.is(other.status, 202, "strikes are per requester");
-    assert.is(await server.app.prisma.todoList.count({ where: { requester: "spammer" } }), 7, "refused lists are not stored");
+    assert.is(
+      await server.app.prisma.todoList.count({ where: { requester: "spammer" } }),
+      7,
+      "refused lists are not stored",
+    );
   } finally {
     await server.close();
   }
@@ -157,10 +183,18 @@ test("three approved triages promote the flock; a rejection demotes it; trusted 
     assert.is(types.size, 1, "the three items share a task type");
     const [taskType] = [...types];
     const promoted = of(first.events, "trust.changed").filter((e) => e.data.holder === "flock");
-    assert.equal(promoted.map((e) => [e.data.task_type, e.data.from, e.data.to]), [[taskType, 0, 1]]);
+    assert.equal(
+      promoted.map((e) => [e.data.task_type, e.data.from, e.data.to]),
+      [[taskType, 0, 1]],
+    );
 
     const second = await walk(server, "Buy butter", "promoter", { decide: (target) => target !== "triage" });
-    const demoted = of(second.events, "trust.changed").map((e) => [e.data.holder, e.data.task_type, e.data.from, e.data.to]);
+    const demoted = of(second.events, "trust.changed").map((e) => [
+      e.data.holder,
+      e.data.task_type,
+      e.data.from,
+      e.data.to,
+    ]);
     assert.equal(demoted, [["flock", taskType, 1, 0]]);
 
     // Everyone trusted for the task type: both approvals are skipped and recorded as auto.
@@ -174,10 +208,19 @@ test("three approved triages promote the flock; a rejection demotes it; trusted 
     const third = await walk(server, "Buy cheese", "promoter", { decide: () => false });
     assert.is(of(third.events, "item.triaged")[0]!.data.needs_approval, false);
     assert.is(of(third.events, "item.answered")[0]!.data.needs_approval, false);
-    assert.equal(of(third.events, "verdict").map((e) => `${e.data.target}:${e.data.verdict}`), ["triage:auto", "output:auto"]);
+    assert.equal(
+      of(third.events, "verdict").map((e) => `${e.data.target}:${e.data.verdict}`),
+      ["triage:auto", "output:auto"],
+    );
     assert.is(of(third.events, "trust.changed").length, 0, "auto changes nothing");
 
-    const ledger = (await server.get("/api/trust")).body.ledger as Array<{ holder: string; task_type: string; history: unknown[]; approvals: number; rejections: number }>;
+    const ledger = (await server.get("/api/trust")).body.ledger as Array<{
+      holder: string;
+      task_type: string;
+      history: unknown[];
+      approvals: number;
+      rejections: number;
+    }>;
     const flock = ledger.find((r) => r.holder === "flock" && r.task_type === taskType)!;
     assert.is(flock.approvals, 3);
     assert.is(flock.rejections, 1);
@@ -190,11 +233,16 @@ test("three approved triages promote the flock; a rejection demotes it; trusted 
 test("banter is at most two lines a list, and a failed line never blocks the list", async () => {
   const server = await startTestServer();
   try {
-    const chatty = await walk(server, "Brainstorm names for a bakery\nBrainstorm ideas for a party\nBrainstorm options for a holiday", "chatty");
+    const chatty = await walk(
+      server,
+      "Brainstorm names for a bakery\nBrainstorm ideas for a party\nBrainstorm options for a holiday",
+      "chatty",
+    );
     const banter = of(chatty.events, "crow.banter");
     assert.ok(banter.length >= 1 && banter.length <= 2, `saw ${banter.length} banter lines`);
     const workers = new Set(of(chatty.events, "item.answered").flatMap((e) => e.data.crows));
-    for (const line of banter) assert.ok(workers.has(line.data.crow) && workers.has(line.data.to), "between crows that worked the list");
+    for (const line of banter)
+      assert.ok(workers.has(line.data.crow) && workers.has(line.data.to), "between crows that worked the list");
     assert.ok(chatty.events.indexOf(banter[0]!) < chatty.events.length - 1, "banter lands before list.finished");
   } finally {
     await server.close();

@@ -4,9 +4,22 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { TestServer } from "./helpers/server.ts";
-import { assertAllAnswered, assertOneLandingPerFlight, finish, ITEMS, of, postList, weatherServer, withWeather } from "./helpers/weather.ts";
+import {
+  assertAllAnswered,
+  assertOneLandingPerFlight,
+  finish,
+  ITEMS,
+  of,
+  postList,
+  weatherServer,
+  withWeather,
+} from "./helpers/weather.ts";
 
-async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+async function until<T>(
+  what: string,
+  probe: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 20_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -29,7 +42,10 @@ async function storedDeadlines(server: TestServer, listId: string, count: number
 test("a restart while flights wait: same stored deadline after it, and every item answered once when the provider returns", async () => {
   for (const items of [ITEMS.slice(0, 3), ITEMS.slice(2, 6)]) {
     let down = true;
-    const run = await weatherServer(withWeather(() => (down ? { status: 503 } : undefined)), { CROWS_MODEL_PATIENCE_MS: "60000" });
+    const run = await weatherServer(
+      withWeather(() => (down ? { status: 503 } : undefined)),
+      { CROWS_MODEL_PATIENCE_MS: "60000" },
+    );
     let server = run.server;
     try {
       const listId = await postList(server, items);
@@ -46,7 +62,9 @@ test("a restart while flights wait: same stored deadline after it, and every ite
       assertAllAnswered(events);
       assertOneLandingPerFlight(events);
       for (const itemId of before.keys()) {
-        const sentry = of(events, "crow.landed").filter((e) => e.data.item_id === itemId && e.data.crow === "Sentry" && e.data.ok);
+        const sentry = of(events, "crow.landed").filter(
+          (e) => e.data.item_id === itemId && e.data.crow === "Sentry" && e.data.ok,
+        );
         assert.is(sentry.length, 1, `${itemId}: triaged once`);
       }
       assert.is(await server.app.prisma.providerWait.count(), 0, "a landing clears the stored wait");
@@ -59,7 +77,10 @@ test("a restart while flights wait: same stored deadline after it, and every ite
 
 test("a restart while flights wait on a provider that stays down: the items fail at the deadline stored before the restart", async () => {
   const patienceMs = 4_000;
-  const run = await weatherServer(withWeather(() => ({ status: 503 })), { CROWS_MODEL_PATIENCE_MS: String(patienceMs) });
+  const run = await weatherServer(
+    withWeather(() => ({ status: 503 })),
+    { CROWS_MODEL_PATIENCE_MS: String(patienceMs) },
+  );
   let server = run.server;
   try {
     const items = ITEMS.slice(1, 4);
@@ -76,7 +97,10 @@ test("a restart while flights wait on a provider that stays down: the items fail
       const at = Date.parse(skip.data.ts);
       const deadline = before.get(skip.data.item_id)!;
       assert.ok(at >= deadline - 50, `${skip.data.item_id} failed ${deadline - at} ms before its deadline`);
-      assert.ok(at < restartedAt + patienceMs - 500, `${skip.data.item_id} failed on the old deadline, not a fresh patience`);
+      assert.ok(
+        at < restartedAt + patienceMs - 500,
+        `${skip.data.item_id} failed on the old deadline, not a fresh patience`,
+      );
       const landed = of(events, "crow.landed").filter((e) => e.data.item_id === skip.data.item_id);
       assert.match(landed[landed.length - 1]!.data.error, /model provider unavailable/);
     }

@@ -6,17 +6,41 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { FakeCall, FakeReply } from "./helpers/fake-openai.ts";
-import { assertAllAnswered, assertOneLandingPerFlight, finish, ITEMS, of, postList, weatherServer, withWeather } from "./helpers/weather.ts";
+import {
+  assertAllAnswered,
+  assertOneLandingPerFlight,
+  finish,
+  ITEMS,
+  of,
+  postList,
+  weatherServer,
+  withWeather,
+} from "./helpers/weather.ts";
 
 const key = (call: FakeCall) => `${call.system}\u0000${call.prompt}`;
 
 test("429s, with Retry-After in seconds or as a date, retry-after-ms, reset headers or nothing: every item answered, each wait honoured", async () => {
   const forms: Array<{ name: string; headers: () => Record<string, string>; atLeastMs: number }> = [
     { name: "Retry-After seconds", headers: () => ({ "retry-after": "1" }), atLeastMs: 900 },
-    { name: "Retry-After date", headers: () => ({ "retry-after": new Date(Date.now() + 2_000).toUTCString() }), atLeastMs: 900 },
+    {
+      name: "Retry-After date",
+      headers: () => ({ "retry-after": new Date(Date.now() + 2_000).toUTCString() }),
+      atLeastMs: 900,
+    },
     { name: "retry-after-ms", headers: () => ({ "retry-after-ms": "350" }), atLeastMs: 300 },
-    { name: "OpenAI reset", headers: () => ({ "x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "400ms" }), atLeastMs: 350 },
-    { name: "Anthropic reset", headers: () => ({ "anthropic-ratelimit-requests-remaining": "0", "anthropic-ratelimit-requests-reset": new Date(Date.now() + 1_500).toISOString() }), atLeastMs: 500 },
+    {
+      name: "OpenAI reset",
+      headers: () => ({ "x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "400ms" }),
+      atLeastMs: 350,
+    },
+    {
+      name: "Anthropic reset",
+      headers: () => ({
+        "anthropic-ratelimit-requests-remaining": "0",
+        "anthropic-ratelimit-requests-reset": new Date(Date.now() + 1_500).toISOString(),
+      }),
+      atLeastMs: 500,
+    },
     { name: "no header", headers: () => ({}), atLeastMs: 0 },
   ];
   for (const [n, form] of forms.entries()) {
@@ -45,9 +69,16 @@ test("429s, with Retry-After in seconds or as a date, retry-after-ms, reset head
       const events = await finish(run.server, listId);
       assertAllAnswered(events);
       assertOneLandingPerFlight(events, run.fake.servedTokens);
-      assert.ok(of(events, "crow.landed").every((e) => e.data.ok), `${form.name}: a rate limit is never a failed landing`);
+      assert.ok(
+        of(events, "crow.landed").every((e) => e.data.ok),
+        `${form.name}: a rate limit is never a failed landing`,
+      );
       assert.ok(gaps.length > 0, `${form.name}: some call was limited and asked again`);
-      for (const gap of gaps) assert.ok(gap >= form.atLeastMs, `${form.name}: asked again after ${gap} ms, the provider said ${form.atLeastMs}`);
+      for (const gap of gaps)
+        assert.ok(
+          gap >= form.atLeastMs,
+          `${form.name}: asked again after ${gap} ms, the provider said ${form.atLeastMs}`,
+        );
     } finally {
       await run.close();
     }
@@ -81,7 +112,10 @@ test("an outage of 500s, 503s, 529s or reset connections is waited out by the sa
       assertAllAnswered(events);
       assertOneLandingPerFlight(events, run.fake.servedTokens);
       const landings = of(events, "crow.landed");
-      assert.ok(landings.every((e) => e.data.ok), `${outage.name}: no landing failed`);
+      assert.ok(
+        landings.every((e) => e.data.ok),
+        `${outage.name}: no landing failed`,
+      );
       const answered = of(events, "item.answered");
       assert.ok(answered.every((e) => e.data.crows.length >= 1));
       // Without the circuit each waiting flight would call every backoff (~20-200 ms) for 1.2 s.
@@ -112,14 +146,17 @@ test("an outage many times the backoff cap (the minute-long outage, compressed):
     // The circuit turned the outage into spaced trial calls, not one call per flight per backoff.
     assert.ok(outageCallTimes.length <= 30, `${outageCallTimes.length} calls in a 3 s outage`);
     const late = outageCallTimes.filter((t) => t > outageCallTimes[0]! + 1_500);
-    for (let i = 1; i < late.length; i++) assert.ok(late[i]! - late[i - 1]! >= 100, "trial calls are spaced at the cap once the outage is long");
+    for (let i = 1; i < late.length; i++)
+      assert.ok(late[i]! - late[i - 1]! >= 100, "trial calls are spaced at the cap once the outage is long");
   } finally {
     await run.close();
   }
 });
 
 test("an outage longer than the patience: every item fails with the provider-unavailable reason, after the patience", async () => {
-  for (const [n, reply] of ([{ status: 503 }, { status: 429, headers: { "retry-after": "1" } }, { reset: true }] as FakeReply[]).entries()) {
+  for (const [n, reply] of (
+    [{ status: 503 }, { status: 429, headers: { "retry-after": "1" } }, { reset: true }] as FakeReply[]
+  ).entries()) {
     let calls = 0;
     const run = await weatherServer(
       withWeather(() => {
@@ -166,7 +203,10 @@ test("a 401, 403 or 404 is configuration trouble: each item fails at once naming
       const listId = await postList(run.server, items);
       const events = await finish(run.server, listId);
       assertOneLandingPerFlight(events);
-      assert.equal(of(events, "item.skipped").map((e) => e.data.reason), items.map(() => "failure"));
+      assert.equal(
+        of(events, "item.skipped").map((e) => e.data.reason),
+        items.map(() => "failure"),
+      );
       const landings = of(events, "crow.landed");
       assert.is(landings.length, items.length, "one landing per item: the Sentry's, and no crow after it");
       for (const landed of landings) assert.match(landed.data.error, cause);
@@ -190,7 +230,10 @@ test("a bad answer is still the crow's failure: another crow flies once (today's
       assertAllAnswered(events);
       assertOneLandingPerFlight(events);
       const crows = of(events, "crow.landed").filter((e) => e.data.crow !== "Sentry");
-      assert.equal(crows.map((c) => c.data.ok), [false, true]);
+      assert.equal(
+        crows.map((c) => c.data.ok),
+        [false, true],
+      );
       assert.is.not(crows[0]!.data.crow, crows[1]!.data.crow, "another crow");
     } finally {
       await run.close();

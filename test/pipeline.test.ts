@@ -71,7 +71,10 @@ test("a three-item list walks solo, split and murder to list.finished with every
   assert.ok(last.data.tokens_used >= landedTokens && landedTokens > 0, "tokens_used counts every flight");
 
   const modes = [1, 2, 3].map((n) => of(events, "item.triaged", `${listId}-${n}`)[0]!.data);
-  assert.equal(modes.map((m) => m.mode), ["solo", "split", "murder"]);
+  assert.equal(
+    modes.map((m) => m.mode),
+    ["solo", "split", "murder"],
+  );
   assert.equal(modes[0]!.subtasks, []);
   assert.ok(modes[1]!.subtasks.length >= 2 && modes[1]!.subtasks.length <= 4);
   assert.equal(modes[2]!.subtasks, []);
@@ -80,7 +83,10 @@ test("a three-item list walks solo, split and murder to list.finished with every
     const itemId = `${listId}-${n}`;
     const mine = events.filter((e) => e.data.item_id === itemId);
     // The Sentry flies first, and lands before the triage is announced.
-    assert.equal(mine.slice(0, 3).map((e) => `${e.event}:${e.data.crow ?? ""}`), ["crow.flying:Sentry", "crow.landed:Sentry", "item.triaged:"]);
+    assert.equal(
+      mine.slice(0, 3).map((e) => `${e.event}:${e.data.crow ?? ""}`),
+      ["crow.flying:Sentry", "crow.landed:Sentry", "item.triaged:"],
+    );
     const verdicts = of(events, "verdict", itemId).map((e) => `${e.data.target}:${e.data.verdict}`);
     assert.equal(verdicts, ["triage:approved", "output:approved"], "exactly one verdict per target");
     const answered = of(events, "item.answered", itemId)[0]!.data;
@@ -102,7 +108,10 @@ test("a three-item list walks solo, split and murder to list.finished with every
       assert.not.ok(answered.crows.includes("Elder"), "the Elder is not credited");
     }
   }
-  assert.ok(answers.every((a) => a.status === 204), "every verdict POST is 204");
+  assert.ok(
+    answers.every((a) => a.status === 204),
+    "every verdict POST is 204",
+  );
   assert.is(answers.length, 6);
   const banter = of(events, "crow.banter");
   assert.ok(banter.length <= 2);
@@ -116,11 +125,24 @@ test("a second answer to the same approval is 404", async () => {
 });
 
 test("a rejected triage skips the item with reason rejected and never flies a crow", async () => {
-  const { listId, events } = await runList("Buy bread\nCall the bank", "rejecter", (target, m) => !(target === "triage" && m.data.item_id.endsWith("-1")));
+  const { listId, events } = await runList(
+    "Buy bread\nCall the bank",
+    "rejecter",
+    (target, m) => !(target === "triage" && m.data.item_id.endsWith("-1")),
+  );
   const first = `${listId}-1`;
-  assert.equal(of(events, "verdict", first).map((e) => e.data.verdict), ["rejected"]);
-  assert.equal(of(events, "item.skipped", first).map((e) => e.data.reason), ["rejected"]);
-  assert.equal(of(events, "crow.flying", first).map((e) => e.data.crow), ["Sentry"]);
+  assert.equal(
+    of(events, "verdict", first).map((e) => e.data.verdict),
+    ["rejected"],
+  );
+  assert.equal(
+    of(events, "item.skipped", first).map((e) => e.data.reason),
+    ["rejected"],
+  );
+  assert.equal(
+    of(events, "crow.flying", first).map((e) => e.data.crow),
+    ["Sentry"],
+  );
   assert.is(of(events, "item.answered", `${listId}-2`).length, 1, "the other item goes on");
 });
 

@@ -6,7 +6,13 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { startTestServer, type TestServer } from "./helpers/server.ts";
-import { RateLimiter, BASE_COOLDOWN_S, MAX_COOLDOWN_S, MAX_PER_WINDOW, STRIKES_TO_PRANK } from "../src/flock/rate-limit.ts";
+import {
+  RateLimiter,
+  BASE_COOLDOWN_S,
+  MAX_COOLDOWN_S,
+  MAX_PER_WINDOW,
+  STRIKES_TO_PRANK,
+} from "../src/flock/rate-limit.ts";
 
 const clock = { now: Date.parse("2026-06-01T08:00:00.000Z") };
 
@@ -38,7 +44,11 @@ test("each prank doubles the cooldown, 60 s up to an hour, and it carries across
         clock.now += (cooldownS - 1) * 1000;
         for (let i = 0; i < MAX_PER_WINDOW + STRIKES_TO_PRANK; i++) {
           const during = await limiter.admit(name);
-          assert.equal(during.admitted ? "admitted" : [during.cooldownS, during.pranked], [1, false], `prank ${n + 1}, one second left`);
+          assert.equal(
+            during.admitted ? "admitted" : [during.cooldownS, during.pranked],
+            [1, false],
+            `prank ${n + 1}, one second left`,
+          );
         }
         if (n === 4) {
           // A restart in the middle: the stored state rules the new process's limiter.
@@ -73,7 +83,10 @@ test("over HTTP: a pranked requester is still refused after a restart, with the 
     server = await server.restart();
     const again = await server.post("/api/lists", { text: "after the restart", requester: "restart-dodger" });
     assert.is(again.status, 429, "a restart forgives nobody");
-    assert.ok(again.body.cooldown_s > 0 && again.body.cooldown_s <= BASE_COOLDOWN_S, `cooldown_s ${again.body.cooldown_s}`);
+    assert.ok(
+      again.body.cooldown_s > 0 && again.body.cooldown_s <= BASE_COOLDOWN_S,
+      `cooldown_s ${again.body.cooldown_s}`,
+    );
     assert.is(again.headers.get("retry-after"), String(again.body.cooldown_s));
   } finally {
     await server.close();

@@ -38,7 +38,10 @@ test("prints the ready line on 127.0.0.1 and exits 0 on SIGTERM with work in fli
 });
 
 test("a bad configuration value stops the start with a message naming the variable", async () => {
-  const proc = startProcess({ CROWS_PORT: "not-a-port", CROWS_DATA_DIR: mkdtempSync(path.join(os.tmpdir(), "crows-proc-")) });
+  const proc = startProcess({
+    CROWS_PORT: "not-a-port",
+    CROWS_DATA_DIR: mkdtempSync(path.join(os.tmpdir(), "crows-proc-")),
+  });
   const error = await proc.ready.then(
     () => undefined,
     (e: Error) => e,
@@ -81,7 +84,11 @@ test("a spawned server ignores the crows settings of the caller's shell and gets
     // What the test passes does reach it.
     const tokenDir = mkdtempSync(path.join(os.tmpdir(), "crows-proc-env-"));
     dirs.push(tokenDir);
-    const guarded = startProcess({ CROWS_PORT: "0", CROWS_DATA_DIR: tokenDir, CROWS_TOKEN: "token-the-test-passes-0123456789" });
+    const guarded = startProcess({
+      CROWS_PORT: "0",
+      CROWS_DATA_DIR: tokenDir,
+      CROWS_TOKEN: "token-the-test-passes-0123456789",
+    });
     const guardedUrl = (JSON.parse(await guarded.ready) as { url: string }).url;
     const refused = await fetch(`${guardedUrl}/api/lists`, {
       method: "POST",

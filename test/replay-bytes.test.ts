@@ -30,16 +30,26 @@ async function fill(server: TestServer, stream: string, count: number): Promise<
     await Promise.all(
       Array.from({ length: Math.min(200, count - i) }, (_, k) => {
         const n = i + k;
-        return server.app.log.append(stream, NAMES[n % NAMES.length]!, { n, note: NOTES[n % NOTES.length], nested: { list: [n, null, true, 1.5e-7] } });
+        return server.app.log.append(stream, NAMES[n % NAMES.length]!, {
+          n,
+          note: NOTES[n % NOTES.length],
+          nested: { list: [n, null, true, 1.5e-7] },
+        });
       }),
     );
   }
 }
 
 /** Reads the raw body of an SSE response until `until` bytes end it, then hangs up. */
-function rawStream(url: string, lastEventId: string | undefined, expectedLength: number): Promise<{ status: number; bytes: Buffer }> {
+function rawStream(
+  url: string,
+  lastEventId: string | undefined,
+  expectedLength: number,
+): Promise<{ status: number; bytes: Buffer }> {
   return new Promise((resolve, reject) => {
-    const request = http.get(url, { headers: { accept: "text/event-stream", ...(lastEventId === undefined ? {} : { "last-event-id": lastEventId }) } });
+    const request = http.get(url, {
+      headers: { accept: "text/event-stream", ...(lastEventId === undefined ? {} : { "last-event-id": lastEventId }) },
+    });
     const timer = setTimeout(() => {
       request.destroy();
       reject(new Error(`${url}: only part of the replay arrived in 10 s`));
@@ -66,14 +76,21 @@ function rawStream(url: string, lastEventId: string | undefined, expectedLength:
 }
 
 /** What the stream must send after `after`: the opening block, then frame() of each stored event. */
-async function expected(server: TestServer, stream: string, after: number, idOf: (seq: number) => string): Promise<Buffer> {
+async function expected(
+  server: TestServer,
+  stream: string,
+  after: number,
+  idOf: (seq: number) => string,
+): Promise<Buffer> {
   const stored = await server.app.log.read(stream, after, 100_000);
   return Buffer.from(OPENING + stored.map((e) => frame(idOf(e.seq), e.name, e.payload)).join(""));
 }
 
 async function checkReplays(server: TestServer): Promise<void> {
   const listId = "lstbytes";
-  await server.app.prisma.todoList.create({ data: { id: listId, requester: "bytes", text: "-", tokenBudget: 1, status: "finished" } });
+  await server.app.prisma.todoList.create({
+    data: { id: listId, requester: "bytes", text: "-", tokenBudget: 1, status: "finished" },
+  });
   const stream = listStream(listId);
   await fill(server, stream, 2_345); // three pages, the last one partial
   for (const lastEventId of [undefined, "0", "1", "999", "1000", "1001", "2000", "2344"]) {
@@ -82,7 +99,10 @@ async function checkReplays(server: TestServer): Promise<void> {
     const got = await rawStream(`${server.url}/api/events?list_id=${listId}`, lastEventId, want.length);
     assert.is(got.status, 200);
     const sent = got.bytes.subarray(0, want.length);
-    assert.ok(sent.equals(want), `list replay after ${lastEventId ?? "(none)"}: ${want.length} bytes expected, first difference at ${firstDifference(sent, want)}`);
+    assert.ok(
+      sent.equals(want),
+      `list replay after ${lastEventId ?? "(none)"}: ${want.length} bytes expected, first difference at ${firstDifference(sent, want)}`,
+    );
   }
   // Last-Event-ID at the end: the opening block, then nothing until a live event.
   const atEnd = await rawStream(`${server.url}/api/events?list_id=${listId}`, "2345", OPENING.length);
@@ -100,13 +120,18 @@ async function checkReplays(server: TestServer): Promise<void> {
     const lastEventId = from === 0 ? undefined : msgIdOf(nestId, from);
     const got = await rawStream(`${server.url}/api/events?nest_id=${nestId}`, lastEventId, want.length);
     const sent = got.bytes.subarray(0, want.length);
-    assert.ok(sent.equals(want), `nest replay after ${lastEventId ?? "(none)"}: first difference at ${firstDifference(sent, want)}`);
+    assert.ok(
+      sent.equals(want),
+      `nest replay after ${lastEventId ?? "(none)"}: first difference at ${firstDifference(sent, want)}`,
+    );
   }
 }
 
 function firstDifference(a: Buffer, b: Buffer): string {
   const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return `byte ${i}: ${JSON.stringify(a.subarray(Math.max(0, i - 20), i + 20).toString())} vs ${JSON.stringify(b.subarray(Math.max(0, i - 20), i + 20).toString())}`;
+  for (let i = 0; i < n; i++)
+    if (a[i] !== b[i])
+      return `byte ${i}: ${JSON.stringify(a.subarray(Math.max(0, i - 20), i + 20).toString())} vs ${JSON.stringify(b.subarray(Math.max(0, i - 20), i + 20).toString())}`;
   return a.length === b.length ? "none" : `length ${a.length} vs ${b.length}`;
 }
 
@@ -151,7 +176,10 @@ test("a long replay lets the event loop turn between pages, even to a client tha
     await allWritten;
     stop();
     assert.ok(Buffer.concat(writes).equals(want), "every event once, in order");
-    assert.ok(pagesBeforeATurn >= 1 && pagesBeforeATurn <= 2, `pages written before the loop turned: ${pagesBeforeATurn} of 5`);
+    assert.ok(
+      pagesBeforeATurn >= 1 && pagesBeforeATurn <= 2,
+      `pages written before the loop turned: ${pagesBeforeATurn} of 5`,
+    );
   } finally {
     abort.abort();
     await server.close();

@@ -43,7 +43,8 @@ test("nest stream: a msg_id or n past the end, another nest's id and junk are 40
     const empty = await server.request("GET", "/api/events?nest_id=cafe", undefined, { "last-event-id": "1" });
     assert.is(empty.status, 400);
     assert.ok(empty.body.message.includes("it has sent no event yet"), empty.body.message);
-    for (const text of ["one", "two"]) assert.is((await server.post("/api/nests/cafe/messages", { author: "owner", text, kind: "say" })).status, 201);
+    for (const text of ["one", "two"])
+      assert.is((await server.post("/api/nests/cafe/messages", { author: "owner", text, kind: "say" })).status, 201);
     for (const bad of ["999", "cafe-999", "3", "cafe-3", "todo-1", "abc", "-1"]) {
       const response = await server.request("GET", "/api/events?nest_id=cafe", undefined, { "last-event-id": bad });
       assert.is(response.status, 400, bad);

@@ -15,7 +15,10 @@ test("the roster is the eight working crows in order; every persona has a streng
 test("a relationship is the backstory sentence where one crow names the other, either way round", () => {
   assert.is(relationshipOf("Pepper", "Sable"), "Trades drafts with Sable, who cuts them in half.");
   assert.is(relationshipOf("Sable", "Pepper"), "Pepper calls it a tyrant; Sable calls that a first draft.");
-  assert.is(relationshipOf("Hugin", "Rook"), "Hugin and Rook have flown together before, without incident worth remembering.");
+  assert.is(
+    relationshipOf("Hugin", "Rook"),
+    "Hugin and Rook have flown together before, without incident worth remembering.",
+  );
 });
 
 test.run();

@@ -13,17 +13,27 @@ const APPROVALS = `subscription($after: Int) { approvalChanges(after: $after) { 
 // A and B: two instances on one PostgreSQL database and one Redis.
 const pair = svc ? instancePair(svc, { CROWS_APPROVAL_WINDOW_MS: "60000" }) : undefined;
 
-const changes = (sse: SseClient) => sse.messages().filter((m) => m.event === "next" && m.data?.data).map((m) => m.data.data.approvalChanges);
+const changes = (sse: SseClient) =>
+  sse
+    .messages()
+    .filter((m) => m.event === "next" && m.data?.data)
+    .map((m) => m.data.data.approvalChanges);
 
 it("a list posted on A opens its approvals on B's feed; a verdict on A closes them there, live", async () => {
   const onB = await openSse(`${pair!.b.url}/graphql/stream`, { json: { query: APPROVALS, variables: {} } });
   try {
-    const { status, body } = await pair!.a.post("/api/lists", { text: "Buy milk\nWrite a haiku about crows", requester: "two-instances" });
+    const { status, body } = await pair!.a.post("/api/lists", {
+      text: "Buy milk\nWrite a haiku about crows",
+      requester: "two-instances",
+    });
     assert.is(status, 202);
     const listId = body.list_id as string;
     await onB.waitFor(() => changes(onB).filter((c) => c.change === "opened").length === 2, 15_000);
     const opened = changes(onB);
-    assert.equal(opened.map((c) => [c.itemId, c.target]).sort(), [[`${listId}-1`, "triage"], [`${listId}-2`, "triage"]]);
+    assert.equal(opened.map((c) => [c.itemId, c.target]).sort(), [
+      [`${listId}-1`, "triage"],
+      [`${listId}-2`, "triage"],
+    ]);
     assert.ok(opened.every((c) => c.approval.status === "pending"));
     const cursor = opened[opened.length - 1].id as number;
 
@@ -31,12 +41,16 @@ it("a list posted on A opens its approvals on B's feed; a verdict on A closes th
     assert.is(verdict.status, 204, verdict.text);
     await onB.waitFor(() => changes(onB).some((c) => c.change === "closed"), 15_000);
     assert.equal(
-      changes(onB).filter((c) => c.change === "closed").map((c) => [c.itemId, c.verdict]),
+      changes(onB)
+        .filter((c) => c.change === "closed")
+        .map((c) => [c.itemId, c.verdict]),
       [[`${listId}-1`, "rejected"]],
     );
 
     // Resuming on A from B's cursor sends only what came after it.
-    const resumed = await openSse(`${pair!.a.url}/graphql/stream`, { json: { query: APPROVALS, variables: { after: cursor } } });
+    const resumed = await openSse(`${pair!.a.url}/graphql/stream`, {
+      json: { query: APPROVALS, variables: { after: cursor } },
+    });
     try {
       await resumed.waitFor(() => changes(resumed).length >= 1, 15_000);
       const got = changes(resumed);

@@ -14,7 +14,10 @@ const { svc, it } = serviceTests("scale-fanout");
 const pair = svc ? instancePair(svc, { CROWS_APPROVAL_WINDOW_MS: "60000" }) : undefined;
 
 it("a list posted on A streams live on B; the owner answers on B and A's run finishes it", async () => {
-  const { status, body } = await pair!.a.post("/api/lists", { text: "Buy milk\nWrite a haiku about crows", requester: "two-instances" });
+  const { status, body } = await pair!.a.post("/api/lists", {
+    text: "Buy milk\nWrite a haiku about crows",
+    requester: "two-instances",
+  });
   assert.is(status, 202);
   const listId = body.list_id as string;
   const gql = await openSse(`${pair!.b.url}/graphql`, {
@@ -25,10 +28,17 @@ it("a list posted on A streams live on B; the owner answers on B and A's run fin
   const owner = await ownerFollows(pair!.b.url, listId);
   const all = await owner.finished;
   owner.sse.close();
-  assert.equal(all.map((m) => m.id), all.map((_, i) => String(i + 1)), "one gapless sequence on B");
+  assert.equal(
+    all.map((m) => m.id),
+    all.map((_, i) => String(i + 1)),
+    "one gapless sequence on B",
+  );
   assert.is(all[all.length - 1]!.event, "list.finished");
   assert.ok(owner.answers.length >= 2, "the owner answered on B");
-  assert.ok(owner.answers.every((x) => x.status === 204), JSON.stringify(owner.answers));
+  assert.ok(
+    owner.answers.every((x) => x.status === 204),
+    JSON.stringify(owner.answers),
+  );
   const verdicts = all.filter((m) => m.event === "verdict" && m.data.verdict === "approved");
   assert.is(verdicts.length, owner.answers.length, "each of B's verdicts reached A's waiting item");
   await pair!.a.app.flock.settled(listId);
@@ -36,8 +46,14 @@ it("a list posted on A streams live on B; the owner answers on B and A's run fin
 
   // GraphQL followers on B heard the same events, live.
   await gql.waitFor((m) => m.event === "next" && m.data?.data?.listEvents?.name === "list.finished", 10_000);
-  const names = gql.messages().filter((m) => m.event === "next").map((m) => m.data.data.listEvents.name);
-  assert.equal(names, all.map((m) => m.event));
+  const names = gql
+    .messages()
+    .filter((m) => m.event === "next")
+    .map((m) => m.data.data.listEvents.name);
+  assert.equal(
+    names,
+    all.map((m) => m.event),
+  );
   gql.close();
 
   // Replay by Last-Event-ID on B (and on A) is the same bytes.
@@ -45,8 +61,14 @@ it("a list posted on A streams live on B; the owner answers on B and A's run fin
     const replay = await openSse(`${server.url}/api/events?list_id=${listId}`, { lastEventId: "3" });
     const replayed = await replay.waitForCount(all.length - 3);
     replay.close();
-    assert.equal(replayed.map((m) => m.id), all.slice(3).map((m) => m.id));
-    assert.equal(replayed.map((m) => m.raw), all.slice(3).map((m) => m.raw));
+    assert.equal(
+      replayed.map((m) => m.id),
+      all.slice(3).map((m) => m.id),
+    );
+    assert.equal(
+      replayed.map((m) => m.raw),
+      all.slice(3).map((m) => m.raw),
+    );
   }
 });
 

@@ -25,12 +25,21 @@ it("PostgreSQL migrations apply to an empty database, and re-applying is a no-op
     const client = new pg.Client({ connectionString: db.url });
     await client.connect();
     try {
-      const rows = await client.query(`SELECT migration_name, finished_at FROM _prisma_migrations ORDER BY migration_name`);
-      assert.equal(rows.rows.map((r) => r.migration_name), applied, "Prisma's own bookkeeping holds each migration once");
+      const rows = await client.query(
+        `SELECT migration_name, finished_at FROM _prisma_migrations ORDER BY migration_name`,
+      );
+      assert.equal(
+        rows.rows.map((r) => r.migration_name),
+        applied,
+        "Prisma's own bookkeeping holds each migration once",
+      );
       assert.ok(rows.rows.every((r) => r.finished_at !== null));
-      const tables = await client.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`);
+      const tables = await client.query(
+        `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`,
+      );
       const names = tables.rows.map((r) => r.table_name as string);
-      for (const t of ["Event", "TodoList", "Item", "Approval", "Trust", "Nest", "Message"]) assert.ok(names.includes(t), `table ${t}`);
+      for (const t of ["Event", "TodoList", "Item", "Approval", "Trust", "Nest", "Message"])
+        assert.ok(names.includes(t), `table ${t}`);
     } finally {
       await client.end();
     }
@@ -43,18 +52,29 @@ it("a list runs to list.finished on PostgreSQL, and its log replays gapless", as
   const db = await freshDatabase(svc!.pgUrl);
   const server = await startTestServer({ env: { DATABASE_URL: db.url, CROWS_APPROVAL_WINDOW_MS: "60000" } });
   try {
-    const { status, body } = await server.post("/api/lists", { text: "Buy milk\nWrite a haiku about crows", requester: "pg-owner" });
+    const { status, body } = await server.post("/api/lists", {
+      text: "Buy milk\nWrite a haiku about crows",
+      requester: "pg-owner",
+    });
     assert.is(status, 202);
     const owner = await ownerFollows(server.url, body.list_id);
     const all = await owner.finished;
     owner.sse.close();
     assert.is(all[all.length - 1]!.event, "list.finished");
-    assert.equal(all.map((m) => m.id), all.map((_, i) => String(i + 1)), "one gapless sequence");
+    assert.equal(
+      all.map((m) => m.id),
+      all.map((_, i) => String(i + 1)),
+      "one gapless sequence",
+    );
     assert.ok(owner.answers.length >= 2 && owner.answers.every((a) => a.status === 204));
     const list = await server.app.prisma.todoList.findUniqueOrThrow({ where: { id: body.list_id } });
     assert.is(list.status, "finished");
     const stored = await server.app.log.read(`list:${body.list_id}`);
-    assert.equal(stored.map((e) => e.payload), all.map((m) => m.raw), "the wire bytes are the stored bytes");
+    assert.equal(
+      stored.map((e) => e.payload),
+      all.map((m) => m.raw),
+      "the wire bytes are the stored bytes",
+    );
   } finally {
     await server.close();
     await db.drop();
@@ -69,10 +89,15 @@ it("two instances appending to one stream at once: every event lands once, seq 1
     const logs = [new EventLog(one, createLocalBus()), new EventLog(two, createLocalBus())];
     const perLog = 15;
     await Promise.all(
-      logs.flatMap((log, l) => Array.from({ length: perLog }, (_, i) => log.append("list:race", "note", { from: l, i }))),
+      logs.flatMap((log, l) =>
+        Array.from({ length: perLog }, (_, i) => log.append("list:race", "note", { from: l, i })),
+      ),
     );
     const events = await logs[0]!.read("list:race");
-    assert.equal(events.map((e) => e.seq), Array.from({ length: perLog * 2 }, (_, i) => i + 1));
+    assert.equal(
+      events.map((e) => e.seq),
+      Array.from({ length: perLog * 2 }, (_, i) => i + 1),
+    );
     const seen = new Set(events.map((e) => e.payload));
     assert.is(seen.size, perLog * 2, "no event twice, none lost");
   } finally {

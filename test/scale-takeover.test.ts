@@ -34,7 +34,12 @@ function sweepsOf(server: TestServer): () => number {
 
 async function moreSweeps(counters: Array<() => number>, more: number): Promise<void> {
   const targets = counters.map((count) => count() + more);
-  await eventually(`${more} more lease sweeps on each instance`, async () => (counters.every((count, i) => count() >= targets[i]!) ? true : undefined), 20_000, 20);
+  await eventually(
+    `${more} more lease sweeps on each instance`,
+    async () => (counters.every((count, i) => count() >= targets[i]!) ? true : undefined),
+    20_000,
+    20,
+  );
 }
 
 it("one owner renews while it runs; after it stops, B takes over when the lease lapses and the approval times out at its deadline", async () => {
@@ -48,16 +53,23 @@ it("one owner renews while it runs; after it stops, B takes over when the lease 
     const listId = body.list_id as string;
     const watch = await openSse(`${b.url}/api/events?list_id=${listId}`);
     await watch.waitFor((m) => m.event === "item.triaged" && m.data.needs_approval === true);
-    const approval = await b.app.prisma.approval.findUniqueOrThrow({ where: { itemId_target: { itemId: `${listId}-1`, target: "triage" } } });
+    const approval = await b.app.prisma.approval.findUniqueOrThrow({
+      where: { itemId_target: { itemId: `${listId}-1`, target: "triage" } },
+    });
 
     // While A runs it, A holds it: B's sweeps see a live lease and leave it alone; A renews.
     const first = await listRow(b, listId);
     assert.is(first.ownerId, a.app.flock.instanceId);
     // Two renewals by A, and B sweeping past a whole lease meanwhile: B had every chance to steal.
-    const renewed = await eventually("A to renew twice", async () => {
-      const row = await listRow(b, listId);
-      return row.leaseUntil!.getTime() > first.leaseUntil!.getTime() + leaseMs / 2 ? row : undefined;
-    }, 20_000, 50);
+    const renewed = await eventually(
+      "A to renew twice",
+      async () => {
+        const row = await listRow(b, listId);
+        return row.leaseUntil!.getTime() > first.leaseUntil!.getTime() + leaseMs / 2 ? row : undefined;
+      },
+      20_000,
+      50,
+    );
     await moreSweeps([bSweeps], 3);
     assert.ok(renewed.ownerId === a.app.flock.instanceId);
     const later = await listRow(b, listId);
@@ -67,10 +79,15 @@ it("one owner renews while it runs; after it stops, B takes over when the lease 
     // A stops (its deadline timer goes with it). B takes over only after the lease lapses.
     await a.close();
     const held = (await listRow(b, listId)).leaseUntil!.getTime();
-    const takenAt = await eventually("B to take the list over", async () => {
-      const row = await listRow(b, listId);
-      return row.ownerId === b.app.flock.instanceId ? Date.now() : undefined;
-    }, 10_000, 20);
+    const takenAt = await eventually(
+      "B to take the list over",
+      async () => {
+        const row = await listRow(b, listId);
+        return row.ownerId === b.app.flock.instanceId ? Date.now() : undefined;
+      },
+      10_000,
+      20,
+    );
     assert.ok(takenAt >= held, `taken over at ${takenAt}, before the lease ran out at ${held}`);
     assert.ok(takenAt < approval.deadline.getTime(), "taken over before the approval's deadline");
 
@@ -79,13 +96,20 @@ it("one owner renews while it runs; after it stops, B takes over when the lease 
     assert.is(verdict.data.verdict, "timeout");
     const at = Date.parse(verdict.data.ts);
     assert.ok(at >= approval.deadline.getTime(), "not before the deadline");
-    assert.ok(at - approval.deadline.getTime() < 5000, `timed out ${at - approval.deadline.getTime()} ms after the deadline`);
+    assert.ok(
+      at - approval.deadline.getTime() < 5000,
+      `timed out ${at - approval.deadline.getTime()} ms after the deadline`,
+    );
     const skipped = await watch.waitFor((m) => m.event === "item.skipped");
     assert.is(skipped.data.reason, "timeout");
     await watch.waitFor((m) => m.event === "list.finished", 10_000);
     watch.close();
     const ids = watch.messages().map((m) => m.id);
-    assert.equal(ids, ids.map((_, i) => String(i + 1)), "one gapless sequence across the takeover");
+    assert.equal(
+      ids,
+      ids.map((_, i) => String(i + 1)),
+      "one gapless sequence across the takeover",
+    );
 
     await b.app.flock.settled(listId);
     const finished = await listRow(b, listId);
@@ -105,9 +129,14 @@ it("a deadline that passed while nobody held the list times out at takeover", as
     const listId = body.list_id as string;
     const watch = await openSse(`${b.url}/api/events?list_id=${listId}`);
     await watch.waitFor((m) => m.event === "item.triaged" && m.data.needs_approval === true);
-    const approval = await b.app.prisma.approval.findUniqueOrThrow({ where: { itemId_target: { itemId: `${listId}-1`, target: "triage" } } });
+    const approval = await b.app.prisma.approval.findUniqueOrThrow({
+      where: { itemId_target: { itemId: `${listId}-1`, target: "triage" } },
+    });
     await a.close();
-    assert.ok(Date.now() < approval.deadline.getTime(), "A stopped before the deadline (raise the window if this machine is slow)");
+    assert.ok(
+      Date.now() < approval.deadline.getTime(),
+      "A stopped before the deadline (raise the window if this machine is slow)",
+    );
     const lapses = (await listRow(b, listId)).leaseUntil!.getTime();
     assert.ok(lapses > approval.deadline.getTime(), "the deadline falls while A's lease still blocks B");
     const verdict = await watch.waitFor((m) => m.event === "verdict", 40_000);
@@ -129,9 +158,13 @@ it("two instances racing to claim lapsed lists: each list gets exactly one owner
   const sweeps = [sweepsOf(a), sweepsOf(b)];
   try {
     const lists: string[] = [];
-    for (let i = 0; i < 4; i++) lists.push((await a.post("/api/lists", { text: `Errand ${i}`, requester: `racer${i}` })).body.list_id);
+    for (let i = 0; i < 4; i++)
+      lists.push((await a.post("/api/lists", { text: `Errand ${i}`, requester: `racer${i}` })).body.list_id);
     // Orphan them all: a third instance's name on a lease that already ran out.
-    await a.app.prisma.todoList.updateMany({ where: { id: { in: lists } }, data: { ownerId: "gone", leaseUntil: new Date(Date.now() - 1000) } });
+    await a.app.prisma.todoList.updateMany({
+      where: { id: { in: lists } },
+      data: { ownerId: "gone", leaseUntil: new Date(Date.now() - 1000) },
+    });
     await eventually("every list reclaimed", async () => {
       const rows = await a.app.prisma.todoList.findMany({ where: { id: { in: lists } } });
       return rows.every((r) => r.ownerId !== "gone") ? true : undefined;

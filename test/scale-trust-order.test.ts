@@ -20,7 +20,14 @@ async function server() {
   return { app, done: async () => (await app.close(), await db.drop()) };
 }
 
-const change = (holder: string) => ({ nest_id: "todo", holder, task_type: "writing", from: 0, to: 1, ts: new Date().toISOString() });
+const change = (holder: string) => ({
+  nest_id: "todo",
+  holder,
+  task_type: "writing",
+  from: 0,
+  to: 1,
+  ts: new Date().toISOString(),
+});
 
 function collect(iterator: AsyncGenerator<StoredEvent>): StoredEvent[] {
   const seen: StoredEvent[] = [];
@@ -43,21 +50,35 @@ it("a writer that took its id first but commits late holds the next one back: th
     const lockHeld = new Promise<void>((resolve) => (holding = resolve));
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
-    const slow = app.app.prisma.$transaction(async (tx) => {
-      await lock(tx);
-      await tx.event.create({ data: { stream: "watch:slow", seq: 1, name: "trust.changed", payload: JSON.stringify(change("Slow")) } });
-      holding();
-      await released; // its id is taken; its commit waits until the second writer is seen waiting
-    }, { timeout: 60_000 }).then(() => (firstCommitted = Date.now()));
+    const slow = app.app.prisma
+      .$transaction(
+        async (tx) => {
+          await lock(tx);
+          await tx.event.create({
+            data: { stream: "watch:slow", seq: 1, name: "trust.changed", payload: JSON.stringify(change("Slow")) },
+          });
+          holding();
+          await released; // its id is taken; its commit waits until the second writer is seen waiting
+        },
+        { timeout: 60_000 },
+      )
+      .then(() => (firstCommitted = Date.now()));
     await lockHeld;
     const fastAppend = log.append("watch:fast", "trust.changed", change("Fast"));
     const watcher = new pg.Client({ connectionString: app.app.config.databaseUrl });
     await watcher.connect();
     try {
-      await eventually("the second writer waiting on the commit-order lock", async () => {
-        const { rows } = await watcher.query("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted");
-        return rows[0].n > 0 ? true : undefined;
-      }, 20_000, 20);
+      await eventually(
+        "the second writer waiting on the commit-order lock",
+        async () => {
+          const { rows } = await watcher.query(
+            "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted",
+          );
+          return rows[0].n > 0 ? true : undefined;
+        },
+        20_000,
+        20,
+      );
     } finally {
       await watcher.end();
     }
@@ -67,7 +88,10 @@ it("a writer that took its id first but commits late holds the next one back: th
     await slow;
     assert.ok(fastDone >= firstCommitted, "the second writer waited for the first to commit");
     await eventually("both changes followed", async () => (seen.length === 2 ? true : undefined), 5000);
-    assert.equal(seen.map((e) => JSON.parse(e.payload).holder), ["Slow", "Fast"]);
+    assert.equal(
+      seen.map((e) => JSON.parse(e.payload).holder),
+      ["Slow", "Fast"],
+    );
     assert.ok(seen[0]!.id < fast.id);
   } finally {
     stop.abort();
@@ -88,23 +112,37 @@ it("many writers at once: a follower (and a reader resuming from any id it was s
         (async () => {
           for (let i = 0; i < each; i++) {
             // Other events interleave in the same id sequence.
-            await Promise.all([log.append(`watch:w${w}`, "trust.changed", change(`w${w}-${i}`)), log.append(`list:w${w}`, "item.started", { i })]);
+            await Promise.all([
+              log.append(`watch:w${w}`, "trust.changed", change(`w${w}-${i}`)),
+              log.append(`list:w${w}`, "item.started", { i }),
+            ]);
           }
         })(),
       ),
     );
     // A marker appended after every writer: once the follower has it, a duplicate would have shown.
     const marker = await log.append("watch:marker", "trust.changed", change("marker"));
-    await eventually("every change and the marker followed", async () => (seen.some((e) => e.id === marker.id) ? true : undefined), 30_000);
+    await eventually(
+      "every change and the marker followed",
+      async () => (seen.some((e) => e.id === marker.id) ? true : undefined),
+      30_000,
+    );
     assert.is(seen.pop()!.id, marker.id, "the marker comes last");
     assert.is(seen.length, writers * each, "no duplicate");
     const ids = seen.map((e) => e.id);
-    assert.equal(ids, [...ids].sort((a, b) => a - b), "in id order");
+    assert.equal(
+      ids,
+      [...ids].sort((a, b) => a - b),
+      "in id order",
+    );
     assert.is(new Set(seen.map((e) => JSON.parse(e.payload).holder)).size, writers * each, "none lost");
     // Resuming after any id it was sent reads exactly the rest.
     for (const cut of [0, 7, 44, writers * each - 1]) {
       const rest = await log.readNamed("trust.changed", ids[cut]!, 10_000);
-      assert.equal(rest.map((e) => e.id), [...ids.slice(cut + 1), marker.id]);
+      assert.equal(
+        rest.map((e) => e.id),
+        [...ids.slice(cut + 1), marker.id],
+      );
     }
   } finally {
     stop.abort();

@@ -26,18 +26,24 @@ test("an added field, type or optional argument is no break", () => {
     BASE.replace("text: String!", "text: String!, tokensUsed: Int!"),
     BASE + "\ntype Nest { id: ID! }\nextend type Query { nest: Nest }",
     BASE.replace("lists(limit: Int)", "lists(limit: Int, requester: String)"),
-    BASE.replace("status: String!", "status: String! @deprecated(reason: \"use state\"), state: String"),
+    BASE.replace("status: String!", 'status: String! @deprecated(reason: "use state"), state: String'),
   ]) {
     assert.equal(schemaBreaks(BASE, next, ""), [], next);
   }
 });
 
 test("type changes, removed fields and enum values, new required arguments: breaks, each with its coordinate", () => {
-  const withEnum = BASE + "\nenum Stage { pending, done }\ninput Filter { a: Int }\nextend type Query { stage: Stage, f(x: Filter): Int }";
+  const withEnum =
+    BASE +
+    "\nenum Stage { pending, done }\ninput Filter { a: Int }\nextend type Query { stage: Stage, f(x: Filter): Int }";
   const cases: Array<[string, string, string]> = [
     [withEnum.replace("status: String!", "status: Int!"), "FIELD_CHANGED_KIND", "TodoList.status"],
     [withEnum.replace("status: String!", "status: String"), "FIELD_CHANGED_KIND", "TodoList.status"],
-    [withEnum.replace("lists(limit: Int)", "lists(limit: Int, requester: String!)"), "REQUIRED_ARG_ADDED", "Query.lists"],
+    [
+      withEnum.replace("lists(limit: Int)", "lists(limit: Int, requester: String!)"),
+      "REQUIRED_ARG_ADDED",
+      "Query.lists",
+    ],
     [withEnum.replace("lists(limit: Int)", "lists(limit: String)"), "ARG_CHANGED_KIND", "Query.lists"],
     [withEnum.replace("list(id: ID!): TodoList, ", ""), "FIELD_REMOVED", "Query.list"],
     [withEnum.replace("pending, done", "done"), "VALUE_REMOVED_FROM_ENUM", "Stage.pending"],
@@ -51,7 +57,11 @@ test("type changes, removed fields and enum values, new required arguments: brea
     assert.is(breaks[0]!.named, false);
     assert.is(schemaBreaks(withEnum, next, `- \`${coordinate}\` changed on purpose.`)[0]!.named, true);
   }
-  assert.equal(schemaBreaks(withEnum, withEnum.replace("pending, done", "pending, done, skipped"), ""), [], "an added enum value");
+  assert.equal(
+    schemaBreaks(withEnum, withEnum.replace("pending, done", "pending, done, skipped"), ""),
+    [],
+    "an added enum value",
+  );
 });
 
 test("a name counts only in backticks and only whole: `Item.mode` does not name Item.modeTaggedBy", () => {
@@ -65,7 +75,11 @@ test("a name counts only in backticks and only whole: `Item.mode` does not name 
 test("this tree breaks nothing that CHANGELOG.md does not name (against main's committed schema)", () => {
   const { ref, breaks } = checkSchema();
   const unnamed = breaks.filter((b) => !b.named).map((b) => b.description);
-  assert.equal(unnamed, [], `breaking changes against ${ref} not named in CHANGELOG.md: add a line naming each, or undo it`);
+  assert.equal(
+    unnamed,
+    [],
+    `breaking changes against ${ref} not named in CHANGELOG.md: add a line naming each, or undo it`,
+  );
 });
 
 test.run();

@@ -18,7 +18,11 @@ const logs: string[] = [];
 
 test.before(async () => {
   server = await startTestServer({
-    env: { CROWS_TOKEN: OWNER, CROWS_READ_TOKENS: `other-reader-token-000000,${READER}`, CROWS_CORS_ORIGINS: `${LISTED}, http://127.0.0.1:9` },
+    env: {
+      CROWS_TOKEN: OWNER,
+      CROWS_READ_TOKENS: `other-reader-token-000000,${READER}`,
+      CROWS_CORS_ORIGINS: `${LISTED}, http://127.0.0.1:9`,
+    },
     deps: { logLine: (line) => logs.push(line) },
   });
 });
@@ -29,13 +33,37 @@ test.after(async () => {
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const call = (path: string, init: RequestInit = {}) => fetch(server.url + path, { redirect: "manual", ...init });
 const submit = (headers: Record<string, string>) =>
-  call("/api/lists", { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify({ text: "buy milk", requester: "ana" }) });
+  call("/api/lists", {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify({ text: "buy milk", requester: "ana" }),
+  });
 const graphql = (query: string, headers: Record<string, string>) =>
-  call("/graphql", { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify({ query }) });
+  call("/graphql", {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify({ query }),
+  });
 
 test("without a token every path is a 401 with a message; with a wrong one too", async () => {
-  for (const headers of [{} as Record<string, string>, bearer("wrong-token-0123456789abcdef"), bearer(OWNER.slice(0, -1)), bearer(OWNER + "x"), { authorization: OWNER }, { authorization: `Basic ${OWNER}` }, { cookie: "crows_token=nope" }, { cookie: `other=${OWNER}` }]) {
-    for (const path of ["/api/nests", "/api/trust", "/graphql?query=%7B__typename%7D", "/api/events?list_id=x", "/", "/nope"]) {
+  for (const headers of [
+    {} as Record<string, string>,
+    bearer("wrong-token-0123456789abcdef"),
+    bearer(OWNER.slice(0, -1)),
+    bearer(OWNER + "x"),
+    { authorization: OWNER },
+    { authorization: `Basic ${OWNER}` },
+    { cookie: "crows_token=nope" },
+    { cookie: `other=${OWNER}` },
+  ]) {
+    for (const path of [
+      "/api/nests",
+      "/api/trust",
+      "/graphql?query=%7B__typename%7D",
+      "/api/events?list_id=x",
+      "/",
+      "/nope",
+    ]) {
       const response = await call(path, { headers });
       assert.is(response.status, 401, `${path} with ${JSON.stringify(headers)}`);
       assert.match(response.headers.get("www-authenticate") ?? "", /^Bearer/);
@@ -53,7 +81,10 @@ test("the owner's token works as a Bearer header (any case of the scheme) and as
   assert.is((await call("/api/nests", { headers: { authorization: `bearer  ${OWNER}` } })).status, 200);
   assert.is((await call("/api/nests", { headers: { cookie: `a=b; crows_token=${OWNER}; c=d` } })).status, 200);
   assert.is((await submit(bearer(OWNER))).status, 202);
-  const gql = await graphql('mutation { createNest(name: "Owner room", crows: ["Pepper"]) { __typename } }', bearer(OWNER));
+  const gql = await graphql(
+    'mutation { createNest(name: "Owner room", crows: ["Pepper"]) { __typename } }',
+    bearer(OWNER),
+  );
   assert.equal((await gql.json()).data.createNest.__typename, "Nest");
 });
 
@@ -87,7 +118,11 @@ test("a read-only token queries and subscribes but never writes (REST 403, Graph
   assert.is(refused.status, 403);
   assert.type((await refused.json()).message, "string");
   for (const path of ["/api/verdicts", "/api/nests", "/api/nests/todo/messages"]) {
-    const response = await call(path, { method: "POST", headers: { "content-type": "application/json", ...bearer(READER) }, body: "{}" });
+    const response = await call(path, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...bearer(READER) },
+      body: "{}",
+    });
     assert.is(response.status, 403, path);
   }
   const query = await graphql("{ personas { name } }", bearer(READER));
@@ -99,7 +134,11 @@ test("a read-only token queries and subscribes but never writes (REST 403, Graph
     'query Q { personas { name } } mutation Sneaky { submitList(text: "x", requester: "ana") { __typename } }',
   ]) {
     const body = JSON.stringify({ query: mutation, operationName: mutation.includes("Sneaky") ? "Sneaky" : undefined });
-    const response = await call("/graphql", { method: "POST", headers: { "content-type": "application/json", ...bearer(READER) }, body });
+    const response = await call("/graphql", {
+      method: "POST",
+      headers: { "content-type": "application/json", ...bearer(READER) },
+      body,
+    });
     assert.is(response.status, 403, mutation);
     const json = await response.json();
     assert.is(json.errors[0].extensions.code, "forbidden");
@@ -116,7 +155,10 @@ test("a read-only token queries and subscribes but never writes (REST 403, Graph
   assert.is(await server.app.prisma.nest.count(), nests, "no nest stored");
 
   // Subscribing is reading.
-  const sub = await openSse(`${server.url}/graphql/stream`, { headers: bearer(READER), json: { query: "subscription { trustChanges(after: 0) { id } }" } });
+  const sub = await openSse(`${server.url}/graphql/stream`, {
+    headers: bearer(READER),
+    json: { query: "subscription { trustChanges(after: 0) { id } }" },
+  });
   assert.is(sub.status, 200);
   sub.close();
   const sse = await openSse(`${server.url}/api/events?nest_id=todo`, { headers: bearer(READER) });
@@ -127,7 +169,11 @@ test("a read-only token queries and subscribes but never writes (REST 403, Graph
 test("CORS: a listed origin gets its own origin back (preflights, JSON, SSE, GraphQL); an unlisted one gets nothing and is refused", async () => {
   const preflight = await call("/api/lists", {
     method: "OPTIONS",
-    headers: { origin: LISTED, "access-control-request-method": "POST", "access-control-request-headers": "content-type, authorization" },
+    headers: {
+      origin: LISTED,
+      "access-control-request-method": "POST",
+      "access-control-request-headers": "content-type, authorization",
+    },
   });
   assert.is(preflight.status, 204, "a preflight needs no token");
   assert.is(preflight.headers.get("access-control-allow-origin"), LISTED);
@@ -138,7 +184,10 @@ test("CORS: a listed origin gets its own origin back (preflights, JSON, SSE, Gra
   assert.match(preflight.headers.get("access-control-allow-headers") ?? "", /last-event-id/);
   for (const path of ["/graphql", "/graphql/stream"]) {
     // GraphQL refuses OPTIONS with a 405, but a preflight is answered before it gets there.
-    const graphqlPreflight = await call(path, { method: "OPTIONS", headers: { origin: LISTED, "access-control-request-method": "POST" } });
+    const graphqlPreflight = await call(path, {
+      method: "OPTIONS",
+      headers: { origin: LISTED, "access-control-request-method": "POST" },
+    });
     assert.is(graphqlPreflight.status, 204, path);
     assert.is(graphqlPreflight.headers.get("access-control-allow-origin"), LISTED, path);
   }
@@ -162,14 +211,42 @@ test("CORS: a listed origin gets its own origin back (preflights, JSON, SSE, Gra
   assert.is(gql.headers.get("access-control-allow-origin"), LISTED);
 
   const before = await server.app.prisma.todoList.count();
-  for (const origin of [UNLISTED, "http://localhost:5174", "https://localhost:5173", "http://localhost:5173.evil.example", "null", "http://LOCALHOST:5173x"]) {
+  for (const origin of [
+    UNLISTED,
+    "http://localhost:5174",
+    "https://localhost:5173",
+    "http://localhost:5173.evil.example",
+    "null",
+    "http://LOCALHOST:5173x",
+  ]) {
     for (const [path, init] of [
       ["/api/lists", { method: "OPTIONS", headers: { origin, "access-control-request-method": "POST" } }],
       ["/api/nests", { headers: { origin, ...bearer(OWNER) } }],
       ["/api/events?nest_id=todo", { headers: { origin, ...bearer(OWNER) } }],
-      ["/graphql", { method: "POST", headers: { origin, "content-type": "application/json", ...bearer(OWNER) }, body: '{"query":"{ __typename }"}' }],
-      ["/api/lists", { method: "POST", headers: { origin, "content-type": "text/plain", ...bearer(OWNER) }, body: '{"text":"x","requester":"ana"}' }],
-      ["/api/lists", { method: "POST", headers: { origin, "content-type": "application/json", ...bearer(OWNER) }, body: '{"text":"x","requester":"ana"}' }],
+      [
+        "/graphql",
+        {
+          method: "POST",
+          headers: { origin, "content-type": "application/json", ...bearer(OWNER) },
+          body: '{"query":"{ __typename }"}',
+        },
+      ],
+      [
+        "/api/lists",
+        {
+          method: "POST",
+          headers: { origin, "content-type": "text/plain", ...bearer(OWNER) },
+          body: '{"text":"x","requester":"ana"}',
+        },
+      ],
+      [
+        "/api/lists",
+        {
+          method: "POST",
+          headers: { origin, "content-type": "application/json", ...bearer(OWNER) },
+          body: '{"text":"x","requester":"ana"}',
+        },
+      ],
     ] as const) {
       const response = await call(path, init as RequestInit);
       assert.is(response.status, 403, `${origin} ${init.method ?? "GET"} ${path}`);
@@ -191,12 +268,27 @@ test("the token never appears in a log line, a stored event or an error body", a
     for (const init of [
       { path: `/?token=${token}x` },
       { path: `/api/nope?token=${token}`, headers: bearer(token) },
-      { path: `/api/lists`, method: "POST", headers: { "content-type": "application/json", ...bearer(token) }, body: `{"text": "${token}` },
-      { path: `/graphql`, method: "POST", headers: { "content-type": "application/json", ...bearer(token) }, body: JSON.stringify({ query: `{ nope(x: "${token}") }` }) },
+      {
+        path: `/api/lists`,
+        method: "POST",
+        headers: { "content-type": "application/json", ...bearer(token) },
+        body: `{"text": "${token}`,
+      },
+      {
+        path: `/graphql`,
+        method: "POST",
+        headers: { "content-type": "application/json", ...bearer(token) },
+        body: JSON.stringify({ query: `{ nope(x: "${token}") }` }),
+      },
       { path: `/api/nests`, headers: bearer(`${token}-wrong`) },
     ]) {
       const response = await call(init.path, { method: init.method ?? "GET", headers: init.headers, body: init.body });
-      bodies.push(`${response.status} ${[...response.headers].join(" ")} ${await response.text()}`.replace(/crows_token=[^;]+;/, ""));
+      bodies.push(
+        `${response.status} ${[...response.headers].join(" ")} ${await response.text()}`.replace(
+          /crows_token=[^;]+;/,
+          "",
+        ),
+      );
     }
   }
   const events = await server.app.prisma.event.findMany();
@@ -216,21 +308,29 @@ test("configuration: off loopback without CROWS_TOKEN refuses to start with one 
   for (const host of ["0.0.0.0", "::", "192.168.1.20", "10.0.0.5", "crows.example.org"]) {
     assert.throws(
       () => loadConfig({ CROWS_HOST: host }),
-      (error: unknown) => error instanceof ConfigError && error.message.includes("CROWS_TOKEN") && !error.message.includes("\n"),
+      (error: unknown) =>
+        error instanceof ConfigError && error.message.includes("CROWS_TOKEN") && !error.message.includes("\n"),
       host,
     );
     assert.is(loadConfig({ CROWS_HOST: host, CROWS_TOKEN: OWNER }).host, host);
   }
-  for (const host of ["127.0.0.1", "localhost", "::1", "127.0.0.2"]) assert.is(loadConfig({ CROWS_HOST: host }).token, undefined);
-  for (const token of ["short", "has space in it 0123456789", "semi;colon0123456789abc", "quote\"0123456789abcdef"]) {
-    assert.throws(() => loadConfig({ CROWS_TOKEN: token }), (error: unknown) => error instanceof ConfigError && !error.message.includes(token));
+  for (const host of ["127.0.0.1", "localhost", "::1", "127.0.0.2"])
+    assert.is(loadConfig({ CROWS_HOST: host }).token, undefined);
+  for (const token of ["short", "has space in it 0123456789", "semi;colon0123456789abc", 'quote"0123456789abcdef']) {
+    assert.throws(
+      () => loadConfig({ CROWS_TOKEN: token }),
+      (error: unknown) => error instanceof ConfigError && !error.message.includes(token),
+    );
   }
   assert.throws(() => loadConfig({ CROWS_READ_TOKENS: READER }), isConfigError, "read tokens need an owner token");
   assert.throws(() => loadConfig({ CROWS_TOKEN: OWNER, CROWS_READ_TOKENS: OWNER }), isConfigError);
   for (const origin of ["localhost:5173", "http://localhost:5173/app", "*", "file:///x", "http://a b"]) {
     assert.throws(() => loadConfig({ CROWS_CORS_ORIGINS: origin }), isConfigError, origin);
   }
-  assert.equal(loadConfig({ CROWS_CORS_ORIGINS: " http://localhost:5173 ,https://App.Example.org/ " }).corsOrigins, ["http://localhost:5173", "https://app.example.org"]);
+  assert.equal(loadConfig({ CROWS_CORS_ORIGINS: " http://localhost:5173 ,https://App.Example.org/ " }).corsOrigins, [
+    "http://localhost:5173",
+    "https://app.example.org",
+  ]);
   assert.equal(loadConfig({}).corsOrigins, [], "no origin by default");
   assert.throws(() => loadConfig({ CROWS_PUBLIC_HOSTS: "https://crows.example.org" }), isConfigError);
 });

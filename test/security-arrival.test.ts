@@ -20,7 +20,9 @@ let port: number;
 let host: string;
 
 test.before(async () => {
-  server = await startTestServer({ env: { CROWS_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS), CROWS_HEARTBEAT_MS: "200" } });
+  server = await startTestServer({
+    env: { CROWS_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS), CROWS_HEARTBEAT_MS: "200" },
+  });
   port = Number(new URL(server.url).port);
   host = `127.0.0.1:${port}`;
 });
@@ -45,7 +47,12 @@ async function stillServing(): Promise<void> {
 }
 
 /** Writes `first`, then `chunk` every `everyMs` until the server answers or closes; the answer as read. */
-function trickle(first: string, chunk: string, everyMs: number, waitMs: number): Promise<RawResponse & { sentBytes: number }> {
+function trickle(
+  first: string,
+  chunk: string,
+  everyMs: number,
+  waitMs: number,
+): Promise<RawResponse & { sentBytes: number }> {
   return new Promise((resolve) => {
     const socket = net.connect(port, "127.0.0.1");
     const received: Buffer[] = [];
@@ -79,7 +86,9 @@ test("a body declared over the limit, with nothing sent after the headers, is a 
     for (const length of [1_000_001, 5_000_000, 999_999_999_999]) cases.push([path, length]);
   }
   const started = Date.now();
-  const answers = await Promise.all(cases.map(([path, length]) => rawExchange(port, head(path, length), DRAIN_BOUND_MS + 2_000)));
+  const answers = await Promise.all(
+    cases.map(([path, length]) => rawExchange(port, head(path, length), DRAIN_BOUND_MS + 2_000)),
+  );
   answers.forEach((answer, i) => {
     const [path, length] = cases[i]!;
     const body = assertJson(answer, 413, `${path} declaring ${length}`);
@@ -96,9 +105,16 @@ test("a body over the limit sent slowly, or too large to drain, is answered with
   const trickles = [
     ["a trickle of a declared 2 MB", head("/api/lists", 2_000_000), "x".repeat(100), 100],
     ["a trickle to GraphQL", head("/graphql", 1_500_000), "x".repeat(1_000), 20],
-    ["a trickle of a chunked body", head("/api/lists", "chunked") + `f4240\r\n${"y".repeat(1_000_000)}\r\n`, "10\r\n" + "z".repeat(16) + "\r\n", 50],
+    [
+      "a trickle of a chunked body",
+      head("/api/lists", "chunked") + `f4240\r\n${"y".repeat(1_000_000)}\r\n`,
+      "10\r\n" + "z".repeat(16) + "\r\n",
+      50,
+    ],
   ] as const;
-  const answers = await Promise.all(trickles.map(([, first, chunk, everyMs]) => trickle(first, chunk, everyMs, DRAIN_BOUND_MS + 2_000)));
+  const answers = await Promise.all(
+    trickles.map(([, first, chunk, everyMs]) => trickle(first, chunk, everyMs, DRAIN_BOUND_MS + 2_000)),
+  );
   answers.forEach((answer, i) => {
     const what = trickles[i]![0];
     assertJson(answer, 413, what);
@@ -116,11 +132,17 @@ test("a body over the limit sent slowly, or too large to drain, is answered with
 
 test("a write that is not JSON and declares a large body it never sends is a 415 that closes the connection", async () => {
   const types = ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"];
-  const answers = await Promise.all(types.map((type) => rawExchange(port, head("/api/lists", 500_000, type), DRAIN_BOUND_MS + 2_000)));
+  const answers = await Promise.all(
+    types.map((type) => rawExchange(port, head("/api/lists", 500_000, type), DRAIN_BOUND_MS + 2_000)),
+  );
   answers.forEach((answer, i) => {
     const type = types[i]!;
     assertJson(answer, 415, type);
-    assert.is(answer.headers.connection?.toLowerCase(), "close", `${type}: the unread body is not left on a kept-alive connection`);
+    assert.is(
+      answer.headers.connection?.toLowerCase(),
+      "close",
+      `${type}: the unread body is not left on a kept-alive connection`,
+    );
     assert.ok(answer.closed, `${type}: closed`);
   });
   await stillServing();
@@ -138,7 +160,9 @@ test("a request that stops halfway through its headers or body is a 408 once CRO
     ["a GraphQL body cut short", head("/graphql", 200) + '{"query":"{ __typename'],
   ];
   const started = Date.now();
-  const answers = await Promise.all(halves.map(([, request]) => rawExchange(port, request, REQUEST_TIMEOUT_MS * 3 + 5_000)));
+  const answers = await Promise.all(
+    halves.map(([, request]) => rawExchange(port, request, REQUEST_TIMEOUT_MS * 3 + 5_000)),
+  );
   answers.forEach((answer, i) => {
     const what = halves[i]![0];
     assertJson(answer, 408, what);
@@ -162,7 +186,9 @@ test("the timeout is for arriving only: a stream held past it, a slow steady upl
     const socket = net.connect(port, "127.0.0.1");
     const received: Buffer[] = [];
     socket.on("connect", async () => {
-      socket.write(`POST /api/lists HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`);
+      socket.write(
+        `POST /api/lists HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`,
+      );
       for (const piece of pieces) {
         socket.write(piece);
         await new Promise((r) => setTimeout(r, 50));
@@ -171,7 +197,10 @@ test("the timeout is for arriving only: a stream held past it, a slow steady upl
     socket.on("data", (data) => received.push(data));
     socket.on("close", () => resolve(parseRaw(Buffer.concat(received).toString("latin1"), true)));
   });
-  assert.ok(upload.status === 202 || upload.status === 400, `judged on its content, not cut: ${upload.status} ${upload.body.slice(0, 120)}`);
+  assert.ok(
+    upload.status === 202 || upload.status === 400,
+    `judged on its content, not cut: ${upload.status} ${upload.body.slice(0, 120)}`,
+  );
   if (upload.status === 400) assert.not.match(upload.body, /too long to arrive/);
 
   // A kept-alive connection used every 2 s (inside the 5 s keep-alive) for longer than the timeout

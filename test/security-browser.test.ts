@@ -16,7 +16,9 @@ const TOKEN = "browser-owner-token-0123456789";
 /** A page server on its own loopback port: its origin is another origin than the crows server's. */
 async function pageServer(): Promise<{ origin: string; close(): Promise<void> }> {
   const server = http.createServer((_req, res) => {
-    res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end("<!doctype html><title>elsewhere</title><p>another origin</p>");
+    res
+      .writeHead(200, { "content-type": "text/html; charset=utf-8" })
+      .end("<!doctype html><title>elsewhere</title><p>another origin</p>");
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
@@ -98,12 +100,31 @@ it("an unlisted origin reads nothing, and its simple POSTs store nothing", async
     const body = JSON.stringify({ text: "pwned", requester: "owner" });
     const mutation = 'mutation { submitList(text: "pwned", requester: "owner") { __typename } }';
     const readJson = await outcome(async () => (await fetch(`${base}/api/nests`, { credentials: "include" })).status);
-    const postJson = await outcome(async () =>
-      (await fetch(`${base}/api/lists`, { method: "POST", credentials: "include", headers: { "content-type": "application/json" }, body })).status,
+    const postJson = await outcome(
+      async () =>
+        (
+          await fetch(`${base}/api/lists`, {
+            method: "POST",
+            credentials: "include",
+            headers: { "content-type": "application/json" },
+            body,
+          })
+        ).status,
     );
     // Simple requests: no preflight, the browser sends them and only hides the answer.
-    await fetch(`${base}/api/lists`, { method: "POST", mode: "no-cors", credentials: "include", headers: { "content-type": "text/plain" }, body });
-    await fetch(`${base}/api/lists`, { method: "POST", mode: "no-cors", credentials: "include", body: new Blob([body]) });
+    await fetch(`${base}/api/lists`, {
+      method: "POST",
+      mode: "no-cors",
+      credentials: "include",
+      headers: { "content-type": "text/plain" },
+      body,
+    });
+    await fetch(`${base}/api/lists`, {
+      method: "POST",
+      mode: "no-cors",
+      credentials: "include",
+      body: new Blob([body]),
+    });
     await fetch(`${base}/graphql`, {
       method: "POST",
       mode: "no-cors",
@@ -111,7 +132,13 @@ it("an unlisted origin reads nothing, and its simple POSTs store nothing", async
       headers: { "content-type": "application/x-www-form-urlencoded" },
       body: `query=${encodeURIComponent(mutation)}`,
     });
-    await fetch(`${base}/graphql`, { method: "POST", mode: "no-cors", credentials: "include", headers: { "content-type": "text/plain" }, body: JSON.stringify({ query: mutation }) });
+    await fetch(`${base}/graphql`, {
+      method: "POST",
+      mode: "no-cors",
+      credentials: "include",
+      headers: { "content-type": "text/plain" },
+      body: JSON.stringify({ query: mutation }),
+    });
     await fetch(`${base}/graphql?query=${encodeURIComponent(mutation)}`, { mode: "no-cors", credentials: "include" });
     // An HTML form, posted into a hidden frame, as a hostile page would.
     const frame = document.createElement("iframe");
@@ -128,9 +155,16 @@ it("an unlisted origin reads nothing, and its simple POSTs store nothing", async
       form.append(input);
       document.body.append(form);
       // The frame loads the server's answer: proof the form was posted (a refusal is still a load).
-      const loaded = new Promise<string>((resolve) => frame.addEventListener("load", () => resolve("loaded"), { once: true }));
+      const loaded = new Promise<string>((resolve) =>
+        frame.addEventListener("load", () => resolve("loaded"), { once: true }),
+      );
       form.submit();
-      forms.push(await Promise.race([loaded, new Promise<string>((resolve) => setTimeout(() => resolve(`${enctype}: no answer within 30 s`), 30_000))]));
+      forms.push(
+        await Promise.race([
+          loaded,
+          new Promise<string>((resolve) => setTimeout(() => resolve(`${enctype}: no answer within 30 s`), 30_000)),
+        ]),
+      );
     }
     const stream = await new Promise<string>((resolve) => {
       const source = new EventSource(`${base}/api/events?nest_id=todo`, { withCredentials: true });

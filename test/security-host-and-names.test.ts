@@ -28,21 +28,37 @@ test("two Host headers are a 400 on every path; one is answered as before", asyn
     [own, "crows.example.org"],
     [own, ""],
   ];
-  const spellings = [["Host", "Host"], ["host", "HOST"], ["Host", "hOsT"]];
+  const spellings = [
+    ["Host", "Host"],
+    ["host", "HOST"],
+    ["Host", "hOsT"],
+  ];
   for (const target of ["/api/nests", "/graphql?query=%7Broster%7D", "/healthz", "/"]) {
     for (const [first, second] of pairs) {
       for (const [a, b] of spellings) {
-        const response = await rawExchange(port, `GET ${target} HTTP/1.1\r\n${a}: ${first}\r\n${b}: ${second}\r\nConnection: close\r\n\r\n`);
+        const response = await rawExchange(
+          port,
+          `GET ${target} HTTP/1.1\r\n${a}: ${first}\r\n${b}: ${second}\r\nConnection: close\r\n\r\n`,
+        );
         assert.is(response.status, 400, `${target} ${a}: ${first} / ${b}: ${second}`);
         assert.match(JSON.parse(response.body).message, /more than one Host header/);
       }
     }
-    const three = await rawExchange(port, `GET ${target} HTTP/1.1\r\nHost: ${own}\r\nHost: ${own}\r\nHost: ${own}\r\nConnection: close\r\n\r\n`);
+    const three = await rawExchange(
+      port,
+      `GET ${target} HTTP/1.1\r\nHost: ${own}\r\nHost: ${own}\r\nHost: ${own}\r\nConnection: close\r\n\r\n`,
+    );
     assert.is(three.status, 400, `${target}: three`);
-    const one = await rawExchange(port, `GET ${target} HTTP/1.1\r\nHost: ${own}\r\nX-Host: other\r\nConnection: close\r\n\r\n`);
+    const one = await rawExchange(
+      port,
+      `GET ${target} HTTP/1.1\r\nHost: ${own}\r\nX-Host: other\r\nConnection: close\r\n\r\n`,
+    );
     assert.ok(one.status < 400, `${target}: one Host is answered (${one.status})`);
   }
-  const post = await rawExchange(port, `POST /api/lists HTTP/1.1\r\nHost: ${own}\r\nHost: ${own}\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`);
+  const post = await rawExchange(
+    port,
+    `POST /api/lists HTTP/1.1\r\nHost: ${own}\r\nHost: ${own}\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`,
+  );
   assert.is(post.status, 400);
 });
 
@@ -74,7 +90,8 @@ test("a requester with nothing left once compared is a 400 over REST and GraphQL
     assert.match(rest.body.message, /"requester" (has nothing left|must be a non-empty string)/, rest.body.message);
     if (/has nothing left/.test(rest.body.message)) nothingLeft++;
     const gql = await server.post("/graphql", {
-      query: "mutation S($r: String!) { submitList(text: \"buy milk\", requester: $r) { __typename ... on Error { code message } } }",
+      query:
+        'mutation S($r: String!) { submitList(text: "buy milk", requester: $r) { __typename ... on Error { code message } } }',
       variables: { r: name },
     });
     assert.is(gql.body.data.submitList.__typename, "BadInputError", `GraphQL ${JSON.stringify(name)}`);
@@ -93,7 +110,10 @@ test("a nest author with nothing left once compared is a 400 too (authors share 
     assert.is(posted.status, 400, `${JSON.stringify(name)}: ${posted.text}`);
     assert.match(posted.body.message, /"author" (has nothing left|must be a non-empty string)/, posted.body.message);
   }
-  assert.is((await server.post("/api/nests/todo/messages", { author: "owner", text: "hello", kind: "say" })).status, 201);
+  assert.is(
+    (await server.post("/api/nests/todo/messages", { author: "owner", text: "hello", kind: "say" })).status,
+    201,
+  );
 });
 
 test.run();

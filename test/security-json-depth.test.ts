@@ -42,7 +42,11 @@ interface Answer {
 
 function assertRefused(answer: Answer, what: string): void {
   assert.is(answer.status, 400, `${what}: a 400 (got ${answer.status} ${answer.text.slice(0, 200)})`);
-  const body = JSON.parse(answer.text) as { message?: string; limit_depth?: number; errors?: Array<{ extensions?: { code?: string; limit?: number } }> };
+  const body = JSON.parse(answer.text) as {
+    message?: string;
+    limit_depth?: number;
+    errors?: Array<{ extensions?: { code?: string; limit?: number } }>;
+  };
   assert.is(body.limit_depth, MAX_JSON_DEPTH, `${what}: names the limit`);
   assert.match(String(body.message), /more than 64 deep/, `${what}: says why`);
 }
@@ -67,7 +71,13 @@ async function answerOf(response: Response): Promise<Answer> {
 }
 
 async function post(path: string, body: string, headers: Record<string, string> = {}): Promise<Answer> {
-  return answerOf(await fetch(server.url + path, { method: "POST", headers: { "content-type": "application/json", ...headers }, body }));
+  return answerOf(
+    await fetch(server.url + path, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body,
+    }),
+  );
 }
 
 const concretePath = (path: string) => path.replace("{nest_id}", "todo");
@@ -86,7 +96,8 @@ test("the depth is counted on the text: brackets in strings and escapes do not c
   assert.is(jsonDepth('"[[[{"'), 0);
   assert.is(jsonDepth('["\\"[[[", {"a": [1]}]'), 3);
   assert.is(jsonDepth('{"a\\\\":[[]]}'), 3);
-  for (const shape of SHAPES) for (const depth of DEPTHS) assert.is(jsonDepth(nested(depth, shape)), depth, `${shape} ${depth}`);
+  for (const shape of SHAPES)
+    for (const depth of DEPTHS) assert.is(jsonDepth(nested(depth, shape)), depth, `${shape} ${depth}`);
   assert.is(jsonDepth(nested(100_000, "array"), 65), 65, "the scan stops at the bound");
 });
 
@@ -102,7 +113,10 @@ test("the scan for unstorable text walks 100,000 levels without recursion", () =
 });
 
 test("every POST under /api: deep JSON at the top level, in a field's value and in an unknown extra field", async () => {
-  const posts = compatRouter().list().filter((route) => route.method === "POST").map((route) => route.path);
+  const posts = compatRouter()
+    .list()
+    .filter((route) => route.method === "POST")
+    .map((route) => route.path);
   assert.ok(posts.length >= 4, `found the POST routes: ${posts.join(", ")}`);
   const listsBefore = await server.app.prisma.todoList.count();
   let acceptedLists = 0;
@@ -114,9 +128,15 @@ test("every POST under /api: deep JSON at the top level, in a field's value and 
         const fields = validFields(path);
         const [firstField] = Object.keys(fields);
         // A field's value: the body object is one level, so the value is one less.
-        const inField = JSON.stringify({ ...fields, [firstField!]: "PLACEHOLDER" }).replace('"PLACEHOLDER"', nested(depth - 1, shape));
+        const inField = JSON.stringify({ ...fields, [firstField!]: "PLACEHOLDER" }).replace(
+          '"PLACEHOLDER"',
+          nested(depth - 1, shape),
+        );
         judge(await post(concretePath(path), inField), depth, `${where} in ${firstField}`);
-        const extra = JSON.stringify({ ...fields, extra: "PLACEHOLDER" }).replace('"PLACEHOLDER"', nested(depth - 1, shape));
+        const extra = JSON.stringify({ ...fields, extra: "PLACEHOLDER" }).replace(
+          '"PLACEHOLDER"',
+          nested(depth - 1, shape),
+        );
         const answer = await post(concretePath(path), extra);
         judge(answer, depth, `${where} in an unknown field`);
         if (path === "/api/lists" && answer.status === 202) acceptedLists++;
@@ -155,14 +175,30 @@ test("GraphQL POST on /graphql and /graphql/stream: variables used or unused, an
       const deeper = nested(depth - 1, shape); // inside {"t": ...} -> depth in all
       const variablesAt = nested(depth - 2, shape); // the body object, variables, t
       const where = `${shape} ${depth}`;
-      judgeGraphql(await post("/graphql", graphqlBody(USED, depth >= 2 ? vars(variablesAt) : "{}")), Math.max(depth, 2), `/graphql used variable ${where}`);
+      judgeGraphql(
+        await post("/graphql", graphqlBody(USED, depth >= 2 ? vars(variablesAt) : "{}")),
+        Math.max(depth, 2),
+        `/graphql used variable ${where}`,
+      );
       judgeGraphql(await post("/graphql", graphqlBody(UNUSED, deeper)), depth, `/graphql unused variables ${where}`);
       judgeGraphql(await post("/graphql", graphqlBody(UNUSED, "{}", deeper)), depth, `/graphql extra field ${where}`);
       for (const accept of ["text/event-stream", "application/json"]) {
         const headers = { accept };
-        judgeGraphql(await post("/graphql/stream", graphqlBody(SUBSCRIPTION, depth >= 2 ? vars(variablesAt) : "{}"), headers), Math.max(depth, 2), `/graphql/stream (${accept}) used variable ${where}`);
-        judgeGraphql(await post("/graphql/stream", graphqlBody(SUBSCRIPTION, deeper), headers), depth, `/graphql/stream (${accept}) variables ${where}`);
-        judgeGraphql(await post("/graphql", graphqlBody(SUBSCRIPTION, deeper), headers), depth, `/graphql subscription (${accept}) ${where}`);
+        judgeGraphql(
+          await post("/graphql/stream", graphqlBody(SUBSCRIPTION, depth >= 2 ? vars(variablesAt) : "{}"), headers),
+          Math.max(depth, 2),
+          `/graphql/stream (${accept}) used variable ${where}`,
+        );
+        judgeGraphql(
+          await post("/graphql/stream", graphqlBody(SUBSCRIPTION, deeper), headers),
+          depth,
+          `/graphql/stream (${accept}) variables ${where}`,
+        );
+        judgeGraphql(
+          await post("/graphql", graphqlBody(SUBSCRIPTION, deeper), headers),
+          depth,
+          `/graphql subscription (${accept}) ${where}`,
+        );
       }
     }
   }
@@ -173,11 +209,17 @@ test("GraphQL GET on /graphql and /graphql/stream: variables and extensions in t
   let refusedByDepth = 0;
   for (const depth of DEPTHS) {
     for (const shape of SHAPES) {
-      for (const [path, query] of [["/graphql", UNUSED], ["/graphql", USED], ["/graphql/stream", SUBSCRIPTION]] as const) {
+      for (const [path, query] of [
+        ["/graphql", UNUSED],
+        ["/graphql", USED],
+        ["/graphql/stream", SUBSCRIPTION],
+      ] as const) {
         for (const param of ["variables", "extensions"]) {
           const inner = param === "variables" ? `{"t":${nested(depth - 1, shape)}}` : nested(depth, shape);
           const target = `${path}?query=${encodeURIComponent(query)}&${param}=${encodeURIComponent(inner)}`;
-          const response = await fetch(server.url + target, { headers: { accept: path.endsWith("stream") ? "text/event-stream" : "application/json" } });
+          const response = await fetch(server.url + target, {
+            headers: { accept: path.endsWith("stream") ? "text/event-stream" : "application/json" },
+          });
           const answer = await answerOf(response);
           const what = `GET ${path} ${param} ${shape} ${depth}`;
           if (answer.status === 431) {

@@ -19,7 +19,8 @@ test.after(async () => {
   await server.close();
 });
 
-const get = (target: string, headers = `Host: ${host}\r\n`) => rawExchange(port, `GET ${target} HTTP/1.1\r\n${headers}Connection: close\r\n\r\n`);
+const get = (target: string, headers = `Host: ${host}\r\n`) =>
+  rawExchange(port, `GET ${target} HTTP/1.1\r\n${headers}Connection: close\r\n\r\n`);
 
 async function stillServing(): Promise<void> {
   const { status, body } = await server.get("/api/nests");
@@ -31,7 +32,11 @@ async function listCount(): Promise<number> {
   return server.app.prisma.todoList.count();
 }
 
-function assertJsonMessage(response: { status: number; headers: Record<string, string>; body: string }, status: number, what: string): void {
+function assertJsonMessage(
+  response: { status: number; headers: Record<string, string>; body: string },
+  status: number,
+  what: string,
+): void {
   assert.is(response.status, status, `${what}: status`);
   assert.match(response.headers["content-type"] ?? "", /application\/json/, `${what}: JSON`);
   const parsed = JSON.parse(response.body) as { message?: unknown };
@@ -87,7 +92,10 @@ test("a broken request line or header still gets JSON, and the server keeps serv
   ];
   for (const request of broken) {
     const response = await rawExchange(port, request);
-    assert.ok(response.status >= 400 && response.status < 500, `${JSON.stringify(request.slice(0, 40))}: got ${response.status}`);
+    assert.ok(
+      response.status >= 400 && response.status < 500,
+      `${JSON.stringify(request.slice(0, 40))}: got ${response.status}`,
+    );
     assert.ok(response.closed, "the connection is closed, not left hanging");
     if (response.body) assert.type(JSON.parse(response.body).message, "string");
   }
@@ -116,24 +124,55 @@ test("headers over the parser's limit are a 431 with a JSON message and a closed
 });
 
 test("a Host that is not the server's own is a 421; its own loopback names and a configured public name pass", async () => {
-  for (const bad of ["attacker.example", `attacker.example:${port}`, "127.0.0.1.nip.io", "localhost.attacker.example", "localhost.", "10.0.0.1", "[::2]", "a b", "127.0.0.1:1:2", "0.0.0.0"]) {
+  for (const bad of [
+    "attacker.example",
+    `attacker.example:${port}`,
+    "127.0.0.1.nip.io",
+    "localhost.attacker.example",
+    "localhost.",
+    "10.0.0.1",
+    "[::2]",
+    "a b",
+    "127.0.0.1:1:2",
+    "0.0.0.0",
+  ]) {
     const response = await get("/api/nests", `Host: ${bad}\r\n`);
     assertJsonMessage(response, 421, `Host ${JSON.stringify(bad)}`);
   }
   assertJsonMessage(await get("/api/nests", ""), 421, "no Host (HTTP/1.1)");
   assertJsonMessage(await rawExchange(port, "GET /api/nests HTTP/1.0\r\n\r\n"), 421, "no Host (HTTP/1.0)");
-  for (const good of [`127.0.0.1:${port}`, `localhost:${port}`, `LOCALHOST:${port}`, `[::1]:${port}`, "localhost", "crows.example.org", `crows.example.org:443`]) {
+  for (const good of [
+    `127.0.0.1:${port}`,
+    `localhost:${port}`,
+    `LOCALHOST:${port}`,
+    `[::1]:${port}`,
+    "localhost",
+    "crows.example.org",
+    `crows.example.org:443`,
+  ]) {
     const response = await get("/api/nests", `Host: ${good}\r\n`);
     assert.is(response.status, 200, `Host ${good}`);
   }
   // GraphQL sits behind the same check.
-  assertJsonMessage(await get("/graphql?query=%7B__typename%7D", "Host: attacker.example\r\n"), 421, "GraphQL with a foreign Host");
+  assertJsonMessage(
+    await get("/graphql?query=%7B__typename%7D", "Host: attacker.example\r\n"),
+    421,
+    "GraphQL with a foreign Host",
+  );
 });
 
 test("writes accept only application/json: text/plain, forms and friends are a 415 and store nothing", async () => {
   const before = await listCount();
   const body = JSON.stringify({ text: "buy milk", requester: "ana" });
-  for (const type of ["text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/jsonx", "text/json", ""]) {
+  for (const type of [
+    "text/plain",
+    "text/plain;charset=UTF-8",
+    "application/x-www-form-urlencoded",
+    "multipart/form-data; boundary=x",
+    "application/jsonx",
+    "text/json",
+    "",
+  ]) {
     const headers: Record<string, string> = type ? { "content-type": type } : {};
     const response = await fetch(server.url + "/api/lists", { method: "POST", headers, body });
     assert.is(response.status, 415, `content-type ${JSON.stringify(type)}`);
@@ -153,7 +192,9 @@ test("writes accept only application/json: text/plain, forms and friends are a 4
 test("a 415 on a keep-alive connection leaves it usable: the body is drained", async () => {
   const connection = new RawConnection(port);
   const body = "x".repeat(50_000);
-  const refused = await connection.send(`POST /api/lists HTTP/1.1\r\nHost: ${host}\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+  const refused = await connection.send(
+    `POST /api/lists HTTP/1.1\r\nHost: ${host}\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+  );
   assert.is(refused.status, 415);
   const next = await connection.send(`GET /api/nests HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
   assert.is(next.status, 200, "the next request on the same connection is answered");
@@ -163,14 +204,19 @@ test("a 415 on a keep-alive connection leaves it usable: the body is drained", a
 test("a body over the limit is a 413 that reaches the client, the connection closes cleanly, nothing hangs", async () => {
   const big = JSON.stringify({ text: "x".repeat(2_000_000), requester: "ana" });
   // Declared too large, whole body sent: the 413 arrives and the server closes the connection.
-  const declared = await rawExchange(port, `POST /api/lists HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${big.length}\r\n\r\n${big}`);
+  const declared = await rawExchange(
+    port,
+    `POST /api/lists HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${big.length}\r\n\r\n${big}`,
+  );
   assertJsonMessage(declared, 413, "declared length");
   assert.is(declared.headers.connection?.toLowerCase(), "close");
   assert.ok(declared.closed, "closed, not hanging");
 
   // Chunked, no length: found out while reading.
   const chunk = "y".repeat(100_000);
-  const parts = [`POST /api/nests HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`];
+  const parts = [
+    `POST /api/nests HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`,
+  ];
   for (let i = 0; i < 15; i++) parts.push(`${chunk.length.toString(16)}\r\n${chunk}\r\n`);
   parts.push("0\r\n\r\n");
   const chunked = await rawExchange(port, parts);
@@ -179,7 +225,9 @@ test("a body over the limit is a 413 that reaches the client, the connection clo
 
   // On a keep-alive connection: 413, then the connection is closed (the next request goes on a new one).
   const connection = new RawConnection(port);
-  const refused = await connection.send(`POST /api/lists HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${big.length}\r\n\r\n${big}`);
+  const refused = await connection.send(
+    `POST /api/lists HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${big.length}\r\n\r\n${big}`,
+  );
   assert.is(refused.status, 413);
   assert.ok(await connection.closesWithin(10_000), "the server closed the connection instead of leaving it half-read");
   connection.close();
@@ -189,7 +237,10 @@ test("a body over the limit is a 413 that reaches the client, the connection clo
   const graphql = await fetch(server.url + "/graphql", {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ query: 'mutation($text: String!) { submitList(text: $text, requester: "ana") { __typename } }', variables }),
+    body: JSON.stringify({
+      query: 'mutation($text: String!) { submitList(text: $text, requester: "ana") { __typename } }',
+      variables,
+    }),
   });
   assert.is(graphql.status, 413);
   assert.type((await graphql.json()).message, "string");
@@ -212,7 +263,13 @@ test("bad JSON and bad GraphQL GET parameters are a 400, never a 500", async () 
     assert.is(response.status, 400, `${path} ${body}`);
     assert.type(response.body.message, "string");
   }
-  for (const search of ["query={__typename}&variables={", "query={__typename}&variables=[", "query={__typename}&extensions={x", "query={", "query=" + "{a".repeat(2000)]) {
+  for (const search of [
+    "query={__typename}&variables={",
+    "query={__typename}&variables=[",
+    "query={__typename}&extensions={x",
+    "query={",
+    "query=" + "{a".repeat(2000),
+  ]) {
     const response = await get(`/graphql?${search.replace(/[{}[\] ]/g, (c) => encodeURIComponent(c))}`);
     assert.ok(response.status === 400 || response.status === 200, `${search.slice(0, 40)}: ${response.status}`);
     assert.not.match(response.body, /\/work\/|node_modules|\n\s+at /);

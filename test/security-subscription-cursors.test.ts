@@ -43,7 +43,12 @@ async function subscribeOnce(path: string, query: string, variables: Record<stri
 }
 
 /** Opens a subscription and resolves with the first capture of `pattern` in what it streams. */
-async function firstFrom(path: string, query: string, variables: Record<string, unknown>, pattern: RegExp): Promise<string | undefined> {
+async function firstFrom(
+  path: string,
+  query: string,
+  variables: Record<string, unknown>,
+  pattern: RegExp,
+): Promise<string | undefined> {
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), 15_000);
   try {
@@ -76,8 +81,33 @@ const intCursors = {
   approvalChanges: `subscription($after: Int) { approvalChanges(after: $after) { id } }`,
 };
 // Past the end: the log's ids are far below these; out of range and non-integers fail validation.
-const badInts: unknown[] = [-1, -2147483648, 999_999, 2_147_483_647, 2_147_483_648, 1.5, "7", "abc", true, [1], { n: 1 }];
-const badMsgIds: unknown[] = ["-1", "999", "todo-999", "other-1", "abc", "1e3", "0x1", "1.0", "todo-", "\u0000", "\ud800", 5];
+const badInts: unknown[] = [
+  -1,
+  -2147483648,
+  999_999,
+  2_147_483_647,
+  2_147_483_648,
+  1.5,
+  "7",
+  "abc",
+  true,
+  [1],
+  { n: 1 },
+];
+const badMsgIds: unknown[] = [
+  "-1",
+  "999",
+  "todo-999",
+  "other-1",
+  "abc",
+  "1e3",
+  "0x1",
+  "1.0",
+  "todo-",
+  "\u0000",
+  "\ud800",
+  5,
+];
 
 for (const path of ["/graphql", "/graphql/stream"]) {
   for (const [field, template] of Object.entries(intCursors)) {
@@ -86,7 +116,10 @@ for (const path of ["/graphql", "/graphql/stream"]) {
       for (const after of badInts) {
         const answer = await subscribeOnce(path, query, { after });
         assert.not.ok(answer.open, `${field} after ${JSON.stringify(after)} left the stream open, waiting`);
-        assert.ok(answer.status >= 400 && answer.status < 500, `${field} after ${JSON.stringify(after)}: ${answer.status} ${answer.text}`);
+        assert.ok(
+          answer.status >= 400 && answer.status < 500,
+          `${field} after ${JSON.stringify(after)}: ${answer.status} ${answer.text}`,
+        );
         assert.ok(answer.codes.length > 0, `${field} after ${JSON.stringify(after)} has no code: ${answer.text}`);
         assert.not.match(answer.text, /Unable to detect operation AST/);
       }
@@ -97,11 +130,18 @@ for (const path of ["/graphql", "/graphql/stream"]) {
     for (const after of badMsgIds) {
       const answer = await subscribeOnce(path, query, { after });
       assert.not.ok(answer.open, `nestMessages after ${JSON.stringify(after)} left the stream open`);
-      assert.ok(answer.status >= 400 && answer.status < 500, `nestMessages after ${JSON.stringify(after)}: ${answer.status} ${answer.text}`);
+      assert.ok(
+        answer.status >= 400 && answer.status < 500,
+        `nestMessages after ${JSON.stringify(after)}: ${answer.status} ${answer.text}`,
+      );
       assert.ok(answer.codes.length > 0, `nestMessages after ${JSON.stringify(after)} has no code: ${answer.text}`);
       assert.not.match(answer.text, /Unable to detect operation AST/);
     }
-    const unknownNest = await subscribeOnce(path, `subscription { nestMessages(nestId: "no-such-nest") { msgId } }`, {});
+    const unknownNest = await subscribeOnce(
+      path,
+      `subscription { nestMessages(nestId: "no-such-nest") { msgId } }`,
+      {},
+    );
     assert.is(unknownNest.status, 404, unknownNest.text);
     assert.equal(unknownNest.codes, ["not_found"]);
   });
@@ -113,10 +153,18 @@ for (const path of ["/graphql", "/graphql/stream"]) {
     assert.is(firstSeq, "1", "after 0 streams the list from its first event");
     const lastOne = await firstFrom(path, listEvents, { after: lastSeq - 1 }, /"seq":(\d+)/);
     assert.is(lastOne, String(lastSeq), "after the one before the last streams the last");
-    assert.ok(await firstFrom(path, intCursors.approvalChanges, { after: 0 }, /"id":(\d+)/), "approvalChanges from 0 streams the triage approval");
+    assert.ok(
+      await firstFrom(path, intCursors.approvalChanges, { after: 0 }, /"id":(\d+)/),
+      "approvalChanges from 0 streams the triage approval",
+    );
     const ids = ((await server.get("/api/nests/todo/messages")).body as Array<{ msg_id: string }>).map((m) => m.msg_id);
     const [before, last] = ids.slice(-2);
-    const later = await firstFrom(path, `subscription($after: String) { nestMessages(nestId: "todo", after: $after) { msgId } }`, { after: before }, /"msgId":"([^"]+)"/);
+    const later = await firstFrom(
+      path,
+      `subscription($after: String) { nestMessages(nestId: "todo", after: $after) { msgId } }`,
+      { after: before },
+      /"msgId":"([^"]+)"/,
+    );
     assert.is(later, last, `nestMessages after ${before} streams the next message`);
     // The last id sent is a good resume point too: the stream opens and waits for what comes next.
     const answer = await subscribeOnce(path, listEvents, { after: lastSeq }, 700);

@@ -22,7 +22,12 @@ const seenSecrets: string[] = [];
 
 test.before(async () => {
   server = await startTestServer({
-    env: { CROWS_TOKEN: OWNER, CROWS_READ_TOKENS: LEGACY, CROWS_HEARTBEAT_MS: String(HEARTBEAT_MS), CROWS_BANTER_WAIT_MS: "0" },
+    env: {
+      CROWS_TOKEN: OWNER,
+      CROWS_READ_TOKENS: LEGACY,
+      CROWS_HEARTBEAT_MS: String(HEARTBEAT_MS),
+      CROWS_BANTER_WAIT_MS: "0",
+    },
     deps: { logLine: (line) => logs.push(line) },
   });
 });
@@ -57,53 +62,157 @@ async function stream(p: string, headers: Record<string, string>, body?: unknown
     signal: abort.signal,
   });
   let text = "";
-  if (response.status !== 200 || !(response.headers.get("content-type") ?? "").includes("event-stream")) text = await response.text();
+  if (response.status !== 200 || !(response.headers.get("content-type") ?? "").includes("event-stream"))
+    text = await response.text();
   else {
     // A refusal over Yoga's SSE still streams: read its first event.
     const reader = response.body!.getReader();
-    const first = await Promise.race([reader.read(), new Promise<{ value: undefined }>((r) => setTimeout(() => r({ value: undefined }), 300))]);
+    const first = await Promise.race([
+      reader.read(),
+      new Promise<{ value: undefined }>((r) => setTimeout(() => r({ value: undefined }), 300)),
+    ]);
     text = first.value ? new TextDecoder().decode(first.value) : "";
   }
   abort.abort();
   return { status: response.status, text };
 }
-const gql = (query: string) => (headers: Record<string, string>) => plain("/graphql", { method: "POST", headers: { ...json, ...headers }, body: JSON.stringify({ query }) });
+const gql = (query: string) => (headers: Record<string, string>) =>
+  plain("/graphql", { method: "POST", headers: { ...json, ...headers }, body: JSON.stringify({ query }) });
 let n = 0;
 
 const FAMILIES: Family[] = [
   { name: "REST GET /api/nests", needs: "read", call: (h) => plain("/api/nests", { headers: h }) },
   { name: "REST GET /api/trust", needs: "read", call: (h) => plain("/api/trust", { headers: h }) },
   { name: "REST GET /api/audit", needs: "read", call: (h) => plain("/api/audit?limit=5", { headers: h }) },
-  { name: "REST GET /api/nests/todo/messages", needs: "read", call: (h) => plain("/api/nests/todo/messages", { headers: h }) },
+  {
+    name: "REST GET /api/nests/todo/messages",
+    needs: "read",
+    call: (h) => plain("/api/nests/todo/messages", { headers: h }),
+  },
   // Writes with a body the guardrails refuse: passing the gate shows as a 400, and nothing is stored.
-  { name: "REST POST /api/lists", needs: "write", call: (h) => plain("/api/lists", { method: "POST", headers: { ...json, ...h }, body: JSON.stringify({ text: "", requester: `r${n++}` }) }) },
-  { name: "REST POST /api/nests", needs: "write", call: (h) => plain("/api/nests", { method: "POST", headers: { ...json, ...h }, body: JSON.stringify({ name: "", crows: [] }) }) },
-  { name: "REST POST /api/nests/todo/messages", needs: "write", call: (h) => plain("/api/nests/todo/messages", { method: "POST", headers: { ...json, ...h }, body: JSON.stringify({ author: "owner", text: "" }) }) },
-  { name: "REST POST /api/verdicts", needs: "decide", call: (h) => plain("/api/verdicts", { method: "POST", headers: { ...json, ...h }, body: JSON.stringify({ item_id: "lstnone-1", target: "triage", approve: true }) }) },
+  {
+    name: "REST POST /api/lists",
+    needs: "write",
+    call: (h) =>
+      plain("/api/lists", {
+        method: "POST",
+        headers: { ...json, ...h },
+        body: JSON.stringify({ text: "", requester: `r${n++}` }),
+      }),
+  },
+  {
+    name: "REST POST /api/nests",
+    needs: "write",
+    call: (h) =>
+      plain("/api/nests", {
+        method: "POST",
+        headers: { ...json, ...h },
+        body: JSON.stringify({ name: "", crows: [] }),
+      }),
+  },
+  {
+    name: "REST POST /api/nests/todo/messages",
+    needs: "write",
+    call: (h) =>
+      plain("/api/nests/todo/messages", {
+        method: "POST",
+        headers: { ...json, ...h },
+        body: JSON.stringify({ author: "owner", text: "" }),
+      }),
+  },
+  {
+    name: "REST POST /api/verdicts",
+    needs: "decide",
+    call: (h) =>
+      plain("/api/verdicts", {
+        method: "POST",
+        headers: { ...json, ...h },
+        body: JSON.stringify({ item_id: "lstnone-1", target: "triage", approve: true }),
+      }),
+  },
   { name: "REST GET /api/tokens", needs: "admin", call: (h) => plain("/api/tokens", { headers: h }) },
-  { name: "REST POST /api/tokens", needs: "admin", call: (h) => plain("/api/tokens", { method: "POST", headers: { ...json, ...h }, body: JSON.stringify({ name: "", scopes: [] }) }) },
-  { name: "REST DELETE /api/tokens/{id}", needs: "admin", call: (h) => plain("/api/tokens/tok_0000000000000000", { method: "DELETE", headers: h }) },
+  {
+    name: "REST POST /api/tokens",
+    needs: "admin",
+    call: (h) =>
+      plain("/api/tokens", {
+        method: "POST",
+        headers: { ...json, ...h },
+        body: JSON.stringify({ name: "", scopes: [] }),
+      }),
+  },
+  {
+    name: "REST DELETE /api/tokens/{id}",
+    needs: "admin",
+    call: (h) => plain("/api/tokens/tok_0000000000000000", { method: "DELETE", headers: h }),
+  },
   { name: "SSE GET /api/events", needs: "read", call: (h) => stream("/api/events?nest_id=todo", h) },
   { name: "GraphQL query (POST)", needs: "read", call: gql("{ personas { name } }") },
-  { name: "GraphQL query (GET)", needs: "read", call: (h) => plain("/graphql?query=%7B%20nests%20%7B%20id%20%7D%20%7D", { headers: { accept: "application/json", ...h } }) },
+  {
+    name: "GraphQL query (GET)",
+    needs: "read",
+    call: (h) =>
+      plain("/graphql?query=%7B%20nests%20%7B%20id%20%7D%20%7D", { headers: { accept: "application/json", ...h } }),
+  },
   // A root the read cache answers again (src/server/graphql-read-cache.ts): refused before any cached answer.
   { name: "GraphQL query trust (cacheable)", needs: "read", call: gql("{ trust { holder level } }") },
-  { name: "GraphQL query auditEntries", needs: "read", call: gql("{ auditEntries(limit: 3) { ... on AuditPage { nextCursor } } }") },
+  {
+    name: "GraphQL query auditEntries",
+    needs: "read",
+    call: gql("{ auditEntries(limit: 3) { ... on AuditPage { nextCursor } } }"),
+  },
   { name: "GraphQL query tokens", needs: "admin", call: gql("{ tokens { id name } }") },
-  { name: "GraphQL mutation submitList", needs: "write", call: gql('mutation { submitList(text: "", requester: "nobody") { __typename } }') },
-  { name: "GraphQL mutation createNest", needs: "write", call: gql('mutation { createNest(name: "", crows: []) { __typename } }') },
-  { name: "GraphQL mutation postVerdict", needs: "decide", call: gql('mutation { postVerdict(itemId: "lstnone-1", target: triage, approve: true) { __typename } }') },
-  { name: "GraphQL mutation createToken", needs: "admin", call: gql('mutation { createToken(name: "", scopes: []) { __typename } }') },
-  { name: "GraphQL mutation revokeToken", needs: "admin", call: gql('mutation { revokeToken(id: "tok_0000000000000000") { __typename } }') },
-  { name: "GraphQL subscription (Yoga SSE)", needs: "read", call: (h) => stream("/graphql", h, { query: "subscription { trustChanges(after: 0) { id } }" }) },
-  { name: "GraphQL subscription (graphql-sse)", needs: "read", call: (h) => stream("/graphql/stream", h, { query: "subscription { trustChanges(after: 0) { id } }" }) },
+  {
+    name: "GraphQL mutation submitList",
+    needs: "write",
+    call: gql('mutation { submitList(text: "", requester: "nobody") { __typename } }'),
+  },
+  {
+    name: "GraphQL mutation createNest",
+    needs: "write",
+    call: gql('mutation { createNest(name: "", crows: []) { __typename } }'),
+  },
+  {
+    name: "GraphQL mutation postVerdict",
+    needs: "decide",
+    call: gql('mutation { postVerdict(itemId: "lstnone-1", target: triage, approve: true) { __typename } }'),
+  },
+  {
+    name: "GraphQL mutation createToken",
+    needs: "admin",
+    call: gql('mutation { createToken(name: "", scopes: []) { __typename } }'),
+  },
+  {
+    name: "GraphQL mutation revokeToken",
+    needs: "admin",
+    call: gql('mutation { revokeToken(id: "tok_0000000000000000") { __typename } }'),
+  },
+  {
+    name: "GraphQL subscription (Yoga SSE)",
+    needs: "read",
+    call: (h) => stream("/graphql", h, { query: "subscription { trustChanges(after: 0) { id } }" }),
+  },
+  {
+    name: "GraphQL subscription (graphql-sse)",
+    needs: "read",
+    call: (h) => stream("/graphql/stream", h, { query: "subscription { trustChanges(after: 0) { id } }" }),
+  },
   { name: "console /", needs: "read", call: (h) => plain("/", { headers: { accept: "text/html", ...h } }) },
   { name: "/metrics", needs: "metrics", call: (h) => plain("/metrics", { headers: h }) },
   { name: "/healthz", needs: "any", call: (h) => plain("/healthz", { headers: h }) },
   { name: "/readyz", needs: "any", call: (h) => plain("/readyz", { headers: h }) },
 ];
 
-const SETS: Scope[][] = [["read"], ["decide"], ["write"], ["admin"], ["metrics"], ["read", "decide"], ["write", "admin"], ["read", "decide", "write", "admin", "metrics"]];
+const SETS: Scope[][] = [
+  ["read"],
+  ["decide"],
+  ["write"],
+  ["admin"],
+  ["metrics"],
+  ["read", "decide"],
+  ["write", "admin"],
+  ["read", "decide", "write", "admin", "metrics"],
+];
 
 /** A 403 whose message names the scope (JSON-escaped or not). */
 function refusedFor(answer: Answer, scope: string): boolean {
@@ -112,7 +221,8 @@ function refusedFor(answer: Answer, scope: string): boolean {
 
 test("each scope opens exactly its routes on every family; every refusal is a 403 naming the missing scope", async () => {
   const tokens: Array<{ scopes: Scope[]; token: MadeToken }> = [];
-  for (const scopes of SETS) tokens.push({ scopes, token: await makeToken(server, `t-${scopes.join("-")}`, scopes, bearer(OWNER)) });
+  for (const scopes of SETS)
+    tokens.push({ scopes, token: await makeToken(server, `t-${scopes.join("-")}`, scopes, bearer(OWNER)) });
   for (const { token } of tokens) seenSecrets.push(token.secret);
   const nestsBefore = await server.app.prisma.nest.count();
   for (const family of FAMILIES) {
@@ -121,7 +231,10 @@ test("each scope opens exactly its routes on every family; every refusal is a 40
       const allowed = family.needs === "any" || scopes.includes(family.needs);
       const where = `${family.name} with [${scopes}]: ${answer.status} ${answer.text.slice(0, 200)}`;
       if (allowed) {
-        assert.ok(answer.status !== 401 && answer.status !== 403 && !answer.text.includes("lacks the"), `allowed: ${where}`);
+        assert.ok(
+          answer.status !== 401 && answer.status !== 403 && !answer.text.includes("lacks the"),
+          `allowed: ${where}`,
+        );
         assert.ok(answer.status < 500, where);
       } else {
         assert.ok(refusedFor(answer, family.needs), `refused naming "${family.needs}": ${where}`);
@@ -136,7 +249,11 @@ test("each scope opens exactly its routes on every family; every refusal is a 40
     assert.ok(owner.status !== 401 && owner.status !== 403, `owner on ${family.name}: ${owner.status}`);
     const legacy = await family.call(bearer(LEGACY));
     const legacyAllowed = family.needs === "any" || family.needs === "read" || family.needs === "metrics";
-    assert.is(legacyAllowed ? legacy.status !== 403 && legacy.status !== 401 : refusedFor(legacy, family.needs), true, `legacy reader on ${family.name}: ${legacy.status}`);
+    assert.is(
+      legacyAllowed ? legacy.status !== 403 && legacy.status !== 401 : refusedFor(legacy, family.needs),
+      true,
+      `legacy reader on ${family.name}: ${legacy.status}`,
+    );
   }
   assert.is(await server.app.prisma.nest.count(), nestsBefore, "no refused write stored anything");
 });
@@ -144,7 +261,14 @@ test("each scope opens exactly its routes on every family; every refusal is a 40
 test("an unknown, malformed or truncated token is a 401 on every family", async () => {
   const real = await makeToken(server, "to-truncate", ["read"], bearer(OWNER));
   seenSecrets.push(real.secret);
-  const bad = ["crows_" + "A".repeat(40), real.secret.slice(0, -1), real.secret + "x", real.secret.toLowerCase() === real.secret ? "crows_x" : real.secret.toLowerCase(), "tok_0000000000000000", real.prefix];
+  const bad = [
+    "crows_" + "A".repeat(40),
+    real.secret.slice(0, -1),
+    real.secret + "x",
+    real.secret.toLowerCase() === real.secret ? "crows_x" : real.secret.toLowerCase(),
+    "tok_0000000000000000",
+    real.prefix,
+  ];
   for (const secret of bad) {
     for (const family of FAMILIES) {
       const answer = await family.call(bearer(secret));
@@ -177,7 +301,16 @@ test("a token never mints a token with a scope it does not hold (REST and GraphQ
       assert.ok(rest.body.message.includes(`"${missing}" scope`), rest.body.message);
       assert.is(await server.app.prisma.token.count(), before, "nothing minted");
     }
-    const graphql = await server.request("POST", "/graphql", { query: "mutation M($s: [String!]!) { createToken(name: \"minted\", scopes: $s) { __typename ... on CreatedToken { secret } ... on Error { code message } } }", variables: { s: scopes } }, bearer(holder.secret));
+    const graphql = await server.request(
+      "POST",
+      "/graphql",
+      {
+        query:
+          'mutation M($s: [String!]!) { createToken(name: "minted", scopes: $s) { __typename ... on CreatedToken { secret } ... on Error { code message } } }',
+        variables: { s: scopes },
+      },
+      bearer(holder.secret),
+    );
     const result = graphql.body.data.createToken;
     assert.is(result.__typename, ok ? "CreatedToken" : "ForbiddenError", `GraphQL: ${holder.name} minting [${scopes}]`);
     if (ok) seenSecrets.push(result.secret);
@@ -185,7 +318,12 @@ test("a token never mints a token with a scope it does not hold (REST and GraphQ
 });
 
 test("POST /api/tokens answers 201 with the secret once; GET /api/tokens never shows it; bad input is a 400", async () => {
-  const response = await server.request("POST", "/api/tokens", { name: "  ci bot  ", scopes: ["decide", "read", "read"], expires_in_s: 3600 }, bearer(OWNER));
+  const response = await server.request(
+    "POST",
+    "/api/tokens",
+    { name: "  ci bot  ", scopes: ["decide", "read", "read"], expires_in_s: 3600 },
+    bearer(OWNER),
+  );
   assert.is(response.status, 201);
   assert.equal(Object.keys(response.body), ["id", "name", "scopes", "secret", "prefix", "created_at", "expires_at"]);
   assert.match(response.body.id, /^tok_[0-9a-f]{16}$/);
@@ -197,8 +335,31 @@ test("POST /api/tokens answers 201 with the secret once; GET /api/tokens never s
   seenSecrets.push(response.body.secret);
   const list = await server.request("GET", "/api/tokens", undefined, bearer(OWNER));
   const listed = list.body.tokens.find((t: any) => t.id === response.body.id);
-  assert.equal(Object.keys(listed), ["id", "name", "prefix", "scopes", "created_at", "expires_at", "last_used_at", "revoked_at"]);
-  for (const bad of [{}, { name: "x" }, { name: "x", scopes: [] }, { name: "x", scopes: ["root"] }, { name: "x", scopes: "read" }, { name: "", scopes: ["read"] }, { name: "x".repeat(65), scopes: ["read"] }, { name: "a\u0000b", scopes: ["read"] }, { name: "x", scopes: ["read"], expires_in_s: 0 }, { name: "x", scopes: ["read"], expires_in_s: 1.5 }, { name: "x", scopes: ["read"], expires_in_s: "30d" }, [], "nope"]) {
+  assert.equal(Object.keys(listed), [
+    "id",
+    "name",
+    "prefix",
+    "scopes",
+    "created_at",
+    "expires_at",
+    "last_used_at",
+    "revoked_at",
+  ]);
+  for (const bad of [
+    {},
+    { name: "x" },
+    { name: "x", scopes: [] },
+    { name: "x", scopes: ["root"] },
+    { name: "x", scopes: "read" },
+    { name: "", scopes: ["read"] },
+    { name: "x".repeat(65), scopes: ["read"] },
+    { name: "a\u0000b", scopes: ["read"] },
+    { name: "x", scopes: ["read"], expires_in_s: 0 },
+    { name: "x", scopes: ["read"], expires_in_s: 1.5 },
+    { name: "x", scopes: ["read"], expires_in_s: "30d" },
+    [],
+    "nope",
+  ]) {
     const answer = await server.request("POST", "/api/tokens", bad, bearer(OWNER));
     assert.is(answer.status, 400, JSON.stringify(bad));
     assert.type(answer.body.message, "string");
@@ -208,7 +369,9 @@ test("POST /api/tokens answers 201 with the secret once; GET /api/tokens never s
   assert.is((await server.request("DELETE", "/api/tokens/nope", undefined, bearer(OWNER))).status, 404);
   assert.is((await server.request("DELETE", `/api/tokens/${response.body.id}`, undefined, bearer(OWNER))).status, 204);
   assert.is((await server.request("DELETE", `/api/tokens/${response.body.id}`, undefined, bearer(OWNER))).status, 204);
-  const revoked = (await server.request("GET", "/api/tokens", undefined, bearer(OWNER))).body.tokens.find((t: any) => t.id === response.body.id);
+  const revoked = (await server.request("GET", "/api/tokens", undefined, bearer(OWNER))).body.tokens.find(
+    (t: any) => t.id === response.body.id,
+  );
   assert.type(revoked.revoked_at, "string");
 });
 
@@ -229,14 +392,24 @@ test("revocation holds on the next request and cuts the token's open streams (RE
   seenSecrets.push(other.secret);
   const streams = [
     await openSse(`${server.url}/api/events?nest_id=todo`, { headers: bearer(token.secret) }),
-    await openSse(`${server.url}/graphql/stream`, { headers: bearer(token.secret), json: { query: "subscription { trustChanges(after: 0) { id } }" } }),
-    await openSse(`${server.url}/graphql`, { headers: bearer(token.secret), json: { query: "subscription { trustChanges(after: 0) { id } }" } }),
+    await openSse(`${server.url}/graphql/stream`, {
+      headers: bearer(token.secret),
+      json: { query: "subscription { trustChanges(after: 0) { id } }" },
+    }),
+    await openSse(`${server.url}/graphql`, {
+      headers: bearer(token.secret),
+      json: { query: "subscription { trustChanges(after: 0) { id } }" },
+    }),
   ];
   const bystander = await openSse(`${server.url}/api/events?nest_id=todo`, { headers: bearer(other.secret) });
   for (const s of streams) assert.is(s.status, 200);
   assert.is((await server.request("GET", "/api/nests", undefined, bearer(token.secret))).status, 200);
   assert.is((await server.request("DELETE", `/api/tokens/${token.id}`, undefined, bearer(OWNER))).status, 204);
-  assert.is((await server.request("GET", "/api/nests", undefined, bearer(token.secret))).status, 401, "refused on the very next request");
+  assert.is(
+    (await server.request("GET", "/api/nests", undefined, bearer(token.secret))).status,
+    401,
+    "refused on the very next request",
+  );
   for (const s of streams) assert.ok((await endedWithin(s, HEARTBEAT_MS)) <= HEARTBEAT_MS, "cut within a heartbeat");
   assert.not.ok(bystander.ended(), "another token's stream stays open");
   assert.is((await server.request("GET", "/api/nests", undefined, bearer(other.secret))).status, 200);
@@ -246,7 +419,11 @@ test("revocation holds on the next request and cuts the token's open streams (RE
 test("a revocation written straight to the database (as crows token revoke does) holds on the next request; the sweep cuts streams within a heartbeat", async () => {
   const token = await makeToken(server, "cli-revoked", ["read"], bearer(OWNER));
   seenSecrets.push(token.secret);
-  assert.is((await server.request("GET", "/api/trust", undefined, bearer(token.secret))).status, 200, "cached as valid");
+  assert.is(
+    (await server.request("GET", "/api/trust", undefined, bearer(token.secret))).status,
+    200,
+    "cached as valid",
+  );
   const sse = await openSse(`${server.url}/api/events?nest_id=todo`, { headers: bearer(token.secret) });
   await server.app.prisma.token.update({ where: { id: token.id }, data: { revokedAt: new Date() } });
   assert.is((await server.request("GET", "/api/trust", undefined, bearer(token.secret))).status, 401);
@@ -302,14 +479,25 @@ test("the secret appears nowhere but its creation answer: not in the log, an eve
     (await server.app.prisma.event.findMany()).map((e) => e.payload).join("\n"),
     (await server.request("GET", "/metrics", undefined, bearer(OWNER))).text,
     (await server.request("GET", "/api/tokens", undefined, bearer(OWNER))).text,
-    (await server.request("POST", "/graphql", { query: "{ tokens { id name prefix scopes } auditEntries(limit: 500) { ... on AuditPage { entries { payload } } } }" }, bearer(OWNER))).text,
+    (
+      await server.request(
+        "POST",
+        "/graphql",
+        {
+          query:
+            "{ tokens { id name prefix scopes } auditEntries(limit: 500) { ... on AuditPage { entries { payload } } } }",
+        },
+        bearer(OWNER),
+      )
+    ).text,
     (await server.request("GET", "/api/audit?limit=500", undefined, bearer(OWNER))).text,
     JSON.stringify(await server.app.prisma.token.findMany()),
   ];
   await new Promise((r) => setTimeout(r, 50));
   for (const file of filesUnder(server.dataDir)) surfaces.push(readFileSync(file).toString("latin1"));
   for (const secret of seenSecrets) {
-    for (const [i, surface] of surfaces.entries()) assert.not.ok(surface.includes(secret), `secret found in surface ${i}`);
+    for (const [i, surface] of surfaces.entries())
+      assert.not.ok(surface.includes(secret), `secret found in surface ${i}`);
   }
   // And the events do record the token changes, by id and prefix.
   const created = await server.app.prisma.event.findMany({ where: { stream: "tokens", name: "token.created" } });

@@ -17,13 +17,21 @@ import { Checkpointer, SQLITE_AUTOCHECKPOINT_PAGES } from "../src/storage/checkp
 import { loadConfig } from "../src/base/config.ts";
 import { openDatabase } from "../src/storage/db.ts";
 
-const autocheckpoint = async (server: TestServer) => Number(((await server.app.prisma.$queryRawUnsafe("PRAGMA wal_autocheckpoint")) as Array<Record<string, unknown>>)[0]!.wal_autocheckpoint);
+const autocheckpoint = async (server: TestServer) =>
+  Number(
+    ((await server.app.prisma.$queryRawUnsafe("PRAGMA wal_autocheckpoint")) as Array<Record<string, unknown>>)[0]!
+      .wal_autocheckpoint,
+  );
 const dbFile = (server: TestServer) => path.join(server.dataDir, "crows.db");
 
 /** Appends `count` events of ~1 KB on a few streams: several times SQLite's 1,000-page threshold of WAL. */
 async function appendMany(server: TestServer, count: number): Promise<void> {
   for (let i = 0; i < count; i += 50) {
-    await Promise.all(Array.from({ length: 50 }, (_, j) => server.app.log.append(`bench:${(i + j) % 7}`, "note", { n: i + j, text: `${"x".repeat(1000)} ${i + j}` })));
+    await Promise.all(
+      Array.from({ length: 50 }, (_, j) =>
+        server.app.log.append(`bench:${(i + j) % 7}`, "note", { n: i + j, text: `${"x".repeat(1000)} ${i + j}` }),
+      ),
+    );
   }
 }
 
@@ -37,7 +45,11 @@ test("by default the server's connection never checkpoints, and the thread copie
     const sizeBefore = statSync(dbFile(server)).size;
     await appendMany(server, 4000);
     // ~4 MB of payloads: they reach the database file itself, not only the -wal beside it.
-    await eventually("the checkpoint thread copying the WAL", async () => (statSync(dbFile(server)).size - sizeBefore > 3_000_000 ? true : undefined), 10_000);
+    await eventually(
+      "the checkpoint thread copying the WAL",
+      async () => (statSync(dbFile(server)).size - sizeBefore > 3_000_000 ? true : undefined),
+      10_000,
+    );
     assert.ok(checkpointer.rounds > 0);
     const stored = await server.app.log.read("bench:3", 0, 10_000);
     assert.is(stored.length, Math.ceil((4000 - 3) / 7));
@@ -71,12 +83,18 @@ test("a server writing flat out keeps its WAL bounded: the thread's copies under
       sizes.push(statSync(wal).size);
     }
     const shown = sizes.map((s) => Math.round(s / 1e6)).join(", ");
-    assert.ok(checkpointer.restarts - restartsBefore >= 3, `the WAL started over ${checkpointer.restarts - restartsBefore} times in ${bursts} bursts; the -wal file: ${shown} MB`);
+    assert.ok(
+      checkpointer.restarts - restartsBefore >= 3,
+      `the WAL started over ${checkpointer.restarts - restartsBefore} times in ${bursts} bursts; the -wal file: ${shown} MB`,
+    );
     // Without the locked copies the file takes every burst's frames for good and grows by each
     // (7 MB a burst here, 150 MB at the end); with them it stays under half of that.
     const perBurst = 7_000_000;
     assert.ok(Math.max(...sizes) < walBefore + (bursts * perBurst) / 2, `the -wal file: ${shown} MB`);
-    assert.ok(sizes.at(-1)! - sizes[bursts / 2 - 1]! < ((bursts / 2) * perBurst) / 2, `the -wal file still grows: ${shown} MB`);
+    assert.ok(
+      sizes.at(-1)! - sizes[bursts / 2 - 1]! < ((bursts / 2) * perBurst) / 2,
+      `the -wal file still grows: ${shown} MB`,
+    );
   } finally {
     await server.close();
   }
@@ -127,11 +145,18 @@ test("a thread that cannot start leaves checkpoints to the server's connection, 
   for (const file of ["/nonexistent/crows.db", path.join(os.tmpdir(), "crows-no-such-db", "x.db")]) {
     const set: number[] = [];
     const lines: string[] = [];
-    const checkpointer = new Checkpointer({ file, autocheckpoint: (pages) => set.push(pages), logLine: (line) => lines.push(line) });
+    const checkpointer = new Checkpointer({
+      file,
+      autocheckpoint: (pages) => set.push(pages),
+      logLine: (line) => lines.push(line),
+    });
     await checkpointer.start();
     assert.is(checkpointer.running, false);
     assert.equal(set, [], "the server's connection keeps SQLite's default");
-    assert.match(lines.join("\n"), /checkpoint thread could not start .*the server's connection checkpoints the WAL itself/);
+    assert.match(
+      lines.join("\n"),
+      /checkpoint thread could not start .*the server's connection checkpoints the WAL itself/,
+    );
     await checkpointer.stop();
   }
 });
@@ -145,7 +170,12 @@ test("a thread that ends hands checkpoints back to the server's connection; a st
     for (const how of ["ends", "stopped"] as const) {
       const set: number[] = [];
       const lines: string[] = [];
-      const checkpointer = new Checkpointer({ file, autocheckpoint: (pages) => set.push(pages), logLine: (line) => lines.push(line), everyMs: 10 });
+      const checkpointer = new Checkpointer({
+        file,
+        autocheckpoint: (pages) => set.push(pages),
+        logLine: (line) => lines.push(line),
+        everyMs: 10,
+      });
       await checkpointer.start();
       assert.ok(checkpointer.running);
       assert.equal(set, [0]);
@@ -191,7 +221,11 @@ test("closing the database at any moment of the thread's start, by close() or by
           await new Promise((resolve) => setTimeout(resolve, 20)); // a late hand-back would run now
           assert.is(checkpointer.alive, false, `${how} after ${afterMs} ms left the thread running`);
           assert.is(checkpointer.running, false);
-          assert.equal(lines.filter((line) => /could not|failed/.test(line)), [], `${how} after ${afterMs} ms`);
+          assert.equal(
+            lines.filter((line) => /could not|failed/.test(line)),
+            [],
+            `${how} after ${afterMs} ms`,
+          );
         } finally {
           rmSync(dir, { recursive: true, force: true });
         }

@@ -42,7 +42,9 @@ test("stream errors are JSON: 400 without a list, 404 for an unknown list, 400 f
     assert.is(unknown.status, 404);
     assert.ok(unknown.body.message);
     const { body } = await server.post("/api/lists", { text: "Buy milk", requester: "bad-id" });
-    const bad = await server.request("GET", `/api/events?list_id=${body.list_id}`, undefined, { "last-event-id": "banana" });
+    const bad = await server.request("GET", `/api/events?list_id=${body.list_id}`, undefined, {
+      "last-event-id": "banana",
+    });
     assert.is(bad.status, 400);
   } finally {
     await server.close();
@@ -68,13 +70,21 @@ test("Last-Event-ID replays exactly the events after it, then live ones, across 
       before.slice(3).map((m) => m.id),
       "replay starts right after the given id",
     );
-    assert.equal(replayed.map((m) => m.raw), before.slice(3).map((m) => m.raw), "replayed bytes are the stored bytes");
+    assert.equal(
+      replayed.map((m) => m.raw),
+      before.slice(3).map((m) => m.raw),
+      "replayed bytes are the stored bytes",
+    );
     resumed.close();
     // The pending approvals survived the restart: the owner answers them and the list finishes.
     const owner = await ownerFollows(server.url, listId);
     const all = await owner.finished;
     owner.sse.close();
-    assert.equal(all.map((m) => m.id), all.map((_, i) => String(i + 1)), "one gapless sequence across the restart");
+    assert.equal(
+      all.map((m) => m.id),
+      all.map((_, i) => String(i + 1)),
+      "one gapless sequence across the restart",
+    );
     assert.is(all[all.length - 1]!.event, "list.finished");
     assert.ok(owner.answers.length >= 2 && owner.answers.every((a) => a.status === 204));
   } finally {

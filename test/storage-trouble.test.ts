@@ -12,7 +12,10 @@ function coded(code: string, message = "x"): Error {
   return Object.assign(new Error(message), { code });
 }
 function prismaWrapped(cause: Record<string, unknown>): Error {
-  return Object.assign(new Error("Invalid `prisma.todoList.create()` invocation"), { code: "P2010", meta: { driverAdapterError: Object.assign(new Error("DriverAdapterError"), { cause }) } });
+  return Object.assign(new Error("Invalid `prisma.todoList.create()` invocation"), {
+    code: "P2010",
+    meta: { driverAdapterError: Object.assign(new Error("DriverAdapterError"), { cause }) },
+  });
 }
 
 const CASES: Array<[string, unknown, string | undefined]> = [
@@ -20,17 +23,37 @@ const CASES: Array<[string, unknown, string | undefined]> = [
   ["ENOSPC", coded("ENOSPC", "no space left on device"), "disk_full"],
   ["EDQUOT", coded("EDQUOT"), "disk_full"],
   ["pg 53100", coded("53100", "could not extend file"), "disk_full"],
-  ["prisma sqlite extendedCode 13", prismaWrapped({ kind: "sqlite", extendedCode: 13, message: "database or disk is full" }), "disk_full"],
+  [
+    "prisma sqlite extendedCode 13",
+    prismaWrapped({ kind: "sqlite", extendedCode: 13, message: "database or disk is full" }),
+    "disk_full",
+  ],
   ["SQLITE_READONLY", coded("SQLITE_READONLY", "attempt to write a readonly database"), "read_only"],
   ["SQLITE_READONLY_DBMOVED", coded("SQLITE_READONLY_DBMOVED"), "read_only"],
   ["EROFS", coded("EROFS", "read-only file system"), "read_only"],
-  ["prisma sqlite extendedCode 1032 (READONLY_DBMOVED)", prismaWrapped({ kind: "sqlite", extendedCode: 1032, message: "m" }), "read_only"],
+  [
+    "prisma sqlite extendedCode 1032 (READONLY_DBMOVED)",
+    prismaWrapped({ kind: "sqlite", extendedCode: 1032, message: "m" }),
+    "read_only",
+  ],
   ["SQLITE_IOERR_WRITE", coded("SQLITE_IOERR_WRITE", "disk I/O error"), "io_error"],
   ["SQLITE_CORRUPT", coded("SQLITE_CORRUPT", "database disk image is malformed"), "io_error"],
   ["EIO", coded("EIO"), "io_error"],
-  ["prisma sqlite extendedCode 266 (IOERR_READ)", prismaWrapped({ kind: "sqlite", extendedCode: 266, message: "m" }), "io_error"],
-  ["pg 57P01 admin shutdown", coded("57P01", "terminating connection due to administrator command"), "database_unavailable"],
-  ["pg 57014 statement timeout", coded("57014", "canceling statement due to statement timeout"), "database_unavailable"],
+  [
+    "prisma sqlite extendedCode 266 (IOERR_READ)",
+    prismaWrapped({ kind: "sqlite", extendedCode: 266, message: "m" }),
+    "io_error",
+  ],
+  [
+    "pg 57P01 admin shutdown",
+    coded("57P01", "terminating connection due to administrator command"),
+    "database_unavailable",
+  ],
+  [
+    "pg 57014 statement timeout",
+    coded("57014", "canceling statement due to statement timeout"),
+    "database_unavailable",
+  ],
   ["pg 25P03 idle in transaction", coded("25P03"), "database_unavailable"],
   ["pg 08006", coded("08006"), "database_unavailable"],
   ["pool connect timeout", new Error("timeout exceeded when trying to connect"), "database_unavailable"],
@@ -38,7 +61,11 @@ const CASES: Array<[string, unknown, string | undefined]> = [
   ["connection terminated", new Error("Connection terminated unexpectedly"), "database_unavailable"],
   ["ECONNREFUSED", coded("ECONNREFUSED", "connect ECONNREFUSED 127.0.0.1:5432"), "database_unavailable"],
   ["prisma P1001", coded("P1001", "Can't reach database server"), "database_unavailable"],
-  ["prisma adapter DatabaseNotReachable", prismaWrapped({ kind: "DatabaseNotReachable", host: "h" }), "database_unavailable"],
+  [
+    "prisma adapter DatabaseNotReachable",
+    prismaWrapped({ kind: "DatabaseNotReachable", host: "h" }),
+    "database_unavailable",
+  ],
   ["prisma adapter SocketTimeout (SQLITE_BUSY)", prismaWrapped({ kind: "SocketTimeout" }), "database_unavailable"],
   ["a fenced folder", new StorageTroubleError("folder_lost"), "folder_lost"],
   ["a cause chain", Object.assign(new Error("outer"), { cause: coded("ENOSPC") }), "disk_full"],
@@ -47,7 +74,11 @@ const CASES: Array<[string, unknown, string | undefined]> = [
   ["not found", new NotFoundError("No nest full."), undefined],
   ["a TypeError", new TypeError("Cannot read properties of undefined (reading 'full')"), undefined],
   ["a unique violation", prismaWrapped({ kind: "UniqueConstraintViolation", constraint: {} }), undefined],
-  ["prisma sqlite constraint (19)", prismaWrapped({ kind: "sqlite", extendedCode: 19, message: "constraint failed" }), undefined],
+  [
+    "prisma sqlite constraint (19)",
+    prismaWrapped({ kind: "sqlite", extendedCode: 19, message: "constraint failed" }),
+    undefined,
+  ],
   ["pg syntax error 42601", coded("42601", "syntax error at or near"), undefined],
   ["a string", "database or disk is full", undefined],
   ["null", null, undefined],

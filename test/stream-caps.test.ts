@@ -21,7 +21,10 @@ const logLines: string[] = [];
 const held: net.Socket[] = [];
 
 test.before(async () => {
-  server = await startTestServer({ env: { CROWS_MAX_STREAMS: String(TOTAL), CROWS_MAX_STREAMS_PER_CLIENT: String(PER_CLIENT) }, deps: { logLine: (line: string) => logLines.push(line) } });
+  server = await startTestServer({
+    env: { CROWS_MAX_STREAMS: String(TOTAL), CROWS_MAX_STREAMS_PER_CLIENT: String(PER_CLIENT) },
+    deps: { logLine: (line: string) => logLines.push(line) },
+  });
   port = Number(new URL(server.url).port);
 });
 test.after(async () => {
@@ -48,7 +51,11 @@ function openRaw(request: string, localAddress = "127.0.0.1"): Promise<Opened> {
       if (end === -1) return;
       clearTimeout(timer);
       socket.removeAllListeners("data");
-      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0), head: text.slice(0, end).toLowerCase(), socket });
+      resolve({
+        status: Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0),
+        head: text.slice(0, end).toLowerCase(),
+        socket,
+      });
     });
     socket.on("error", (error) => {
       clearTimeout(timer);
@@ -58,11 +65,15 @@ function openRaw(request: string, localAddress = "127.0.0.1"): Promise<Opened> {
 }
 
 const host = () => `Host: 127.0.0.1:${port}\r\n`;
-const restStream = (listId: string) => `GET /api/events?list_id=${listId} HTTP/1.1\r\n${host()}Accept: text/event-stream\r\n\r\n`;
+const restStream = (listId: string) =>
+  `GET /api/events?list_id=${listId} HTTP/1.1\r\n${host()}Accept: text/event-stream\r\n\r\n`;
 const subscription = JSON.stringify({ query: "subscription { trustChanges(after: 0) { id } }" });
-const yogaSse = () => `POST /graphql HTTP/1.1\r\n${host()}Content-Type: application/json\r\nAccept: text/event-stream\r\nContent-Length: ${subscription.length}\r\n\r\n${subscription}`;
-const yogaSseNoAccept = () => `GET /graphql?query=${encodeURIComponent("subscription { trustChanges(after: 0) { id } }")} HTTP/1.1\r\n${host()}\r\n`;
-const graphqlSse = () => `POST /graphql/stream HTTP/1.1\r\n${host()}Content-Type: application/json\r\nAccept: text/event-stream\r\nContent-Length: ${subscription.length}\r\n\r\n${subscription}`;
+const yogaSse = () =>
+  `POST /graphql HTTP/1.1\r\n${host()}Content-Type: application/json\r\nAccept: text/event-stream\r\nContent-Length: ${subscription.length}\r\n\r\n${subscription}`;
+const yogaSseNoAccept = () =>
+  `GET /graphql?query=${encodeURIComponent("subscription { trustChanges(after: 0) { id } }")} HTTP/1.1\r\n${host()}\r\n`;
+const graphqlSse = () =>
+  `POST /graphql/stream HTTP/1.1\r\n${host()}Content-Type: application/json\r\nAccept: text/event-stream\r\nContent-Length: ${subscription.length}\r\n\r\n${subscription}`;
 
 async function hold(request: string, from: string): Promise<void> {
   const opened = await openRaw(request, from);
@@ -81,26 +92,50 @@ async function assertRefused(request: string, from: string, status: number): Pro
 async function ordinaryRequestsAnswer(): Promise<void> {
   assert.is((await fetch(server.url + "/healthz")).status, 200, "/healthz");
   assert.is((await server.get("/api/nests")).status, 200, "a REST read");
-  const query = await fetch(server.url + "/graphql", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query: "{ roster }" }) });
+  const query = await fetch(server.url + "/graphql", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ query: "{ roster }" }),
+  });
   assert.is(query.status, 200, "an ordinary GraphQL query");
-  const noAccept = await fetch(`${server.url}/graphql?query=${encodeURIComponent("{ roster }")}`, { headers: { accept: "*/*" } });
+  const noAccept = await fetch(`${server.url}/graphql?query=${encodeURIComponent("{ roster }")}`, {
+    headers: { accept: "*/*" },
+  });
   assert.is(noAccept.status, 200, "a GraphQL GET that takes any type");
 }
 
 test("the caps: below the fd limit by the headroom, configured values held to it", () => {
-  for (const [fd, headroom] of [[1024, 256], [4096, 409], [20_000, 1024], [1_048_576, 1024], [300, 256]] as const) {
+  for (const [fd, headroom] of [
+    [1024, 256],
+    [4096, 409],
+    [20_000, 1024],
+    [1_048_576, 1024],
+    [300, 256],
+  ] as const) {
     assert.is(headroomFor(fd), headroom, `headroom for ${fd}`);
     const caps = streamCaps({}, fd);
     assert.is(caps.total, Math.max(1, fd - headroom), `total for ${fd}`);
     assert.is(caps.perClient, Math.max(1, Math.floor(caps.total / 2)), `per client for ${fd}`);
     assert.ok(caps.total + caps.headroom <= Math.max(fd, 1 + caps.headroom));
   }
-  assert.equal(streamCaps({ maxStreams: 50_000, maxStreamsPerClient: 60_000 }, 20_000), { total: 18_976, perClient: 18_976, fdLimit: 20_000, headroom: 1024 }, "never above the fd limit less the headroom");
-  assert.equal(streamCaps({ maxStreams: 10, maxStreamsPerClient: 3 }, 20_000), { total: 10, perClient: 3, fdLimit: 20_000, headroom: 1024 });
+  assert.equal(
+    streamCaps({ maxStreams: 50_000, maxStreamsPerClient: 60_000 }, 20_000),
+    { total: 18_976, perClient: 18_976, fdLimit: 20_000, headroom: 1024 },
+    "never above the fd limit less the headroom",
+  );
+  assert.equal(streamCaps({ maxStreams: 10, maxStreamsPerClient: 3 }, 20_000), {
+    total: 10,
+    perClient: 3,
+    fdLimit: 20_000,
+    headroom: 1024,
+  });
   assert.equal(streamCaps({}, undefined), { total: 10_000, perClient: 5_000, fdLimit: undefined, headroom: 0 });
   const dir = mkdtempSync(path.join(os.tmpdir(), "crows-limits-"));
   const file = path.join(dir, "limits");
-  writeFileSync(file, "Limit                     Soft Limit           Hard Limit           Units\nMax open files            4096                 524288               files\n");
+  writeFileSync(
+    file,
+    "Limit                     Soft Limit           Hard Limit           Units\nMax open files            4096                 524288               files\n",
+  );
   assert.is(fdLimit(file), 4096);
   writeFileSync(file, "Max open files            unlimited            unlimited            files\n");
   assert.is(fdLimit(file), undefined);
@@ -127,8 +162,14 @@ test("past the per-address cap a 429, past the total a 503, on every transport; 
   for (const request of kinds) await assertRefused(request, "127.0.0.3", 503);
   await ordinaryRequestsAnswer();
   const lines = logLines.filter((l) => l.startsWith("streams: refused"));
-  assert.ok(lines.some((l) => l.includes("per address")), lines.join("\n"));
-  assert.ok(lines.some((l) => l.includes("total cap of 7")), lines.join("\n"));
+  assert.ok(
+    lines.some((l) => l.includes("per address")),
+    lines.join("\n"),
+  );
+  assert.ok(
+    lines.some((l) => l.includes("total cap of 7")),
+    lines.join("\n"),
+  );
   assert.ok(lines.length <= 2, `a line per cap, not per refusal: ${lines.length}`);
   const metrics = await (await fetch(server.url + "/metrics")).text();
   assert.match(metrics, /crows_sse_streams_refused_total\{reason="client"\} 4/);

@@ -25,7 +25,9 @@ for (const pauseBeforeDisconnect of [true, false]) {
     const server = await startTestServer();
     try {
       const listId = `lifetime-${pauseBeforeDisconnect ? "paused" : "reading"}`;
-      await server.app.prisma.todoList.create({ data: { id: listId, requester: "bench", text: "-", tokenBudget: 1, status: "finished" } });
+      await server.app.prisma.todoList.create({
+        data: { id: listId, requester: "bench", text: "-", tokenBudget: 1, status: "finished" },
+      });
       const stream = `list:${listId}`;
       const { port } = new URL(server.url);
       const serverSide = new Promise<net.Socket>((resolve) => server.http.once("connection", resolve));
@@ -34,7 +36,9 @@ for (const pauseBeforeDisconnect of [true, false]) {
       const theirs = await serverSide;
       let received = 0;
       socket.on("data", (chunk: Buffer) => (received += chunk.length));
-      socket.write(`GET /api/events?list_id=${listId} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n`);
+      socket.write(
+        `GET /api/events?list_id=${listId} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n`,
+      );
       await until(() => received > 0, 5000, "the response head");
       await until(() => listenersOn(server.app.bus, stream) === 1, 5000, "the follower to attach");
       if (pauseBeforeDisconnect) socket.pause();
@@ -58,7 +62,9 @@ test("a client that falls behind catches up from the log: every event once, in o
   const server = await startTestServer();
   try {
     const listId = "lifetime-lagging";
-    await server.app.prisma.todoList.create({ data: { id: listId, requester: "bench", text: "-", tokenBudget: 1, status: "finished" } });
+    await server.app.prisma.todoList.create({
+      data: { id: listId, requester: "bench", text: "-", tokenBudget: 1, status: "finished" },
+    });
     const stream = `list:${listId}`;
     for (let i = 0; i < 5; i++) await server.app.log.append(stream, "early", { i });
     const live = await openSse(`${server.url}/api/events?list_id=${listId}`);
@@ -81,8 +87,15 @@ test("a client that falls behind catches up from the log: every event once, in o
     response.resume();
     await until(() => text.includes(`id: ${5 + total}\n`), 10_000, "the slow client to catch up");
     const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
-    assert.equal(ids, Array.from({ length: 3 + total }, (_, i) => i + 3), "no gap, no duplicate");
-    assert.equal(live.messages().map((m) => Number(m.id)), Array.from({ length: 5 + total }, (_, i) => i + 1));
+    assert.equal(
+      ids,
+      Array.from({ length: 3 + total }, (_, i) => i + 3),
+      "no gap, no duplicate",
+    );
+    assert.equal(
+      live.messages().map((m) => Number(m.id)),
+      Array.from({ length: 5 + total }, (_, i) => i + 1),
+    );
     response.destroy();
     live.close();
     await until(() => listenersOn(server.app.bus, stream) === 0, 5000, "the follower to detach");

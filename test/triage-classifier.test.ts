@@ -12,7 +12,12 @@ import type { Answer, AskRequest, Classifier } from "../src/classifier/jev.ts";
 
 type Scripted = { taskType: Answer; mode: Answer };
 
-const choice = (value: string, confidence: number): Answer => ({ type: "choice", choice: value, confidence, probabilities: { [value]: confidence } });
+const choice = (value: string, confidence: number): Answer => ({
+  type: "choice",
+  choice: value,
+  confidence,
+  probabilities: { [value]: confidence },
+});
 const unsure: Answer = { type: "unsure", reason: "scripted: unsure" };
 
 /** Answers by item text; records what it was asked. */
@@ -27,14 +32,18 @@ function scriptedClassifier(byText: Map<string, Scripted>): Classifier & { asked
       const text = JSON.stringify(request.state);
       const script = [...byText].find(([item]) => text.includes(item))?.[1];
       const answers: Record<string, Answer> = {};
-      for (const id of Object.keys(request.questions)) answers[id] = id === "task_type" ? (script?.taskType ?? unsure) : id === "triage_mode" ? (script?.mode ?? unsure) : unsure;
+      for (const id of Object.keys(request.questions))
+        answers[id] =
+          id === "task_type" ? (script?.taskType ?? unsure) : id === "triage_mode" ? (script?.mode ?? unsure) : unsure;
       return answers;
     },
   };
 }
 
 /** The offline brain, with the Sentry's own call scripted per item and every Sentry request kept. */
-function scriptedSentry(byText: Map<string, { mode: string; task_type: string; subtasks: string[] }>): Model & { sentry: ModelRequest[] } {
+function scriptedSentry(
+  byText: Map<string, { mode: string; task_type: string; subtasks: string[] }>,
+): Model & { sentry: ModelRequest[] } {
   const brain = new OfflineBrain();
   const sentry: ModelRequest[] = [];
   return {
@@ -44,7 +53,11 @@ function scriptedSentry(byText: Map<string, { mode: string; task_type: string; s
       if (request.role !== "sentry") return brain.generate(request);
       sentry.push(request);
       const own = byText.get(request.input.item)!;
-      const reply: ModelReply = { text: JSON.stringify({ ...own, reason: "the Sentry's own call" }), usage: { inputTokens: 5, outputTokens: 5 }, model: "scripted" };
+      const reply: ModelReply = {
+        text: JSON.stringify({ ...own, reason: "the Sentry's own call" }),
+        usage: { inputTokens: 5, outputTokens: 5 },
+        model: "scripted",
+      };
       return reply;
     },
   };
@@ -59,12 +72,42 @@ interface Case {
 }
 
 const CASES: Case[] = [
-  { item: "Write a function that parses dates", classifier: { taskType: choice("code", 0.97), mode: choice("murder", 0.95) }, sentry: { mode: "solo", task_type: "errand", subtasks: [] }, expect: { taskType: "code", mode: "solo", hints: { taskType: "code", mode: "murder" } } },
-  { item: "Plan the garden party", classifier: { taskType: choice("planning", 0.8), mode: choice("solo", 0.9) }, sentry: { mode: "split", task_type: "other", subtasks: ["book the tent", "invite the neighbours"] }, expect: { taskType: "planning", mode: "split", hints: { taskType: "planning", mode: "solo" } } },
-  { item: "Research espresso machines", classifier: { taskType: choice("research", 0.79), mode: choice("murder", 0.99) }, sentry: { mode: "solo", task_type: "writing", subtasks: [] }, expect: { taskType: "writing", mode: "solo", hints: { mode: "murder" } } },
-  { item: "Draft a note to the landlord", classifier: { taskType: choice("writing", 0.91), mode: choice("split", 0.4) }, sentry: { mode: "murder", task_type: "errand", subtasks: [] }, expect: { taskType: "writing", mode: "murder", hints: { taskType: "writing" } } },
-  { item: "Buy milk and bread", classifier: { taskType: unsure, mode: unsure }, sentry: { mode: "solo", task_type: "errand", subtasks: [] }, expect: { taskType: "errand", mode: "solo", hints: {} } },
-  { item: "Fix the squeaky door", classifier: { taskType: choice("code", 0.2), mode: unsure }, sentry: { mode: "solo", task_type: "other", subtasks: [] }, expect: { taskType: "other", mode: "solo", hints: {} } },
+  {
+    item: "Write a function that parses dates",
+    classifier: { taskType: choice("code", 0.97), mode: choice("murder", 0.95) },
+    sentry: { mode: "solo", task_type: "errand", subtasks: [] },
+    expect: { taskType: "code", mode: "solo", hints: { taskType: "code", mode: "murder" } },
+  },
+  {
+    item: "Plan the garden party",
+    classifier: { taskType: choice("planning", 0.8), mode: choice("solo", 0.9) },
+    sentry: { mode: "split", task_type: "other", subtasks: ["book the tent", "invite the neighbours"] },
+    expect: { taskType: "planning", mode: "split", hints: { taskType: "planning", mode: "solo" } },
+  },
+  {
+    item: "Research espresso machines",
+    classifier: { taskType: choice("research", 0.79), mode: choice("murder", 0.99) },
+    sentry: { mode: "solo", task_type: "writing", subtasks: [] },
+    expect: { taskType: "writing", mode: "solo", hints: { mode: "murder" } },
+  },
+  {
+    item: "Draft a note to the landlord",
+    classifier: { taskType: choice("writing", 0.91), mode: choice("split", 0.4) },
+    sentry: { mode: "murder", task_type: "errand", subtasks: [] },
+    expect: { taskType: "writing", mode: "murder", hints: { taskType: "writing" } },
+  },
+  {
+    item: "Buy milk and bread",
+    classifier: { taskType: unsure, mode: unsure },
+    sentry: { mode: "solo", task_type: "errand", subtasks: [] },
+    expect: { taskType: "errand", mode: "solo", hints: {} },
+  },
+  {
+    item: "Fix the squeaky door",
+    classifier: { taskType: choice("code", 0.2), mode: unsure },
+    sentry: { mode: "solo", task_type: "other", subtasks: [] },
+    expect: { taskType: "other", mode: "solo", hints: {} },
+  },
 ];
 
 test("a sure task type stands over the Sentry's; a sure mode is only a hint; an unsure answer hands on nothing", async () => {
@@ -72,7 +115,10 @@ test("a sure task type stands over the Sentry's; a sure mode is only a hint; an 
   const model = scriptedSentry(new Map(CASES.map((c) => [c.item, c.sentry])));
   const server = await startTestServer({ env: { CROWS_JEV_THRESHOLD: "0.8" }, deps: { model, classifier } });
   try {
-    const res = await server.post("/api/lists", { text: CASES.map((c) => c.item).join("\n"), requester: "classifier-tester" });
+    const res = await server.post("/api/lists", {
+      text: CASES.map((c) => c.item).join("\n"),
+      requester: "classifier-tester",
+    });
     assert.is(res.status, 202);
     const listId = res.body.list_id as string;
     const owner = await ownerFollows(server.url, listId, {}, 60_000);
@@ -85,11 +131,18 @@ test("a sure task type stands over the Sentry's; a sure mode is only a hint; an 
       assert.is(triaged.reason, "the Sentry's own call", `${c.item}: the Sentry writes the reason`);
       assert.equal(triaged.subtasks, c.sentry.subtasks, `${c.item}: the Sentry writes the subtasks`);
       const asked = model.sentry.find((r) => r.role === "sentry" && r.input.item === c.item)!;
-      assert.equal({ ...(asked.input as { hints?: object }).hints }, c.expect.hints, `${c.item}: the hints handed to the Sentry`);
+      assert.equal(
+        { ...(asked.input as { hints?: object }).hints },
+        c.expect.hints,
+        `${c.item}: the hints handed to the Sentry`,
+      );
       const stored = await server.app.prisma.item.findUniqueOrThrow({ where: { id: itemId } });
       assert.equal([stored.taskType, stored.mode], [c.expect.taskType, c.expect.mode], `${c.item}: stored`);
     }
-    assert.ok(CASES.every((c) => classifier.asked.some((a) => JSON.stringify(a.state).includes(c.item))), "the classifier was asked about every item");
+    assert.ok(
+      CASES.every((c) => classifier.asked.some((a) => JSON.stringify(a.state).includes(c.item))),
+      "the classifier was asked about every item",
+    );
   } finally {
     await server.close();
   }

@@ -12,18 +12,42 @@ for (const token of [undefined, "cli-webhooks-token-0123456789"]) {
     try {
       const up = await crows(["up"], env);
       assert.is(up.code, 0, up.stderr);
-      const added = await crows(["webhooks", "add", "--url", "http://127.0.0.1:9/hook", "--events", "approval.requested, list.finished", "--description", "phone"], env);
+      const added = await crows(
+        [
+          "webhooks",
+          "add",
+          "--url",
+          "http://127.0.0.1:9/hook",
+          "--events",
+          "approval.requested, list.finished",
+          "--description",
+          "phone",
+        ],
+        env,
+      );
       assert.is(added.code, 0, added.stderr);
       assert.match(added.json.secret, /^whsec_/);
-      assert.equal([added.json.url, added.json.events, added.json.description], ["http://127.0.0.1:9/hook", ["approval.requested", "list.finished"], "phone"]);
+      assert.equal(
+        [added.json.url, added.json.events, added.json.description],
+        ["http://127.0.0.1:9/hook", ["approval.requested", "list.finished"], "phone"],
+      );
       const listed = await crows(["webhooks", "list"], env);
       assert.is(listed.code, 0);
-      assert.equal(listed.json.webhooks.map((w: any) => w.id), [added.json.id]);
+      assert.equal(
+        listed.json.webhooks.map((w: any) => w.id),
+        [added.json.id],
+      );
       assert.ok(!listed.stdout.includes(added.json.secret.slice(6)));
       const refused = await crows(["webhooks", "add", "--url", "http://169.254.169.254/"], env);
       assert.is(refused.code, 1);
       assert.match(refused.json.message, /400: .*link-local/);
-      for (const args of [["webhooks"], ["webhooks", "add"], ["webhooks", "remove"], ["webhooks", "list", "--x", "1"], ["webhooks", "shout"]]) {
+      for (const args of [
+        ["webhooks"],
+        ["webhooks", "add"],
+        ["webhooks", "remove"],
+        ["webhooks", "list", "--x", "1"],
+        ["webhooks", "shout"],
+      ]) {
         assert.is((await crows(args, env)).code, 2, args.join(" "));
       }
       if (token) {

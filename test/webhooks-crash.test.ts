@@ -13,10 +13,21 @@ import { startTestServer } from "./helpers/server.ts";
 import { ownerFollows } from "./helpers/owner.ts";
 import { freshDatabase, services } from "./helpers/scale-services.ts";
 
-const ENV = { CROWS_PORT: "0", CROWS_WEBHOOK_ALLOW_PRIVATE: "1", CROWS_WEBHOOK_POLL_S: "0.1", CROWS_WEBHOOK_TIMEOUT_S: "1", CROWS_WEBHOOK_RETRY_SCHEDULE: "0,0.2,0.2,0.2,0.2,0.2,0.2,0.2,0.2,0.2", CROWS_APPROVAL_WINDOW_MS: "60000" };
+const ENV = {
+  CROWS_PORT: "0",
+  CROWS_WEBHOOK_ALLOW_PRIVATE: "1",
+  CROWS_WEBHOOK_POLL_S: "0.1",
+  CROWS_WEBHOOK_TIMEOUT_S: "1",
+  CROWS_WEBHOOK_RETRY_SCHEDULE: "0,0.2,0.2,0.2,0.2,0.2,0.2,0.2,0.2,0.2",
+  CROWS_APPROVAL_WINDOW_MS: "60000",
+};
 
 async function post(url: string, body: unknown): Promise<any> {
-  const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
   return response.json();
 }
 
@@ -46,9 +57,15 @@ test("SQLite: kill -9 after approval.requested is committed, before it is acknow
     first = await startServerProcess(env);
     await receiver.waitFor(() => receiver.acked.length >= 1, 20_000, "the delivery after the restart");
     // Nothing more comes: wait for the server to have nothing pending, then look.
-    const page = await readUntil(() => fetch(`${first.url}/api/webhooks/${added.id}/deliveries`).then((r) => r.json() as Promise<any>), (p) => p.deliveries.every((d: any) => d.state === "delivered"));
+    const page = await readUntil(
+      () => fetch(`${first.url}/api/webhooks/${added.id}/deliveries`).then((r) => r.json() as Promise<any>),
+      (p) => p.deliveries.every((d: any) => d.state === "delivered"),
+    );
     assert.equal(receiver.acked, [hungId]);
-    assert.equal(page.deliveries.map((d: any) => [d.id, d.state]), [[hungId, "delivered"]]);
+    assert.equal(
+      page.deliveries.map((d: any) => [d.id, d.state]),
+      [[hungId, "delivered"]],
+    );
     assert.match(hungId, new RegExp(`^msg_\\d+_${added.id}$`));
     assert.equal(receiver.unverified, []);
     assert.is(receiver.received.find((d) => d.id === hungId)!.body.data.item, `${list.list_id}-1`);
@@ -71,7 +88,13 @@ it("PostgreSQL + Redis: two instances, one killed mid-send; every delivery is ac
   let aAlive = true;
   receiver.answer = () => (aAlive ? { hang: true } : {});
   const dirA = mkdtempSync(path.join(os.tmpdir(), "crows-webhook-a-"));
-  const shared = { ...ENV, DATABASE_URL: db.url, REDIS_URL: svc!.redisUrl, CROWS_LEASE_MS: "1500", CROWS_WEBHOOK_TIMEOUT_S: "3" };
+  const shared = {
+    ...ENV,
+    DATABASE_URL: db.url,
+    REDIS_URL: svc!.redisUrl,
+    CROWS_LEASE_MS: "1500",
+    CROWS_WEBHOOK_TIMEOUT_S: "3",
+  };
   const a = await startServerProcess({ ...shared, CROWS_DATA_DIR: dirA, CROWS_INSTANCE_ID: "instance-a" });
   const b = await startTestServer({ env: { ...shared, CROWS_INSTANCE_ID: "instance-b" } });
   try {
@@ -85,7 +108,9 @@ it("PostgreSQL + Redis: two instances, one killed mid-send; every delivery is ac
     const heldByA = await readUntil(
       async () => {
         const ids = receiver.received.map((r) => r.id);
-        return b.app.prisma.webhookDelivery.count({ where: { id: { in: ids }, ownerId: "instance-a", leaseUntil: { gt: new Date() } } });
+        return b.app.prisma.webhookDelivery.count({
+          where: { id: { in: ids }, ownerId: "instance-a", leaseUntil: { gt: new Date() } },
+        });
       },
       (held) => held > 0,
       20_000,
@@ -101,17 +126,27 @@ it("PostgreSQL + Redis: two instances, one killed mid-send; every delivery is ac
     }
     // Every event expanded from the outbox into its deliveries, and each of those delivered.
     const rows = await readUntil(
-      async () => ((await b.app.prisma.webhookOutbox.count()) === 0 ? b.app.prisma.webhookDelivery.findMany({ orderBy: { eventId: "asc" } }) : null),
+      async () =>
+        (await b.app.prisma.webhookOutbox.count()) === 0
+          ? b.app.prisma.webhookDelivery.findMany({ orderBy: { eventId: "asc" } })
+          : null,
       (all) => all !== null && all.every((d) => d.state === "delivered"),
       30_000,
     ).then((all) => all!);
     assert.ok(rows.length >= 8, `only ${rows.length} deliveries`);
-    assert.equal(rows.filter((d) => d.state !== "delivered").map((d) => [d.id, d.state]), []);
+    assert.equal(
+      rows.filter((d) => d.state !== "delivered").map((d) => [d.id, d.state]),
+      [],
+    );
     const counts = onceEach(receiver);
     assert.equal([...counts.keys()].sort(), rows.map((d) => d.id).sort());
-    assert.equal([...counts.entries()].filter(([, n]) => n !== 1), []);
+    assert.equal(
+      [...counts.entries()].filter(([, n]) => n !== 1),
+      [],
+    );
     assert.equal(receiver.unverified, []);
-    for (const id of lists) assert.ok(receiver.received.some((d) => d.body.type === "list.finished" && d.body.data.list_id === id));
+    for (const id of lists)
+      assert.ok(receiver.received.some((d) => d.body.type === "list.finished" && d.body.data.list_id === id));
   } finally {
     await crash(a);
     await b.close();

@@ -16,11 +16,26 @@ for (const token of [undefined, TOKEN]) {
   const auth: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
 
   /** A link fetched the way a mail client or a browser would: no token, no cookie. */
-  const open = (url: string, method = "GET") => fetch(url, { method, headers: { accept: "text/html" }, redirect: "manual" }).then(async (r) => ({ status: r.status, text: await r.text(), headers: r.headers }));
+  const open = (url: string, method = "GET") =>
+    fetch(url, { method, headers: { accept: "text/html" }, redirect: "manual" }).then(async (r) => ({
+      status: r.status,
+      text: await r.text(),
+      headers: r.headers,
+    }));
   /** The page's button: a same-origin form POST with no fields. */
-  const press = (url: string) => fetch(url, { method: "POST", headers: { origin: new URL(url).origin, "content-type": "application/x-www-form-urlencoded", accept: "text/html" } }).then(async (r) => ({ status: r.status, text: await r.text() }));
+  const press = (url: string) =>
+    fetch(url, {
+      method: "POST",
+      headers: {
+        origin: new URL(url).origin,
+        "content-type": "application/x-www-form-urlencoded",
+        accept: "text/html",
+      },
+    }).then(async (r) => ({ status: r.status, text: await r.text() }));
 
-  async function setUp(env: Record<string, string> = {}): Promise<{ server: TestServer; receiver: Receiver; endpointId: string }> {
+  async function setUp(
+    env: Record<string, string> = {},
+  ): Promise<{ server: TestServer; receiver: Receiver; endpointId: string }> {
     const receiver = await startReceiver();
     const server = await startTestServer({ env: { ...ENV, ...(token ? { CROWS_TOKEN: token } : {}), ...env } });
     const added = await server.request("POST", "/api/webhooks", { url: receiver.url }, auth);
@@ -32,11 +47,18 @@ for (const token of [undefined, TOKEN]) {
   test(`${label}: GET shows, POST decides once with the link as actor, a second POST and the other link change nothing`, async () => {
     const { server, receiver, endpointId } = await setUp();
     try {
-      const list = await server.request("POST", "/api/lists", { text: "Buy milk\nWrite a haiku about crows", requester: "links" }, auth);
+      const list = await server.request(
+        "POST",
+        "/api/lists",
+        { text: "Buy milk\nWrite a haiku about crows", requester: "links" },
+        auth,
+      );
       assert.is(list.status, 202, list.text);
       const listId = list.body.list_id as string;
       await receiver.waitFor((r) => r.filter((d) => d.body.type === "approval.requested").length >= 2);
-      const [first, second] = receiver.received.filter((d) => d.body.type === "approval.requested").map((d) => d.body.data);
+      const [first, second] = receiver.received
+        .filter((d) => d.body.type === "approval.requested")
+        .map((d) => d.body.data);
       assert.equal([first.item, second.item].sort(), [`${listId}-1`, `${listId}-2`]);
       const pending = () => server.app.log.state.approval(first.item, "triage").then((row) => row?.status);
 
@@ -81,10 +103,18 @@ for (const token of [undefined, TOKEN]) {
       assert.is(await server.app.log.state.approval(second.item, "triage").then((r) => r?.status), "pending");
 
       // The verdict records the link as its actor, and the receiver gets it on approval.decided.
-      const verdicts = (await server.app.log.read(`list:${listId}`)).filter((e) => e.name === "verdict").map((e) => JSON.parse(e.payload));
-      assert.equal(verdicts.map((v) => [v.item_id, v.verdict, v.actor]), [[first.item, "approved", { kind: "link", webhook_id: endpointId }]]);
+      const verdicts = (await server.app.log.read(`list:${listId}`))
+        .filter((e) => e.name === "verdict")
+        .map((e) => JSON.parse(e.payload));
+      assert.equal(
+        verdicts.map((v) => [v.item_id, v.verdict, v.actor]),
+        [[first.item, "approved", { kind: "link", webhook_id: endpointId }]],
+      );
       await receiver.waitFor((r) => r.some((d) => d.body.type === "approval.decided"));
-      assert.equal(receiver.received.find((d) => d.body.type === "approval.decided")!.body.data.actor, { kind: "link", webhook_id: endpointId });
+      assert.equal(receiver.received.find((d) => d.body.type === "approval.decided")!.body.data.actor, {
+        kind: "link",
+        webhook_id: endpointId,
+      });
 
       // Reject through the second approval's link.
       assert.is((await press(second.reject_url)).status, 200);
@@ -95,7 +125,16 @@ for (const token of [undefined, TOKEN]) {
         // Only decide links pass without the token: the API and shapes that are not a link still ask for it.
         assert.is((await fetch(`${server.url}/api/webhooks`)).status, 401);
         assert.is((await fetch(`${server.url}/decide/nothing`)).status, 401);
-        assert.is((await fetch(`${server.url}/api/verdicts`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).status, 401);
+        assert.is(
+          (
+            await fetch(`${server.url}/api/verdicts`, {
+              method: "POST",
+              headers: { "content-type": "application/json" },
+              body: "{}",
+            })
+          ).status,
+          401,
+        );
       }
     } finally {
       await server.close();
@@ -120,10 +159,22 @@ for (const token of [undefined, TOKEN]) {
       }
       assert.is(await server.app.log.state.approval(subject.itemId, "triage").then((r) => r?.status), "pending");
       // Signed by another key: not this server's link.
-      const forged = server.url + signLink(Buffer.alloc(32, 1), { subject, action: "approve", webhookId: endpointId, expiresMs: Date.now() + 60_000 });
+      const forged =
+        server.url +
+        signLink(Buffer.alloc(32, 1), {
+          subject,
+          action: "approve",
+          webhookId: endpointId,
+          expiresMs: Date.now() + 60_000,
+        });
       assert.is((await press(forged)).status, 404);
       assert.is(await server.app.log.state.approval(subject.itemId, "triage").then((r) => r?.status), "pending");
-      await server.request("POST", "/api/verdicts", { item_id: subject.itemId, target: "triage", approve: false }, auth);
+      await server.request(
+        "POST",
+        "/api/verdicts",
+        { item_id: subject.itemId, target: "triage", approve: false },
+        auth,
+      );
       await server.app.flock.settled(listId);
     } finally {
       await server.close();
@@ -134,7 +185,12 @@ for (const token of [undefined, TOKEN]) {
   test(`${label}: an ask's link posts the owner's reply with the phrase, once`, async () => {
     const { server, receiver } = await setUp();
     try {
-      const asked = await server.request("POST", "/api/nests/todo/messages", { author: "owner", text: "Ship the launch copy?", kind: "ask_owner", approval_phrase: "Ship It" }, auth);
+      const asked = await server.request(
+        "POST",
+        "/api/nests/todo/messages",
+        { author: "owner", text: "Ship the launch copy?", kind: "ask_owner", approval_phrase: "Ship It" },
+        auth,
+      );
       assert.is(asked.status, 201, asked.text);
       await receiver.waitFor((r) => r.some((d) => d.body.type === "ask.opened"));
       const opened = receiver.received.find((d) => d.body.type === "ask.opened")!.body.data;
@@ -153,10 +209,18 @@ for (const token of [undefined, TOKEN]) {
       const after = await messages();
       assert.ok(after > before);
       assert.is((await press(opened.approve_url)).status, 409);
-      assert.is(await server.app.prisma.message.count({ where: { nestId: "todo", author: "owner", refersTo: asked.body.msg_id } }), 1);
+      assert.is(
+        await server.app.prisma.message.count({
+          where: { nestId: "todo", author: "owner", refersTo: asked.body.msg_id },
+        }),
+        1,
+      );
       await receiver.waitFor((r) => r.some((d) => d.body.type === "ask.resolved"));
       const resolved = receiver.received.find((d) => d.body.type === "ask.resolved")!.body.data;
-      assert.equal([resolved.ask_id, resolved.resolved, resolved.approval_phrase], [asked.body.msg_id, "approved", "Ship It"]);
+      assert.equal(
+        [resolved.ask_id, resolved.resolved, resolved.approval_phrase],
+        [asked.body.msg_id, "approved", "Ship It"],
+      );
     } finally {
       await server.close();
       await receiver.close();
@@ -166,15 +230,28 @@ for (const token of [undefined, TOKEN]) {
   test(`${label}: an expired ask's link answers "expired" and changes nothing`, async () => {
     const { server, receiver } = await setUp({ CROWS_APPROVAL_WINDOW_MS: "1500" });
     try {
-      const asked = await server.request("POST", "/api/nests/todo/messages", { author: "Quill", text: "Send the newsletter?", kind: "ask_owner", approval_phrase: "send it" }, auth);
+      const asked = await server.request(
+        "POST",
+        "/api/nests/todo/messages",
+        { author: "Quill", text: "Send the newsletter?", kind: "ask_owner", approval_phrase: "send it" },
+        auth,
+      );
       assert.is(asked.status, 201, asked.text);
       const askId = asked.body.msg_id as string;
-      await receiver.waitFor((r) => r.some((d) => d.body.type === "ask.resolved" && d.body.data.ask_id === askId), 20_000, "the ask's expiry");
+      await receiver.waitFor(
+        (r) => r.some((d) => d.body.type === "ask.resolved" && d.body.data.ask_id === askId),
+        20_000,
+        "the ask's expiry",
+      );
       const opened = receiver.received.find((d) => d.body.type === "ask.opened")!.body.data;
       const state = async () => {
         const ask = await server.app.prisma.message.findUniqueOrThrow({ where: { id: askId } });
         const events = await server.app.prisma.event.count();
-        return { approvedAt: ask.approvedAt, messages: await server.app.prisma.message.count({ where: { nestId: "todo" } }), events };
+        return {
+          approvedAt: ask.approvedAt,
+          messages: await server.app.prisma.message.count({ where: { nestId: "todo" } }),
+          events,
+        };
       };
       const before = await state();
       assert.is(before.approvedAt, null);
@@ -185,7 +262,9 @@ for (const token of [undefined, TOKEN]) {
         assert.equal(await state(), before, `${method} changed nothing: no reply posted, no event appended`);
       }
       assert.equal(
-        receiver.received.filter((d) => d.body.type === "ask.resolved").map((d) => [d.body.data.ask_id, d.body.data.verdict]),
+        receiver.received
+          .filter((d) => d.body.type === "ask.resolved")
+          .map((d) => [d.body.data.ask_id, d.body.data.verdict]),
         [[askId, "timeout"]],
       );
     } finally {

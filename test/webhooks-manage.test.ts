@@ -7,7 +7,12 @@ import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { readUntil, startReceiver } from "./helpers/webhook-receiver.ts";
 import { ownerFollows } from "./helpers/owner.ts";
 
-const ENV = { CROWS_WEBHOOK_ALLOW_PRIVATE: "1", CROWS_WEBHOOK_POLL_S: "0.05", CROWS_APPROVAL_WINDOW_MS: "60000", CROWS_WEBHOOK_RETRY_SCHEDULE: "0,0.1" };
+const ENV = {
+  CROWS_WEBHOOK_ALLOW_PRIVATE: "1",
+  CROWS_WEBHOOK_POLL_S: "0.05",
+  CROWS_APPROVAL_WINDOW_MS: "60000",
+  CROWS_WEBHOOK_RETRY_SCHEDULE: "0,0.1",
+};
 
 async function runList(server: TestServer, text: string): Promise<string> {
   const { body } = await server.post("/api/lists", { text, requester: "manage" });
@@ -17,19 +22,28 @@ async function runList(server: TestServer, text: string): Promise<string> {
   return body.list_id;
 }
 
-
 test("add, list, remove; the secret shown once; bad input is a 400 naming the rule", async () => {
   const server = await startTestServer({ env: ENV });
   try {
-    const added = await server.post("/api/webhooks", { url: "http://127.0.0.1:9/hook", events: ["approval.requested", "list.finished"], description: "phone relay" });
+    const added = await server.post("/api/webhooks", {
+      url: "http://127.0.0.1:9/hook",
+      events: ["approval.requested", "list.finished"],
+      description: "phone relay",
+    });
     assert.is(added.status, 201, added.text);
     assert.match(added.body.secret, /^whsec_/);
-    assert.equal([added.body.url, added.body.events, added.body.description, added.body.disabled], ["http://127.0.0.1:9/hook", ["approval.requested", "list.finished"], "phone relay", false]);
+    assert.equal(
+      [added.body.url, added.body.events, added.body.description, added.body.disabled],
+      ["http://127.0.0.1:9/hook", ["approval.requested", "list.finished"], "phone relay", false],
+    );
     const all = await server.post("/api/webhooks", { url: "https://example.com/hook" });
     assert.equal(all.body.events, []);
     const listed = await server.get("/api/webhooks");
     assert.is(listed.status, 200);
-    assert.equal(listed.body.webhooks.map((w: any) => w.id), [added.body.id, all.body.id]);
+    assert.equal(
+      listed.body.webhooks.map((w: any) => w.id),
+      [added.body.id, all.body.id],
+    );
     assert.ok(!listed.text.includes(added.body.secret.slice(6)) && !listed.text.includes(all.body.secret.slice(6)));
     assert.ok(listed.body.webhooks.every((w: any) => !("secret" in w)));
 
@@ -50,7 +64,10 @@ test("add, list, remove; the secret shown once; bad input is a 400 naming the ru
       assert.is(answer.status, 400, JSON.stringify(body));
       assert.match(answer.body.message, message);
     }
-    assert.is((await server.request("POST", "/api/webhooks", "{not json", { "content-type": "application/json" })).status, 400);
+    assert.is(
+      (await server.request("POST", "/api/webhooks", "{not json", { "content-type": "application/json" })).status,
+      400,
+    );
     assert.is((await server.get("/api/webhooks/nope/deliveries")).status, 404);
     assert.is((await server.get(`/api/webhooks/${added.body.id}/deliveries?limit=0`)).status, 400);
     assert.is((await server.get(`/api/webhooks/${added.body.id}/deliveries?cursor=x`)).status, 400);
@@ -58,7 +75,10 @@ test("add, list, remove; the secret shown once; bad input is a 400 naming the ru
     assert.is((await server.post(`/api/webhooks/${added.body.id}/deliveries/msg_1_x/redeliver`)).status, 404);
     assert.is((await server.request("DELETE", `/api/webhooks/${added.body.id}`)).status, 204);
     assert.is((await server.request("DELETE", `/api/webhooks/${added.body.id}`)).status, 404);
-    assert.equal((await server.get("/api/webhooks")).body.webhooks.map((w: any) => w.id), [all.body.id]);
+    assert.equal(
+      (await server.get("/api/webhooks")).body.webhooks.map((w: any) => w.id),
+      [all.body.id],
+    );
     assert.is((await server.request("PUT", "/api/webhooks")).status, 405);
   } finally {
     await server.close();
@@ -84,7 +104,13 @@ test("only the owner manages webhooks: a read-only token gets a 403, no token a 
     const as = (token: string) => ({ authorization: `Bearer ${token}` });
     const added = await server.request("POST", "/api/webhooks", { url: "https://example.com/x" }, as(owner));
     assert.is(added.status, 201);
-    for (const [method, path] of [["GET", "/api/webhooks"], ["POST", "/api/webhooks"], ["DELETE", `/api/webhooks/${added.body.id}`], ["GET", `/api/webhooks/${added.body.id}/deliveries`], ["POST", `/api/webhooks/${added.body.id}/rotate-secret`]] as const) {
+    for (const [method, path] of [
+      ["GET", "/api/webhooks"],
+      ["POST", "/api/webhooks"],
+      ["DELETE", `/api/webhooks/${added.body.id}`],
+      ["GET", `/api/webhooks/${added.body.id}/deliveries`],
+      ["POST", `/api/webhooks/${added.body.id}/rotate-secret`],
+    ] as const) {
       const body = method === "POST" ? { url: "https://example.com/y" } : undefined;
       assert.is((await server.request(method, path, body, as(reader))).status, 403, `${method} ${path}`);
       assert.is((await server.request(method, path, body)).status, 401, `${method} ${path}`);
@@ -99,7 +125,10 @@ test("rotation: both secrets sign in the grace, then only the new one; redeliver
   const receiver = await startReceiver();
   const server = await startTestServer({ env: ENV });
   try {
-    const added = await server.post("/api/webhooks", { url: receiver.url, events: ["list.finished", "approval.requested"] });
+    const added = await server.post("/api/webhooks", {
+      url: receiver.url,
+      events: ["list.finished", "approval.requested"],
+    });
     const old = added.body.secret as string;
     receiver.secrets.push(old);
     const first = await runList(server, "Buy milk");
@@ -132,7 +161,10 @@ test("rotation: both secrets sign in the grace, then only the new one; redeliver
       seen.push(...page.body.deliveries);
       cursor = page.body.next_cursor;
     } while (cursor);
-    assert.equal(seen.map((d) => d.id), receiver.received.map((d) => d.id));
+    assert.equal(
+      seen.map((d) => d.id),
+      receiver.received.map((d) => d.id),
+    );
     assert.ok(seen.every((d) => d.state === "delivered" || d.attempts.length === 0 || d.attempts.length === 1));
 
     // Redeliver: the same id, signed with the current secrets.
@@ -155,7 +187,10 @@ test("rotation: both secrets sign in the grace, then only the new one; redeliver
     const expected = seen.filter((d) => d.event_id > since).map((d) => d.id);
     assert.is(recovered.body.queued, expected.length);
     await receiver.waitFor((r) => r.length >= mark + expected.length);
-    assert.equal(receiver.received.slice(mark).map((d) => d.id), expected);
+    assert.equal(
+      receiver.received.slice(mark).map((d) => d.id),
+      expected,
+    );
     assert.equal(receiver.unverified, []);
   } finally {
     await server.close();
@@ -174,7 +209,10 @@ test("after the grace only the new secret signs", async () => {
     await receiver.waitFor((r) => r.length >= 1);
     assert.equal(receiver.received[0]!.verifiedWith, [rotated.body.secret]);
     assert.is(receiver.received[0]!.signature.split(" ").length, 1);
-    const page = await readUntil(() => server.get(`/api/webhooks/${added.body.id}/deliveries`), (p) => p.body.deliveries[0]?.state === "delivered");
+    const page = await readUntil(
+      () => server.get(`/api/webhooks/${added.body.id}/deliveries`),
+      (p) => p.body.deliveries[0]?.state === "delivered",
+    );
     assert.is(page.body.deliveries[0].state, "delivered");
   } finally {
     await server.close();
@@ -186,20 +224,44 @@ test("GraphQL: the same endpoints, the secret only in what adds or rotates, refu
   const owner = "graphql-owner-token-0123456789";
   const reader = "graphql-reader-token-0123456789";
   const server = await startTestServer({ env: { ...ENV, CROWS_TOKEN: owner, CROWS_READ_TOKENS: reader } });
-  const gql = async (token: string, query: string, variables: object = {}) => (await server.request("POST", "/graphql", { query, variables }, { authorization: `Bearer ${token}` })).body;
+  const gql = async (token: string, query: string, variables: object = {}) =>
+    (await server.request("POST", "/graphql", { query, variables }, { authorization: `Bearer ${token}` })).body;
   try {
-    const added = await gql(owner, `mutation($url: String!) { addWebhook(url: $url, events: ["list.finished"], description: "gql") { __typename ... on WebhookSecret { secret endpoint { id url events description disabled } } ... on Error { code message } } }`, { url: "https://example.com/gql" });
+    const added = await gql(
+      owner,
+      `mutation($url: String!) { addWebhook(url: $url, events: ["list.finished"], description: "gql") { __typename ... on WebhookSecret { secret endpoint { id url events description disabled } } ... on Error { code message } } }`,
+      { url: "https://example.com/gql" },
+    );
     const { secret, endpoint } = added.data.addWebhook;
     assert.match(secret, /^whsec_/);
-    assert.equal([endpoint.url, endpoint.events, endpoint.description, endpoint.disabled], ["https://example.com/gql", ["list.finished"], "gql", false]);
+    assert.equal(
+      [endpoint.url, endpoint.events, endpoint.description, endpoint.disabled],
+      ["https://example.com/gql", ["list.finished"], "gql", false],
+    );
     const listed = await gql(owner, `{ webhooks { __typename ... on QueryWebhooksSuccess { data { id url } } } }`);
-    assert.equal(listed.data.webhooks.data.map((w: any) => w.id), [endpoint.id]);
+    assert.equal(
+      listed.data.webhooks.data.map((w: any) => w.id),
+      [endpoint.id],
+    );
     assert.ok(!JSON.stringify(listed).includes(secret.slice(6)));
-    const bad = await gql(owner, `mutation { addWebhook(url: "http://169.254.169.254/") { __typename ... on Error { code message } } }`);
+    const bad = await gql(
+      owner,
+      `mutation { addWebhook(url: "http://169.254.169.254/") { __typename ... on Error { code message } } }`,
+    );
     assert.equal([bad.data.addWebhook.__typename, bad.data.addWebhook.code], ["BadInputError", "bad_input"]);
-    const rotated = await gql(owner, `mutation($id: ID!) { rotateWebhookSecret(id: $id) { ... on WebhookSecret { secret previousSecretExpiresAt } } }`, { id: endpoint.id });
-    assert.ok(rotated.data.rotateWebhookSecret.secret !== secret && rotated.data.rotateWebhookSecret.previousSecretExpiresAt);
-    const page = await gql(owner, `query($id: ID!) { webhookDeliveries(id: $id) { ... on WebhookDeliveryPage { deliveries { id } nextCursor } } }`, { id: endpoint.id });
+    const rotated = await gql(
+      owner,
+      `mutation($id: ID!) { rotateWebhookSecret(id: $id) { ... on WebhookSecret { secret previousSecretExpiresAt } } }`,
+      { id: endpoint.id },
+    );
+    assert.ok(
+      rotated.data.rotateWebhookSecret.secret !== secret && rotated.data.rotateWebhookSecret.previousSecretExpiresAt,
+    );
+    const page = await gql(
+      owner,
+      `query($id: ID!) { webhookDeliveries(id: $id) { ... on WebhookDeliveryPage { deliveries { id } nextCursor } } }`,
+      { id: endpoint.id },
+    );
     assert.equal(page.data.webhookDeliveries, { deliveries: [], nextCursor: null });
     const missing = await gql(owner, `mutation { removeWebhook(id: "nope") { __typename ... on Error { code } } }`);
     assert.equal(missing.data.removeWebhook, { __typename: "NotFoundError", code: "not_found" });
@@ -208,7 +270,11 @@ test("GraphQL: the same endpoints, the secret only in what adds or rotates, refu
     assert.is(asReader.data, null);
     assert.is(asReader.errors?.[0]?.extensions?.code, "forbidden");
     assert.match(asReader.errors[0].message, /"admin" scope/);
-    const removed = await gql(owner, `mutation($id: ID!) { removeWebhook(id: $id) { __typename ... on MutationRemoveWebhookSuccess { data } } }`, { id: endpoint.id });
+    const removed = await gql(
+      owner,
+      `mutation($id: ID!) { removeWebhook(id: $id) { __typename ... on MutationRemoveWebhookSuccess { data } } }`,
+      { id: endpoint.id },
+    );
     assert.equal(removed.data.removeWebhook, { __typename: "MutationRemoveWebhookSuccess", data: true });
   } finally {
     await server.close();

@@ -9,7 +9,12 @@ import { startTestServer, type TestServer } from "./helpers/server.ts";
 import { startReceiver, type Receiver } from "./helpers/webhook-receiver.ts";
 import type { ThreadedSender } from "../src/webhooks/sender-host.ts";
 
-const ENV = { CROWS_WEBHOOK_ALLOW_PRIVATE: "1", CROWS_WEBHOOK_RETRY_SCHEDULE: "0,0.2,0.2", CROWS_WEBHOOK_POLL_S: "0.05", CROWS_WEBHOOK_TIMEOUT_S: "2" };
+const ENV = {
+  CROWS_WEBHOOK_ALLOW_PRIVATE: "1",
+  CROWS_WEBHOOK_RETRY_SCHEDULE: "0,0.2,0.2",
+  CROWS_WEBHOOK_POLL_S: "0.05",
+  CROWS_WEBHOOK_TIMEOUT_S: "2",
+};
 
 async function addEndpoint(server: TestServer, receiver: Receiver) {
   const added = await server.app.webhooks.endpoints.add({ url: receiver.url });
@@ -19,7 +24,14 @@ async function addEndpoint(server: TestServer, receiver: Receiver) {
 /** Appends `count` trust changes on `streams` streams: each fans out as trust.changed. */
 async function appendTrust(server: TestServer, from: number, count: number, streams = 3) {
   for (let i = from; i < from + count; i++) {
-    await server.app.log.append(`thread-test:${i % streams}`, "trust.changed", { list_id: `thread-${i % streams}`, holder: "flock", task_type: `type-${i}`, from: 0, to: 1, ts: new Date().toISOString() });
+    await server.app.log.append(`thread-test:${i % streams}`, "trust.changed", {
+      list_id: `thread-${i % streams}`,
+      holder: "flock",
+      task_type: `type-${i}`,
+      from: 0,
+      to: 1,
+      ts: new Date().toISOString(),
+    });
   }
 }
 
@@ -45,7 +57,10 @@ test("with a database file the sender runs in its own thread and delivers every 
     assert.equal(receiver.unverified, []);
     const ids = receiver.received.map((r) => r.id);
     assert.is(new Set(ids).size, 40, "each delivery once");
-    assert.equal(new Set(receiver.received.map((r) => r.body.data.task_type)), new Set(Array.from({ length: 40 }, (_, i) => `type-${i}`)));
+    assert.equal(
+      new Set(receiver.received.map((r) => r.body.data.task_type)),
+      new Set(Array.from({ length: 40 }, (_, i) => `type-${i}`)),
+    );
   } finally {
     await server.close();
     await receiver.close();
@@ -77,7 +92,10 @@ test("a sender thread that ends unasked is started again, and what was appended 
     assert.equal(receiver.unverified, []);
     // Nothing twice: ended between sends, no delivery was left half done.
     assert.is(new Set(receiver.acked).size, receiver.acked.length);
-    assert.ok(lines.some((l) => l.includes("the sender thread ended")), "the restart is in the log");
+    assert.ok(
+      lines.some((l) => l.includes("the sender thread ended")),
+      "the restart is in the log",
+    );
     // The file's writer lock was not left held by an ended thread: the flock still writes.
     const { status } = await server.post("/api/lists", { text: "Buy milk", requester: "after-restarts" });
     assert.is(status, 202);
@@ -116,7 +134,11 @@ test("the outbox holds events only while an endpoint is enabled, and drains into
     const deadline = Date.now() + 10_000;
     while ((await outboxRows(server)) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     assert.is(await outboxRows(server), 0, "every outbox row became deliveries and was removed");
-    assert.is(await server.app.prisma.webhookDelivery.count(), 25, "one delivery per event for the one endpoint; none for the events before it");
+    assert.is(
+      await server.app.prisma.webhookDelivery.count(),
+      25,
+      "one delivery per event for the one endpoint; none for the events before it",
+    );
   } finally {
     await server.close();
     await receiver.close();

@@ -35,7 +35,8 @@ function workingFlock(server: TestServer) {
     startedAt,
     stamps,
     /** Rests of the work long enough that a sender may have found the flock resting. */
-    pauses: () => stamps.slice(1).flatMap((at, i) => (at - stamps[i]! >= FLOCK_QUIET_MS - 2 ? [{ from: stamps[i]!, to: at }] : [])),
+    pauses: () =>
+      stamps.slice(1).flatMap((at, i) => (at - stamps[i]! >= FLOCK_QUIET_MS - 2 ? [{ from: stamps[i]!, to: at }] : [])),
     stop: async () => {
       running = false;
       await done;
@@ -44,9 +45,19 @@ function workingFlock(server: TestServer) {
 }
 
 const trustChange = (server: TestServer, i: number) =>
-  server.app.log.append(`yield-test:${i}`, "trust.changed", { list_id: `yield-${i}`, holder: "flock", task_type: `type-${i}`, from: 0, to: 1, ts: new Date().toISOString() });
+  server.app.log.append(`yield-test:${i}`, "trust.changed", {
+    list_id: `yield-${i}`,
+    holder: "flock",
+    task_type: `type-${i}`,
+    from: 0,
+    to: 1,
+    ts: new Date().toISOString(),
+  });
 
-async function withEndpoint(env: Record<string, string>, run: (server: TestServer, receiver: Receiver) => Promise<void>) {
+async function withEndpoint(
+  env: Record<string, string>,
+  run: (server: TestServer, receiver: Receiver) => Promise<void>,
+) {
   const receiver = await startReceiver();
   const server = await startTestServer({ env: { ...ENV, ...env } });
   try {
@@ -81,7 +92,10 @@ for (const sender of SENDERS) {
             // bound only in a rest of its work (a loaded machine makes some).
             const working = got.at - flock.startedAt;
             const inRest = pauses.some((p) => p.from < got.at);
-            assert.ok(working >= yieldS * 1000 - 2 || inRest, `delivery ${i} went out ${working} ms into the flock's work (appended ${got.at - appendedAt[0]!} ms before; rests: ${JSON.stringify(pauses)})`);
+            assert.ok(
+              working >= yieldS * 1000 - 2 || inRest,
+              `delivery ${i} went out ${working} ms into the flock's work (appended ${got.at - appendedAt[0]!} ms before; rests: ${JSON.stringify(pauses)})`,
+            );
           }
         } finally {
           await flock.stop();
@@ -108,7 +122,10 @@ test("a flock that worked past the bound, rested, and works again holds sends ag
       await receiver.waitFor((r) => r.length >= 2, 10_000, "the delivery of the second stretch");
       const got = receiver.received[1]!;
       const working = got.at - second.startedAt;
-      assert.ok(working >= 400 - 2 || second.pauses().some((p) => p.from < got.at), `went out ${working} ms into the second stretch of work`);
+      assert.ok(
+        working >= 400 - 2 || second.pauses().some((p) => p.from < got.at),
+        `went out ${working} ms into the second stretch of work`,
+      );
     } finally {
       await second.stop();
     }
@@ -125,8 +142,18 @@ test("the flock's work as the sender sees it: a rest of FLOCK_QUIET_MS ends a st
     { appends: [1_000, 1_000 + FLOCK_QUIET_MS], at: 1_000 + FLOCK_QUIET_MS + 1, resting: 1, working: 1 },
     { appends: [1_000, 1_000 + FLOCK_QUIET_MS - 1], at: 1_000 + FLOCK_QUIET_MS, resting: 1, working: FLOCK_QUIET_MS },
     { appends: [1_000, 1_005, 2_000, 2_010], at: 2_012, resting: 2, working: 12 },
-    { appends: Array.from({ length: 200 }, (_, i) => 10_000 + i * 19), at: 10_000 + 199 * 19 + 3, resting: 3, working: 199 * 19 + 3 },
-    { appends: Array.from({ length: 200 }, (_, i) => 10_000 + i * 21), at: 10_000 + 199 * 21 + 3, resting: 3, working: 3 },
+    {
+      appends: Array.from({ length: 200 }, (_, i) => 10_000 + i * 19),
+      at: 10_000 + 199 * 19 + 3,
+      resting: 3,
+      working: 199 * 19 + 3,
+    },
+    {
+      appends: Array.from({ length: 200 }, (_, i) => 10_000 + i * 21),
+      at: 10_000 + 199 * 21 + 3,
+      resting: 3,
+      working: 3,
+    },
   ];
   for (const c of cases) {
     const work = new FlockWork();
@@ -164,9 +191,20 @@ test("a flock that rests (it waits on an owner or a model) has its deliveries se
 
 test("CROWS_WEBHOOK_YIELD_S takes seconds, 0 or more, and refuses anything else", () => {
   assert.is(loadConfig({}).webhooks.yieldMs, 1000);
-  for (const [raw, ms] of [["0", 0], ["0.25", 250], ["2", 2000], [" 1.5 ", 1500], ["", 1000]] as const) assert.is(loadConfig({ CROWS_WEBHOOK_YIELD_S: raw }).webhooks.yieldMs, ms, raw);
+  for (const [raw, ms] of [
+    ["0", 0],
+    ["0.25", 250],
+    ["2", 2000],
+    [" 1.5 ", 1500],
+    ["", 1000],
+  ] as const)
+    assert.is(loadConfig({ CROWS_WEBHOOK_YIELD_S: raw }).webhooks.yieldMs, ms, raw);
   for (const bad of ["-1", "abc", "1s", "NaN", "Infinity"]) {
-    assert.throws(() => loadConfig({ CROWS_WEBHOOK_YIELD_S: bad }), (e: unknown) => e instanceof ConfigError && /CROWS_WEBHOOK_YIELD_S/.test((e as Error).message), bad);
+    assert.throws(
+      () => loadConfig({ CROWS_WEBHOOK_YIELD_S: bad }),
+      (e: unknown) => e instanceof ConfigError && /CROWS_WEBHOOK_YIELD_S/.test((e as Error).message),
+      bad,
+    );
   }
 });
 

@@ -26,7 +26,10 @@ async function race(withLock: boolean): Promise<{ serverBusy: number; senderBusy
   // Without the lock the sender's side takes a lock of its own that nobody else takes.
   const senderSide = withLock ? lock : new WriterLock();
   const gate = new Gate(withLock ? lock : undefined);
-  const worker = new Worker(new URL("./fixtures/writer-lock-writer.mjs", import.meta.url), { workerData: { file, buffer: senderSide.buffer, rows: ROWS }, execArgv: [] });
+  const worker = new Worker(new URL("./fixtures/writer-lock-writer.mjs", import.meta.url), {
+    workerData: { file, buffer: senderSide.buffer, rows: ROWS },
+    execArgv: [],
+  });
   const insert = db.prepare(`INSERT INTO "t" ("who", "n") VALUES ('server', ?)`);
   let serverBusy = 0;
   try {
@@ -50,7 +53,7 @@ async function race(withLock: boolean): Promise<{ serverBusy: number; senderBusy
       }
     }
     const [{ busy }] = (await done) as [{ busy: number }];
-    const rows = (db.prepare(`SELECT count(*) FROM "t"`).pluck().get() as number);
+    const rows = db.prepare(`SELECT count(*) FROM "t"`).pluck().get() as number;
     return { serverBusy, senderBusy: busy, rows };
   } finally {
     await worker.terminate();
@@ -102,7 +105,10 @@ test("the server's wait is counted, in the buffer both threads share, only while
     const waited = performance.now() - started;
     lock.release();
     const counted = lock.serverWaitMs - before;
-    assert.ok(counted >= holdMs - 2 && counted <= waited + 0.5, `held ${holdMs} ms, waited ${waited.toFixed(1)}, counted ${counted.toFixed(1)}`);
+    assert.ok(
+      counted >= holdMs - 2 && counted <= waited + 0.5,
+      `held ${holdMs} ms, waited ${waited.toFixed(1)}, counted ${counted.toFixed(1)}`,
+    );
     assert.is(seenFromSender.serverWaitMs, lock.serverWaitMs);
   }
 });

@@ -37,7 +37,10 @@ export const auditPaths: Paths = {
         "200": json("A page.", {
           type: "object",
           required: ["entries", "next_cursor"],
-          properties: { entries: { type: "array", items: ref("AuditEntry") }, next_cursor: { type: ["integer", "null"] } },
+          properties: {
+            entries: { type: "array", items: ref("AuditEntry") },
+            next_cursor: { type: ["integer", "null"] },
+          },
         }),
         "400": refusal("A bad parameter, named."),
       },

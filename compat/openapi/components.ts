@@ -19,11 +19,18 @@ const object = (properties: Record<string, Schema>, extra: Schema = {}): Schema 
 
 export const schemas: Record<string, Schema> = {
   Refusal: object({ message: str }, { description: "Every 4xx answer: a sentence saying what was refused and why." }),
-  RateLimited: object({ message: str, cooldown_s: { type: "integer", minimum: 1 } }, { description: "A 429: the poster is in a cooldown." }),
+  RateLimited: object(
+    { message: str, cooldown_s: { type: "integer", minimum: 1 } },
+    { description: "A 429: the poster is in a cooldown." },
+  ),
   ListInput: {
     type: "object",
     required: ["text", "requester"],
-    properties: { text: { ...str, description: "The todo list, one item a line." }, requester: str, nest_id: { ...str, description: "The nest to work it in; default todo." } },
+    properties: {
+      text: { ...str, description: "The todo list, one item a line." },
+      requester: str,
+      nest_id: { ...str, description: "The nest to work it in; default todo." },
+    },
   },
   ListAccepted: object({ list_id: str }),
   VerdictInput: object({ item_id: str, target: { type: "string", enum: [...TARGETS] }, approve: { type: "boolean" } }),
@@ -37,13 +44,31 @@ export const schemas: Record<string, Schema> = {
     approvals: int,
     rejections: int,
     autos: int,
-    history: { type: "array", maxItems: 20, description: "The record's newest 20 entries, oldest first.", items: { $ref: "#/components/schemas/TrustEntry" } },
-    history_total: { ...int, description: "How many entries the record has; the rest page through /api/trust/history." },
+    history: {
+      type: "array",
+      maxItems: 20,
+      description: "The record's newest 20 entries, oldest first.",
+      items: { $ref: "#/components/schemas/TrustEntry" },
+    },
+    history_total: {
+      ...int,
+      description: "How many entries the record has; the rest page through /api/trust/history.",
+    },
   }),
-  TrustEntry: object({ id: int, verdict, subject: { ...str, description: "The item (or ask) judged." }, from: level, to: level, at }),
+  TrustEntry: object({
+    id: int,
+    verdict,
+    subject: { ...str, description: "The item (or ask) judged." },
+    from: level,
+    to: level,
+    at,
+  }),
   TrustHistoryPage: object({
     history: { type: "array", items: { $ref: "#/components/schemas/TrustHistoryRow" } },
-    next_before: { type: ["integer", "null"], description: "Pass as before for the page before; null on the oldest page." },
+    next_before: {
+      type: ["integer", "null"],
+      description: "Pass as before for the page before; null on the oldest page.",
+    },
   }),
   TrustHistoryRow: object({
     id: int,
@@ -56,11 +81,15 @@ export const schemas: Record<string, Schema> = {
     at,
     actor: {
       anyOf: [{ $ref: "#/components/schemas/Actor" }, { type: "null" }],
-      description: "Who decided the verdict (for the Sentry's record: who replied to its ask); null on entries older than deciders on the ledger.",
+      description:
+        "Who decided the verdict (for the Sentry's record: who replied to its ask); null on entries older than deciders on the ledger.",
     },
   }),
   Nest: object({ nest_id: str, name: str, crows: { type: "array", items: str } }),
-  Nests: object({ roster: { type: "array", items: str, description: "The 8 working crows." }, nests: { type: "array", items: { $ref: "#/components/schemas/Nest" } } }),
+  Nests: object({
+    roster: { type: "array", items: str, description: "The 8 working crows." },
+    nests: { type: "array", items: { $ref: "#/components/schemas/Nest" } },
+  }),
   NestInput: object({ name: str, crows: { type: "array", items: str } }),
   MessageRecord: object({
     msg_id: { ...str, description: "<nest_id>-<n>, numbered from 1 in nest order." },
@@ -79,8 +108,22 @@ export const schemas: Record<string, Schema> = {
   MessageInput: {
     type: "object",
     required: ["author", "text"],
-    properties: { author: str, text: str, to: str, kind: { ...str, description: "A crow's kind header." }, refers_to: str, approval_phrase: str, mode: str, invited: int },
+    properties: {
+      author: str,
+      text: str,
+      to: str,
+      kind: { ...str, description: "A crow's kind header." },
+      refers_to: str,
+      approval_phrase: str,
+      mode: str,
+      invited: int,
+    },
   },
   Persona: object({ name: str, epithet: str, strength: str, backstory: str }),
-  SpunCrows: object({ crows: { type: "array", items: object({ name: str, persona: str, trust: { type: "string", enum: ["stranger", "regular"] } }) } }),
+  SpunCrows: object({
+    crows: {
+      type: "array",
+      items: object({ name: str, persona: str, trust: { type: "string", enum: ["stranger", "regular"] } }),
+    },
+  }),
 };

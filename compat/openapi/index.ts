@@ -29,20 +29,36 @@ const selfPaths: Paths = {
 };
 
 /** Every family of paths. */
-const FAMILIES: Paths[] = [listPaths, trustPaths, nestPaths, crowPaths, tokenPaths, auditPaths, exportPaths, webhookPaths, decidePaths, selfPaths];
+const FAMILIES: Paths[] = [
+  listPaths,
+  trustPaths,
+  nestPaths,
+  crowPaths,
+  tokenPaths,
+  auditPaths,
+  exportPaths,
+  webhookPaths,
+  decidePaths,
+  selfPaths,
+];
 const SCHEMAS = { ...schemas, ...tokenSchemas, ...auditSchemas, ...webhookSchemas };
 
 /** The 401/403 every path that asks a token can answer once CROWS_TOKEN is set (docs/security.md). */
 const ACCESS_REFUSALS = {
   "401": json("A token is needed, or the one sent is not valid here.", { $ref: "#/components/schemas/Refusal" }),
-  "403": json("The token lacks the scope this path needs (named in the answer), or a browser origin is not listed.", { $ref: "#/components/schemas/Refusal" }),
+  "403": json("The token lacks the scope this path needs (named in the answer), or a browser origin is not listed.", {
+    $ref: "#/components/schemas/Refusal",
+  }),
 };
 
 function withAccessRefusals(paths: Paths): Paths {
   const out: Paths = {};
   for (const [path, item] of Object.entries(paths)) {
     out[path] = Object.fromEntries(
-      Object.entries(item).map(([method, op]: [string, Operation]) => [method, op.security?.length === 0 ? op : { ...op, responses: { ...ACCESS_REFUSALS, ...op.responses } }]),
+      Object.entries(item).map(([method, op]: [string, Operation]) => [
+        method,
+        op.security?.length === 0 ? op : { ...op, responses: { ...ACCESS_REFUSALS, ...op.responses } },
+      ]),
     );
   }
   return out;
@@ -62,17 +78,28 @@ export function openApiDocument() {
       title: "crows REST API",
       version: API_VERSION,
       description:
-        "EVENTS.md's HTTP API and its extensions. Every 4xx is {\"message\"}; with CROWS_TOKEN set, send Authorization: Bearer <token>. " +
+        'EVENTS.md\'s HTTP API and its extensions. Every 4xx is {"message"}; with CROWS_TOKEN set, send Authorization: Bearer <token>. ' +
         "A GET needs the read scope, POST /api/verdicts decide, /api/tokens and /api/webhooks admin, other writes write (docs/security.md); a decide link is its own credential. " +
         "The GraphQL API at /graphql is described by its own SDL (schema/schema.graphql).",
     },
     servers: [{ url: "/" }],
     security: [{}, { bearer: [] }],
-    tags: ["lists", "streams", "trust", "nests", "crows", "tokens", "audit", "export", "webhooks", "meta"].map((name) => ({ name })),
+    tags: ["lists", "streams", "trust", "nests", "crows", "tokens", "audit", "export", "webhooks", "meta"].map(
+      (name) => ({ name }),
+    ),
     paths: withAccessRefusals(paths),
     // What crows POSTs to an endpoint, one entry per event type (OpenAPI 3.1's top-level webhooks).
     webhooks: webhookEvents,
-    components: { schemas: SCHEMAS, securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "CROWS_TOKEN (every scope), a named token (its scopes), or a CROWS_READ_TOKENS token (read)." } } },
+    components: {
+      schemas: SCHEMAS,
+      securitySchemes: {
+        bearer: {
+          type: "http",
+          scheme: "bearer",
+          description: "CROWS_TOKEN (every scope), a named token (its scopes), or a CROWS_READ_TOKENS token (read).",
+        },
+      },
+    },
   };
 }
 

@@ -3,7 +3,15 @@ import { body, json, query, ref, refusal, type Paths } from "./types.ts";
 
 const sse = (description: string) => ({
   description,
-  content: { "text/event-stream": { schema: { type: "string", description: "SSE frames: id: <seq or msg_id>, event: <name>, data: <payload JSON>; `: heartbeat` comments between (compat/SSE-PROTOCOL.md)." } } },
+  content: {
+    "text/event-stream": {
+      schema: {
+        type: "string",
+        description:
+          "SSE frames: id: <seq or msg_id>, event: <name>, data: <payload JSON>; `: heartbeat` comments between (compat/SSE-PROTOCOL.md).",
+      },
+    },
+  },
 });
 
 export const listPaths: Paths = {
@@ -27,7 +35,11 @@ export const listPaths: Paths = {
       summary: "The owner's answer to a pending approval",
       tags: ["lists"],
       requestBody: body(ref("VerdictInput")),
-      responses: { "204": { description: "Recorded." }, "400": refusal("A bad body (approve is required)."), "404": refusal("Nothing is waiting (a second answer too).") },
+      responses: {
+        "204": { description: "Recorded." },
+        "400": refusal("A bad body (approve is required)."),
+        "404": refusal("Nothing is waiting (a second answer too)."),
+      },
     },
   },
   "/api/events": {
@@ -39,7 +51,13 @@ export const listPaths: Paths = {
         query("list_id", "The list to follow (or nest_id, not both).", { type: "string" }),
         query("nest_id", "The nest to follow (or list_id, not both).", { type: "string" }),
         query("last_event_id", "Resume after this id (the Last-Event-ID header wins).", { type: "string" }),
-        { name: "Last-Event-ID", in: "header", required: false, description: "Resume after this id: a seq (lists) or a msg_id (nests).", schema: { type: "string" } },
+        {
+          name: "Last-Event-ID",
+          in: "header",
+          required: false,
+          description: "Resume after this id: a seq (lists) or a msg_id (nests).",
+          schema: { type: "string" },
+        },
       ],
       responses: {
         "200": sse("Stored events after the resume point, then live ones; the stream stays open."),

@@ -1,17 +1,32 @@
 // GET/POST /api/nests, GET/POST /api/nests/{nest_id}/messages.
 import { body, json, query, ref, refusal, type Paths } from "./types.ts";
 
-const nestId = { name: "nest_id", in: "path", required: true, description: "The nest's id (a slug of its name; todo is the default nest).", schema: { type: "string" } };
+const nestId = {
+  name: "nest_id",
+  in: "path",
+  required: true,
+  description: "The nest's id (a slug of its name; todo is the default nest).",
+  schema: { type: "string" },
+};
 
 export const nestPaths: Paths = {
   "/api/nests": {
-    get: { operationId: "getNests", summary: "The roster and every nest, todo first", tags: ["nests"], responses: { "200": json("The nests.", ref("Nests")) } },
+    get: {
+      operationId: "getNests",
+      summary: "The roster and every nest, todo first",
+      tags: ["nests"],
+      responses: { "200": json("The nests.", ref("Nests")) },
+    },
     post: {
       operationId: "postNest",
       summary: "Create a nest",
       tags: ["nests"],
       requestBody: body(ref("NestInput")),
-      responses: { "201": json("The nest.", ref("Nest")), "400": refusal("A bad name or crew."), "409": refusal("The name is taken.") },
+      responses: {
+        "201": json("The nest.", ref("Nest")),
+        "400": refusal("A bad name or crew."),
+        "409": refusal("The name is taken."),
+      },
     },
   },
   "/api/nests/{nest_id}/messages": {

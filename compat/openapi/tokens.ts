@@ -60,13 +60,22 @@ export const tokenPaths: Paths = {
       summary: "Mint a named token (admin scope); the secret is in this answer only",
       tags: ["tokens"],
       requestBody: body(ref("TokenInput")),
-      responses: { "201": json("The token, with its secret.", ref("CreatedToken")), "400": refusal("A bad name, scope list or lifetime, or a scope the caller does not hold.") },
+      responses: {
+        "201": json("The token, with its secret.", ref("CreatedToken")),
+        "400": refusal("A bad name, scope list or lifetime, or a scope the caller does not hold."),
+      },
     },
     get: {
       operationId: "listTokens",
       summary: "Every named token (never a secret)",
       tags: ["tokens"],
-      responses: { "200": json("The tokens.", { type: "object", required: ["tokens"], properties: { tokens: { type: "array", items: ref("Token") } } }) },
+      responses: {
+        "200": json("The tokens.", {
+          type: "object",
+          required: ["tokens"],
+          properties: { tokens: { type: "array", items: ref("Token") } },
+        }),
+      },
     },
   },
   "/api/tokens/{token_id}": {

@@ -18,7 +18,10 @@ export const trustPaths: Paths = {
       parameters: [
         query("holder", "One holder's entries.", { type: "string" }),
         query("task_type", "One task type's entries.", { type: "string" }),
-        query("before", "Entries with an id below this (the previous page's next_before).", { type: "integer", minimum: 1 }),
+        query("before", "Entries with an id below this (the previous page's next_before).", {
+          type: "integer",
+          minimum: 1,
+        }),
         query("limit", "Page size, default 50.", { type: "integer", minimum: 1, maximum: 100 }),
       ],
       responses: { "200": json("The page.", ref("TrustHistoryPage")), "400": refusal("A bad parameter, named.") },

@@ -22,7 +22,10 @@ export type PathItem = Partial<Record<"get" | "post" | "delete", Operation>>;
 export type Paths = Record<string, PathItem>;
 
 /** A JSON response of a component schema. */
-export const json = (description: string, schema: Schema) => ({ description, content: { "application/json": { schema } } });
+export const json = (description: string, schema: Schema) => ({
+  description,
+  content: { "application/json": { schema } },
+});
 
 export const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
 
@@ -31,4 +34,10 @@ export const refusal = (description: string) => json(description, ref("Refusal")
 
 export const body = (schema: Schema) => ({ required: true, content: { "application/json": { schema } } });
 
-export const query = (name: string, description: string, schema: Schema, required = false) => ({ name, in: "query", required, description, schema });
+export const query = (name: string, description: string, schema: Schema, required = false) => ({
+  name,
+  in: "query",
+  required,
+  description,
+  schema,
+});

@@ -32,35 +32,69 @@ const EVENTS: Record<WebhookType, Described> = {
   },
   "approval.decided": {
     summary: "A verdict other than auto: approved, rejected or timeout, with its actor when the event has one",
-    adds: { verdict: { type: "string", enum: ["approved", "rejected", "timeout"] }, actor: { $ref: "#/components/schemas/Actor" } },
+    adds: {
+      verdict: { type: "string", enum: ["approved", "rejected", "timeout"] },
+      actor: { $ref: "#/components/schemas/Actor" },
+    },
   },
   "list.finished": { summary: "A list finished (the log's list.finished)", adds: {} },
   "item.skipped": { summary: "An item was skipped (the log's item.skipped)", adds: {} },
   "ask.opened": {
     summary: "A crow asks the owner in a nest (an ask_owner message)",
-    adds: { approval_phrase: str, deadline: at, approve_url: { ...url, description: "Posts the approval phrase as the owner's reply." } },
+    adds: {
+      approval_phrase: str,
+      deadline: at,
+      approve_url: { ...url, description: "Posts the approval phrase as the owner's reply." },
+    },
   },
   "ask.resolved": {
-    summary: "An ask was resolved: the owner's reply approved it (verdict approved), or its window ended unanswered (the log's ask.expired, verdict timeout)",
+    summary:
+      "An ask was resolved: the owner's reply approved it (verdict approved), or its window ended unanswered (the log's ask.expired, verdict timeout)",
     adds: {
       ask_id: str,
       approval_phrase: str,
-      verdict: { type: "string", enum: ["approved", "timeout"], description: "An ask has no explicit no: anything but the phrase leaves it open until its window ends, which is a timeout." },
-      resolved: { type: "string", enum: ["approved", "rejected"], description: "The ask's resolved from now on: approved, or rejected on a timeout." },
+      verdict: {
+        type: "string",
+        enum: ["approved", "timeout"],
+        description:
+          "An ask has no explicit no: anything but the phrase leaves it open until its window ends, which is a timeout.",
+      },
+      resolved: {
+        type: "string",
+        enum: ["approved", "rejected"],
+        description: "The ask's resolved from now on: approved, or rejected on a timeout.",
+      },
       deadline: { ...at, description: "On a timeout: the moment the window ended (ask.opened's deadline)." },
       actor: { $ref: "#/components/schemas/Actor" },
     },
   },
-  "crow.flagged": { summary: "The Sentry flagged a crow, which is quarantined (its reinstate ask follows as ask.opened)", adds: {} },
+  "crow.flagged": {
+    summary: "The Sentry flagged a crow, which is quarantined (its reinstate ask follows as ask.opened)",
+    adds: {},
+  },
   "trust.changed": { summary: "A trust level changed (the log's trust.changed)", adds: {} },
 };
 
-const header = (name: string, description: string, pattern: string) => ({ name, in: "header", required: true, description, schema: { type: "string", pattern } });
+const header = (name: string, description: string, pattern: string) => ({
+  name,
+  in: "header",
+  required: true,
+  description,
+  schema: { type: "string", pattern },
+});
 
 const HEADERS = [
-  header("webhook-id", "msg_<the log's event id>_<endpoint id>: the same on every retry, redelivery and recovery; dedupe on it.", "^msg_[0-9]+_.+$"),
+  header(
+    "webhook-id",
+    "msg_<the log's event id>_<endpoint id>: the same on every retry, redelivery and recovery; dedupe on it.",
+    "^msg_[0-9]+_.+$",
+  ),
   header("webhook-timestamp", "The send's Unix seconds.", "^[0-9]+$"),
-  header("webhook-signature", 'v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>"> under the secret; during a rotation\'s grace, two, space-separated.', "^v1,[A-Za-z0-9+/=]+( v1,[A-Za-z0-9+/=]+)*$"),
+  header(
+    "webhook-signature",
+    'v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>"> under the secret; during a rotation\'s grace, two, space-separated.',
+    "^v1,[A-Za-z0-9+/=]+( v1,[A-Za-z0-9+/=]+)*$",
+  ),
 ];
 
 const operationId = (type: string) => type.replace(/\.(\w)/g, (_, c: string) => c.toUpperCase());
@@ -72,7 +106,12 @@ function delivery(type: WebhookType, { summary, adds }: Described): PathItem {
     properties: {
       type: { type: "string", const: type },
       timestamp: { ...at, description: "The event's moment (webhook-timestamp is the send's)." },
-      data: { type: "object", description: "The log event's own payload (EVENTS.md), plus what the type adds.", properties: adds, additionalProperties: true },
+      data: {
+        type: "object",
+        description: "The log event's own payload (EVENTS.md), plus what the type adds.",
+        properties: adds,
+        additionalProperties: true,
+      },
     },
   };
   return {
@@ -86,11 +125,16 @@ function delivery(type: WebhookType, { summary, adds }: Described): PathItem {
       responses: {
         "2XX": { description: "Delivered." },
         "410": { description: "Gone: the endpoint is disabled at once, and nothing more is sent to it." },
-        default: { description: "A failure (as is no answer within the timeout): retried on the schedule, honouring Retry-After." },
+        default: {
+          description:
+            "A failure (as is no answer within the timeout): retried on the schedule, honouring Retry-After.",
+        },
       },
     },
   };
 }
 
 /** The document's top-level webhooks: one POST per type the code sends. */
-export const webhookEvents: Record<string, PathItem> = Object.fromEntries(WEBHOOK_TYPES.map((type) => [type, delivery(type, EVENTS[type])]));
+export const webhookEvents: Record<string, PathItem> = Object.fromEntries(
+  WEBHOOK_TYPES.map((type) => [type, delivery(type, EVENTS[type])]),
+);

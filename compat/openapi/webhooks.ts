@@ -6,7 +6,11 @@ import { DELIVERY_STATES } from "../../src/storage/webhooks/types.ts";
 
 const str = { type: "string" } as const;
 const at = { type: "string", format: "date-time" } as const;
-const eventTypes = { type: "array", items: { type: "string", enum: [...WEBHOOK_TYPES] }, description: "The types it receives; empty: every type." };
+const eventTypes = {
+  type: "array",
+  items: { type: "string", enum: [...WEBHOOK_TYPES] },
+  description: "The types it receives; empty: every type.",
+};
 const secret = { type: "string", pattern: "^whsec_", description: "whsec_<base64>: shown in this answer only." };
 
 const endpointProperties = {
@@ -25,17 +29,35 @@ export const webhookSchemas = {
     type: "object",
     required: ["url"],
     properties: {
-      url: { type: "string", format: "uri", description: "https off loopback; loopback and private addresses only with CROWS_WEBHOOK_ALLOW_PRIVATE=1; link-local and unspecified never." },
+      url: {
+        type: "string",
+        format: "uri",
+        description:
+          "https off loopback; loopback and private addresses only with CROWS_WEBHOOK_ALLOW_PRIVATE=1; link-local and unspecified never.",
+      },
       events: { ...eventTypes, description: "The types to send; missing or empty: every type." },
       description: { type: "string", maxLength: 200 },
     },
   },
-  WebhookEndpoint: { type: "object", required: Object.keys(endpointProperties), properties: endpointProperties, description: "An endpoint as every surface shows it: never its secret." },
-  CreatedWebhookEndpoint: { type: "object", required: [...Object.keys(endpointProperties), "secret"], properties: { ...endpointProperties, secret } },
+  WebhookEndpoint: {
+    type: "object",
+    required: Object.keys(endpointProperties),
+    properties: endpointProperties,
+    description: "An endpoint as every surface shows it: never its secret.",
+  },
+  CreatedWebhookEndpoint: {
+    type: "object",
+    required: [...Object.keys(endpointProperties), "secret"],
+    properties: { ...endpointProperties, secret },
+  },
   RotatedWebhookEndpoint: {
     type: "object",
     required: [...Object.keys(endpointProperties), "secret", "previous_secret_expires_at"],
-    properties: { ...endpointProperties, secret, previous_secret_expires_at: { ...at, description: "Until then the old secret signs too." } },
+    properties: {
+      ...endpointProperties,
+      secret,
+      previous_secret_expires_at: { ...at, description: "Until then the old secret signs too." },
+    },
   },
   WebhookDelivery: {
     type: "object",
@@ -50,7 +72,12 @@ export const webhookSchemas = {
         items: {
           type: "object",
           required: ["at", "status", "duration_ms", "error"],
-          properties: { at, status: { type: ["integer", "null"], description: "None when no answer came." }, duration_ms: { type: "integer" }, error: { type: ["string", "null"], description: "A short excerpt, never a secret." } },
+          properties: {
+            at,
+            status: { type: ["integer", "null"], description: "None when no answer came." },
+            duration_ms: { type: "integer" },
+            error: { type: ["string", "null"], description: "A short excerpt, never a secret." },
+          },
         },
       },
       next_attempt_at: { type: ["string", "null"], format: "date-time" },
@@ -72,7 +99,9 @@ export const webhookPaths: Paths = {
       requestBody: body(ref("WebhookInput")),
       responses: {
         "201": json("The endpoint, with its secret.", ref("CreatedWebhookEndpoint")),
-        "400": refusal("A refused URL (named why), an unknown event type, a description too long, or 50 endpoints already."),
+        "400": refusal(
+          "A refused URL (named why), an unknown event type, a description too long, or 50 endpoints already.",
+        ),
         "403": admin,
       },
     },
@@ -80,7 +109,14 @@ export const webhookPaths: Paths = {
       operationId: "listWebhooks",
       summary: "Every endpoint (never a secret)",
       tags: ["webhooks"],
-      responses: { "200": json("The endpoints, oldest first.", { type: "object", required: ["webhooks"], properties: { webhooks: { type: "array", items: ref("WebhookEndpoint") } } }), "403": admin },
+      responses: {
+        "200": json("The endpoints, oldest first.", {
+          type: "object",
+          required: ["webhooks"],
+          properties: { webhooks: { type: "array", items: ref("WebhookEndpoint") } },
+        }),
+        "403": admin,
+      },
     },
   },
   "/api/webhooks/{id}": {
@@ -98,7 +134,11 @@ export const webhookPaths: Paths = {
       summary: "A new secret; the old one still signs for the grace period (both signatures are sent)",
       tags: ["webhooks"],
       parameters: [id],
-      responses: { "200": json("The endpoint, with its new secret.", ref("RotatedWebhookEndpoint")), "403": admin, "404": noEndpoint },
+      responses: {
+        "200": json("The endpoint, with its new secret.", ref("RotatedWebhookEndpoint")),
+        "403": admin,
+        "404": noEndpoint,
+      },
     },
   },
   "/api/webhooks/{id}/deliveries": {
@@ -106,9 +146,20 @@ export const webhookPaths: Paths = {
       operationId: "listWebhookDeliveries",
       summary: "An endpoint's deliveries by event id, oldest first, with every attempt",
       tags: ["webhooks"],
-      parameters: [id, query("cursor", "The previous page's next_cursor.", str), query("limit", "Page size, default 50.", { type: "integer", minimum: 1, maximum: 100 })],
+      parameters: [
+        id,
+        query("cursor", "The previous page's next_cursor.", str),
+        query("limit", "Page size, default 50.", { type: "integer", minimum: 1, maximum: 100 }),
+      ],
       responses: {
-        "200": json("A page.", { type: "object", required: ["deliveries", "next_cursor"], properties: { deliveries: { type: "array", items: ref("WebhookDelivery") }, next_cursor: { type: ["string", "null"] } } }),
+        "200": json("A page.", {
+          type: "object",
+          required: ["deliveries", "next_cursor"],
+          properties: {
+            deliveries: { type: "array", items: ref("WebhookDelivery") },
+            next_cursor: { type: ["string", "null"] },
+          },
+        }),
         "400": refusal("A bad cursor or limit."),
         "403": admin,
         "404": noEndpoint,
@@ -121,16 +172,25 @@ export const webhookPaths: Paths = {
       summary: "Send one delivery again now: the same webhook-id, the current secret(s), a fresh schedule",
       tags: ["webhooks"],
       parameters: [id, { name: "delivery_id", in: "path", required: true, schema: str }],
-      responses: { "202": json("Queued.", { type: "object", required: ["id"], properties: { id: str } }), "403": admin, "404": refusal("No such endpoint, or no such delivery of it.") },
+      responses: {
+        "202": json("Queued.", { type: "object", required: ["id"], properties: { id: str } }),
+        "403": admin,
+        "404": refusal("No such endpoint, or no such delivery of it."),
+      },
     },
   },
   "/api/webhooks/{id}/recover": {
     post: {
       operationId: "recoverWebhook",
-      summary: "Queue again every event after since_event_id the endpoint wants, read from the log (5,000 log events a call)",
+      summary:
+        "Queue again every event after since_event_id the endpoint wants, read from the log (5,000 log events a call)",
       tags: ["webhooks"],
       parameters: [id],
-      requestBody: body({ type: "object", required: ["since_event_id"], properties: { since_event_id: { type: "integer", minimum: 0 } } }),
+      requestBody: body({
+        type: "object",
+        required: ["since_event_id"],
+        properties: { since_event_id: { type: "integer", minimum: 0 } },
+      }),
       responses: {
         "202": json("Queued; when more is true, call again from last_event_id.", {
           type: "object",

@@ -26,7 +26,8 @@ export async function gql<T = any>(query: string, variables: Record<string, unkn
   } catch {
     throw new GraphQLRequestError(`The server answered ${response.status} without JSON.`);
   }
-  if (body?.errors?.length) throw new GraphQLRequestError(body.errors.map((e: { message: string }) => e.message).join("; "));
+  if (body?.errors?.length)
+    throw new GraphQLRequestError(body.errors.map((e: { message: string }) => e.message).join("; "));
   if (!response.ok) throw new GraphQLRequestError(body?.message ?? `The server answered ${response.status}.`);
   return body.data as T;
 }
@@ -35,7 +36,8 @@ export async function gql<T = any>(query: string, variables: Record<string, unkn
 export async function mutate<T = any>(field: string, query: string, variables: Record<string, unknown>): Promise<T> {
   const data = await gql(query, variables);
   const result = data[field];
-  if (result && typeof result.code === "string" && typeof result.message === "string") throw new GraphQLRequestError(result.message);
+  if (result && typeof result.code === "string" && typeof result.message === "string")
+    throw new GraphQLRequestError(result.message);
   return result as T;
 }
 
@@ -98,7 +100,8 @@ export function follow<T>(options: StreamOptions<T>): () => void {
           // refusal (401 without the session cookie, 400 from a query limit) is also the owner's
           // to see, once per streak rather than on every retry.
           const status = (error as { response?: { status?: number } } | undefined)?.response?.status;
-          if (status !== undefined && status >= 400 && attempt === 0) reportError(`${options.name}: the server refused the stream (${status}).`);
+          if (status !== undefined && status >= 400 && attempt === 0)
+            reportError(`${options.name}: the server refused the stream (${status}).`);
           // A 400 refuses the subscription itself (a resume point the stream never sent, a limit):
           // asking again with the same arguments would only be refused again.
           if (status === 400) setStreamState(options.name, "stopped");

@@ -82,7 +82,8 @@ const keyOf = (c: { itemId: string; target: string }) => `${c.itemId}|${c.target
 const cardId = (c: { itemId: string; target: string }) => `approval-${c.itemId}-${c.target}`;
 
 /** Most urgent first: the deadline is when silence rejects it. */
-const byDeadline = (a: Card, b: Card) => (a.approval?.deadline ?? "").localeCompare(b.approval?.deadline ?? "") || keyOf(a).localeCompare(keyOf(b));
+const byDeadline = (a: Card, b: Card) =>
+  (a.approval?.deadline ?? "").localeCompare(b.approval?.deadline ?? "") || keyOf(a).localeCompare(keyOf(b));
 
 export function Approvals({ onOpenList }: { onOpenList: (listId: string) => void }) {
   const [pending, setPending] = useState<Map<string, Card>>(new Map());
@@ -102,7 +103,14 @@ export function Approvals({ onOpenList }: { onOpenList: (listId: string) => void
         const { approvals } = await gql<{ approvals: PendingRow[] }>(PENDING_NOW);
         if (cancelled) return;
         setTruncated(approvals.length >= PENDING_LIMIT);
-        setPending(new Map(approvals.map((a) => [keyOf(a), { listId: a.item.listId, itemId: a.itemId, target: a.target, approval: a }])));
+        setPending(
+          new Map(
+            approvals.map((a) => [
+              keyOf(a),
+              { listId: a.item.listId, itemId: a.itemId, target: a.target, approval: a },
+            ]),
+          ),
+        );
         setLoaded(true);
         stop = follow<Change>({
           name: "approvals",
@@ -142,8 +150,9 @@ export function Approvals({ onOpenList }: { onOpenList: (listId: string) => void
   const answer = async (c: Card, approve: boolean) => {
     const key = keyOf(c);
     setBusy((b) => new Set(b).add(key));
-    const done = await attempt(`${approve ? "Approve" : "Reject"} ${c.target} of "${c.approval?.item.text ?? c.itemId}"`, () =>
-      mutate("postVerdict", POST_VERDICT, { itemId: c.itemId, target: c.target, approve }),
+    const done = await attempt(
+      `${approve ? "Approve" : "Reject"} ${c.target} of "${c.approval?.item.text ?? c.itemId}"`,
+      () => mutate("postVerdict", POST_VERDICT, { itemId: c.itemId, target: c.target, approve }),
     );
     setBusy((b) => {
       const next = new Set(b);
@@ -151,11 +160,12 @@ export function Approvals({ onOpenList }: { onOpenList: (listId: string) => void
       return next;
     });
     // The feed closes it; drop it now too so a double click cannot answer twice.
-    if (done) setPending((old) => {
-      const next = new Map(old);
-      next.delete(key);
-      return next;
-    });
+    if (done)
+      setPending((old) => {
+        const next = new Map(old);
+        next.delete(key);
+        return next;
+      });
   };
 
   const rows = [...pending.values()].sort(byDeadline);
@@ -175,7 +185,12 @@ export function Approvals({ onOpenList }: { onOpenList: (listId: string) => void
     <section class="approvals" aria-labelledby="approvals-heading">
       <h2 id="approvals-heading">Approvals</h2>
       {rows.length === 0 ? <p class="quiet">Nothing waits on you.</p> : null}
-      {truncated ? <p class="quiet">More than {PENDING_LIMIT} approvals waited at load; the oldest {PENDING_LIMIT} are shown with every new one. Reload once some are answered.</p> : null}
+      {truncated ? (
+        <p class="quiet">
+          More than {PENDING_LIMIT} approvals waited at load; the oldest {PENDING_LIMIT} are shown with every new one.
+          Reload once some are answered.
+        </p>
+      ) : null}
       <ul class="cards">
         {rows.map((c) => {
           const item = c.approval?.item;
@@ -195,7 +210,11 @@ export function Approvals({ onOpenList }: { onOpenList: (listId: string) => void
                     <>
                       <dt>Subtasks</dt>
                       <dd>
-                        <ol>{item.subtasks.map((s, i) => <li key={i}>{s}</li>)}</ol>
+                        <ol>
+                          {item.subtasks.map((s, i) => (
+                            <li key={i}>{s}</li>
+                          ))}
+                        </ol>
                       </dd>
                     </>
                   ) : null}
@@ -217,10 +236,20 @@ export function Approvals({ onOpenList }: { onOpenList: (listId: string) => void
                 </button>
               </p>
               <div class="actions">
-                <button type="button" class="approve" disabled={busy.has(keyOf(c))} onClick={() => void answer(c, true)}>
+                <button
+                  type="button"
+                  class="approve"
+                  disabled={busy.has(keyOf(c))}
+                  onClick={() => void answer(c, true)}
+                >
                   Approve
                 </button>
-                <button type="button" class="reject" disabled={busy.has(keyOf(c))} onClick={() => void answer(c, false)}>
+                <button
+                  type="button"
+                  class="reject"
+                  disabled={busy.has(keyOf(c))}
+                  onClick={() => void answer(c, false)}
+                >
                   Reject
                 </button>
               </div>

@@ -16,7 +16,8 @@ export function CrowsView() {
       <ul class="personas">
         {(data?.personas ?? []).map((p) => (
           <li key={p.name}>
-            <strong>{p.name}</strong>, {p.epithet} <span class="quiet">· {p.serviceRole ? "service role" : p.strength}</span>
+            <strong>{p.name}</strong>, {p.epithet}{" "}
+            <span class="quiet">· {p.serviceRole ? "service role" : p.strength}</span>
           </li>
         ))}
       </ul>
@@ -35,13 +36,27 @@ export function CrowsView() {
 
 export function ClassifierView() {
   const { data, reload } = useQuery<{
-    classifierAnswers: Array<{ id: number; questionId: string; subject: string; answer: string; unsure: boolean; backend: string; latencyMs: number; truth: string; createdAt: string }>;
+    classifierAnswers: Array<{
+      id: number;
+      questionId: string;
+      subject: string;
+      answer: string;
+      unsure: boolean;
+      backend: string;
+      latencyMs: number;
+      truth: string;
+      createdAt: string;
+    }>;
   }>("Loading classifier answers", ANSWERS);
   return (
     <section aria-labelledby="classifier-heading" class="view">
       <h2 id="classifier-heading">Classifier</h2>
       <figure>
-        <img src="/console/jev-reliability.svg" alt="Calibration diagram: the offline classifier's confidence against its accuracy" class="diagram" />
+        <img
+          src="/console/jev-reliability.svg"
+          alt="Calibration diagram: the offline classifier's confidence against its accuracy"
+          class="diagram"
+        />
         <figcaption>Calibration of the offline model (npm run calibration redraws it).</figcaption>
       </figure>
       <h3>

@@ -24,7 +24,9 @@ export function who(actor: Entry["actor"]): string {
 }
 
 export function Decisions() {
-  const { data, reload } = useQuery<{ auditEntries: { entries: Entry[] } }>("Loading decisions", DECISIONS, { kinds: ["verdict"] });
+  const { data, reload } = useQuery<{ auditEntries: { entries: Entry[] } }>("Loading decisions", DECISIONS, {
+    kinds: ["verdict"],
+  });
   useEffect(() => {
     const onChange = (change: { change: string }) => {
       if (change.change === "closed") void reload();
@@ -40,7 +42,8 @@ export function Decisions() {
       <ul aria-label="Decided approvals">
         {entries.map((e) => (
           <li key={e.id}>
-            <span class={`tag ${e.payload.target}`}>{e.payload.target}</span> {e.payload.item_id} <strong>{e.payload.verdict}</strong>{" "}
+            <span class={`tag ${e.payload.target}`}>{e.payload.target}</span> {e.payload.item_id}{" "}
+            <strong>{e.payload.verdict}</strong>{" "}
             <span class="quiet">
               by {who(e.actor)}, {new Date(e.ts).toLocaleTimeString()}
             </span>

@@ -18,7 +18,14 @@ const LIST = `query List($id: ID!) { list(id: $id) { id requester nestId tokenBu
 const LIST_EVENTS = `subscription ListEvents($id: ID!, $after: Int) { listEvents(listId: $id, after: $after) { seq name ts payload } }`;
 
 interface ListsData {
-  lists: Array<{ id: string; requester: string; nestId: string; status: string; createdAt: string; items: Array<{ id: string }> }>;
+  lists: Array<{
+    id: string;
+    requester: string;
+    nestId: string;
+    status: string;
+    createdAt: string;
+    items: Array<{ id: string }>;
+  }>;
   nests: Array<{ id: string; name: string }>;
 }
 
@@ -51,14 +58,25 @@ export function ListsView({ selected, onSelect }: { selected: string | null; onS
           <ul>
             {(data?.lists ?? []).map((l) => (
               <li key={l.id}>
-                <button type="button" aria-current={selected === l.id ? "true" : undefined} onClick={() => onSelect(l.id)}>
-                  {l.id} <span class="quiet">· {l.items.length} items · {l.nestId} · {l.status}</span>
+                <button
+                  type="button"
+                  aria-current={selected === l.id ? "true" : undefined}
+                  onClick={() => onSelect(l.id)}
+                >
+                  {l.id}{" "}
+                  <span class="quiet">
+                    · {l.items.length} items · {l.nestId} · {l.status}
+                  </span>
                 </button>
               </li>
             ))}
           </ul>
         </nav>
-        {selected ? <ListView key={selected} listId={selected} onFinished={refresh} /> : <p class="quiet">Send a list or pick one.</p>}
+        {selected ? (
+          <ListView key={selected} listId={selected} onFinished={refresh} />
+        ) : (
+          <p class="quiet">Send a list or pick one.</p>
+        )}
       </div>
     </section>
   );
@@ -84,7 +102,14 @@ function SendForm({ nests, onSent }: { nests: Array<{ id: string; name: string }
   return (
     <form class="send" onSubmit={(e) => void submit(e)} aria-label="Send a list">
       <label for="todo-text">Todo list</label>
-      <textarea id="todo-text" rows={4} value={text} onInput={(e) => setText(e.currentTarget.value)} placeholder={"- Buy milk\n- Write a haiku about crows"} required />
+      <textarea
+        id="todo-text"
+        rows={4}
+        value={text}
+        onInput={(e) => setText(e.currentTarget.value)}
+        placeholder={"- Buy milk\n- Write a haiku about crows"}
+        required
+      />
       <div class="row">
         <div>
           <label for="requester">Requester</label>
@@ -94,11 +119,13 @@ function SendForm({ nests, onSent }: { nests: Array<{ id: string; name: string }
           <label for="nest-pick">Nest</label>
           <select id="nest-pick" value={nestId} onChange={(e) => setNestId(e.currentTarget.value)}>
             <option value="">todo (default)</option>
-            {nests.filter((n) => n.id !== "todo").map((n) => (
-              <option key={n.id} value={n.id}>
-                {n.name}
-              </option>
-            ))}
+            {nests
+              .filter((n) => n.id !== "todo")
+              .map((n) => (
+                <option key={n.id} value={n.id}>
+                  {n.name}
+                </option>
+              ))}
           </select>
         </div>
         <button type="submit" disabled={sending}>
@@ -144,15 +171,32 @@ const EMPTY: ListState = { events: [], items: [], banter: [], pranks: [], tokens
 
 function reduce(state: ListState, event: ListEvent): ListState {
   const p = event.payload ?? {};
-  const items = state.items.map((i) => (i.id === p.item_id ? { ...i, flights: [...i.flights], verdicts: [...i.verdicts] } : i));
+  const items = state.items.map((i) =>
+    i.id === p.item_id ? { ...i, flights: [...i.flights], verdicts: [...i.verdicts] } : i,
+  );
   const item = items.find((i) => i.id === p.item_id);
   const next: ListState = { ...state, events: [...state.events, event], items };
   switch (event.name) {
     case "list.started":
-      next.items = (p.items ?? []).map((i: { item_id: string; text: string }) => ({ id: i.item_id, text: i.text, stage: "pending", subtasks: [], crows: [], flights: [], verdicts: [] }));
+      next.items = (p.items ?? []).map((i: { item_id: string; text: string }) => ({
+        id: i.item_id,
+        text: i.text,
+        stage: "pending",
+        subtasks: [],
+        crows: [],
+        flights: [],
+        verdicts: [],
+      }));
       break;
     case "item.triaged":
-      if (item) Object.assign(item, { mode: p.mode, taskType: p.task_type, subtasks: p.subtasks ?? [], reason: p.reason, stage: p.needs_approval ? "awaiting triage" : "working" });
+      if (item)
+        Object.assign(item, {
+          mode: p.mode,
+          taskType: p.task_type,
+          subtasks: p.subtasks ?? [],
+          reason: p.reason,
+          stage: p.needs_approval ? "awaiting triage" : "working",
+        });
       break;
     case "crow.flying":
       if (item) {
@@ -164,12 +208,22 @@ function reduce(state: ListState, event: ListEvent): ListState {
       if (item) {
         const flight = [...item.flights].reverse().find((f) => f.crow === p.crow && !f.landed);
         if (flight) flight.landed = { ok: !!p.ok, tokens: p.tokens ?? 0, error: p.error };
-        else item.flights.push({ crow: p.crow, borrowed: false, landed: { ok: !!p.ok, tokens: p.tokens ?? 0, error: p.error } });
+        else
+          item.flights.push({
+            crow: p.crow,
+            borrowed: false,
+            landed: { ok: !!p.ok, tokens: p.tokens ?? 0, error: p.error },
+          });
       }
       next.tokens += p.tokens ?? 0;
       break;
     case "item.answered":
-      if (item) Object.assign(item, { answer: p.answer, crows: p.crows ?? [], stage: p.needs_approval ? "awaiting output" : "done" });
+      if (item)
+        Object.assign(item, {
+          answer: p.answer,
+          crows: p.crows ?? [],
+          stage: p.needs_approval ? "awaiting output" : "done",
+        });
       break;
     case "verdict":
       if (item) {
@@ -198,7 +252,12 @@ function reduce(state: ListState, event: ListEvent): ListState {
 
 function ListView({ listId, onFinished }: { listId: string; onFinished: () => void }) {
   const [state, dispatch] = useReducer(reduce, EMPTY);
-  const { data } = useQuery<{ list: { tokenBudget: number; requester: string; nestId: string } | null }>("Loading the list", LIST, { id: listId }, listId);
+  const { data } = useQuery<{ list: { tokenBudget: number; requester: string; nestId: string } | null }>(
+    "Loading the list",
+    LIST,
+    { id: listId },
+    listId,
+  );
   useEffect(
     () =>
       follow<ListEvent>({
@@ -235,28 +294,50 @@ function ListView({ listId, onFinished }: { listId: string; onFinished: () => vo
           <li key={item.id} class="item" aria-label={`Item ${item.text}`}>
             <p>
               <strong>{item.text}</strong> <span class="tag stage">{item.stage}</span>
-              {item.mode ? <span class="quiet"> · {item.mode} · {item.taskType}</span> : null}
+              {item.mode ? (
+                <span class="quiet">
+                  {" "}
+                  · {item.mode} · {item.taskType}
+                </span>
+              ) : null}
             </p>
-            {item.subtasks.length ? <ol class="subtasks">{item.subtasks.map((s, i) => <li key={i}>{s}</li>)}</ol> : null}
+            {item.subtasks.length ? (
+              <ol class="subtasks">
+                {item.subtasks.map((s, i) => (
+                  <li key={i}>{s}</li>
+                ))}
+              </ol>
+            ) : null}
             {item.reason ? <p class="quiet">Sentry: {item.reason}</p> : null}
             {item.flights.length ? (
               <ul class="flights" aria-label="Crows">
                 {item.flights.map((f, i) => (
                   <li key={i}>
                     {f.crow}
-                    {f.borrowed ? " (borrowed)" : ""}: {f.landed ? (f.landed.ok ? `landed, ${f.landed.tokens} tokens` : `landed with an error: ${f.landed.error ?? "failed"}`) : "flying"}
+                    {f.borrowed ? " (borrowed)" : ""}:{" "}
+                    {f.landed
+                      ? f.landed.ok
+                        ? `landed, ${f.landed.tokens} tokens`
+                        : `landed with an error: ${f.landed.error ?? "failed"}`
+                      : "flying"}
                   </li>
                 ))}
               </ul>
             ) : null}
-            <ItemWeather itemId={item.id} weather={weather} answered={item.answer !== undefined || item.stage.startsWith("skipped")} />
+            <ItemWeather
+              itemId={item.id}
+              weather={weather}
+              answered={item.answer !== undefined || item.stage.startsWith("skipped")}
+            />
             {item.answer ? (
               <blockquote class="answer">
                 {item.answer}
                 <footer>— {item.crows.join(", ")}</footer>
               </blockquote>
             ) : null}
-            {item.verdicts.length ? <p class="verdicts">Verdicts: {item.verdicts.map((v) => `${v.target} ${v.verdict}`).join(", ")}</p> : null}
+            {item.verdicts.length ? (
+              <p class="verdicts">Verdicts: {item.verdicts.map((v) => `${v.target} ${v.verdict}`).join(", ")}</p>
+            ) : null}
           </li>
         ))}
       </ol>

@@ -91,7 +91,11 @@ function Connections() {
   const down = states.filter(([, s]) => s !== "live");
   return (
     <p class={`connections ${down.length ? "down" : "up"}`} role="status" aria-label="Connection">
-      {states.length === 0 ? "" : down.length === 0 ? `live (${states.length} streams)` : down.map(([n, s]) => `${n}: ${s}`).join(", ")}
+      {states.length === 0
+        ? ""
+        : down.length === 0
+          ? `live (${states.length} streams)`
+          : down.map(([n, s]) => `${n}: ${s}`).join(", ")}
     </p>
   );
 }
@@ -116,6 +120,8 @@ function Errors() {
 }
 
 // A failure nobody caught is still the owner's to see.
-addEventListener("unhandledrejection", (event) => reportError(`Unexpected: ${String((event as PromiseRejectionEvent).reason)}`));
+addEventListener("unhandledrejection", (event) =>
+  reportError(`Unexpected: ${String((event as PromiseRejectionEvent).reason)}`),
+);
 
 render(<App />, document.getElementById("console")!);

@@ -46,16 +46,27 @@ interface Message {
 }
 
 interface MessagePage {
-  messagesConnection: { edges: Array<{ node: Message }>; pageInfo: { hasPreviousPage: boolean; startCursor: string | null } };
+  messagesConnection: {
+    edges: Array<{ node: Message }>;
+    pageInfo: { hasPreviousPage: boolean; startCursor: string | null };
+  };
 }
 
 interface OpenData {
-  asks: Array<{ approvalPhrase: string; deadline: string; message: { msgId: string; author: string; text: string }; quarantine: { crow: string } | null }>;
+  asks: Array<{
+    approvalPhrase: string;
+    deadline: string;
+    message: { msgId: string; author: string; text: string };
+    quarantine: { crow: string } | null;
+  }>;
   quarantines: Array<{ id: string; crow: string; nestId: string; askMsgId: string; retired: boolean }>;
 }
 
 export function NestsView() {
-  const { data } = useQuery<{ nests: Nest[]; roster: string[]; crows: Array<{ name: string }> }>("Loading nests", NESTS);
+  const { data } = useQuery<{ nests: Nest[]; roster: string[]; crows: Array<{ name: string }> }>(
+    "Loading nests",
+    NESTS,
+  );
   const [selected, setSelected] = useState<string>("todo");
   const nests = data?.nests ?? [];
   const nest = nests.find((n) => n.id === selected);
@@ -67,7 +78,11 @@ export function NestsView() {
           <ul>
             {nests.map((n) => (
               <li key={n.id}>
-                <button type="button" aria-current={n.id === selected ? "true" : undefined} onClick={() => setSelected(n.id)}>
+                <button
+                  type="button"
+                  aria-current={n.id === selected ? "true" : undefined}
+                  onClick={() => setSelected(n.id)}
+                >
                   {n.name}
                 </button>
                 <span class="quiet members">{n.id === "todo" ? "the whole flock" : n.crows.join(", ")}</span>
@@ -75,7 +90,18 @@ export function NestsView() {
             ))}
           </ul>
         </nav>
-        {nest ? <NestRoom key={nest.id} nest={nest} addressable={[...(nest.id === "todo" ? [...(data?.roster ?? []), ...(data?.crows ?? []).map((c) => c.name)] : nest.crows), ...ADDRESSABLE_ROLES]} /> : null}
+        {nest ? (
+          <NestRoom
+            key={nest.id}
+            nest={nest}
+            addressable={[
+              ...(nest.id === "todo"
+                ? [...(data?.roster ?? []), ...(data?.crows ?? []).map((c) => c.name)]
+                : nest.crows),
+              ...ADDRESSABLE_ROLES,
+            ]}
+          />
+        ) : null}
       </div>
     </section>
   );
@@ -124,7 +150,9 @@ function NestRoom({ nest, addressable }: { nest: Nest; addressable: string[] }) 
   }, [nest.id]);
 
   const showOlder = async () => {
-    const page = await attempt(`Load older messages of ${nest.name}`, () => gql<MessagePage>(MESSAGE_PAGE, { nestId: nest.id, before: older }));
+    const page = await attempt(`Load older messages of ${nest.name}`, () =>
+      gql<MessagePage>(MESSAGE_PAGE, { nestId: nest.id, before: older }),
+    );
     if (!page) return;
     setMessages((shown) => [...page.messagesConnection.edges.map((e) => e.node), ...shown]);
     setOlder(page.messagesConnection.pageInfo.hasPreviousPage ? page.messagesConnection.pageInfo.startCursor : null);
@@ -155,7 +183,10 @@ function NestRoom({ nest, addressable }: { nest: Nest; addressable: string[] }) 
           <li key={m.msgId} class={`message kind-${m.kind}`} data-kind={m.kind} aria-label={`${m.author} ${m.kind}`}>
             <p class="meta">
               <span class="tag">{m.kind}</span> <strong class="author">{m.author}</strong>
-              {m.to ? <> → {m.to}</> : null} <span class="quiet">tagged by {m.taggedBy} · {m.msgId}</span>
+              {m.to ? <> → {m.to}</> : null}{" "}
+              <span class="quiet">
+                tagged by {m.taggedBy} · {m.msgId}
+              </span>
               {m.refersTo ? <span class="quiet"> · re {m.refersTo}</span> : null}
             </p>
             <p class="text">{m.text}</p>
@@ -182,7 +213,13 @@ function NestRoom({ nest, addressable }: { nest: Nest; addressable: string[] }) 
         </div>
         <div>
           <label for={`message-${nest.id}`}>Message</label>
-          <textarea id={`message-${nest.id}`} rows={2} value={text} onInput={(e) => setText(e.currentTarget.value)} required />
+          <textarea
+            id={`message-${nest.id}`}
+            rows={2}
+            value={text}
+            onInput={(e) => setText(e.currentTarget.value)}
+            required
+          />
         </div>
         <button type="submit" disabled={posting}>
           Post
@@ -195,9 +232,18 @@ function NestRoom({ nest, addressable }: { nest: Nest; addressable: string[] }) 
           {(open.data?.asks ?? []).map((a) => (
             <li key={a.message.msgId}>
               <p>
-                <strong>{a.message.author}</strong>: {a.message.text} <span class="quiet">({timeLeft(a.deadline, now)})</span>
+                <strong>{a.message.author}</strong>: {a.message.text}{" "}
+                <span class="quiet">({timeLeft(a.deadline, now)})</span>
               </p>
-              <button type="button" onClick={() => void post({ text: a.approvalPhrase, refersTo: a.message.msgId, kind: "say" }, `Answer ${a.message.msgId}`)}>
+              <button
+                type="button"
+                onClick={() =>
+                  void post(
+                    { text: a.approvalPhrase, refersTo: a.message.msgId, kind: "say" },
+                    `Answer ${a.message.msgId}`,
+                  )
+                }
+              >
                 Answer "{a.approvalPhrase}"
               </button>
             </li>
@@ -213,12 +259,25 @@ function NestRoom({ nest, addressable }: { nest: Nest; addressable: string[] }) 
               {q.crow} is quarantined{q.retired ? " and retired: the mark stays on the books." : "."}{" "}
               {q.retired ? null : (
                 <>
-              <button type="button" onClick={() => void post({ text: `reinstate ${q.crow}`, refersTo: q.askMsgId, kind: "say" }, `Reinstate ${q.crow}`)}>
-                Reinstate {q.crow}
-              </button>{" "}
-              <button type="button" onClick={() => void post({ text: `retire ${q.crow}`, refersTo: q.askMsgId, kind: "say" }, `Retire ${q.crow}`)}>
-                Retire {q.crow}
-              </button>
+                  <button
+                    type="button"
+                    onClick={() =>
+                      void post(
+                        { text: `reinstate ${q.crow}`, refersTo: q.askMsgId, kind: "say" },
+                        `Reinstate ${q.crow}`,
+                      )
+                    }
+                  >
+                    Reinstate {q.crow}
+                  </button>{" "}
+                  <button
+                    type="button"
+                    onClick={() =>
+                      void post({ text: `retire ${q.crow}`, refersTo: q.askMsgId, kind: "say" }, `Retire ${q.crow}`)
+                    }
+                  >
+                    Retire {q.crow}
+                  </button>
                 </>
               )}
             </li>

@@ -12,7 +12,12 @@ const OPEN_ASKS = `query OpenAsks($nestId: ID!) { asks(nestId: $nestId, resolved
 type Ask = { approvalPhrase: string; message: { msgId: string; author: string; text: string } };
 const BASE_TITLE = "crows";
 
-type Waiting = { key: string; title: string; body: string; /** Where clicking it takes the owner. */ focus: () => void };
+type Waiting = {
+  key: string;
+  title: string;
+  body: string /** Where clicking it takes the owner. */;
+  focus: () => void;
+};
 
 let approvals: Waiting[] = [];
 let asks: Waiting[] = [];
@@ -21,7 +26,8 @@ let seenAsks: Set<string> | undefined;
 const listeners = new Set<() => void>();
 
 export const notificationsSupported = (): boolean => typeof Notification !== "undefined";
-export const permission = (): NotificationPermission | "unsupported" => (notificationsSupported() ? Notification.permission : "unsupported");
+export const permission = (): NotificationPermission | "unsupported" =>
+  notificationsSupported() ? Notification.permission : "unsupported";
 
 export function onPermissionChange(listener: () => void): () => void {
   listeners.add(listener);
@@ -67,7 +73,9 @@ export function noteApprovals(now: Waiting[]): void {
 async function pollAsks(): Promise<void> {
   try {
     const { nests } = await gql<{ nests: Array<{ id: string }> }>(NEST_IDS);
-    const open = await Promise.all(nests.map(async (n) => ({ id: n.id, asks: (await gql<{ asks: Ask[] }>(OPEN_ASKS, { nestId: n.id })).asks })));
+    const open = await Promise.all(
+      nests.map(async (n) => ({ id: n.id, asks: (await gql<{ asks: Ask[] }>(OPEN_ASKS, { nestId: n.id })).asks })),
+    );
     const now: Waiting[] = open.flatMap((n) =>
       n.asks.map((a) => ({
         key: `ask:${a.message.msgId}`,

@@ -7,7 +7,13 @@ import { useQuery } from "./hooks.ts";
 import { attempt } from "./status.ts";
 
 const SCOPES = ["read", "decide", "write", "admin", "metrics"] as const;
-const EXPIRIES: Array<[string, number | null]> = [["never", null], ["1 day", 86_400], ["30 days", 30 * 86_400], ["90 days", 90 * 86_400], ["1 year", 365 * 86_400]];
+const EXPIRIES: Array<[string, number | null]> = [
+  ["never", null],
+  ["1 day", 86_400],
+  ["30 days", 30 * 86_400],
+  ["90 days", 90 * 86_400],
+  ["1 year", 365 * 86_400],
+];
 
 const TOKENS = `query Tokens { tokens { id name prefix scopes createdAt expiresAt lastUsedAt revokedAt } }`;
 const CREATE = `mutation CreateToken($name: String!, $scopes: [String!]!, $expiresInS: Int) {
@@ -41,7 +47,11 @@ export function TokensView() {
   const create = async (event: Event) => {
     event.preventDefault();
     const result = await attempt(`Create token "${name}"`, () =>
-      mutate<{ secret: string; token: { name: string } }>("createToken", CREATE, { name, scopes: SCOPES.filter((s) => scopes.has(s)), expiresInS: EXPIRIES[expires]![1] }),
+      mutate<{ secret: string; token: { name: string } }>("createToken", CREATE, {
+        name,
+        scopes: SCOPES.filter((s) => scopes.has(s)),
+        expiresInS: EXPIRIES[expires]![1],
+      }),
     );
     if (!result) return;
     setMade({ name: result.token.name, secret: result.secret });
@@ -73,7 +83,8 @@ export function TokensView() {
       <h2 id="tokens-heading">Tokens</h2>
       <form onSubmit={(e) => void create(e)} aria-label="New token">
         <label>
-          Name <input value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} maxLength={64} required />
+          Name{" "}
+          <input value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} maxLength={64} required />
         </label>
         <fieldset class="scopes">
           <legend>Scopes</legend>

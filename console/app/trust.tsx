@@ -116,7 +116,8 @@ export function TrustView() {
         {changes.length === 0 ? <li class="quiet">None yet.</li> : null}
         {changes.map((c) => (
           <li key={c.id}>
-            {c.holder} on {c.taskType}: {LEVELS[c.from] ?? c.from} → {LEVELS[c.to] ?? c.to} <span class="quiet">{new Date(c.ts).toLocaleTimeString()}</span>
+            {c.holder} on {c.taskType}: {LEVELS[c.from] ?? c.from} → {LEVELS[c.to] ?? c.to}{" "}
+            <span class="quiet">{new Date(c.ts).toLocaleTimeString()}</span>
           </li>
         ))}
       </ul>
@@ -124,7 +125,11 @@ export function TrustView() {
       {holders.map((h) => (
         <details key={h}>
           <summary>
-            {h} <span class="quiet">(the newest 20 verdicts of each task type; {rows.filter((r) => r.holder === h).reduce((sum, r) => sum + r.historyTotal, 0)} in all)</span>
+            {h}{" "}
+            <span class="quiet">
+              (the newest 20 verdicts of each task type;{" "}
+              {rows.filter((r) => r.holder === h).reduce((sum, r) => sum + r.historyTotal, 0)} in all)
+            </span>
           </summary>
           <ol class="history">
             {rows
@@ -133,7 +138,8 @@ export function TrustView() {
               .sort((a, b) => Date.parse(a.at) - Date.parse(b.at))
               .map((e, i) => (
                 <li key={i}>
-                  {new Date(e.at).toLocaleTimeString()} · {e.taskType} · {e.verdict} on {e.subject} · {LEVELS[e.from] ?? e.from} → {LEVELS[e.to] ?? e.to}
+                  {new Date(e.at).toLocaleTimeString()} · {e.taskType} · {e.verdict} on {e.subject} ·{" "}
+                  {LEVELS[e.from] ?? e.from} → {LEVELS[e.to] ?? e.to}
                 </li>
               ))}
           </ol>

@@ -41,7 +41,16 @@ export function useFlightWeather(listId: string, running: boolean): FlightWeathe
           const others = (all[change.itemId] ?? []).filter((w) => w.flightId !== change.flightId);
           const mine =
             change.kind === "waiting" && change.wait
-              ? [...others, { flightId: change.flightId, crow: change.crow, reason: change.wait.reason, retryAt: Date.parse(change.wait.retryAt), deadline: Date.parse(change.wait.deadline) }]
+              ? [
+                  ...others,
+                  {
+                    flightId: change.flightId,
+                    crow: change.crow,
+                    reason: change.wait.reason,
+                    retryAt: Date.parse(change.wait.retryAt),
+                    deadline: Date.parse(change.wait.deadline),
+                  },
+                ]
               : others;
           return { ...all, [change.itemId]: mine };
         }),
@@ -70,7 +79,15 @@ export function useFlightWeather(listId: string, running: boolean): FlightWeathe
 }
 
 /** The item's waits and, until its answer arrives, the text its flights are writing. */
-export function ItemWeather({ itemId, weather, answered }: { itemId: string; weather: FlightWeather; answered: boolean }) {
+export function ItemWeather({
+  itemId,
+  weather,
+  answered,
+}: {
+  itemId: string;
+  weather: FlightWeather;
+  answered: boolean;
+}) {
   const now = useNow(1000);
   const waits = weather.waits[itemId] ?? [];
   const streaming = answered ? [] : Object.entries(weather.text[itemId] ?? {});
@@ -80,7 +97,10 @@ export function ItemWeather({ itemId, weather, answered }: { itemId: string; wea
       {waits.map((w) => (
         <p key={w.flightId} class="waiting" role="status">
           {w.crow} is waiting for the provider: retry in {Math.max(0, Math.ceil((w.retryAt - now) / 1000))} s
-          <span class="quiet"> · {w.reason} · gives up in {Math.max(0, Math.ceil((w.deadline - now) / 1000))} s</span>
+          <span class="quiet">
+            {" "}
+            · {w.reason} · gives up in {Math.max(0, Math.ceil((w.deadline - now) / 1000))} s
+          </span>
         </p>
       ))}
       {streaming.map(([flightId, f]) => (

@@ -5,7 +5,16 @@ import { mutate } from "./api.ts";
 import { useQuery } from "./hooks.ts";
 import { attempt } from "./status.ts";
 
-const TYPES = ["approval.requested", "approval.decided", "list.finished", "item.skipped", "ask.opened", "ask.resolved", "crow.flagged", "trust.changed"];
+const TYPES = [
+  "approval.requested",
+  "approval.decided",
+  "list.finished",
+  "item.skipped",
+  "ask.opened",
+  "ask.resolved",
+  "crow.flagged",
+  "trust.changed",
+];
 
 const ENDPOINTS = `query Webhooks { webhooks { __typename ... on QueryWebhooksSuccess { data { id url events description disabled disabledReason failingSince createdAt } } ... on Error { message } } }`;
 const DELIVERIES = `query Deliveries($id: ID!) { webhookDeliveries(id: $id, limit: 50) { ... on WebhookDeliveryPage { deliveries { id eventId type state nextAttemptAt attempts { at status durationMs error } } } ... on Error { message } } }`;
@@ -25,7 +34,10 @@ interface Endpoint {
 }
 
 export function WebhooksView() {
-  const { data, reload } = useQuery<{ webhooks: { data?: Endpoint[]; message?: string } }>("Loading webhooks", ENDPOINTS);
+  const { data, reload } = useQuery<{ webhooks: { data?: Endpoint[]; message?: string } }>(
+    "Loading webhooks",
+    ENDPOINTS,
+  );
   const [url, setUrl] = useState("");
   const [description, setDescription] = useState("");
   const [events, setEvents] = useState<Set<string>>(new Set());
@@ -35,7 +47,13 @@ export function WebhooksView() {
 
   const add = async (event: Event) => {
     event.preventDefault();
-    const result = await attempt("Add webhook", () => mutate<{ secret: string; endpoint: { id: string } }>("addWebhook", ADD, { url, events: [...events], description }));
+    const result = await attempt("Add webhook", () =>
+      mutate<{ secret: string; endpoint: { id: string } }>("addWebhook", ADD, {
+        url,
+        events: [...events],
+        description,
+      }),
+    );
     if (result) {
       setShown({ id: result.endpoint.id, secret: result.secret });
       setUrl("");
@@ -45,7 +63,9 @@ export function WebhooksView() {
     }
   };
   const rotate = async (id: string) => {
-    const result = await attempt("Rotate secret", () => mutate<{ secret: string }>("rotateWebhookSecret", ROTATE, { id }));
+    const result = await attempt("Rotate secret", () =>
+      mutate<{ secret: string }>("rotateWebhookSecret", ROTATE, { id }),
+    );
     if (result) setShown({ id, secret: result.secret });
   };
   const remove = async (id: string) => {
@@ -102,10 +122,18 @@ export function WebhooksView() {
       <form onSubmit={(event) => void add(event)} aria-label="Add a webhook">
         <h3>Add an endpoint</h3>
         <label>
-          URL <input type="url" required value={url} onInput={(event) => setUrl((event.target as HTMLInputElement).value)} placeholder="the receiver's https URL" />
+          URL{" "}
+          <input
+            type="url"
+            required
+            value={url}
+            onInput={(event) => setUrl((event.target as HTMLInputElement).value)}
+            placeholder="the receiver's https URL"
+          />
         </label>
         <label>
-          Description <input value={description} onInput={(event) => setDescription((event.target as HTMLInputElement).value)} />
+          Description{" "}
+          <input value={description} onInput={(event) => setDescription((event.target as HTMLInputElement).value)} />
         </label>
         <fieldset>
           <legend>Events (none ticked: every event)</legend>
@@ -122,12 +150,18 @@ export function WebhooksView() {
 }
 
 function Deliveries({ id }: { id: string }) {
-  const { data, reload } = useQuery<{ webhookDeliveries: { deliveries?: Array<{ id: string; eventId: number; type: string; state: string; nextAttemptAt: string | null; attempts: Array<{ at: string; status: number | null; durationMs: number; error: string | null }> }> } }>(
-    "Loading deliveries",
-    DELIVERIES,
-    { id },
-    id,
-  );
+  const { data, reload } = useQuery<{
+    webhookDeliveries: {
+      deliveries?: Array<{
+        id: string;
+        eventId: number;
+        type: string;
+        state: string;
+        nextAttemptAt: string | null;
+        attempts: Array<{ at: string; status: number | null; durationMs: number; error: string | null }>;
+      }>;
+    };
+  }>("Loading deliveries", DELIVERIES, { id }, id);
   return (
     <div>
       <button type="button" onClick={() => void reload()}>
@@ -149,8 +183,15 @@ function Deliveries({ id }: { id: string }) {
               <tr key={d.id}>
                 <td>{d.id}</td>
                 <td>{d.type}</td>
-                <td>{d.state}{d.nextAttemptAt && d.state === "pending" ? ` (next ${d.nextAttemptAt})` : ""}</td>
-                <td>{last ? `${last.status ?? "no answer"} in ${last.durationMs} ms${last.error ? `: ${last.error}` : ""}` : ""}</td>
+                <td>
+                  {d.state}
+                  {d.nextAttemptAt && d.state === "pending" ? ` (next ${d.nextAttemptAt})` : ""}
+                </td>
+                <td>
+                  {last
+                    ? `${last.status ?? "no answer"} in ${last.durationMs} ms${last.error ? `: ${last.error}` : ""}`
+                    : ""}
+                </td>
               </tr>
             );
           })}

@@ -55,7 +55,11 @@ export function auditQueryOf(params: URLSearchParams): AuditQuery {
     return at;
   };
   const actorKind = params.get("actor_kind") || undefined;
-  const kinds = params.getAll("kind").flatMap((k) => k.split(",")).map((k) => k.trim()).filter((k) => k !== "");
+  const kinds = params
+    .getAll("kind")
+    .flatMap((k) => k.split(","))
+    .map((k) => k.trim())
+    .filter((k) => k !== "");
   return {
     before: int("before"),
     limit: int("limit"),
@@ -69,18 +73,28 @@ export function auditQueryOf(params: URLSearchParams): AuditQuery {
 
 export async function auditEntries(prisma: PrismaClient, query: AuditQuery): Promise<AuditPage> {
   const limit = query.limit ?? 50;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw new BadInputError(`"limit" must be from 1 to ${MAX_LIMIT}.`);
-  if (query.actorKind !== undefined && !ACTOR_KINDS.includes(query.actorKind)) throw new BadInputError(`"actor_kind" must be one of ${ACTOR_KINDS.join(", ")}.`);
-  if (query.tokenId !== undefined && !/^tok_[0-9a-f]{16}$/.test(query.tokenId)) throw new BadInputError('"token_id" must be a token id (tok_...).');
-  if (query.tokenId !== undefined && query.actorKind !== undefined && query.actorKind !== "token") throw new BadInputError('"token_id" goes with actor kind "token" only.');
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)
+    throw new BadInputError(`"limit" must be from 1 to ${MAX_LIMIT}.`);
+  if (query.actorKind !== undefined && !ACTOR_KINDS.includes(query.actorKind))
+    throw new BadInputError(`"actor_kind" must be one of ${ACTOR_KINDS.join(", ")}.`);
+  if (query.tokenId !== undefined && !/^tok_[0-9a-f]{16}$/.test(query.tokenId))
+    throw new BadInputError('"token_id" must be a token id (tok_...).');
+  if (query.tokenId !== undefined && query.actorKind !== undefined && query.actorKind !== "token")
+    throw new BadInputError('"token_id" goes with actor kind "token" only.');
   const needle =
-    query.tokenId !== undefined ? `"actor":{"kind":"token","token_id":"${query.tokenId}"` : query.actorKind !== undefined ? `"actor":{"kind":"${query.actorKind}"` : `"actor":{"kind":"`;
+    query.tokenId !== undefined
+      ? `"actor":{"kind":"token","token_id":"${query.tokenId}"`
+      : query.actorKind !== undefined
+        ? `"actor":{"kind":"${query.actorKind}"`
+        : `"actor":{"kind":"`;
   const rows = await prisma.event.findMany({
     where: {
       payload: { contains: needle },
       ...(query.before !== undefined ? { id: { lt: query.before } } : {}),
       ...(query.kinds ? { name: { in: query.kinds } } : {}),
-      ...(query.since || query.until ? { ts: { ...(query.since ? { gte: query.since } : {}), ...(query.until ? { lte: query.until } : {}) } } : {}),
+      ...(query.since || query.until
+        ? { ts: { ...(query.since ? { gte: query.since } : {}), ...(query.until ? { lte: query.until } : {}) } }
+        : {}),
     },
     orderBy: { id: "desc" },
     take: limit + 1,
@@ -92,7 +106,15 @@ export async function auditEntries(prisma: PrismaClient, query: AuditQuery): Pro
     if (!actor || typeof actor !== "object" || Object.keys(payload).at(-1) !== "actor") continue;
     if (query.actorKind !== undefined && actor.kind !== query.actorKind) continue;
     if (query.tokenId !== undefined && actor.token_id !== query.tokenId) continue;
-    entries.push({ id: row.id, stream: row.stream, seq: row.seq, kind: row.name, ts: row.ts.toISOString(), actor, payload });
+    entries.push({
+      id: row.id,
+      stream: row.stream,
+      seq: row.seq,
+      kind: row.name,
+      ts: row.ts.toISOString(),
+      actor,
+      payload,
+    });
   }
   return { entries, next_cursor: rows.length > limit ? rows[limit - 1]!.id : null };
 }

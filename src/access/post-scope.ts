@@ -6,9 +6,16 @@ import { ForbiddenError } from "../base/errors.ts";
 import type { Principal } from "./principal.ts";
 import { missingScopeMessage } from "./scopes.ts";
 
-export async function requirePostScope(prisma: PrismaClient, principal: Principal, nestId: string, input: { author: unknown; refers_to?: unknown }): Promise<void> {
+export async function requirePostScope(
+  prisma: PrismaClient,
+  principal: Principal,
+  nestId: string,
+  input: { author: unknown; refers_to?: unknown },
+): Promise<void> {
   if (principal.scopes.includes("write")) return;
-  const refusal = new ForbiddenError(`${missingScopeMessage("write")} With only "decide", post the owner's reply to an ask: author "owner", refers_to the ask.`);
+  const refusal = new ForbiddenError(
+    `${missingScopeMessage("write")} With only "decide", post the owner's reply to an ask: author "owner", refers_to the ask.`,
+  );
   if (!principal.scopes.includes("decide")) throw refusal;
   const author = typeof input.author === "string" ? input.author.trim() : "";
   const refersTo = typeof input.refers_to === "string" ? input.refers_to.trim() : "";

@@ -18,7 +18,10 @@ export const ROOT: Principal = Object.freeze({ actor: OWNER, scopes: SCOPES });
  * A decide link's holder: the link is the credential for its one decision (checked where it is
  * served), so it holds no scope for anything else.
  */
-export const LINK_HOLDER: Principal = Object.freeze({ actor: Object.freeze({ kind: "link" }) as Actor, scopes: Object.freeze([]) as readonly Scope[] });
+export const LINK_HOLDER: Principal = Object.freeze({
+  actor: Object.freeze({ kind: "link" }) as Actor,
+  scopes: Object.freeze([]) as readonly Scope[],
+});
 
 /** A 403 naming the scope when the principal lacks it. */
 export function requireScope(principal: Principal, scope: Scope): void {

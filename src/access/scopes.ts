@@ -8,7 +8,8 @@ export type Scope = "read" | "decide" | "write" | "admin" | "metrics";
 
 export const SCOPES: readonly Scope[] = ["read", "decide", "write", "admin", "metrics"];
 
-export const isScope = (value: unknown): value is Scope => typeof value === "string" && (SCOPES as readonly string[]).includes(value);
+export const isScope = (value: unknown): value is Scope =>
+  typeof value === "string" && (SCOPES as readonly string[]).includes(value);
 
 /** Scopes in SCOPES order, without repeats; undefined when any entry is not a scope. */
 export function normaliseScopes(values: readonly unknown[]): Scope[] | undefined {

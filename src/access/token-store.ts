@@ -84,7 +84,8 @@ function checkName(raw: unknown): string {
 
 function checkScopes(raw: unknown): Scope[] {
   const scopes = Array.isArray(raw) ? normaliseScopes(raw) : undefined;
-  if (!scopes || scopes.length === 0) throw new BadInputError(`"scopes" must be a non-empty list of ${SCOPES.map((s) => `"${s}"`).join(", ")}.`);
+  if (!scopes || scopes.length === 0)
+    throw new BadInputError(`"scopes" must be a non-empty list of ${SCOPES.map((s) => `"${s}"`).join(", ")}.`);
   return scopes;
 }
 
@@ -117,19 +118,34 @@ export class TokenStore {
    * A new token. `granter` is the scopes of whoever asks: a token never mints one with a scope it
    * does not hold itself (403 naming the scope).
    */
-  async create(input: { name: unknown; scopes: unknown; expiresInS?: unknown }, actor: Actor, granter: readonly Scope[] = SCOPES): Promise<CreatedToken> {
+  async create(
+    input: { name: unknown; scopes: unknown; expiresInS?: unknown },
+    actor: Actor,
+    granter: readonly Scope[] = SCOPES,
+  ): Promise<CreatedToken> {
     const name = checkName(input.name);
     const scopes = checkScopes(input.scopes);
     const expiresInS = checkExpires(input.expiresInS);
     const lacking = scopes.find((scope) => !granter.includes(scope));
-    if (lacking) throw new ForbiddenError(`${missingScopeMessage(lacking)} A token cannot grant a scope it does not hold.`);
+    if (lacking)
+      throw new ForbiddenError(`${missingScopeMessage(lacking)} A token cannot grant a scope it does not hold.`);
     const secret = `crows_${base62(40)}`;
     const id = `tok_${randomBytes(8).toString("hex")}`;
     const createdAt = new Date(this.now());
     const expiresAt = expiresInS === undefined ? null : new Date(createdAt.getTime() + expiresInS * 1000);
     let row: TokenRow | undefined;
     await this.log.appendWith(TOKENS_STREAM, async (tx) => {
-      row = await tx.token.create({ data: { id, name, prefix: secret.slice(0, PREFIX_LENGTH), hash: digestOf(secret), scopes: scopes.join(","), createdAt, expiresAt } });
+      row = await tx.token.create({
+        data: {
+          id,
+          name,
+          prefix: secret.slice(0, PREFIX_LENGTH),
+          hash: digestOf(secret),
+          scopes: scopes.join(","),
+          createdAt,
+          expiresAt,
+        },
+      });
       return [{ name: TOKEN_CREATED, payload: this.payload(row, createdAt, actor) }];
     });
     return { ...view(row!), secret };
@@ -143,12 +159,15 @@ export class TokenStore {
   /** Revokes for good; NotFoundError for an unknown id. Revoking a revoked token changes nothing. */
   async revoke(id: unknown, actor: Actor): Promise<TokenView> {
     // The message never repeats what was sent: a secret pasted in place of an id stays out of errors.
-    if (typeof id !== "string" || !/^tok_[0-9a-f]{16}$/.test(id)) throw new NotFoundError("No such token: an id looks like tok_ and 16 hex digits.");
+    if (typeof id !== "string" || !/^tok_[0-9a-f]{16}$/.test(id))
+      throw new NotFoundError("No such token: an id looks like tok_ and 16 hex digits.");
     const at = new Date(this.now());
     await this.log.appendWith(TOKENS_STREAM, async (tx) => {
       const moved = await tx.token.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: at } });
       if (moved.count === 0) return [];
-      return [{ name: TOKEN_REVOKED, payload: this.payload(await tx.token.findUniqueOrThrow({ where: { id } }), at, actor) }];
+      return [
+        { name: TOKEN_REVOKED, payload: this.payload(await tx.token.findUniqueOrThrow({ where: { id } }), at, actor) },
+      ];
     });
     this.forget(id);
     const row = await this.prisma.token.findUnique({ where: { id } });
@@ -167,7 +186,15 @@ export class TokenStore {
       principal = cached.principal;
     } else {
       const row = await this.prisma.token.findUnique({ where: { hash } });
-      principal = row && row.revokedAt === null ? { actor: tokenActor(row.id, row.name), scopes: scopesOfColumn(row.scopes), tokenId: row.id, expiresAt: row.expiresAt?.getTime() } : undefined;
+      principal =
+        row && row.revokedAt === null
+          ? {
+              actor: tokenActor(row.id, row.name),
+              scopes: scopesOfColumn(row.scopes),
+              tokenId: row.id,
+              expiresAt: row.expiresAt?.getTime(),
+            }
+          : undefined;
       if (principal && version !== null) this.remember(hash, principal, version);
       if (!principal) this.cache.delete(hash);
     }
@@ -197,7 +224,9 @@ export class TokenStore {
     const now = this.now();
     if (now - (this.touched.get(id) ?? 0) < LAST_USED_EVERY_MS) return;
     this.touched.set(id, now);
-    void this.prisma.token.updateMany({ where: { id }, data: { lastUsedAt: new Date(now) } }).catch(() => this.touched.delete(id));
+    void this.prisma.token
+      .updateMany({ where: { id }, data: { lastUsedAt: new Date(now) } })
+      .catch(() => this.touched.delete(id));
   }
 
   private payload(row: TokenRow, at: Date, actor: Actor): Record<string, unknown> {

@@ -107,7 +107,10 @@ function fraction(env: Env, name: string, fallback: number): number {
 }
 
 function list(env: Env, name: string): string[] {
-  return (env[name] ?? "").split(",").map((part) => part.trim()).filter((part) => part !== "");
+  return (env[name] ?? "")
+    .split(",")
+    .map((part) => part.trim())
+    .filter((part) => part !== "");
 }
 
 // A token travels in a header and a cookie: printable ASCII without separators, long enough to guess never.
@@ -116,7 +119,9 @@ const TOKEN_SHAPE = /^[A-Za-z0-9._~+/=-]{16,512}$/;
 function checkToken(name: string, token: string): string {
   if (!TOKEN_SHAPE.test(token)) {
     // The message never repeats the value: it is a secret.
-    throw new ConfigError(`${name} must be 16 to 512 characters of A-Z a-z 0-9 . _ ~ + / = - (generate one: openssl rand -hex 32)`);
+    throw new ConfigError(
+      `${name} must be 16 to 512 characters of A-Z a-z 0-9 . _ ~ + / = - (generate one: openssl rand -hex 32)`,
+    );
   }
   return token;
 }
@@ -129,8 +134,14 @@ function origins(env: Env, name: string): string[] {
     } catch {
       url = undefined;
     }
-    if (!url || (url.protocol !== "http:" && url.protocol !== "https:") || url.origin !== raw.replace(/\/$/, "").toLowerCase()) {
-      throw new ConfigError(`${name} lists origins like http://localhost:5173 (scheme, host, optional port; no path), got ${JSON.stringify(raw)}`);
+    if (
+      !url ||
+      (url.protocol !== "http:" && url.protocol !== "https:") ||
+      url.origin !== raw.replace(/\/$/, "").toLowerCase()
+    ) {
+      throw new ConfigError(
+        `${name} lists origins like http://localhost:5173 (scheme, host, optional port; no path), got ${JSON.stringify(raw)}`,
+      );
     }
     return url.origin;
   });
@@ -144,7 +155,8 @@ export function isLoopbackHost(host: string): boolean {
 
 function checkpoints(env: Env): "thread" | "inline" {
   const raw = text(env, "CROWS_SQLITE_CHECKPOINTS") ?? "thread";
-  if (raw !== "thread" && raw !== "inline") throw new ConfigError(`CROWS_SQLITE_CHECKPOINTS must be thread or inline, got ${JSON.stringify(raw)}`);
+  if (raw !== "thread" && raw !== "inline")
+    throw new ConfigError(`CROWS_SQLITE_CHECKPOINTS must be thread or inline, got ${JSON.stringify(raw)}`);
   return raw;
 }
 
@@ -209,16 +221,21 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   if (config.token !== undefined) checkToken("CROWS_TOKEN", config.token);
   config.readTokens.forEach((token) => checkToken("CROWS_READ_TOKENS", token));
   if (config.readTokens.length > 0 && config.token === undefined) {
-    throw new ConfigError("CROWS_READ_TOKENS needs CROWS_TOKEN too: without an owner token nothing is asked, so read-only tokens would mean nothing");
+    throw new ConfigError(
+      "CROWS_READ_TOKENS needs CROWS_TOKEN too: without an owner token nothing is asked, so read-only tokens would mean nothing",
+    );
   }
   if (config.token !== undefined && config.readTokens.includes(config.token)) {
     throw new ConfigError("CROWS_READ_TOKENS must not contain CROWS_TOKEN");
   }
   for (const name of config.publicHosts) {
-    if (!/^[a-z0-9.-]+$|^\[[0-9a-f:.]+\]$/.test(name)) throw new ConfigError(`CROWS_PUBLIC_HOSTS lists host names without scheme or port, got ${JSON.stringify(name)}`);
+    if (!/^[a-z0-9.-]+$|^\[[0-9a-f:.]+\]$/.test(name))
+      throw new ConfigError(`CROWS_PUBLIC_HOSTS lists host names without scheme or port, got ${JSON.stringify(name)}`);
   }
   if (!isLoopbackHost(config.host) && config.token === undefined) {
-    throw new ConfigError(`CROWS_HOST=${config.host} is reachable from other machines; set CROWS_TOKEN to a long random secret first (docs/security.md)`);
+    throw new ConfigError(
+      `CROWS_HOST=${config.host} is reachable from other machines; set CROWS_TOKEN to a long random secret first (docs/security.md)`,
+    );
   }
   return config;
 }

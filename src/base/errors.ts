@@ -33,7 +33,10 @@ export class ForbiddenError extends CrowsError {
 /** A requester in a prank cooldown: a 429 with the seconds left. */
 export class RateLimitedError extends CrowsError {
   readonly code = "rate_limited" as const;
-  constructor(message: string, readonly cooldownS: number) {
+  constructor(
+    message: string,
+    readonly cooldownS: number,
+  ) {
     super(message);
   }
 }

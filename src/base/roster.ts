@@ -144,6 +144,12 @@ export function personaOf(name: string): Persona | undefined {
 /** The relationship line a banter prompt retrieves: the backstory sentence where one names the other. */
 export function relationshipOf(a: string, b: string): string {
   const sentenceNaming = (speaker: string, other: string) =>
-    personaOf(speaker)?.backstory.split(/(?<=\.)\s+/).find((sentence) => sentence.includes(other));
-  return sentenceNaming(a, b) ?? sentenceNaming(b, a) ?? `${a} and ${b} have flown together before, without incident worth remembering.`;
+    personaOf(speaker)
+      ?.backstory.split(/(?<=\.)\s+/)
+      .find((sentence) => sentence.includes(other));
+  return (
+    sentenceNaming(a, b) ??
+    sentenceNaming(b, a) ??
+    `${a} and ${b} have flown together before, without incident worth remembering.`
+  );
 }

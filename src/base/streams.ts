@@ -17,11 +17,13 @@ export const watchStream = (nestId: string) => `watch:${nestId}`;
  * except that a nest's side log goes in line with its messages, so an ask's expiry or the trust
  * change it caused never overtakes the ask.opened before it.
  */
-export const deliveryLineOf = (stream: string) => (stream.startsWith("watch:") ? `nest:${stream.slice("watch:".length)}` : stream);
+export const deliveryLineOf = (stream: string) =>
+  stream.startsWith("watch:") ? `nest:${stream.slice("watch:".length)}` : stream;
 
 /** What every msg_id of a nest starts with (the REST stream's frames are laid out with it). */
 export const msgIdPrefix = (nestId: string) => `${nestId}-`;
 /** msg_id is <nest_id>-<n>, n from 1 in nest order; it is also the nest stream's SSE id. */
 export const msgIdOf = (nestId: string, n: number) => `${msgIdPrefix(nestId)}${n}`;
 /** The n of a msg_id of `nestId` as text, or the text unchanged when it is not one of the nest's. */
-export const msgNumberText = (nestId: string, text: string) => (text.startsWith(msgIdPrefix(nestId)) ? text.slice(msgIdPrefix(nestId).length) : text);
+export const msgNumberText = (nestId: string, text: string) =>
+  text.startsWith(msgIdPrefix(nestId)) ? text.slice(msgIdPrefix(nestId).length) : text;

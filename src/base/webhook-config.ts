@@ -33,7 +33,8 @@ function seconds(env: Env, name: string, fallback: number, fail: Fail): number {
   const raw = env[name]?.trim();
   if (!raw) return fallback;
   const value = Number(raw);
-  if (!Number.isFinite(value) || value < 0) throw fail(`${name} must be a number of seconds, 0 or more, got ${JSON.stringify(raw)}`);
+  if (!Number.isFinite(value) || value < 0)
+    throw fail(`${name} must be a number of seconds, 0 or more, got ${JSON.stringify(raw)}`);
   return value;
 }
 
@@ -43,7 +44,9 @@ function schedule(env: Env, fail: Fail): number[] {
   const texts = raw.split(",").map((part) => part.trim());
   const parts = texts.map(Number);
   if (texts.some((t) => t === "") || parts.some((s) => !Number.isFinite(s) || s < 0)) {
-    throw fail(`CROWS_WEBHOOK_RETRY_SCHEDULE is comma-separated seconds before each attempt, like 0,5,300, got ${JSON.stringify(raw)}`);
+    throw fail(
+      `CROWS_WEBHOOK_RETRY_SCHEDULE is comma-separated seconds before each attempt, like 0,5,300, got ${JSON.stringify(raw)}`,
+    );
   }
   return parts;
 }
@@ -58,16 +61,20 @@ function publicUrl(env: Env, fail: Fail): string | undefined {
     url = undefined;
   }
   if (!url || (url.protocol !== "http:" && url.protocol !== "https:") || url.search || url.hash) {
-    throw fail(`CROWS_PUBLIC_URL is the http(s) address the owner reaches this server at, like https://crows.example.com, got ${JSON.stringify(raw)}`);
+    throw fail(
+      `CROWS_PUBLIC_URL is the http(s) address the owner reaches this server at, like https://crows.example.com, got ${JSON.stringify(raw)}`,
+    );
   }
   return url.href.replace(/\/$/, "");
 }
 
 export function loadWebhookConfig(env: Env, fail: Fail): WebhookConfig {
   const allow = env.CROWS_WEBHOOK_ALLOW_PRIVATE?.trim() ?? "";
-  if (!["", "0", "1"].includes(allow)) throw fail(`CROWS_WEBHOOK_ALLOW_PRIVATE must be 0 or 1, got ${JSON.stringify(allow)}`);
+  if (!["", "0", "1"].includes(allow))
+    throw fail(`CROWS_WEBHOOK_ALLOW_PRIVATE must be 0 or 1, got ${JSON.stringify(allow)}`);
   const sender = env.CROWS_WEBHOOK_SENDER?.trim() || "thread";
-  if (sender !== "thread" && sender !== "server") throw fail(`CROWS_WEBHOOK_SENDER must be thread or server, got ${JSON.stringify(sender)}`);
+  if (sender !== "thread" && sender !== "server")
+    throw fail(`CROWS_WEBHOOK_SENDER must be thread or server, got ${JSON.stringify(sender)}`);
   return {
     retryScheduleS: schedule(env, fail),
     disableAfterMs: seconds(env, "CROWS_WEBHOOK_DISABLE_AFTER_S", 5 * 24 * 3600, fail) * 1000,

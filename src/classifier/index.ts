@@ -30,10 +30,19 @@ export function createBackend(config: Config, gate?: CallGate): Classifier {
   return new OfflineClassifier();
 }
 
-export function createClassifier(config: Config, prisma: PrismaClient, onError?: (error: unknown) => void, gate?: CallGate): Classifier {
+export function createClassifier(
+  config: Config,
+  prisma: PrismaClient,
+  onError?: (error: unknown) => void,
+  gate?: CallGate,
+): Classifier {
   return new RecordingClassifier(
     createBackend(config, gate),
     prisma,
-    onError ?? ((error) => console.error(`classifier: could not record answers: ${error instanceof Error ? error.message : String(error)}`)),
+    onError ??
+      ((error) =>
+        console.error(
+          `classifier: could not record answers: ${error instanceof Error ? error.message : String(error)}`,
+        )),
   );
 }

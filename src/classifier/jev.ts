@@ -20,7 +20,13 @@ export type ClassifierBackend = (typeof CLASSIFIER_BACKENDS)[number];
 export type Answer =
   | { type: "choice"; choice: string; confidence: number; probabilities: Record<string, number> }
   | { type: "noul"; noul: number }
-  | { type: "score"; score: number; confidence: number; probabilities: Record<string, number>; legend?: Record<string, string> }
+  | {
+      type: "score";
+      score: number;
+      confidence: number;
+      probabilities: Record<string, number>;
+      legend?: Record<string, string>;
+    }
   | { type: "unsure"; reason: string };
 
 export interface AskRequest {

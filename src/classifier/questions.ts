@@ -30,9 +30,11 @@ export const kindQuestion: Question = {
   criteria: {
     say: "Ordinary talk: remarks, thanks, opinions, status chatter. Asks nobody for work and hands over no result. The default when nothing else fits.",
     request: "Asks a specific member or the room to do a piece of work (find, write, fix, plan, check something).",
-    claim: "A crow takes ownership of an earlier request: says it will do it, or which angle it will take, without the result yet.",
+    claim:
+      "A crow takes ownership of an earlier request: says it will do it, or which angle it will take, without the result yet.",
     deliver: "Hands over the result of a request: the answer, draft, findings or finished work itself.",
-    refer: "Points to an existing artifact by name or location (a file, doc, link, earlier output) instead of pasting its content.",
+    refer:
+      "Points to an existing artifact by name or location (a file, doc, link, earlier output) instead of pasting its content.",
     decline: "Refuses or bows out of a request, giving a reason.",
   },
 };
@@ -42,8 +44,10 @@ export const modeQuestion: Question = {
   instructions: "The message in `text` is a request for work. Decide how the flock should take it up.",
   criteria: {
     solo: "One crow can do it alone: a single, self-contained task.",
-    conspiracy: "One task that benefits from several crows each giving a distinct reading or lens (perspectives, critiques, competing takes, brainstorms).",
-    split: "Several separable parts that different crows can do in parallel and combine (a list of sub-tasks, one per region/topic/file).",
+    conspiracy:
+      "One task that benefits from several crows each giving a distinct reading or lens (perspectives, critiques, competing takes, brainstorms).",
+    split:
+      "Several separable parts that different crows can do in parallel and combine (a list of sub-tasks, one per region/topic/file).",
   },
 };
 
@@ -53,7 +57,8 @@ export const answersRequestQuestion: Question = {
     "`message` is a crow's claim or deliver; `request` is the request it refers to. Does the message actually address what the request asked for?",
   criteria: {
     true: "It takes up or delivers what was asked (the same subject and the requested kind of output).",
-    false: "It is off topic, answers a different question, or is an empty acknowledgement that does not engage with the request.",
+    false:
+      "It is off topic, answers a different question, or is an empty acknowledgement that does not engage with the request.",
   },
 };
 
@@ -63,7 +68,8 @@ export const statesFactWithoutSourceQuestion: Question = {
     "`message` is a crow's claim or deliver. Does it assert specific factual claims (figures, dates, names, quotes, statistics) without saying where they come from?",
   criteria: {
     true: "It states specific checkable facts as certain and gives no source, link, document or method for them.",
-    false: "It cites its sources, marks guesses as guesses, or makes no specific factual claims (opinions, plans, code, drafts).",
+    false:
+      "It cites its sources, marks guesses as guesses, or makes no specific factual claims (opinions, plans, code, drafts).",
   },
 };
 

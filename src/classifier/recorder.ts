@@ -76,7 +76,9 @@ export class RecordingClassifier implements Classifier {
       answers = await this.inner.ask(request);
     } catch (error) {
       const reason = `classifier failed: ${error instanceof Error ? error.message : String(error)}`;
-      answers = Object.fromEntries(Object.keys(request.questions).map((id) => [id, { type: "unsure", reason } as Answer]));
+      answers = Object.fromEntries(
+        Object.keys(request.questions).map((id) => [id, { type: "unsure", reason } as Answer]),
+      );
     }
     // A backend that skipped a question must not leave the caller with undefined.
     for (const id of Object.keys(request.questions)) {

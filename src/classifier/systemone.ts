@@ -20,7 +20,10 @@ export interface SystemOneOptions {
 
 /** What System One needs of a gate: a slot, and a word on how the call went. */
 export interface CallGate {
-  acquire(lane: string, options: { failFast: boolean }): Promise<{ release(result: { outcome: "ok" | "weather" | "timeout" | "config"; status?: number }): void }>;
+  acquire(
+    lane: string,
+    options: { failFast: boolean },
+  ): Promise<{ release(result: { outcome: "ok" | "weather" | "timeout" | "config"; status?: number }): void }>;
 }
 
 export class SystemOneClassifier implements Classifier {
@@ -37,7 +40,8 @@ export class SystemOneClassifier implements Classifier {
   async ask(request: AskRequest): Promise<Record<string, Answer>> {
     const ids = Object.keys(request.questions);
     const batches: string[][] = [];
-    for (let i = 0; i < ids.length; i += MAX_QUESTIONS_PER_REQUEST) batches.push(ids.slice(i, i + MAX_QUESTIONS_PER_REQUEST));
+    for (let i = 0; i < ids.length; i += MAX_QUESTIONS_PER_REQUEST)
+      batches.push(ids.slice(i, i + MAX_QUESTIONS_PER_REQUEST));
     const results = await Promise.all(
       batches.map((batch) => {
         const questions: Record<string, Question> = {};
@@ -48,7 +52,10 @@ export class SystemOneClassifier implements Classifier {
     return Object.assign({}, ...results) as Record<string, Answer>;
   }
 
-  private async askBatch(state: AskRequest["state"], questions: Record<string, Question>): Promise<Record<string, Answer>> {
+  private async askBatch(
+    state: AskRequest["state"],
+    questions: Record<string, Question>,
+  ): Promise<Record<string, Answer>> {
     const ids = Object.keys(questions);
     const unsure = (reason: string) => Object.fromEntries(ids.map((id) => [id, { type: "unsure", reason } as Answer]));
     if (!this.options.gate) return this.call(state, questions, unsure, () => {});
@@ -58,7 +65,9 @@ export class SystemOneClassifier implements Classifier {
     } catch {
       return unsure("System One is failing; its circuit is open");
     }
-    return this.call(state, questions, unsure, (outcome, status) => ticket.release({ outcome, ...(status ? { status } : {}) }));
+    return this.call(state, questions, unsure, (outcome, status) =>
+      ticket.release({ outcome, ...(status ? { status } : {}) }),
+    );
   }
 
   private async call(
@@ -134,8 +143,10 @@ function probabilities(value: unknown): Record<string, number> | undefined {
 export function parseAnswer(raw: unknown, question: Question): Answer {
   if (!raw || typeof raw !== "object") return { type: "unsure", reason: "System One gave no answer for this question" };
   const a = raw as Record<string, unknown>;
-  if (a.type === "unsure") return { type: "unsure", reason: typeof a.reason === "string" ? a.reason : "System One was unsure" };
-  if (a.type !== question.type) return { type: "unsure", reason: `System One answered ${String(a.type)} to a ${question.type} question` };
+  if (a.type === "unsure")
+    return { type: "unsure", reason: typeof a.reason === "string" ? a.reason : "System One was unsure" };
+  if (a.type !== question.type)
+    return { type: "unsure", reason: `System One answered ${String(a.type)} to a ${question.type} question` };
   switch (question.type) {
     case "choice": {
       const choice = a.choice;
@@ -148,17 +159,21 @@ export function parseAnswer(raw: unknown, question: Question): Answer {
     }
     case "noul": {
       const noul = num(a.noul);
-      if (noul === undefined || noul < 0 || noul > 1) return { type: "unsure", reason: "System One noul answer was malformed" };
+      if (noul === undefined || noul < 0 || noul > 1)
+        return { type: "unsure", reason: "System One noul answer was malformed" };
       return { type: "noul", noul };
     }
     case "score": {
       const score = num(a.score);
       const confidence = num(a.confidence);
-      if (score === undefined || confidence === undefined) return { type: "unsure", reason: "System One score answer was malformed" };
+      if (score === undefined || confidence === undefined)
+        return { type: "unsure", reason: "System One score answer was malformed" };
       const answer: Answer = { type: "score", score, confidence, probabilities: probabilities(a.probabilities) ?? {} };
       const legend = a.legend;
       if (legend && typeof legend === "object" && !Array.isArray(legend)) {
-        answer.legend = Object.fromEntries(Object.entries(legend).filter((e): e is [string, string] => typeof e[1] === "string"));
+        answer.legend = Object.fromEntries(
+          Object.entries(legend).filter((e): e is [string, string] => typeof e[1] === "string"),
+        );
       }
       return answer;
     }

@@ -37,7 +37,10 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 async function ready(url: string, env: Env): Promise<boolean> {
   try {
     const token = env.CROWS_TOKEN?.trim();
-    const response = await fetch(`${url}/readyz`, { headers: token ? { authorization: `Bearer ${token}` } : {}, signal: AbortSignal.timeout(3000) });
+    const response = await fetch(`${url}/readyz`, {
+      headers: token ? { authorization: `Bearer ${token}` } : {},
+      signal: AbortSignal.timeout(3000),
+    });
     await response.body?.cancel();
     return response.status === 200;
   } catch {
@@ -51,14 +54,24 @@ function live(state: ServerState, server: "found" | "started") {
 }
 
 /** Waits until server.json describes `pid` and its /readyz answers 200. */
-async function untilReady(f: DataFiles, pid: number, env: Env, deadline: number, gone: () => boolean): Promise<ServerState | undefined> {
+async function untilReady(
+  f: DataFiles,
+  pid: number,
+  env: Env,
+  deadline: number,
+  gone: () => boolean,
+): Promise<ServerState | undefined> {
   while (Date.now() < deadline) {
     const state = readServerState(f);
     if (state?.pid === pid && !state.stopped && (await ready(state.url, env))) return state;
     if (gone()) return undefined;
     await sleep(50);
   }
-  throw new CommandError(EXIT.failed, "timeout", `the server (pid ${pid}) was not ready within ${UP_TIMEOUT_MS / 1000} s; see crows logs`);
+  throw new CommandError(
+    EXIT.failed,
+    "timeout",
+    `the server (pid ${pid}) was not ready within ${UP_TIMEOUT_MS / 1000} s; see crows logs`,
+  );
 }
 
 export async function up(extraEnv: Env = {}): Promise<ReturnType<typeof live>> {
@@ -69,7 +82,11 @@ export async function up(extraEnv: Env = {}): Promise<ReturnType<typeof live>> {
   if (holder) {
     const state = await untilReady(f, holder.pid, env, deadline, () => !sameProcessAlive(holder.pid, holder.tick));
     if (state) return live(state, "found");
-    throw new CommandError(EXIT.failed, "failed", `the server pid ${holder.pid} stopped while starting; run crows up again`);
+    throw new CommandError(
+      EXIT.failed,
+      "failed",
+      `the server pid ${holder.pid} stopped while starting; run crows up again`,
+    );
   }
   // A folder the server would refuse cannot hold start-error.json: say why here, exit 3 like serve.
   try {
@@ -93,7 +110,11 @@ export async function up(extraEnv: Env = {}): Promise<ReturnType<typeof live>> {
     if (startError.code === "folder_busy" && liveHolder(f)) return up(extraEnv);
     throw new CommandError(EXIT.cannotRun, startError.code, startError.message);
   }
-  throw new CommandError(EXIT.failed, "failed", `the server exited with code ${exitCode} before it was ready; see crows logs`);
+  throw new CommandError(
+    EXIT.failed,
+    "failed",
+    `the server exited with code ${exitCode} before it was ready; see crows logs`,
+  );
 }
 
 export async function status() {
@@ -103,7 +124,8 @@ export async function status() {
   const startError = readStartError(f);
   // A start error counts once the last server had stopped; a second server refused while it ran
   // (folder_busy) is not that server's error.
-  const startErrorIsNewer = startError && (!state || Date.parse(startError.at) > Date.parse(state.stopped_at ?? state.started));
+  const startErrorIsNewer =
+    startError && (!state || Date.parse(startError.at) > Date.parse(state.stopped_at ?? state.started));
   const last_error = (startErrorIsNewer ? startError.message : state?.last_error) ?? null;
   if (holder) {
     const ours = state?.pid === holder.pid ? state : undefined;
@@ -136,20 +158,39 @@ export async function stop() {
   try {
     process.kill(holder.pid, "SIGTERM");
   } catch (error) {
-    throw new CommandError(EXIT.failed, "failed", `pid ${holder.pid} cannot be signalled (${(error as NodeJS.ErrnoException).code})`);
+    throw new CommandError(
+      EXIT.failed,
+      "failed",
+      `pid ${holder.pid} cannot be signalled (${(error as NodeJS.ErrnoException).code})`,
+    );
   }
   const deadline = Date.now() + STOP_TIMEOUT_MS;
   while (sameProcessAlive(holder.pid, holder.tick)) {
-    if (Date.now() > deadline) throw new CommandError(EXIT.failed, "stop_timeout", `pid ${holder.pid} did not stop within ${STOP_TIMEOUT_MS / 1000} s; it is still running`);
+    if (Date.now() > deadline)
+      throw new CommandError(
+        EXIT.failed,
+        "stop_timeout",
+        `pid ${holder.pid} did not stop within ${STOP_TIMEOUT_MS / 1000} s; it is still running`,
+      );
     await sleep(25);
   }
   let state = readServerState(f);
   if (state && state.pid === holder.pid && !state.stopped) {
     // It died on the signal without recording it (a crash mid-stop): the stop was still asked for.
-    state = { ...state, stopped: true, stopped_at: new Date().toISOString(), last_error: state.last_error ?? "exited during stop without recording it" };
+    state = {
+      ...state,
+      stopped: true,
+      stopped_at: new Date().toISOString(),
+      last_error: state.last_error ?? "exited during stop without recording it",
+    };
     writeServerState(f, state);
   }
-  return { state: "stopped", pid: holder.pid, stopped_at: state?.stopped_at ?? new Date().toISOString(), was_running: true };
+  return {
+    state: "stopped",
+    pid: holder.pid,
+    stopped_at: state?.stopped_at ?? new Date().toISOString(),
+    was_running: true,
+  };
 }
 
 export async function restart(reason?: string) {

@@ -14,7 +14,11 @@ import { CommandError } from "./commands.ts";
 function sqliteFile(): { file: string; dataDir: string } {
   const config = loadConfig(process.env);
   if (!config.databaseUrl.startsWith("file:")) {
-    throw new CommandError(EXIT.usage, "postgresql", "DATABASE_URL is PostgreSQL: back it up with pg_dump and restore with pg_restore (docs/operations.md, Backup and restore)");
+    throw new CommandError(
+      EXIT.usage,
+      "postgresql",
+      "DATABASE_URL is PostgreSQL: back it up with pg_dump and restore with pg_restore (docs/operations.md, Backup and restore)",
+    );
   }
   return { file: path.resolve(config.databaseUrl.slice("file:".length)), dataDir: config.dataDir };
 }
@@ -36,7 +40,12 @@ export async function check() {
 export async function restore(source: string) {
   const { file, dataDir } = sqliteFile();
   const files = dataFiles(dataDir);
-  const refuse = (pid: number) => new CommandError(EXIT.cannotRun, "server_running", `crows pid ${pid} runs on ${dataDir}; stop it first (crows stop), then restore`);
+  const refuse = (pid: number) =>
+    new CommandError(
+      EXIT.cannotRun,
+      "server_running",
+      `crows pid ${pid} runs on ${dataDir}; stop it first (crows stop), then restore`,
+    );
   const holder = liveHolder(files);
   if (holder) throw refuse(holder.pid);
   const state = readServerState(files);
@@ -52,7 +61,14 @@ export async function restore(source: string) {
   try {
     const stamp = new Date().toISOString().replace(/[:.]/g, "-");
     const { kept, check } = restoreDatabase(path.resolve(source), file, `before-restore-${stamp}`);
-    return { restored: file, from: path.resolve(source), kept, events: check.events, last_event_id: check.last_event_id, migrations_pending: check.migrations.pending };
+    return {
+      restored: file,
+      from: path.resolve(source),
+      kept,
+      events: check.events,
+      last_event_id: check.last_event_id,
+      migrations_pending: check.migrations.pending,
+    };
   } catch (error) {
     if (error instanceof RestoreRefused) throw new CommandError(EXIT.failed, "restore_refused", error.message);
     throw new CommandError(EXIT.failed, "restore_failed", (error as Error).message.split("\n")[0] ?? "restore failed");

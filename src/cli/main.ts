@@ -16,7 +16,8 @@ function parse(argv: string[], allowed: string[]): Flags {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? "";
     const [name, inline] = arg.startsWith("--") ? arg.slice(2).split(/=(.*)/s, 2) : [undefined, undefined];
-    if (!name || !allowed.includes(name)) throw new CommandError(EXIT.usage, "usage", `unknown argument ${JSON.stringify(arg)}; ${USAGE}`);
+    if (!name || !allowed.includes(name))
+      throw new CommandError(EXIT.usage, "usage", `unknown argument ${JSON.stringify(arg)}; ${USAGE}`);
     const value = inline ?? argv[++i];
     if (value === undefined) throw new CommandError(EXIT.usage, "usage", `--${name} needs a value; ${USAGE}`);
     flags[name] = value;
@@ -46,7 +47,12 @@ async function run(argv: string[]): Promise<void> {
       const raw = parse(rest, ["lines"]).lines;
       // Digits only: Number() would also read "1e3", "0x10" and " 5" as whole numbers.
       const lines = raw === undefined ? 50 : /^\d{1,4}$/.test(raw) ? Number(raw) : NaN;
-      if (!Number.isInteger(lines) || lines < 1 || lines > 1000) throw new CommandError(EXIT.usage, "usage", `--lines must be a whole number from 1 to 1000, got ${JSON.stringify(raw)}`);
+      if (!Number.isInteger(lines) || lines < 1 || lines > 1000)
+        throw new CommandError(
+          EXIT.usage,
+          "usage",
+          `--lines must be a whole number from 1 to 1000, got ${JSON.stringify(raw)}`,
+        );
       return print(await logs(lines));
     }
     case "token": {
@@ -70,8 +76,17 @@ async function run(argv: string[]): Promise<void> {
       if (verb === "add") {
         const flags = parse(args, ["url", "events", "description"]);
         if (!flags.url) throw new CommandError(EXIT.usage, "usage", `webhooks add needs --url; ${USAGE}`);
-        const events = flags.events?.split(",").map((e) => e.trim()).filter((e) => e !== "");
-        return print(await addWebhook({ url: flags.url, ...(events ? { events } : {}), ...(flags.description !== undefined ? { description: flags.description } : {}) }));
+        const events = flags.events
+          ?.split(",")
+          .map((e) => e.trim())
+          .filter((e) => e !== "");
+        return print(
+          await addWebhook({
+            url: flags.url,
+            ...(events ? { events } : {}),
+            ...(flags.description !== undefined ? { description: flags.description } : {}),
+          }),
+        );
       }
       if (verb === "list") return (parse(args, []), print(await listWebhooks()));
       if (verb === "remove") {
@@ -84,7 +99,8 @@ async function run(argv: string[]): Promise<void> {
     case "backup":
     case "restore": {
       const [file, ...extra] = rest;
-      if (!file || file.startsWith("--") || extra.length > 0) throw new CommandError(EXIT.usage, "usage", `crows ${command} takes one FILE; ${USAGE}`);
+      if (!file || file.startsWith("--") || extra.length > 0)
+        throw new CommandError(EXIT.usage, "usage", `crows ${command} takes one FILE; ${USAGE}`);
       const data = await import("./data-commands.ts");
       return print(command === "backup" ? await data.backup(file) : await data.restore(file));
     }
@@ -100,7 +116,11 @@ async function run(argv: string[]): Promise<void> {
     case "-h":
       return print({ usage: USAGE });
     default:
-      throw new CommandError(EXIT.usage, "usage", command === undefined ? USAGE : `unknown command ${JSON.stringify(command)}; ${USAGE}`);
+      throw new CommandError(
+        EXIT.usage,
+        "usage",
+        command === undefined ? USAGE : `unknown command ${JSON.stringify(command)}; ${USAGE}`,
+      );
   }
 }
 
@@ -111,7 +131,10 @@ function print(value: unknown): void {
 try {
   await run(process.argv.slice(2));
 } catch (error) {
-  const failure = error instanceof CommandError ? error : new CommandError(EXIT.failed, "failed", (error as Error)?.message?.split("\n")[0] ?? String(error));
+  const failure =
+    error instanceof CommandError
+      ? error
+      : new CommandError(EXIT.failed, "failed", (error as Error)?.message?.split("\n")[0] ?? String(error));
   process.stderr.write(JSON.stringify({ error: failure.code, message: failure.message }) + "\n");
   process.exitCode = failure.exit;
 }

@@ -21,7 +21,12 @@ const UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
 /** "30d", "12h", "90m", "3600s" or plain seconds, as seconds. */
 export function parseExpires(raw: string): number {
   const m = /^(\d{1,9})([smhd]?)$/.exec(raw.trim());
-  if (!m) throw new CommandError(EXIT.usage, "usage", `--expires takes a duration such as 30d, 12h, 90m or 3600s, got ${JSON.stringify(raw)}`);
+  if (!m)
+    throw new CommandError(
+      EXIT.usage,
+      "usage",
+      `--expires takes a duration such as 30d, 12h, 90m or 3600s, got ${JSON.stringify(raw)}`,
+    );
   return Number(m[1]) * UNITS[m[2] || "s"]!;
 }
 
@@ -38,20 +43,42 @@ async function viaServer(url: string, env: Env, method: string, path: string, bo
   const token = env.CROWS_TOKEN?.trim();
   const response = await fetch(url + path, {
     method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
     signal: AbortSignal.timeout(30_000),
   });
   const text = await response.text();
   const parsed = text ? JSON.parse(text) : undefined;
   if (response.ok) return parsed;
-  const code = response.status === 404 ? "not_found" : response.status === 400 ? "bad_input" : response.status === 401 || response.status === 403 ? "forbidden" : "failed";
-  throw new CommandError(response.status === 400 ? EXIT.usage : EXIT.failed, code, `the server answered ${response.status}: ${parsed?.message ?? "no message"}`);
+  const code =
+    response.status === 404
+      ? "not_found"
+      : response.status === 400
+        ? "bad_input"
+        : response.status === 401 || response.status === 403
+          ? "forbidden"
+          : "failed";
+  throw new CommandError(
+    response.status === 400 ? EXIT.usage : EXIT.failed,
+    code,
+    `the server answered ${response.status}: ${parsed?.message ?? "no message"}`,
+  );
 }
 
-async function withStore<T>(env: Env, run: (store: import("../access/token-store.ts").TokenStore) => Promise<T>): Promise<T> {
+async function withStore<T>(
+  env: Env,
+  run: (store: import("../access/token-store.ts").TokenStore) => Promise<T>,
+): Promise<T> {
   const config = loadConfig(env);
-  const [{ ensureDataDir, openDatabase, commitOrderLock }, { EventLog }, { createLocalBus, createRedisBus }, { TokenStore }] = await Promise.all([
+  const [
+    { ensureDataDir, openDatabase, commitOrderLock },
+    { EventLog },
+    { createLocalBus, createRedisBus },
+    { TokenStore },
+  ] = await Promise.all([
     import("../storage/db.ts"),
     import("../log/event-log.ts"),
     import("../log/bus.ts"),
@@ -66,7 +93,8 @@ async function withStore<T>(env: Env, run: (store: import("../access/token-store
     return await run(new TokenStore(database.prisma, log, database.readVersion));
   } catch (error) {
     // A refusal is the caller's to fix (exit 2), an unknown id a failed step (exit 1).
-    if (error instanceof CrowsError) throw new CommandError(error.code === "not_found" ? EXIT.failed : EXIT.usage, error.code, error.message);
+    if (error instanceof CrowsError)
+      throw new CommandError(error.code === "not_found" ? EXIT.failed : EXIT.usage, error.code, error.message);
     throw error;
   } finally {
     await log.drain();
@@ -78,13 +106,30 @@ async function withStore<T>(env: Env, run: (store: import("../access/token-store
 
 /** The new token with its secret: the one time it is shown. */
 export async function createToken(flags: Record<string, string>, env: Env = process.env) {
-  if (flags.name === undefined || flags.scope === undefined) throw new CommandError(EXIT.usage, "usage", "crows token create needs --name NAME and --scope read,decide,...");
-  const scopes = flags.scope.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  if (flags.name === undefined || flags.scope === undefined)
+    throw new CommandError(EXIT.usage, "usage", "crows token create needs --name NAME and --scope read,decide,...");
+  const scopes = flags.scope
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
   const expiresInS = flags.expires === undefined ? undefined : parseExpires(flags.expires);
   const url = liveServer(env);
-  if (url) return viaServer(url, env, "POST", "/api/tokens", { name: flags.name, scopes, ...(expiresInS === undefined ? {} : { expires_in_s: expiresInS }) });
+  if (url)
+    return viaServer(url, env, "POST", "/api/tokens", {
+      name: flags.name,
+      scopes,
+      ...(expiresInS === undefined ? {} : { expires_in_s: expiresInS }),
+    });
   return withStore(env, async (store) => {
-    const { id, name, scopes: held, secret, prefix, created_at, expires_at } = await store.create({ name: flags.name, scopes, expiresInS }, OWNER);
+    const {
+      id,
+      name,
+      scopes: held,
+      secret,
+      prefix,
+      created_at,
+      expires_at,
+    } = await store.create({ name: flags.name, scopes, expiresInS }, OWNER);
     return { id, name, scopes: held, secret, prefix, created_at, expires_at };
   });
 }
@@ -100,7 +145,13 @@ export async function revokeToken(id: string | undefined, env: Env = process.env
   const url = liveServer(env);
   if (url) {
     await viaServer(url, env, "DELETE", `/api/tokens/${encodeURIComponent(id)}`);
-    const token = ((await viaServer(url, env, "GET", "/api/tokens")).tokens as Array<{ id: string; name: string; revoked_at: string | null }>).find((t) => t.id === id)!;
+    const token = (
+      (await viaServer(url, env, "GET", "/api/tokens")).tokens as Array<{
+        id: string;
+        name: string;
+        revoked_at: string | null;
+      }>
+    ).find((t) => t.id === id)!;
     return { id: token.id, name: token.name, revoked_at: token.revoked_at };
   }
   return withStore(env, async (store) => {

@@ -13,7 +13,12 @@ function serverUrl(env: Env): string {
   const f = dataFiles(dataDirFromEnv(env));
   const holder = liveHolder(f);
   const state = readServerState(f);
-  if (!holder || state?.pid !== holder.pid) throw new CommandError(EXIT.failed, "not_running", "no server is running on this data folder; start one with crows up");
+  if (!holder || state?.pid !== holder.pid)
+    throw new CommandError(
+      EXIT.failed,
+      "not_running",
+      "no server is running on this data folder; start one with crows up",
+    );
   return state.url;
 }
 
@@ -21,14 +26,25 @@ async function call(method: string, path: string, body: unknown, env: Env): Prom
   const token = env.CROWS_TOKEN?.trim();
   const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
   if (body !== undefined) headers["content-type"] = "application/json";
-  const response = await fetch(serverUrl(env) + path, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }), signal: AbortSignal.timeout(10_000) });
+  const response = await fetch(serverUrl(env) + path, {
+    method,
+    headers,
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    signal: AbortSignal.timeout(10_000),
+  });
   const text = await response.text();
   const parsed: unknown = text ? JSON.parse(text) : undefined;
-  if (!response.ok) throw new CommandError(EXIT.failed, "refused", `${response.status}: ${(parsed as { message?: string } | undefined)?.message ?? text}`);
+  if (!response.ok)
+    throw new CommandError(
+      EXIT.failed,
+      "refused",
+      `${response.status}: ${(parsed as { message?: string } | undefined)?.message ?? text}`,
+    );
   return parsed;
 }
 
-export const addWebhook = (input: { url: string; events?: string[]; description?: string }, env: Env = process.env) => call("POST", "/api/webhooks", input, env);
+export const addWebhook = (input: { url: string; events?: string[]; description?: string }, env: Env = process.env) =>
+  call("POST", "/api/webhooks", input, env);
 export const listWebhooks = (env: Env = process.env) => call("GET", "/api/webhooks", undefined, env);
 export async function removeWebhook(id: string, env: Env = process.env) {
   await call("DELETE", `/api/webhooks/${encodeURIComponent(id)}`, undefined, env);

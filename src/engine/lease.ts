@@ -56,7 +56,14 @@ export class LeaseKeeper<H> {
 
   /** Rows this instance may take: its own, unowned, or with a lapsed lease. */
   claimableWhere(): LeaseWhere {
-    return { OR: [{ ownerId: this.instanceId }, { ownerId: null }, { leaseUntil: null }, { leaseUntil: { lt: new Date(this.options.now()) } }] };
+    return {
+      OR: [
+        { ownerId: this.instanceId },
+        { ownerId: null },
+        { leaseUntil: null },
+        { leaseUntil: { lt: new Date(this.options.now()) } },
+      ],
+    };
   }
 
   /** Takes the row's lease if nobody else holds it: one conditional update, so one winner. */
@@ -126,6 +133,7 @@ export class LeaseKeeper<H> {
         this.table.letGo(id, value);
       }
     }
-    for (const id of await this.table.claimable(this.claimableWhere())) if (!this.held.has(id)) await this.table.take(id);
+    for (const id of await this.table.claimable(this.claimableWhere()))
+      if (!this.held.has(id)) await this.table.take(id);
   }
 }

@@ -41,7 +41,10 @@ export interface ApprovalSubject {
 }
 
 /** The approval a target of `item` waits on, and whose ledger records its verdict moves. */
-export function approvalSubject(item: Pick<Item, "id" | "listId" | "taskType" | "crows">, target: Target): ApprovalSubject {
+export function approvalSubject(
+  item: Pick<Item, "id" | "listId" | "taskType" | "crows">,
+  target: Target,
+): ApprovalSubject {
   return {
     listId: item.listId,
     itemId: item.id,
@@ -72,7 +75,11 @@ export class ApprovalDesk {
    * pending approval with its deadline, or records `auto` when trust skips it — so an item is never
    * announced without the approval it waits on. Returns the events to append after the announcement.
    */
-  async openIn(tx: StateTx, subject: ApprovalSubject, needsApproval: boolean): Promise<Array<{ name: string; payload: object }>> {
+  async openIn(
+    tx: StateTx,
+    subject: ApprovalSubject,
+    needsApproval: boolean,
+  ): Promise<Array<{ name: string; payload: object }>> {
     if (needsApproval) {
       await tx.openApproval(subject.itemId, subject.target, new Date(this.now() + this.windowMs));
       return [];
@@ -83,7 +90,10 @@ export class ApprovalDesk {
   /** The owner's answer, by `actor`; NotFoundError when nothing is waiting (including a second answer). */
   async answer(subject: ApprovalSubject, approve: boolean, actor: Actor): Promise<void> {
     const recorded = await this.record(subject, approve ? "approved" : "rejected", actor);
-    if (!recorded) throw new NotFoundError(`Nothing is waiting for ${subject.target === "output" ? "an" : "a"} ${subject.target} verdict on ${subject.itemId}.`);
+    if (!recorded)
+      throw new NotFoundError(
+        `Nothing is waiting for ${subject.target === "output" ? "an" : "a"} ${subject.target} verdict on ${subject.itemId}.`,
+      );
   }
 
   /**
@@ -214,7 +224,13 @@ export class ApprovalDesk {
    * The verdict and trust changes for `decision`, or null when the approval was not pending. The
    * approval row and every event name `actor` as the decider (a timeout and trust skipping: system).
    */
-  private async decideIn(tx: StateTx, subject: ApprovalSubject, decision: Decision, create: boolean, actor: Actor): Promise<Array<{ name: string; payload: object }> | null> {
+  private async decideIn(
+    tx: StateTx,
+    subject: ApprovalSubject,
+    decision: Decision,
+    create: boolean,
+    actor: Actor,
+  ): Promise<Array<{ name: string; payload: object }> | null> {
     const { listId, itemId, target, taskType, holders } = subject;
     const decidedAt = new Date(this.now());
     if (create) {
@@ -223,14 +239,22 @@ export class ApprovalDesk {
       return null;
     }
     const events: Array<{ name: string; payload: object }> = [
-      { name: "verdict", payload: listEventPayload<"verdict">(listId, { item_id: itemId, target, verdict: decision }, decidedAt, actor) },
+      {
+        name: "verdict",
+        payload: listEventPayload<"verdict">(listId, { item_id: itemId, target, verdict: decision }, decidedAt, actor),
+      },
     ];
     for (const holder of holders) {
       const change = await this.trust.apply(tx, holder, taskType, decision, itemId, actor);
       if (change) {
         events.push({
           name: "trust.changed",
-          payload: listEventPayload<"trust.changed">(listId, { holder, task_type: taskType, from: change.from, to: change.to }, decidedAt, actor),
+          payload: listEventPayload<"trust.changed">(
+            listId,
+            { holder, task_type: taskType, from: change.from, to: change.to },
+            decidedAt,
+            actor,
+          ),
         });
       }
     }

@@ -53,7 +53,10 @@ export class Banter {
   async settle(ms: number): Promise<void> {
     if (this.inFlight.size > 0) {
       let timer: NodeJS.Timeout | undefined;
-      await Promise.race([Promise.allSettled([...this.inFlight]), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+      await Promise.race([
+        Promise.allSettled([...this.inFlight]),
+        new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))),
+      ]);
       clearTimeout(timer);
     }
     this.closed = true;
@@ -84,7 +87,9 @@ export class Banter {
     });
     // Banter never blocks work: it waits out the provider's weather no longer than list.finished
     // waits for it, and keeps no stored deadline.
-    const patience = { deadline: async (now: number, patienceMs: number) => now + Math.min(patienceMs, this.ctx.config.banterWaitMs) };
+    const patience = {
+      deadline: async (now: number, patienceMs: number) => now + Math.min(patienceMs, this.ctx.config.banterWaitMs),
+    };
     const reply = await this.ctx.model.generate({ ...request, lane: this.list.id, watch: patience });
     const tokens = totalTokens(reply.usage);
     const text = reply.text.trim();
@@ -94,7 +99,14 @@ export class Banter {
       if (this.closed) return [];
       await tx.addTokens(this.list.id, tokens);
       counted = true;
-      return usable ? [{ name: "crow.banter", payload: listEventPayload<"crow.banter">(this.list.id, { item_id: itemId, crow: speaker, to, text }) }] : [];
+      return usable
+        ? [
+            {
+              name: "crow.banter",
+              payload: listEventPayload<"crow.banter">(this.list.id, { item_id: itemId, crow: speaker, to, text }),
+            },
+          ]
+        : [];
     });
     if (counted) this.budget.tokensUsed += tokens; // once, after the commit (the build may run again)
   }

@@ -108,12 +108,18 @@ export class CrewPicker {
     const usable = (crow: string) => !quarantined.has(crow) && !exclude.has(crow);
     const coreSet = new Set(core ?? []);
     const picks: Pick[] = [];
-    const fromCore = rotateAfter(core ?? [], lastCore).filter(usable).slice(0, count);
+    const fromCore = rotateAfter(core ?? [], lastCore)
+      .filter(usable)
+      .slice(0, count);
     picks.push(...fromCore.map((crow) => ({ crow, borrowed: false })));
     const borrowed: string[] = [];
     if (picks.length < count) {
       const outside = flock.filter((crow) => !coreSet.has(crow));
-      borrowed.push(...rotateAfter(outside, lastBorrowed).filter(usable).slice(0, count - picks.length));
+      borrowed.push(
+        ...rotateAfter(outside, lastBorrowed)
+          .filter(usable)
+          .slice(0, count - picks.length),
+      );
       // In `todo` nothing is borrowed: the whole flock is its crew.
       picks.push(...borrowed.map((crow) => ({ crow, borrowed: nestId !== DEFAULT_NEST })));
     }

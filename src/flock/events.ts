@@ -17,8 +17,21 @@ export const SKIP_REASONS = ["rejected", "timeout", "budget", "failure"] as cons
 export type SkipReason = (typeof SKIP_REASONS)[number];
 
 export type ListEvent =
-  | { name: "list.started"; payload: { items: Array<{ item_id: string; text: string }>; requester: string; nest_id: string } }
-  | { name: "item.triaged"; payload: { item_id: string; mode: Mode; task_type: string; subtasks: string[]; reason: string; needs_approval: boolean } }
+  | {
+      name: "list.started";
+      payload: { items: Array<{ item_id: string; text: string }>; requester: string; nest_id: string };
+    }
+  | {
+      name: "item.triaged";
+      payload: {
+        item_id: string;
+        mode: Mode;
+        task_type: string;
+        subtasks: string[];
+        reason: string;
+        needs_approval: boolean;
+      };
+    }
   | { name: "crow.flying"; payload: { item_id: string; crow: string; borrowed: boolean } }
   | { name: "crow.landed"; payload: { item_id: string; crow: string; ok: boolean; tokens: number; error?: string } }
   | { name: "item.answered"; payload: { item_id: string; answer: string; crows: string[]; needs_approval: boolean } }
@@ -36,7 +49,12 @@ export type PayloadOf<N extends ListEventName> = Extract<ListEvent, { name: N }>
  * A list event's wire payload: list_id first, the event's own fields in table order, then ts; an
  * event a request (or the system deciding) caused appends its actor after them (docs/rules.md "Actors").
  */
-export function listEventPayload<N extends ListEventName>(listId: string, payload: PayloadOf<N>, now = new Date(), actor?: Actor): Record<string, unknown> {
+export function listEventPayload<N extends ListEventName>(
+  listId: string,
+  payload: PayloadOf<N>,
+  now = new Date(),
+  actor?: Actor,
+): Record<string, unknown> {
   const wire: Record<string, unknown> = { list_id: listId, ...payload, ts: now.toISOString() };
   return withActor(wire, actor);
 }

@@ -49,7 +49,9 @@ export class FlightBoard {
 
   /** Flights waiting on the provider now, optionally of one list, oldest wait first. */
   waiting(listId?: string): WaitingFlight[] {
-    return [...this.waits.values()].filter((w) => listId === undefined || w.listId === listId).sort((a, b) => a.since - b.since);
+    return [...this.waits.values()]
+      .filter((w) => listId === undefined || w.listId === listId)
+      .sort((a, b) => a.since - b.since);
   }
 
   wait(flight: Omit<WaitingFlight, "since">): void {
@@ -58,7 +60,13 @@ export class FlightBoard {
     const before = this.waits.get(flight.flightId);
     this.waits.set(flight.flightId, entry);
     // The gate repeats its notice while a circuit stays open; only a change is news.
-    if (before && before.retryAt === entry.retryAt && before.reason === entry.reason && before.deadline === entry.deadline) return;
+    if (
+      before &&
+      before.retryAt === entry.retryAt &&
+      before.reason === entry.reason &&
+      before.deadline === entry.deadline
+    )
+      return;
     this.emit(this.changeListeners, { kind: "waiting", flight: entry });
   }
 
@@ -66,7 +74,13 @@ export class FlightBoard {
     const was = this.waits.get(flightId);
     if (!was) return;
     this.waits.delete(flightId);
-    this.emit(this.changeListeners, { kind: "resumed", flightId, listId: was.listId, itemId: was.itemId, crow: was.crow });
+    this.emit(this.changeListeners, {
+      kind: "resumed",
+      flightId,
+      listId: was.listId,
+      itemId: was.itemId,
+      crow: was.crow,
+    });
   }
 
   text(piece: FlightText): void {

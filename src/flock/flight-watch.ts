@@ -15,7 +15,10 @@ export class ProviderWaits {
   /** Learns the stored waits of a list's items (a run resumed after a restart). */
   async load(itemIds: string[]): Promise<void> {
     if (itemIds.length === 0) return;
-    const rows = await this.prisma.providerWait.findMany({ where: { itemId: { in: itemIds } }, select: { itemId: true } });
+    const rows = await this.prisma.providerWait.findMany({
+      where: { itemId: { in: itemIds } },
+      select: { itemId: true },
+    });
     for (const row of rows) this.known.add(row.itemId);
   }
 
@@ -26,7 +29,9 @@ export class ProviderWaits {
     if (found) return found.deadline.getTime();
     const deadline = new Date(now + patienceMs);
     // Two flights of one item (a split) may begin to wait at once: the first stored deadline wins.
-    await this.prisma.providerWait.createMany({ data: [{ itemId, since: new Date(now), deadline }] }).catch(() => undefined);
+    await this.prisma.providerWait
+      .createMany({ data: [{ itemId, since: new Date(now), deadline }] })
+      .catch(() => undefined);
     const stored = await this.prisma.providerWait.findUnique({ where: { itemId } });
     return stored?.deadline.getTime() ?? deadline.getTime();
   }
@@ -44,7 +49,8 @@ export function flightWatch(
 ): FlightWatch {
   return {
     deadline: (now, patienceMs) => waits.deadline(flight.itemId, now, patienceMs),
-    waiting: (notice) => board?.wait({ ...flight, reason: notice.reason, retryAt: notice.retryAt, deadline: notice.deadline }),
+    waiting: (notice) =>
+      board?.wait({ ...flight, reason: notice.reason, retryAt: notice.retryAt, deadline: notice.deadline }),
     resumed: () => board?.resume(flight.flightId),
     ...(board ? { text: (delta: string, first: boolean) => board.text({ ...flight, delta, first }) } : {}),
   };

@@ -40,7 +40,9 @@ export interface FlightPlan {
  * A failed flight; `provider` marks trouble no other crow can mend (the provider refused the
  * configuration, or stayed unavailable past the patience): the item fails at once.
  */
-export type FlightResult = { ok: true; text: string; tokens: number; reply: ModelReply } | { ok: false; error: string; tokens: number; provider?: boolean };
+export type FlightResult =
+  | { ok: true; text: string; tokens: number; reply: ModelReply }
+  | { ok: false; error: string; tokens: number; provider?: boolean };
 
 export interface FlightWeather {
   waits: ProviderWaits;
@@ -60,18 +62,34 @@ export class Flights {
     if (this.signal.aborted) throw new StoppedError();
     if (list.tokensUsed >= list.tokenBudget) throw new BudgetSpentError(list.listId);
     const stream = listStream(list.listId);
-    await this.log.append(stream, "crow.flying", listEventPayload<"crow.flying">(list.listId, { item_id: itemId, crow, borrowed: plan.borrowed }));
+    await this.log.append(
+      stream,
+      "crow.flying",
+      listEventPayload<"crow.flying">(list.listId, { item_id: itemId, crow, borrowed: plan.borrowed }),
+    );
     let result: FlightResult;
     // One flight is one crow.flying and one crow.landed, however long the provider makes it wait:
     // the waits show on the FlightBoard, not as landings (docs/rules.md, "Provider weather").
-    const watch = this.weather ? flightWatch(this.weather.waits, this.weather.board, { flightId: this.weather.board?.nextFlightId(itemId) ?? itemId, listId: list.listId, itemId, crow }) : undefined;
+    const watch = this.weather
+      ? flightWatch(this.weather.waits, this.weather.board, {
+          flightId: this.weather.board?.nextFlightId(itemId) ?? itemId,
+          listId: list.listId,
+          itemId,
+          crow,
+        })
+      : undefined;
     try {
       const request = renderRequest({ ...plan.work, speaker: crow, persona: plan.persona, signal: this.signal });
       const reply = await this.model.generate({ ...request, lane: list.listId, ...(watch ? { watch } : {}) });
       result = { ok: true, text: reply.text, tokens: totalTokens(reply.usage), reply };
     } catch (error) {
       if (this.signal.aborted) throw new StoppedError();
-      result = { ok: false, error: safeMessage(error), tokens: 0, ...(isProviderTrouble(error) ? { provider: true } : {}) };
+      result = {
+        ok: false,
+        error: safeMessage(error),
+        tokens: 0,
+        ...(isProviderTrouble(error) ? { provider: true } : {}),
+      };
     } finally {
       watch?.resumed?.();
     }

@@ -39,7 +39,14 @@ export class Flock {
     this.approvals = new ApprovalDesk(deps.log, this.trust, deps.config.approvalWindowMs, now, deps.bus);
     this.picker = new CrewPicker(deps.crew);
     this.limiter = new RateLimiter(deps.prisma, now);
-    this.ctx = { ...deps, trust: this.trust, approvals: this.approvals, picker: this.picker, signal: this.stopping.signal, providerWaits: new ProviderWaits(deps.prisma) };
+    this.ctx = {
+      ...deps,
+      trust: this.trust,
+      approvals: this.approvals,
+      picker: this.picker,
+      signal: this.stopping.signal,
+      providerWaits: new ProviderWaits(deps.prisma),
+    };
     this.leases = new LeaseKeeper(this.listLeases(), {
       instanceId: this.instanceId,
       leaseMs: deps.config.leaseMs,
@@ -52,7 +59,14 @@ export class Flock {
   /** Accepts a todo list (POST /api/lists): validates, rate-limits, stores it and starts it. */
   /** `signal`: the submitter gave up (its client went away); a list not yet written is then never written. */
   /** `alsoWrite`: more rows to commit with the list, in its transaction (an idempotent answer). */
-  async submitList(input: { text: unknown; requester: unknown; nestId?: unknown; actor?: Actor; signal?: AbortSignal; alsoWrite?: (tx: Tx, listId: string) => Promise<void> }): Promise<{ listId: string }> {
+  async submitList(input: {
+    text: unknown;
+    requester: unknown;
+    nestId?: unknown;
+    actor?: Actor;
+    signal?: AbortSignal;
+    alsoWrite?: (tx: Tx, listId: string) => Promise<void>;
+  }): Promise<{ listId: string }> {
     const items = parseTodoText(input.text);
     const requester = parseRequester(input.requester);
     const nestId = await this.nestFor(input.nestId);
@@ -67,7 +81,12 @@ export class Flock {
     input.signal?.throwIfAborted();
     const listId = `lst${randomBytes(5).toString("hex")}`;
     const itemRows = items.map((text, i) => ({ id: `${listId}-${i + 1}`, n: i + 1, text }));
-    const started = listEventPayload<"list.started">(listId, { items: itemRows.map((i) => ({ item_id: i.id, text: i.text })), requester, nest_id: nestId }, new Date(), input.actor ?? OWNER);
+    const started = listEventPayload<"list.started">(
+      listId,
+      { items: itemRows.map((i) => ({ item_id: i.id, text: i.text })), requester, nest_id: nestId },
+      new Date(),
+      input.actor ?? OWNER,
+    );
     await this.deps.log.appendWith(listStream(listId), async (tx) => {
       await tx.todoList.create({
         data: {
@@ -90,10 +109,14 @@ export class Flock {
 
   /** The owner's verdict (POST /api/verdicts). NotFoundError when nothing waits for it. */
   async postVerdict(input: { itemId: unknown; target: unknown; approve: unknown; actor?: Actor }): Promise<void> {
-    if (typeof input.itemId !== "string" || input.itemId.trim() === "") throw new BadInputError('"item_id" must be a non-empty string.');
-    if (input.target !== "triage" && input.target !== "output") throw new BadInputError('"target" must be "triage" or "output".');
+    if (typeof input.itemId !== "string" || input.itemId.trim() === "")
+      throw new BadInputError('"item_id" must be a non-empty string.');
+    if (input.target !== "triage" && input.target !== "output")
+      throw new BadInputError('"target" must be "triage" or "output".');
     if (typeof input.approve !== "boolean") {
-      throw new BadInputError('"approve" is required and must be true or false; a missing answer is never read as a no.');
+      throw new BadInputError(
+        '"approve" is required and must be true or false; a missing answer is never read as a no.',
+      );
     }
     const target: Target = input.target;
     const item = await this.deps.log.state.item(input.itemId);
@@ -129,7 +152,14 @@ export class Flock {
         await prisma.todoList.updateMany({ where: { id: { in: ids }, ownerId: owner }, data: { leaseUntil: until } });
       },
       lost: async (ids) => {
-        const still = new Set((await prisma.todoList.findMany({ where: { id: { in: ids }, ownerId: this.instanceId }, select: { id: true } })).map((l) => l.id));
+        const still = new Set(
+          (
+            await prisma.todoList.findMany({
+              where: { id: { in: ids }, ownerId: this.instanceId },
+              select: { id: true },
+            })
+          ).map((l) => l.id),
+        );
         return ids.filter((id) => !still.has(id));
       },
       letGo: (id, lost) => {
@@ -138,10 +168,16 @@ export class Flock {
         lost?.abort();
         this.approvals.release(id);
       },
-      claimable: async (where) => (await prisma.todoList.findMany({ where: { status: "running", ...where }, select: { id: true } })).map((l) => l.id),
+      claimable: async (where) =>
+        (await prisma.todoList.findMany({ where: { status: "running", ...where }, select: { id: true } })).map(
+          (l) => l.id,
+        ),
       take: (id) => this.start(id),
       claim: async (id, where, owner, until) => {
-        const { count } = await prisma.todoList.updateMany({ where: { id, status: "running", ...where }, data: { ownerId: owner, leaseUntil: until } });
+        const { count } = await prisma.todoList.updateMany({
+          where: { id, status: "running", ...where },
+          data: { ownerId: owner, leaseUntil: until },
+        });
         return count === 1;
       },
     };
@@ -172,9 +208,14 @@ export class Flock {
       await new ListRun({ ...this.ctx, signal: AbortSignal.any([this.stopping.signal, lost.signal]) }, list).run();
       // Finished: nobody needs to hold it any more. (Stopped: the lease lapses, or this instance
       // reclaims it on restart.)
-      await this.deps.prisma.todoList.updateMany({ where: { id: listId, ownerId: this.instanceId, status: "finished" }, data: { ownerId: null, leaseUntil: null } });
+      await this.deps.prisma.todoList.updateMany({
+        where: { id: listId, ownerId: this.instanceId, status: "finished" },
+        data: { ownerId: null, leaseUntil: null },
+      });
     })()
-      .catch((error: unknown) => this.deps.logLine(`flock: list ${listId} stopped on an error: ${describeError(error)}`))
+      .catch((error: unknown) =>
+        this.deps.logLine(`flock: list ${listId} stopped on an error: ${describeError(error)}`),
+      )
       .finally(() => {
         this.runs.delete(listId);
         if (this.leases.heldValue(listId) === lost) this.leases.release(listId);
@@ -184,7 +225,8 @@ export class Flock {
 
   private async nestFor(nestId: unknown): Promise<string> {
     if (nestId === undefined || nestId === null) return DEFAULT_NEST;
-    if (typeof nestId !== "string" || nestId.trim() === "") throw new BadInputError('"nest_id" must be a non-empty string when given.');
+    if (typeof nestId !== "string" || nestId.trim() === "")
+      throw new BadInputError('"nest_id" must be a non-empty string when given.');
     const core = await this.deps.crew.core(nestId);
     if (core === null) throw new NotFoundError(`No nest ${nestId}.`);
     return nestId;
@@ -194,10 +236,19 @@ export class Flock {
   private async prank(requester: string, message: string, cooldownS: number, actor: Actor): Promise<void> {
     // The same requester under any spelling the rate limit treats as one (requesterKey).
     const key = requesterKey(requester);
-    const running = await this.deps.prisma.todoList.findMany({ where: { status: "running" }, select: { id: true, requester: true } });
+    const running = await this.deps.prisma.todoList.findMany({
+      where: { status: "running" },
+      select: { id: true, requester: true },
+    });
     const flying = running.filter((list) => requesterKey(list.requester) === key);
     await Promise.all(
-      flying.map(({ id }) => this.deps.log.append(listStream(id), "requester.pranked", listEventPayload<"requester.pranked">(id, { message, cooldown_s: cooldownS }, new Date(), actor))),
+      flying.map(({ id }) =>
+        this.deps.log.append(
+          listStream(id),
+          "requester.pranked",
+          listEventPayload<"requester.pranked">(id, { message, cooldown_s: cooldownS }, new Date(), actor),
+        ),
+      ),
     );
   }
 }

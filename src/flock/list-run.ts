@@ -47,7 +47,10 @@ export class ListRun {
     private readonly list: TodoList,
   ) {
     this.budget = { listId: list.id, tokenBudget: list.tokenBudget, tokensUsed: list.tokensUsed };
-    this.flights = new Flights(ctx.log, ctx.model, ctx.signal, { waits: ctx.providerWaits, ...(ctx.board ? { board: ctx.board } : {}) });
+    this.flights = new Flights(ctx.log, ctx.model, ctx.signal, {
+      waits: ctx.providerWaits,
+      ...(ctx.board ? { board: ctx.board } : {}),
+    });
     this.stream = listStream(list.id);
     this.banter = new Banter(ctx, list, this.budget);
   }
@@ -65,7 +68,15 @@ export class ListRun {
       // Finished already: an instance that took the list over while this one stalled (a database
       // pause outlasting the lease) finished it first. A list finishes once, so nothing is appended.
       if (!list) return [];
-      return [{ name: "list.finished", payload: listEventPayload<"list.finished">(this.list.id, { tokens_used: list.tokensUsed, token_budget: list.tokenBudget }) }];
+      return [
+        {
+          name: "list.finished",
+          payload: listEventPayload<"list.finished">(this.list.id, {
+            tokens_used: list.tokensUsed,
+            token_budget: list.tokenBudget,
+          }),
+        },
+      ];
     });
   }
 
@@ -78,7 +89,9 @@ export class ListRun {
     } catch (error) {
       if (error instanceof StoppedError || this.ctx.signal.aborted) return; // resumes on the next start
       if (error instanceof ItemMovedOn) {
-        this.ctx.logLine(`flock: item ${item.id} left ${error.from} under this run (the list was taken over, or the item skipped); this run lets it go`);
+        this.ctx.logLine(
+          `flock: item ${item.id} left ${error.from} under this run (the list was taken over, or the item skipped); this run lets it go`,
+        );
         return;
       }
       if (error instanceof SkipItem) return this.skip(item, error.reason);
@@ -159,7 +172,14 @@ export class ListRun {
     if (mode === "split" && subtasks.length > 0) {
       const parts = await this.crew(subtasks.length);
       const results = await Promise.all(
-        subtasks.map((subtask, i) => this.flyWithRetry(item, parts[i % Math.max(1, parts.length)], { role: "crow", input: { task: item.text, subtask, taskType } }, parts)),
+        subtasks.map((subtask, i) =>
+          this.flyWithRetry(
+            item,
+            parts[i % Math.max(1, parts.length)],
+            { role: "crow", input: { task: item.text, subtask, taskType } },
+            parts,
+          ),
+        ),
       );
       if (results.some((r) => r === null)) throw new SkipItem("failure");
       const partials = results.map((r, i) => ({ crow: r!.crow, subtask: subtasks[i]!, answer: r!.text }));
@@ -169,7 +189,14 @@ export class ListRun {
       const size = this.ctx.config.murderSize;
       const murder = await this.crew(size);
       const results = await Promise.all(
-        murder.map((pick, i) => this.flyWithRetry(item, pick, { role: "crow", input: { task: item.text, taskType, lens: { index: i, of: size } } }, murder)),
+        murder.map((pick, i) =>
+          this.flyWithRetry(
+            item,
+            pick,
+            { role: "crow", input: { task: item.text, taskType, lens: { index: i, of: size } } },
+            murder,
+          ),
+        ),
       );
       const partials = results.filter((r): r is Landed => r !== null).map((r) => ({ crow: r.crow, answer: r.text }));
       if (partials.length === 0) throw new SkipItem("failure");
@@ -177,16 +204,30 @@ export class ListRun {
       crows = unique(partials.map((p) => p.crow));
     } else {
       const [pick] = await this.crew(1);
-      const result = await this.flyWithRetry(item, pick, { role: "crow", input: { task: item.text, taskType } }, pick ? [pick] : []);
+      const result = await this.flyWithRetry(
+        item,
+        pick,
+        { role: "crow", input: { task: item.text, taskType } },
+        pick ? [pick] : [],
+      );
       if (!result) throw new SkipItem("failure");
       answer = result.text;
       crows = [result.crow];
     }
     const needsApproval = !(await this.ctx.trust.isTrusted(crows, taskType));
     await this.ctx.log.appendState(this.stream, async (tx) => {
-      const updated = await tx.moveItem(item.id, "working", { stage: "awaiting_output", answer, crows: JSON.stringify(crows) });
+      const updated = await tx.moveItem(item.id, "working", {
+        stage: "awaiting_output",
+        answer,
+        crows: JSON.stringify(crows),
+      });
       if (!updated) throw new ItemMovedOn(item.id, "working");
-      const announcement = listEventPayload<"item.answered">(this.list.id, { item_id: item.id, answer, crows, needs_approval: needsApproval });
+      const announcement = listEventPayload<"item.answered">(this.list.id, {
+        item_id: item.id,
+        answer,
+        crows,
+        needs_approval: needsApproval,
+      });
       const verdict = await this.ctx.approvals.openIn(tx, approvalSubject(updated, "output"), needsApproval);
       return [{ name: "item.answered", payload: announcement }, ...verdict];
     });
@@ -230,7 +271,11 @@ export class ListRun {
   }
 
   /** The Elder merges several partial answers; it gets one retry, then the item fails. */
-  private async merge(item: Item, mode: "split" | "murder", partials: Array<{ crow: string; subtask?: string; answer: string }>): Promise<string> {
+  private async merge(
+    item: Item,
+    mode: "split" | "murder",
+    partials: Array<{ crow: string; subtask?: string; answer: string }>,
+  ): Promise<string> {
     for (let attempt = 0; attempt < 2; attempt++) {
       const result: FlightResult = await this.flights.fly({
         list: this.budget,
@@ -268,7 +313,14 @@ export class ListRun {
   private async skip(item: Item, reason: SkipReason): Promise<void> {
     await this.ctx.log.appendState(this.stream, async (tx) => {
       const skipped = await tx.skipItem(item.id, reason);
-      return skipped ? [{ name: "item.skipped", payload: listEventPayload<"item.skipped">(this.list.id, { item_id: item.id, reason }) }] : [];
+      return skipped
+        ? [
+            {
+              name: "item.skipped",
+              payload: listEventPayload<"item.skipped">(this.list.id, { item_id: item.id, reason }),
+            },
+          ]
+        : [];
     });
     await this.ctx.providerWaits.clear(item.id); // a skipped item waits for nothing
   }

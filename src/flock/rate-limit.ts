@@ -54,7 +54,12 @@ export function requesterKey(name: string): string {
 
 export type Admission =
   | { admitted: true }
-  | { admitted: false; message: string; cooldownS: number; /** true when this very submission earned the prank */ pranked: boolean };
+  | {
+      admitted: false;
+      message: string;
+      cooldownS: number /** true when this very submission earned the prank */;
+      pranked: boolean;
+    };
 
 export class RateLimiter {
   private readonly lock = new KeyedLock();

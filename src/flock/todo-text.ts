@@ -10,7 +10,8 @@ export const MAX_ITEMS = 50;
 const MARKER = /^(?:[-*+•](?:\s+|$)|\d{1,3}[.)](?:\s+|$)|[-*+•](?=\[))?(?:\[[ xX]?\](?:\s+|$))?/;
 
 export function parseTodoText(text: unknown): string[] {
-  if (typeof text !== "string") throw new BadInputError('"text" must be a string holding the todo list, one item per line.');
+  if (typeof text !== "string")
+    throw new BadInputError('"text" must be a string holding the todo list, one item per line.');
   const items: string[] = [];
   const lines = text.split(/\r\n|\r|\n/);
   for (const [index, line] of lines.entries()) {
@@ -18,12 +19,15 @@ export function parseTodoText(text: unknown): string[] {
     const item = line.trim().replace(MARKER, "").trim();
     if (item.length === 0) throw new BadInputError(`Line ${index + 1} has a list marker but no item.`);
     if (item.length > MAX_ITEM_CHARS) {
-      throw new BadInputError(`Line ${index + 1} is ${item.length} characters; an item may have at most ${MAX_ITEM_CHARS}.`);
+      throw new BadInputError(
+        `Line ${index + 1} is ${item.length} characters; an item may have at most ${MAX_ITEM_CHARS}.`,
+      );
     }
     items.push(item);
   }
   if (items.length === 0) throw new BadInputError("The todo list is empty: write at least one item.");
-  if (items.length > MAX_ITEMS) throw new BadInputError(`The todo list has ${items.length} items; at most ${MAX_ITEMS} are allowed.`);
+  if (items.length > MAX_ITEMS)
+    throw new BadInputError(`The todo list has ${items.length} items; at most ${MAX_ITEMS} are allowed.`);
   return items;
 }
 

@@ -23,7 +23,12 @@ export interface TriageHints {
 }
 
 /** What the classifier is sure of (above the band); nothing when it is unsure. */
-export async function classifierHints(classifier: Classifier, itemId: string, text: string, threshold: number): Promise<TriageHints> {
+export async function classifierHints(
+  classifier: Classifier,
+  itemId: string,
+  text: string,
+  threshold: number,
+): Promise<TriageHints> {
   const answers = await classifier.ask({ state: itemState(text), questions: triageQuestions(), subject: itemId });
   const hints: TriageHints = {};
   const taskType = bandedChoice(answers.task_type, threshold);

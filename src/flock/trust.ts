@@ -31,13 +31,21 @@ export type TrustRows = Pick<StateTx, "trust" | "spunCrowTrust" | "saveTrust" | 
 /** A Prisma transaction as TrustRows. */
 export function trustRowsOf(tx: Tx): TrustRows {
   return {
-    trust: (holder, taskType) => tx.trust.findUnique({ where: { holder_taskType: { holder, taskType } }, select: { level: true, streak: true } }),
-    spunCrowTrust: async (name) => (await tx.spunCrow.findUnique({ where: { name }, select: { trust: true } }))?.trust ?? null,
+    trust: (holder, taskType) =>
+      tx.trust.findUnique({ where: { holder_taskType: { holder, taskType } }, select: { level: true, streak: true } }),
+    spunCrowTrust: async (name) =>
+      (await tx.spunCrow.findUnique({ where: { name }, select: { trust: true } }))?.trust ?? null,
     saveTrust: async ({ holder, taskType, level, streak, approvals, rejections, autos }) => {
       await tx.trust.upsert({
         where: { holder_taskType: { holder, taskType } },
         create: { holder, taskType, level, streak, approvals, rejections, autos },
-        update: { level, streak, approvals: { increment: approvals }, rejections: { increment: rejections }, autos: { increment: autos } },
+        update: {
+          level,
+          streak,
+          approvals: { increment: approvals },
+          rejections: { increment: rejections },
+          autos: { increment: autos },
+        },
       });
     },
     addTrustEntry: async ({ actor, ...entry }) => {
@@ -69,7 +77,14 @@ export class TrustLedger {
    * Applies one verdict to one holder inside a transaction; returns the level change, if any. The
    * history entry keeps `actor`, who decided it (docs/rules.md "Actors"; null: nobody known).
    */
-  async apply(db: TrustRows | Tx, holder: string, taskType: string, verdict: VerdictValue, subject: string, actor: Actor | null): Promise<LevelChange | null> {
+  async apply(
+    db: TrustRows | Tx,
+    holder: string,
+    taskType: string,
+    verdict: VerdictValue,
+    subject: string,
+    actor: Actor | null,
+  ): Promise<LevelChange | null> {
     const rows = (db as Partial<Tx>).trustEntry !== undefined ? trustRowsOf(db as Tx) : (db as TrustRows);
     const existing = await rows.trust(holder, taskType);
     const from = existing ? existing.level : startingLevelOf(await rows.spunCrowTrust(holder));
@@ -110,7 +125,10 @@ export class TrustLedger {
    * first, optionally only each record's newest `last` before entry id `before` (a page). One pass
    * over the entries, where filtering every entry for every record made the snapshot quadratic.
    */
-  async histories(filter: LedgerFilter = {}, page: { last?: number | null; before?: number | null } = {}): Promise<Map<string, TrustHistoryRow[]>> {
+  async histories(
+    filter: LedgerFilter = {},
+    page: { last?: number | null; before?: number | null } = {},
+  ): Promise<Map<string, TrustHistoryRow[]>> {
     const entries = await this.ledger.history({ ...filter, ...page });
     const grouped = new Map<string, TrustHistoryRow[]>();
     for (const e of entries) {
@@ -127,11 +145,16 @@ export class TrustLedger {
    * first) and how many it has in all, so the answer does not grow with the age of the database.
    */
   async snapshot(filter: LedgerFilter = {}) {
-    const [records, histories] = await Promise.all([this.records(filter), this.histories(filter, { last: SNAPSHOT_HISTORY })]);
+    const [records, histories] = await Promise.all([
+      this.records(filter),
+      this.histories(filter, { last: SNAPSHOT_HISTORY }),
+    ]);
     return records.map((r) => ({
       ...recordView(r),
       // The contract's route keeps its rows as documented; who decided is on the history pages.
-      history: (histories.get(historyKey(r.holder, r.taskType)) ?? []).map(({ holder: _h, taskType: _t, actor: _a, ...entry }) => entry),
+      history: (histories.get(historyKey(r.holder, r.taskType)) ?? []).map(
+        ({ holder: _h, taskType: _t, actor: _a, ...entry }) => entry,
+      ),
       history_total: historyTotalOf(r),
     }));
   }
@@ -159,10 +182,19 @@ export const SNAPSHOT_HISTORY = 20;
  * A record's history length without counting it: every verdict applied adds one entry and one to
  * exactly one of the three counts (apply above), so their sum is the number of entries.
  */
-export const historyTotalOf = (r: { approvals: number; rejections: number; autos: number }): number => r.approvals + r.rejections + r.autos;
+export const historyTotalOf = (r: { approvals: number; rejections: number; autos: number }): number =>
+  r.approvals + r.rejections + r.autos;
 
 /** A ledger record as clients read it (REST's snake_case fields, with its level's name). */
-export function recordView(r: { holder: string; taskType: string; level: number; streak: number; approvals: number; rejections: number; autos: number }) {
+export function recordView(r: {
+  holder: string;
+  taskType: string;
+  level: number;
+  streak: number;
+  approvals: number;
+  rejections: number;
+  autos: number;
+}) {
   return {
     holder: r.holder,
     task_type: r.taskType,

@@ -16,7 +16,12 @@ const DRAIN_TIMEOUT_MS = 3_000;
 
 /** The 413 for a body over the limit; Connection: close, since the rest of the body is not wanted. */
 export function tooLarge(): HttpError {
-  return new HttpError(413, `The body is larger than ${MAX_BODY_BYTES} bytes.`, { limit_bytes: MAX_BODY_BYTES }, { connection: "close" });
+  return new HttpError(
+    413,
+    `The body is larger than ${MAX_BODY_BYTES} bytes.`,
+    { limit_bytes: MAX_BODY_BYTES },
+    { connection: "close" },
+  );
 }
 
 /** The declared length, when it is over the limit, refused before a byte is read. */

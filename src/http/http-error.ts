@@ -36,18 +36,33 @@ export interface ErrorResponse {
 }
 
 export function toErrorResponse(error: unknown, log: (line: string) => void = console.error): ErrorResponse {
-  if (error instanceof HttpError) return { status: error.status, body: { message: error.message, ...error.extra }, headers: error.headers };
+  if (error instanceof HttpError)
+    return { status: error.status, body: { message: error.message, ...error.extra }, headers: error.headers };
   if (error instanceof RateLimitedError) {
-    return { status: 429, body: { message: error.message, cooldown_s: error.cooldownS }, headers: { "retry-after": String(error.cooldownS) } };
+    return {
+      status: 429,
+      body: { message: error.message, cooldown_s: error.cooldownS },
+      headers: { "retry-after": String(error.cooldownS) },
+    };
   }
-  if (error instanceof CrowsError) return { status: STATUS_OF[error.code], body: { message: error.message }, headers: {} };
+  if (error instanceof CrowsError)
+    return { status: STATUS_OF[error.code], body: { message: error.message }, headers: {} };
   // The client went away before anything was stored: nobody reads this answer, and it is no fault.
-  if (error instanceof Error && error.name === "AbortError") return { status: 503, body: { message: "The request was abandoned before anything was stored." }, headers: { "retry-after": "1" } };
+  if (error instanceof Error && error.name === "AbortError")
+    return {
+      status: 503,
+      body: { message: "The request was abandoned before anything was stored." },
+      headers: { "retry-after": "1" },
+    };
   // Storage that fails (full, read-only, I/O errors, a database that does not answer) is not a bug:
   // a 503 the client may retry, saying so (src/storage/trouble.ts).
   const trouble = storageTroubleOf(error);
   if (trouble !== undefined) {
-    return { status: 503, body: { message: TROUBLE_MESSAGE[trouble], storage: trouble }, headers: { "retry-after": String(RETRY_AFTER_S[trouble]) } };
+    return {
+      status: 503,
+      body: { message: TROUBLE_MESSAGE[trouble], storage: trouble },
+      headers: { "retry-after": String(RETRY_AFTER_S[trouble]) },
+    };
   }
   log(`compat: unexpected error: ${describeError(error)}`);
   return { status: 500, body: { message: "Internal error; nothing you sent was lost." }, headers: {} };
@@ -62,13 +77,29 @@ interface JsonTarget {
  * The one JSON response writer: the body's text with its UTF-8 length, then `headers`. With
  * `omitBody` (a HEAD) the headers still say what a GET would get.
  */
-export function sendJson(res: JsonTarget, status: number, body: unknown, headers: Record<string, string> = {}, omitBody = false): void {
+export function sendJson(
+  res: JsonTarget,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+  omitBody = false,
+): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": String(Buffer.byteLength(text)), ...headers }).end(omitBody ? undefined : text);
+  res
+    .writeHead(status, {
+      "content-type": "application/json; charset=utf-8",
+      "content-length": String(Buffer.byteLength(text)),
+      ...headers,
+    })
+    .end(omitBody ? undefined : text);
 }
 
 /** The one place an error becomes bytes on a node response (or is dropped when it is too late). */
-export function sendError(res: JsonTarget & { headersSent: boolean; writableEnded: boolean }, error: unknown, log?: (line: string) => void): void {
+export function sendError(
+  res: JsonTarget & { headersSent: boolean; writableEnded: boolean },
+  error: unknown,
+  log?: (line: string) => void,
+): void {
   if (res.headersSent || res.writableEnded) return;
   const { status, body, headers } = toErrorResponse(error, log);
   sendJson(res, status, body, headers);

@@ -48,7 +48,9 @@ export function tooDeep(text: string, max = MAX_JSON_DEPTH): boolean {
 
 /** The 400 for JSON nested past the limit; `where` says which part ("The body", "The \"variables\" parameter"). */
 export function tooDeepError(where: string): HttpError {
-  return new HttpError(400, `${where} nests arrays and objects more than ${MAX_JSON_DEPTH} deep; send flatter JSON.`, { limit_depth: MAX_JSON_DEPTH });
+  return new HttpError(400, `${where} nests arrays and objects more than ${MAX_JSON_DEPTH} deep; send flatter JSON.`, {
+    limit_depth: MAX_JSON_DEPTH,
+  });
 }
 
 /** Refuses JSON text nested past MAX_JSON_DEPTH with the 400 above. */

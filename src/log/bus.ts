@@ -63,15 +63,21 @@ export async function createRedisBus(url: string, logLine: (line: string) => voi
   const silent = new Error(`no answer within ${REDIS_CONNECT_TIMEOUT_MS / 1000} s`);
   try {
     // A server that accepts and never answers (not Redis, or a stuck one) would hold the start forever.
-    const silence = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(silent), REDIS_CONNECT_TIMEOUT_MS)));
+    const silence = new Promise<never>(
+      (_, reject) => (timer = setTimeout(() => reject(silent), REDIS_CONNECT_TIMEOUT_MS)),
+    );
     await Promise.race([Promise.all([publishClient.connect(), subscribeClient.connect()]), silence]);
   } catch (error) {
     // Else ioredis goes on reconnecting in the background and holds the process open.
     publishClient.disconnect();
     subscribeClient.disconnect();
     // ioredis's own rejection says only "Connection is closed."; the cause is the last error it saw.
-    const cause = error === silent ? silent.message : lastError || (error instanceof Error ? error.message : String(error));
-    throw new StartError("redis", `Redis at ${redisAddress(url)} could not be reached (${cause.slice(0, 160)}); check REDIS_URL`);
+    const cause =
+      error === silent ? silent.message : lastError || (error instanceof Error ? error.message : String(error));
+    throw new StartError(
+      "redis",
+      `Redis at ${redisAddress(url)} could not be reached (${cause.slice(0, 160)}); check REDIS_URL`,
+    );
   } finally {
     clearTimeout(timer);
   }
@@ -94,7 +100,10 @@ export async function createRedisBus(url: string, logLine: (line: string) => voi
   const subscribe = subscribeClient.subscribe.bind(subscribeClient);
   subscribeClient.subscribe = ((...topics: Parameters<typeof subscribe>) => {
     const confirmed = subscribe(...topics);
-    confirmed.then(() => nudge(topics), (e: Error) => onError(e));
+    confirmed.then(
+      () => nudge(topics),
+      (e: Error) => onError(e),
+    );
     return confirmed;
   }) as typeof subscribe;
   // A SUBSCRIBE sent while Redis is down fails, and ioredis re-subscribes after a reconnect only to

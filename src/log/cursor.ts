@@ -23,7 +23,11 @@ export interface CursorStream {
 }
 
 /** Where to resume: the seq to read after, or the message of the refusal (what a 400 says). */
-export async function resumePoint(raw: string | null | undefined, stream: CursorStream, label: string): Promise<number | { refused: string }> {
+export async function resumePoint(
+  raw: string | null | undefined,
+  stream: CursorStream,
+  label: string,
+): Promise<number | { refused: string }> {
   const parsed = parseCursor(raw, stream.prefix);
   if (parsed === 0) return 0;
   const last = await stream.lastSeq();

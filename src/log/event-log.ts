@@ -41,7 +41,12 @@ function toNew(name: string, payload: object): NewEvent {
  * Events read across streams by name in global-id order (followNamed: trust changes, the approvals
  * feed): their ids must be commit order, which on PostgreSQL takes the commit-order lock.
  */
-export const ORDERED_NAMES: ReadonlySet<string> = new Set(["trust.changed", "item.triaged", "item.answered", "verdict"]);
+export const ORDERED_NAMES: ReadonlySet<string> = new Set([
+  "trust.changed",
+  "item.triaged",
+  "item.answered",
+  "verdict",
+]);
 
 export interface EventLogOptions {
   /**
@@ -204,7 +209,13 @@ export class EventLog {
    * events) or the live events in hand, for a reader that writes a page at once (a GraphQL replay).
    */
   followPages(stream: string, afterSeq = 0, signal?: AbortSignal): AsyncGenerator<StoredEvent[]> {
-    return this.tail([topicOf(stream)], afterSeq, (after) => this.read(stream, after), (e) => e.seq, signal);
+    return this.tail(
+      [topicOf(stream)],
+      afterSeq,
+      (after) => this.read(stream, after),
+      (e) => e.seq,
+      signal,
+    );
   }
 
   /**
@@ -214,11 +225,34 @@ export class EventLog {
    */
   followNamed(name: string | readonly string[], afterId = 0, signal?: AbortSignal): AsyncGenerator<StoredEvent> {
     const topics = (typeof name === "string" ? [name] : name).map(nameTopicOf);
-    return flatten(this.tail(topics, afterId, (after) => this.readNamed(name, after), (e) => e.id, signal));
+    return flatten(
+      this.tail(
+        topics,
+        afterId,
+        (after) => this.readNamed(name, after),
+        (e) => e.id,
+        signal,
+      ),
+    );
   }
 
-  private tail(topics: readonly string[], start: number, readAfter: (cursor: number) => Promise<StoredEvent[]>, cursorOf: (event: StoredEvent) => number, signal?: AbortSignal) {
-    return tail({ bus: this.bus, topics, start, readAfter, cursorOf, closers: this.closers, closed: () => this.closed, ...(signal ? { signal } : {}) });
+  private tail(
+    topics: readonly string[],
+    start: number,
+    readAfter: (cursor: number) => Promise<StoredEvent[]>,
+    cursorOf: (event: StoredEvent) => number,
+    signal?: AbortSignal,
+  ) {
+    return tail({
+      bus: this.bus,
+      topics,
+      start,
+      readAfter,
+      cursorOf,
+      closers: this.closers,
+      closed: () => this.closed,
+      ...(signal ? { signal } : {}),
+    });
   }
 
   /**
@@ -228,7 +262,13 @@ export class EventLog {
   openTap(stream: string, onError: (error: unknown) => void = () => {}): StreamTap {
     let tap = this.taps.get(stream);
     if (!tap) {
-      tap = new StreamTap(this.bus, stream, (after, limit) => this.read(stream, after, limit), () => this.lastSeq(stream), onError);
+      tap = new StreamTap(
+        this.bus,
+        stream,
+        (after, limit) => this.read(stream, after, limit),
+        () => this.lastSeq(stream),
+        onError,
+      );
       this.taps.set(stream, tap);
     }
     return tap;

@@ -28,7 +28,16 @@ export interface Tail {
 }
 
 /** The log's events after `start`, a page at a time: each page one read, or the live events in hand. */
-export async function* tail({ bus, topics, start, readAfter, cursorOf, closers, closed, signal }: Tail): AsyncGenerator<AppendedEvent[]> {
+export async function* tail({
+  bus,
+  topics,
+  start,
+  readAfter,
+  cursorOf,
+  closers,
+  closed,
+  signal,
+}: Tail): AsyncGenerator<AppendedEvent[]> {
   if (closed() || signal?.aborted) return;
   let wake: (() => void) | undefined;
   let latestSeen = 0;
@@ -39,7 +48,8 @@ export async function* tail({ bus, topics, start, readAfter, cursorOf, closers, 
   let mustRead = true;
   const onEvent = (event: BusEvent) => {
     const cursor = cursorOf(event.detail);
-    if (cursor === 0) mustRead = true; // a nudge: something may have been missed
+    if (cursor === 0)
+      mustRead = true; // a nudge: something may have been missed
     else if (ahead.size < MAX_AHEAD) ahead.set(cursor, event.detail);
     else mustRead = true;
     latestSeen = Math.max(latestSeen, cursor);

@@ -44,7 +44,15 @@ export interface AdaptivePacePolicy {
 
 // The AWS SDKs' beta and floor; a gentler curve than their 0.4, so the plateau near the
 // provider's rate lasts seconds (a long stretch of answered calls between 429s).
-export const ADAPTIVE_PACE: AdaptivePacePolicy = { beta: 0.7, keep: 0.92, cubicScale: 0.1, minPerSecond: 0.5, measureMs: 2_000, ceilingFactor: 2, liftAfterMs: 60_000 };
+export const ADAPTIVE_PACE: AdaptivePacePolicy = {
+  beta: 0.7,
+  keep: 0.92,
+  cubicScale: 0.1,
+  minPerSecond: 0.5,
+  measureMs: 2_000,
+  ceilingFactor: 2,
+  liftAfterMs: 60_000,
+};
 
 export class AdaptivePace {
   private enabled = false;
@@ -89,7 +97,12 @@ export class AdaptivePace {
   throttled(now: number, sentAt: number, resumesAt = now): void {
     if (sentAt < this.cutAt) return; // sent at the old rate: this spell was cut already
     const { beta, minPerSecond } = this.policy;
-    this.lastMax = Math.max(minPerSecond, this.enabled ? Math.min(this.rate, Math.max(this.answeredPerSecond(now), this.rate * this.policy.keep)) : this.sentPerSecond(now));
+    this.lastMax = Math.max(
+      minPerSecond,
+      this.enabled
+        ? Math.min(this.rate, Math.max(this.answeredPerSecond(now), this.rate * this.policy.keep))
+        : this.sentPerSecond(now),
+    );
     this.rate = Math.max(minPerSecond, this.lastMax * beta);
     this.cutAt = now;
     this.curveFrom = Math.max(now, resumesAt);
@@ -113,7 +126,10 @@ export class AdaptivePace {
     }
     const k = Math.cbrt((this.lastMax * (1 - beta)) / cubicScale);
     const t = Math.max(0, now - this.curveFrom) / 1000;
-    const grown = Math.min(Math.max(this.lastMax, this.answeredPerSecond(now)) * ceilingFactor, cubicScale * (t - k) ** 3 + this.lastMax);
+    const grown = Math.min(
+      Math.max(this.lastMax, this.answeredPerSecond(now)) * ceilingFactor,
+      cubicScale * (t - k) ** 3 + this.lastMax,
+    );
     this.rate = Math.max(minPerSecond, this.rate, grown);
   }
 
@@ -134,7 +150,8 @@ export class AdaptivePace {
   }
 
   private forget(now: number): void {
-    for (const times of [this.sent, this.answers]) while (times.length > 0 && times[0]! < now - this.policy.measureMs) times.shift();
+    for (const times of [this.sent, this.answers])
+      while (times.length > 0 && times[0]! < now - this.policy.measureMs) times.shift();
   }
 
   private refill(now: number): void {

@@ -27,7 +27,11 @@ export const TriageSchema = z
       context.addIssue({ code: "custom", path: ["subtasks"], message: `a split needs 2-4 subtasks, got ${count}` });
     }
     if (triage.mode !== "split" && count !== 0) {
-      context.addIssue({ code: "custom", path: ["subtasks"], message: `must be empty for ${triage.mode}, got ${count}` });
+      context.addIssue({
+        code: "custom",
+        path: ["subtasks"],
+        message: `must be empty for ${triage.mode}, got ${count}`,
+      });
     }
   });
 
@@ -89,7 +93,9 @@ export type QuillReply =
 /** "KEYWORD {json}" or "KEYWORD: {json}", fences tolerated; upper case only, so a plain answer
  * that happens to begin "Say ..." is not mistaken for an order. */
 function ordered(text: string, keyword: string): { matched: false } | { matched: true; rest: string } {
-  const body = stripFence(text).replace(/^`+|`+$/g, "").trim();
+  const body = stripFence(text)
+    .replace(/^`+|`+$/g, "")
+    .trim();
   const match = new RegExp(`^${keyword}\\b\\s*:?\\s*`).exec(body);
   return match ? { matched: true, rest: body.slice(match[0].length).trim() } : { matched: false };
 }
@@ -109,7 +115,9 @@ export function parseQuill(text: string): QuillReply {
   const relay = ordered(text, "RELAY");
   if (relay.matched) {
     const payload = orderPayload(relay.rest, RelaySchema, "RELAY");
-    return payload.ok ? { kind: "relay", to: payload.value.to, text: payload.value.text } : { kind: "invalid", error: payload.error };
+    return payload.ok
+      ? { kind: "relay", to: payload.value.to, text: payload.value.text }
+      : { kind: "invalid", error: payload.error };
   }
   const say = ordered(text, "SAY");
   if (say.matched) {

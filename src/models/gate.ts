@@ -118,7 +118,13 @@ export class Gate {
   stats(): GateStats {
     let queued = 0;
     for (const waiters of this.lanes.values()) queued += waiters.length;
-    return { inFlight: this.inFlight, queued, heldByCircuit: this.circuit === "closed" ? 0 : queued, circuit: this.circuit, rate: Math.min(this.headers.perSecond(), this.adaptive.perSecond()) };
+    return {
+      inFlight: this.inFlight,
+      queued,
+      heldByCircuit: this.circuit === "closed" ? 0 : queued,
+      circuit: this.circuit,
+      rate: Math.min(this.headers.perSecond(), this.adaptive.perSecond()),
+    };
   }
 
   /** Waits for a slot in `lane`'s turn; rejects on abort, or when the patience ends behind an open circuit. */
@@ -235,7 +241,12 @@ export class Gate {
         }
         if (waiter.deadline !== undefined) {
           soonest = Math.min(soonest, waiter.deadline);
-          waiter.options.waiting?.({ reason: `circuit open: ${this.lastTrouble}`, retryAt: retryAt ?? now, deadline: waiter.deadline, failures: this.consecutive });
+          waiter.options.waiting?.({
+            reason: `circuit open: ${this.lastTrouble}`,
+            retryAt: retryAt ?? now,
+            deadline: waiter.deadline,
+            failures: this.consecutive,
+          });
         }
       }
     }
@@ -286,7 +297,11 @@ export class Gate {
     }
     // Weather or a timeout.
     this.consecutive++;
-    this.lastTrouble = result.status ? `HTTP ${result.status}` : result.outcome === "timeout" ? "timed out" : "unreachable";
+    this.lastTrouble = result.status
+      ? `HTTP ${result.status}`
+      : result.outcome === "timeout"
+        ? "timed out"
+        : "unreachable";
     if (trial || this.consecutive >= this.options.circuitFailures) {
       const { initialIntervalMs, backoffCoefficient, maximumIntervalMs } = this.options.policy;
       const cooldown = Math.min(maximumIntervalMs, initialIntervalMs * backoffCoefficient ** this.opens);

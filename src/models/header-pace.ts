@@ -44,7 +44,10 @@ export class HeaderPace {
       return;
     }
     this.rate = limits.limit / 60;
-    this.burst = Math.max(1, Math.min(this.concurrency * LOW_REMAINING_PER_SLOT, Math.max(this.burst, limits.remaining)));
+    this.burst = Math.max(
+      1,
+      Math.min(this.concurrency * LOW_REMAINING_PER_SLOT, Math.max(this.burst, limits.remaining)),
+    );
     // What the provider had left when it answered, less what is in the air since (each will take one).
     this.left = Math.max(0, limits.remaining - inFlight);
     this.leftAt = now;

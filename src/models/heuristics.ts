@@ -33,7 +33,10 @@ const MURDER_PATTERNS: readonly RegExp[] = [
 
 /** Checked in this order: code words are the most specific ("write a function" is code). */
 const TASK_TYPE_PATTERNS: ReadonlyArray<[TaskType, RegExp]> = [
-  ["code", /\b(code|coding|function|functions|bugs?|script|scripts|api|apis|tests?|testing|refactor|regex|sql|deploy)\b/i],
+  [
+    "code",
+    /\b(code|coding|function|functions|bugs?|script|scripts|api|apis|tests?|testing|refactor|regex|sql|deploy)\b/i,
+  ],
   ["research", /\b(research|researching|find out|look up|compare|comparing|comparison)\b/i],
   ["writing", /\b(write|writing|draft|drafting|email|emails|blog|copy|copywriting|essay|letter|post)\b/i],
   ["planning", /\b(plan|planning|schedule|scheduling|organi[sz]e|organi[sz]ing|itinerary|agenda|roadmap)\b/i],
@@ -46,7 +49,12 @@ export function taskTypeOf(text: string): TaskType {
 }
 
 function startsWithAction(clause: string): boolean {
-  const first = clause.trim().toLowerCase().replace(/^(then|also|and|please)\s+/, "").split(/\s+/)[0] ?? "";
+  const first =
+    clause
+      .trim()
+      .toLowerCase()
+      .replace(/^(then|also|and|please)\s+/, "")
+      .split(/\s+/)[0] ?? "";
   return ACTION_VERBS.has(first.replace(/[^a-z]/g, ""));
 }
 

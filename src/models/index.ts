@@ -6,7 +6,11 @@ import { OfflineBrain } from "./offline.ts";
 import { createProviderModel } from "./providers.ts";
 
 /** Throws ConfigError (naming the variable) for a setting that cannot work, at startup. */
-export function createModel(config: Config, env: Record<string, string | undefined> = process.env, options: { logLine?: (line: string) => void } = {}): Model {
+export function createModel(
+  config: Config,
+  env: Record<string, string | undefined> = process.env,
+  options: { logLine?: (line: string) => void } = {},
+): Model {
   if (config.model === "offline") return new OfflineBrain();
   return createProviderModel(config, env, options.logLine ? { logLine: options.logLine } : {});
 }

@@ -3,7 +3,16 @@
 // role's output format exactly (docs/models.md), labels what it says as offline, and reports token
 // counts estimated from text length so budgets behave as they would with a real provider.
 import { triageItem } from "./heuristics.ts";
-import type { BanterInput, BossInput, CrowInput, ElderInput, Model, ModelReply, ModelRequest, QuillInput } from "./model.ts";
+import type {
+  BanterInput,
+  BossInput,
+  CrowInput,
+  ElderInput,
+  Model,
+  ModelReply,
+  ModelRequest,
+  QuillInput,
+} from "./model.ts";
 import { lensAngle, WORKER_PERSONA_NAMES } from "./prompts.ts";
 
 export const OFFLINE_MODEL_NAME = "offline:brain-1";
@@ -35,14 +44,35 @@ function clip(text: string, max: number): string {
 
 /** How each working persona opens and closes an answer: its voice, in a few fixed phrases. */
 const VOICES: Record<string, { openers: readonly string[]; closers: readonly string[] }> = {
-  Hugin: { openers: ["Quick flight over this.", "Back from a first pass."], closers: ["Source: my own notes, no lookups made; check before you rely on it."] },
-  Munin: { openers: ["In order, then.", "Here are the steps, as promised."], closers: ["I will remember the deadline if you give me one."] },
-  Pepper: { openers: ["Here's the hook:", "Let's open strong:"], closers: ["Sable will want to cut it, and Sable may be right."] },
-  Inky: { openers: ["Input, output, edge cases.", "Small and testable:"], closers: ["Edge case to watch: the empty input."] },
+  Hugin: {
+    openers: ["Quick flight over this.", "Back from a first pass."],
+    closers: ["Source: my own notes, no lookups made; check before you rely on it."],
+  },
+  Munin: {
+    openers: ["In order, then.", "Here are the steps, as promised."],
+    closers: ["I will remember the deadline if you give me one."],
+  },
+  Pepper: {
+    openers: ["Here's the hook:", "Let's open strong:"],
+    closers: ["Sable will want to cut it, and Sable may be right."],
+  },
+  Inky: {
+    openers: ["Input, output, edge cases.", "Small and testable:"],
+    closers: ["Edge case to watch: the empty input."],
+  },
   Sable: { openers: ["Cut to the bone:", "Plainly:"], closers: ["Nothing else earns its place."] },
-  Rook: { openers: ["Right, practical bits.", "Sorted as far as I can:"], closers: ["Still to do: the part only you can do in person."] },
-  Jackdaw: { openers: ["Found a few useful bits!", "Ooh, got something for this."], closers: ["Worth keeping the receipt, just in case."] },
-  Corvina: { openers: ["An odd one; here is how I see it.", "Taking this one gently."], closers: ["Happy to take another pass if it needs one."] },
+  Rook: {
+    openers: ["Right, practical bits.", "Sorted as far as I can:"],
+    closers: ["Still to do: the part only you can do in person."],
+  },
+  Jackdaw: {
+    openers: ["Found a few useful bits!", "Ooh, got something for this."],
+    closers: ["Worth keeping the receipt, just in case."],
+  },
+  Corvina: {
+    openers: ["An odd one; here is how I see it.", "Taking this one gently."],
+    closers: ["Happy to take another pass if it needs one."],
+  },
 };
 
 /** What the work looks like, by task type; the focus is the task or the crow's subtask. */
@@ -137,7 +167,10 @@ function escapeRegExp(text: string): string {
 function requestFor(text: string, name: string): string {
   const n = escapeRegExp(name);
   const stripped = text
-    .replace(new RegExp(`^\\s*(?:quill[,:]?\\s*)?(?:please\\s+)?(?:ask|tell|have|get)\\s+@?${n}\\s+(?:to\\s+)?`, "i"), "")
+    .replace(
+      new RegExp(`^\\s*(?:quill[,:]?\\s*)?(?:please\\s+)?(?:ask|tell|have|get)\\s+@?${n}\\s+(?:to\\s+)?`, "i"),
+      "",
+    )
     .replace(new RegExp(`^\\s*@?${n}\\s*[,:]?\\s*`, "i"), "")
     .replace(/^(?:please|can you|could you|would you)\s+/i, "")
     .replace(/\?\s*$/, "")
@@ -149,7 +182,10 @@ function quillReply(input: QuillInput, seed: number): string {
   const knownCrows = [...new Set([...WORKER_PERSONA_NAMES, ...input.members])];
   const named = namesInOrder(input.text, knownCrows);
   const first = named[0];
-  if (first !== undefined && (WORK_WORDS.test(input.text) || new RegExp(`^\\s*@?${escapeRegExp(first)}\\b`, "i").test(input.text))) {
+  if (
+    first !== undefined &&
+    (WORK_WORDS.test(input.text) || new RegExp(`^\\s*@?${escapeRegExp(first)}\\b`, "i").test(input.text))
+  ) {
     if (input.members.includes(first)) {
       return `RELAY ${JSON.stringify({ to: first, text: requestFor(input.text, first) })}`;
     }
@@ -173,12 +209,16 @@ function bossReply(input: BossInput): string {
     if (crows.length === 0) return `${OFFLINE_LABEL}Boss here: which crows go in "${name}"? Name at least one.`;
     return `NEST ${JSON.stringify({ name, crows })}`;
   }
-  if (/\b(spin up|spin|hire|recruit|create|make|add|new)\b/i.test(text) && /\bcrow\b|\bspin up\b|\bhire\b|\brecruit\b/i.test(text)) {
+  if (
+    /\b(spin up|spin|hire|recruit|create|make|add|new)\b/i.test(text) &&
+    /\bcrow\b|\bspin up\b|\bhire\b|\brecruit\b/i.test(text)
+  ) {
     const name =
       new RegExp(`\\b(?:named|called|name it)\\s+["']?${NAME}`, "i").exec(text)?.[1] ??
       new RegExp(`\\b(?:spin up|hire|recruit)\\s+(?!a\\b|an\\b|the\\b|new\\b|another\\b)${NAME}`, "i").exec(text)?.[1];
     if (!name) return `${OFFLINE_LABEL}Boss here: give the new crow a name and I'll put it on the roster.`;
-    const persona = namesInOrder(text, personas).find((candidate) => candidate.toLowerCase() !== name.toLowerCase()) ?? "Corvina";
+    const persona =
+      namesInOrder(text, personas).find((candidate) => candidate.toLowerCase() !== name.toLowerCase()) ?? "Corvina";
     const trust = /\bregular\b/i.test(text) ? "regular" : "stranger";
     return `SPIN ${JSON.stringify({ name, persona, trust })}`;
   }
@@ -204,7 +244,8 @@ export class OfflineBrain implements Model {
   async generate(request: ModelRequest): Promise<ModelReply> {
     if (request.signal?.aborted) throw new Error("aborted");
     const text = this.answer(request);
-    if (request.watch?.text && (request.role === "crow" || request.role === "elder")) streamInChunks(text, request.watch.text);
+    if (request.watch?.text && (request.role === "crow" || request.role === "elder"))
+      streamInChunks(text, request.watch.text);
     return {
       text,
       usage: { inputTokens: estimateTokens(request.system + request.prompt), outputTokens: estimateTokens(text) },

@@ -62,7 +62,10 @@ function renderRole(args: RenderArgs, persona: Persona): { system: string; promp
         `{"mode":"solo|split|murder","task_type":"research|writing|code|planning|errand|other","subtasks":[],"reason":"one line"}. ` +
         `split: the item joins 2-4 separate actions; subtasks names each. murder: it wants several takes ` +
         `(ideas, options, reviews, comparisons); subtasks []. Otherwise solo; subtasks [].`;
-      const hintParts = [hints?.taskType ? `task_type=${hints.taskType}` : "", hints?.mode ? `mode=${hints.mode}` : ""].filter(Boolean);
+      const hintParts = [
+        hints?.taskType ? `task_type=${hints.taskType}` : "",
+        hints?.mode ? `mode=${hints.mode}` : "",
+      ].filter(Boolean);
       const prompt = `Item: ${item}` + (hintParts.length > 0 ? `\nClassifier hint: ${hintParts.join(", ")}` : "");
       return { system, prompt };
     }

@@ -59,7 +59,10 @@ export function isWeatherStatus(status: number): boolean {
   return status === 408 || status === 409 || status === 429 || status >= 500;
 }
 
-export function classifyProviderError(error: unknown, state: { timedOut: boolean; aborted: boolean; timeoutMs: number; now?: number }): ModelCallError {
+export function classifyProviderError(
+  error: unknown,
+  state: { timedOut: boolean; aborted: boolean; timeoutMs: number; now?: number },
+): ModelCallError {
   if (state.aborted) return new ModelCallError("model call aborted", "aborted");
   if (state.timedOut) return new ModelCallError(`model call timed out after ${state.timeoutMs} ms`, "timeout");
   if (APICallError.isInstance(error)) {
@@ -69,12 +72,25 @@ export function classifyProviderError(error: unknown, state: { timedOut: boolean
     if (isWeatherStatus(status)) {
       const headers = error.responseHeaders ?? {};
       const wait = retryAfterMs(headers, status, state.now ?? Date.now());
-      return new ModelCallError(`model provider answered HTTP ${status}`, "weather", wait, status, rateLimitsFrom(headers));
+      return new ModelCallError(
+        `model provider answered HTTP ${status}`,
+        "weather",
+        wait,
+        status,
+        rateLimitsFrom(headers),
+      );
     }
-    return new ModelCallError(CONFIG_HINTS[status] ?? `the provider refused the request (HTTP ${status})`, "config", undefined, status);
+    return new ModelCallError(
+      CONFIG_HINTS[status] ?? `the provider refused the request (HTTP ${status})`,
+      "config",
+      undefined,
+      status,
+    );
   }
   const name = error instanceof Error ? error.name : "";
-  if (/TypeValidation|JSONParse|InvalidResponseData|EmptyResponseBody|NoContentGenerated|NoOutputGenerated/.test(name)) {
+  if (
+    /TypeValidation|JSONParse|InvalidResponseData|EmptyResponseBody|NoContentGenerated|NoOutputGenerated/.test(name)
+  ) {
     return new ModelCallError("model provider sent a malformed reply", "answer");
   }
   if (error instanceof TypeError) return new ModelCallError("model provider unreachable", "weather");
@@ -87,9 +103,14 @@ export function classifyProviderError(error: unknown, state: { timedOut: boolean
  * providers' rate-limit reset headers too (OpenAI's x-ratelimit-reset-* durations such as "6m0s",
  * Anthropic's anthropic-ratelimit-*-reset RFC 3339 times, a bare x-ratelimit-reset).
  */
-export function retryAfterMs(headers: Record<string, string | undefined>, status: number, now: number): number | undefined {
+export function retryAfterMs(
+  headers: Record<string, string | undefined>,
+  status: number,
+  now: number,
+): number | undefined {
   const h = (name: string) => {
-    for (const [key, value] of Object.entries(headers)) if (key.toLowerCase() === name && value !== undefined) return value.trim();
+    for (const [key, value] of Object.entries(headers))
+      if (key.toLowerCase() === name && value !== undefined) return value.trim();
     return undefined;
   };
   const ms = h("retry-after-ms");
@@ -139,10 +160,21 @@ export function rateLimitsFrom(headers: Record<string, string | undefined> | und
   if (!headers) return undefined;
   const lower = new Map(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v?.trim()]));
   for (const prefix of ["x-ratelimit-", "anthropic-ratelimit-"]) {
-    const [limitName, remainingName] = prefix === "x-ratelimit-" ? ["x-ratelimit-limit-requests", "x-ratelimit-remaining-requests"] : ["anthropic-ratelimit-requests-limit", "anthropic-ratelimit-requests-remaining"];
+    const [limitName, remainingName] =
+      prefix === "x-ratelimit-"
+        ? ["x-ratelimit-limit-requests", "x-ratelimit-remaining-requests"]
+        : ["anthropic-ratelimit-requests-limit", "anthropic-ratelimit-requests-remaining"];
     const limit = Number(lower.get(limitName));
     const remaining = Number(lower.get(remainingName));
-    if (lower.has(limitName) && lower.has(remainingName) && Number.isFinite(limit) && limit > 0 && Number.isFinite(remaining) && remaining >= 0) return { limit, remaining };
+    if (
+      lower.has(limitName) &&
+      lower.has(remainingName) &&
+      Number.isFinite(limit) &&
+      limit > 0 &&
+      Number.isFinite(remaining) &&
+      remaining >= 0
+    )
+      return { limit, remaining };
   }
   return undefined;
 }
@@ -154,10 +186,17 @@ function resetValueMs(value: string, now: number): number | undefined {
     // A bare number this large is a unix time (seconds), not a wait.
     return n > 1e9 ? Math.max(0, n * 1000 - now) : Math.round(n * 1000);
   }
-  const duration = /^(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?(?:(\d+(?:\.\d+)?)s)?(?:(\d+(?:\.\d+)?)ms)?$/.exec(value);
+  const duration = /^(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?(?:(\d+(?:\.\d+)?)s)?(?:(\d+(?:\.\d+)?)ms)?$/.exec(
+    value,
+  );
   if (duration && value !== "") {
     const [, hours, minutes, seconds, millis] = duration;
-    return Math.round(Number(hours ?? 0) * 3_600_000 + Number(minutes ?? 0) * 60_000 + Number(seconds ?? 0) * 1000 + Number(millis ?? 0));
+    return Math.round(
+      Number(hours ?? 0) * 3_600_000 +
+        Number(minutes ?? 0) * 60_000 +
+        Number(seconds ?? 0) * 1000 +
+        Number(millis ?? 0),
+    );
   }
   const at = Date.parse(value);
   return Number.isFinite(at) ? Math.max(0, at - now) : undefined;

@@ -94,7 +94,9 @@ export class ProviderModel implements Model {
         try {
           // A grown timeout never runs a try past the patience (but never below the configured one).
           const grown = this.options.timeoutMs * timeoutFactor;
-          const timeoutMs = Math.round(deadline === undefined ? grown : Math.min(grown, Math.max(this.options.timeoutMs, deadline - Date.now())));
+          const timeoutMs = Math.round(
+            deadline === undefined ? grown : Math.min(grown, Math.max(this.options.timeoutMs, deadline - Date.now())),
+          );
           const { reply, limits } = await this.attempt(request, timeoutMs);
           ticket.release({ outcome: "ok", ...(limits ? { limits } : {}) });
           return reply;
@@ -122,11 +124,17 @@ export class ProviderModel implements Model {
     const jsonMode = this.options.jsonMode !== false && wantsJson;
     try {
       if (wantsJson && this.structured.enabled) {
-        const asked = await this.structured.ask((output) => generateText({ ...this.base(request, signal), output }), jsonMode);
+        const asked = await this.structured.ask(
+          (output) => generateText({ ...this.base(request, signal), output }),
+          jsonMode,
+        );
         if (asked) return this.reply(asked.text, asked.usage, request, asked.headers);
       }
       if (STREAMED_ROLES.has(request.role) && request.watch?.text) return await this.stream(request, signal);
-      const result = await generateText({ ...this.base(request, signal), ...(jsonMode ? { output: Output.json() } : {}) });
+      const result = await generateText({
+        ...this.base(request, signal),
+        ...(jsonMode ? { output: Output.json() } : {}),
+      });
       return this.reply(result.text, result.usage, request, result.response.headers);
     } catch (error) {
       if (error instanceof ModelCallError) throw error;
@@ -134,16 +142,29 @@ export class ProviderModel implements Model {
       if (NoObjectGeneratedError.isInstance(error) && typeof error.text === "string") {
         return this.reply(error.text, error.usage, request, error.response?.headers);
       }
-      throw classifyProviderError(error, { timedOut: timeout.aborted, aborted: request.signal?.aborted === true, timeoutMs });
+      throw classifyProviderError(error, {
+        timedOut: timeout.aborted,
+        aborted: request.signal?.aborted === true,
+        timeoutMs,
+      });
     }
   }
 
   private base(request: ModelRequest, signal: AbortSignal) {
-    return { model: this.languageModel, system: request.system, prompt: request.prompt, maxRetries: 0, abortSignal: signal };
+    return {
+      model: this.languageModel,
+      system: request.system,
+      prompt: request.prompt,
+      maxRetries: 0,
+      abortSignal: signal,
+    };
   }
 
   /** Streams a plain-text answer to the flight as it comes; the reply is the whole text, as before. */
-  private async stream(request: ModelRequest, signal: AbortSignal): Promise<{ reply: ModelReply; limits?: RateLimits }> {
+  private async stream(
+    request: ModelRequest,
+    signal: AbortSignal,
+  ): Promise<{ reply: ModelReply; limits?: RateLimits }> {
     const result = streamText({ ...this.base(request, signal), onError: () => {} });
     let text = "";
     let usage: SdkUsage;
@@ -162,8 +183,14 @@ export class ProviderModel implements Model {
     return this.reply(text, usage, request, (await result.response).headers);
   }
 
-  private reply(text: string, usage: SdkUsage, request: ModelRequest, headers?: Record<string, string>): { reply: ModelReply; limits?: RateLimits } {
-    if (text.trim().length === 0) throw new ModelCallError("model provider sent a malformed reply (empty text)", "answer");
+  private reply(
+    text: string,
+    usage: SdkUsage,
+    request: ModelRequest,
+    headers?: Record<string, string>,
+  ): { reply: ModelReply; limits?: RateLimits } {
+    if (text.trim().length === 0)
+      throw new ModelCallError("model provider sent a malformed reply (empty text)", "answer");
     const limits = rateLimitsFrom(headers);
     // Token counts come from the provider; a provider that omits them is estimated like offline.
     const reply: ModelReply = {
@@ -192,7 +219,11 @@ export function parseModelSetting(setting: string): { kind: ProviderKind; modelI
 }
 
 /** Builds the configured provider, refusing at startup (ConfigError naming the variable) what cannot work. */
-export function createProviderModel(config: Config, env: Env = process.env, options: Partial<ProviderModelOptions> = {}): ProviderModel {
+export function createProviderModel(
+  config: Config,
+  env: Env = process.env,
+  options: Partial<ProviderModelOptions> = {},
+): ProviderModel {
   const { kind, modelId } = parseModelSetting(config.model);
   const policy = options.policy ?? retryPolicyFrom(config);
   const modelOptions: ProviderModelOptions = {
@@ -205,19 +236,24 @@ export function createProviderModel(config: Config, env: Env = process.env, opti
   switch (kind) {
     case "openai": {
       const apiKey = config.modelApiKey ?? nonEmpty(env.OPENAI_API_KEY);
-      if (!apiKey) throw new ConfigError(`CROWS_MODEL ${config.model} needs a key in CROWS_MODEL_API_KEY or OPENAI_API_KEY`);
+      if (!apiKey)
+        throw new ConfigError(`CROWS_MODEL ${config.model} needs a key in CROWS_MODEL_API_KEY or OPENAI_API_KEY`);
       const provider = createOpenAI({ apiKey, ...(baseURL ? { baseURL } : {}) });
       // Chat completions rather than the Responses API: it is what proxies and look-alikes speak.
       return new ProviderModel(config.model, provider.chat(modelId), modelOptions);
     }
     case "anthropic": {
       const apiKey = config.modelApiKey ?? nonEmpty(env.ANTHROPIC_API_KEY);
-      if (!apiKey) throw new ConfigError(`CROWS_MODEL ${config.model} needs a key in CROWS_MODEL_API_KEY or ANTHROPIC_API_KEY`);
+      if (!apiKey)
+        throw new ConfigError(`CROWS_MODEL ${config.model} needs a key in CROWS_MODEL_API_KEY or ANTHROPIC_API_KEY`);
       const provider = createAnthropic({ apiKey, ...(baseURL ? { baseURL } : {}) });
       return new ProviderModel(config.model, provider(modelId), { jsonMode: false, ...modelOptions });
     }
     case "openai-compatible": {
-      if (!baseURL) throw new ConfigError(`CROWS_MODEL ${config.model} needs CROWS_MODEL_BASE_URL (for example http://127.0.0.1:11434/v1)`);
+      if (!baseURL)
+        throw new ConfigError(
+          `CROWS_MODEL ${config.model} needs CROWS_MODEL_BASE_URL (for example http://127.0.0.1:11434/v1)`,
+        );
       // Local servers (Ollama, llama.cpp, vLLM) often need no key, so none is required here.
       const provider = createOpenAICompatible({
         name: "openai-compatible",
@@ -234,7 +270,11 @@ export function createProviderModel(config: Config, env: Env = process.env, opti
 
 /** The gate of the configured provider: one per process, shared by every call to it. */
 export function providerGate(config: Config, policy: RetryPolicy = retryPolicyFrom(config)): Gate {
-  return new Gate(config.model, { concurrency: config.modelConcurrency, circuitFailures: config.modelCircuitFailures, policy });
+  return new Gate(config.model, {
+    concurrency: config.modelConcurrency,
+    circuitFailures: config.modelCircuitFailures,
+    policy,
+  });
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -32,12 +32,20 @@ export function retryPolicyFrom(config: Config): RetryPolicy {
 
 /** Exponential backoff with full jitter: a uniform wait in [0, min(cap, initial * coefficient^n)]. */
 export function backoffMs(policy: RetryPolicy, failures: number, random: () => number = Math.random): number {
-  const ceiling = Math.min(policy.maximumIntervalMs, policy.initialIntervalMs * policy.backoffCoefficient ** Math.max(0, failures - 1));
+  const ceiling = Math.min(
+    policy.maximumIntervalMs,
+    policy.initialIntervalMs * policy.backoffCoefficient ** Math.max(0, failures - 1),
+  );
   return Math.round(random() * ceiling);
 }
 
 /** The wait before the next try: the provider's own word when it gave one, else backoff. */
-export function nextWaitMs(policy: RetryPolicy, error: ModelCallError, failures: number, random: () => number = Math.random): number {
+export function nextWaitMs(
+  policy: RetryPolicy,
+  error: ModelCallError,
+  failures: number,
+  random: () => number = Math.random,
+): number {
   if (error.retryAfterMs !== undefined) return error.retryAfterMs;
   return backoffMs(policy, failures, random);
 }
@@ -67,7 +75,11 @@ export interface RetryHooks {
  * patience ends (ProviderUnavailableError). `attempt` gets the try's number (0 first), its
  * timeout factor (grown after each timeout) and the patience deadline once a wait began it.
  */
-export async function withRetries<T>(policy: RetryPolicy, hooks: RetryHooks, attempt: (n: number, timeoutFactor: number, deadline: number | undefined) => Promise<T>): Promise<T> {
+export async function withRetries<T>(
+  policy: RetryPolicy,
+  hooks: RetryHooks,
+  attempt: (n: number, timeoutFactor: number, deadline: number | undefined) => Promise<T>,
+): Promise<T> {
   const now = hooks.now ?? Date.now;
   const sleep = hooks.sleep ?? abortableSleep;
   let deadline: number | undefined;

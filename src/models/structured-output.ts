@@ -27,15 +27,31 @@ export class StructuredTriage {
    * Asks with the schema. Returns undefined when the provider refused it (the caller then asks in
    * JSON mode); rethrows any other trouble for the caller to classify.
    */
-  async ask(call: (output: ReturnType<typeof Output.object>) => Promise<Called>, jsonModeFallback: boolean): Promise<Asked | undefined> {
+  async ask(
+    call: (output: ReturnType<typeof Output.object>) => Promise<Called>,
+    jsonModeFallback: boolean,
+  ): Promise<Asked | undefined> {
     try {
-      const result = await call(Output.object({ schema: TriageSchema, name: "triage", description: "The Sentry's call on one todo item" }));
-      return { text: result.text, usage: result.usage, ...(result.response?.headers ? { headers: result.response.headers } : {}) };
+      const result = await call(
+        Output.object({ schema: TriageSchema, name: "triage", description: "The Sentry's call on one todo item" }),
+      );
+      return {
+        text: result.text,
+        usage: result.usage,
+        ...(result.response?.headers ? { headers: result.response.headers } : {}),
+      };
     } catch (error) {
-      if (NoObjectGeneratedError.isInstance(error) && typeof error.text === "string") return { text: error.text, usage: error.usage, ...(error.response?.headers ? { headers: error.response.headers } : {}) };
+      if (NoObjectGeneratedError.isInstance(error) && typeof error.text === "string")
+        return {
+          text: error.text,
+          usage: error.usage,
+          ...(error.response?.headers ? { headers: error.response.headers } : {}),
+        };
       if (!refusedSchema(error)) throw error;
       this.refused = true;
-      this.logLine?.(`model ${this.modelName}: the provider refused a JSON schema; the Sentry asks in ${jsonModeFallback ? "JSON mode" : "its prompt alone"} from now on`);
+      this.logLine?.(
+        `model ${this.modelName}: the provider refused a JSON schema; the Sentry asks in ${jsonModeFallback ? "JSON mode" : "its prompt alone"} from now on`,
+      );
       return undefined;
     }
   }

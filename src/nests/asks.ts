@@ -65,7 +65,10 @@ export class AskDesk implements ReplyHook {
     const decision = await this.decide(tx, ask, reply.text);
     if (!decision) return null;
     if (!(await this.deps.gate.askAnswered(tx, ask.id, reply))) return null;
-    const marked = await tx.message.updateMany({ where: { id: ask.id, approvedAt: null }, data: { approvedAt: reply.createdAt, approvedBy: reply.id } });
+    const marked = await tx.message.updateMany({
+      where: { id: ask.id, approvedAt: null },
+      data: { approvedAt: reply.createdAt, approvedBy: reply.id },
+    });
     if (marked.count !== 1) return null;
     if (decision.action === "approve") return null;
 
@@ -73,13 +76,23 @@ export class AskDesk implements ReplyHook {
     const change = await this.deps.trust.apply(tx, WATCH_HOLDER, WATCH_TASK_TYPE, "approved", ask.id, actor ?? null);
     const quarantine = await tx.quarantine.update({
       where: { id: decision.quarantineId },
-      data: decision.action === "reinstate" ? { status: "reinstated" satisfies QuarantineStatus, liftedAt: reply.createdAt } : { retired: true },
+      data:
+        decision.action === "reinstate"
+          ? { status: "reinstated" satisfies QuarantineStatus, liftedAt: reply.createdAt }
+          : { retired: true },
     });
     const nestId = ask.nestId;
     return async () => {
       if (decision.action === "retire") await this.retire(decision.crow, quarantine.nestId);
       if (change) {
-        const payload = { nest_id: nestId, holder: change.holder, task_type: change.taskType, from: change.from, to: change.to, ts: new Date().toISOString() };
+        const payload = {
+          nest_id: nestId,
+          holder: change.holder,
+          task_type: change.taskType,
+          from: change.from,
+          to: change.to,
+          ts: new Date().toISOString(),
+        };
         await this.deps.log.append(watchStream(nestId), "trust.changed", withActor(payload, actor));
       }
     };
@@ -87,10 +100,13 @@ export class AskDesk implements ReplyHook {
 
   private async decide(tx: Tx, ask: MessageRow, replyText: string): Promise<Decision | null> {
     const said = normalisePhrase(replyText);
-    const quarantine = ask.author === WATCH_HOLDER ? await tx.quarantine.findFirst({ where: { askMsgId: ask.id } }) : null;
+    const quarantine =
+      ask.author === WATCH_HOLDER ? await tx.quarantine.findFirst({ where: { askMsgId: ask.id } }) : null;
     if (quarantine) {
-      if (said === normalisePhrase(reinstatePhrase(quarantine.crow))) return { action: "reinstate", crow: quarantine.crow, quarantineId: quarantine.id };
-      if (said === normalisePhrase(retirePhrase(quarantine.crow))) return { action: "retire", crow: quarantine.crow, quarantineId: quarantine.id };
+      if (said === normalisePhrase(reinstatePhrase(quarantine.crow)))
+        return { action: "reinstate", crow: quarantine.crow, quarantineId: quarantine.id };
+      if (said === normalisePhrase(retirePhrase(quarantine.crow)))
+        return { action: "retire", crow: quarantine.crow, quarantineId: quarantine.id };
       return null;
     }
     return said === normalisePhrase(ask.approvalPhrase) ? { action: "approve" } : null;

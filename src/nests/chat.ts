@@ -14,9 +14,27 @@ import { TaskRunner } from "../engine/tasks.ts";
 import { describeError } from "../base/describe-error.ts";
 import type { NestRecord, NestStore } from "./store.ts";
 import { msgIdOf, nestStream } from "../base/streams.ts";
-import { MESSAGE_EVENT, recordOf, nestMessagePayload, type Kind, type MessageEntry, type MessageRecord, type MessageRow } from "./message.ts";
+import {
+  MESSAGE_EVENT,
+  recordOf,
+  nestMessagePayload,
+  type Kind,
+  type MessageEntry,
+  type MessageRecord,
+  type MessageRow,
+} from "./message.ts";
 import { addressedIn } from "./addressing.ts";
-import { checkAuthor, checkInvited, checkKindHeader, checkModeHeader, checkOptionalString, checkPhrase, checkText, checkTo, type PostInput } from "./post-input.ts";
+import {
+  checkAuthor,
+  checkInvited,
+  checkKindHeader,
+  checkModeHeader,
+  checkOptionalString,
+  checkPhrase,
+  checkText,
+  checkTo,
+  type PostInput,
+} from "./post-input.ts";
 import { tagMessage } from "./tagging.ts";
 import { ASK_ROLES, Membership } from "./membership.ts";
 
@@ -159,7 +177,11 @@ export class NestChat {
   /** Every record of the nest in msg_id order, with `resolved` as of now. */
   async list(nestId: string, after = 0, limit = 10_000): Promise<MessageRecord[]> {
     await this.requireNest(nestId);
-    const rows = await this.deps.prisma.message.findMany({ where: { nestId, n: { gt: after } }, orderBy: { n: "asc" }, take: limit });
+    const rows = await this.deps.prisma.message.findMany({
+      where: { nestId, n: { gt: after } },
+      orderBy: { n: "asc" },
+      take: limit,
+    });
     return rows.map((row) => this.toRecord(row));
   }
 
@@ -203,13 +225,17 @@ export class NestChat {
     const isMember = members.includes(author);
     // ask_owner is honored for the owner and the owner-facing roles only; a crow's is dropped.
     const asking = header === "ask_owner" && (author === "owner" || ASK_ROLES.includes(author) || author === "harness");
-    const crowHeader: CrowKind | undefined = header !== undefined && (CROW_KINDS as readonly string[]).includes(header) ? (header as CrowKind) : undefined;
+    const crowHeader: CrowKind | undefined =
+      header !== undefined && (CROW_KINDS as readonly string[]).includes(header) ? (header as CrowKind) : undefined;
     await this.membership.check(nest, author, isMember, asking, internal);
     // No `to`: a client's text that opens with @Name addresses that member or role (addressing.ts).
     const given = checkTo(input.to, members, internal !== undefined);
     const to = given !== "" || internal !== undefined ? given : addressedIn(text, members);
     const refersTo = await this.checkRefersTo(nest.id, input.refers_to);
-    const phrase = asking || internal?.forcedKind === "ask_owner" ? checkPhrase(input.approval_phrase) : checkOptionalString(input.approval_phrase, "approval_phrase");
+    const phrase =
+      asking || internal?.forcedKind === "ask_owner"
+        ? checkPhrase(input.approval_phrase)
+        : checkOptionalString(input.approval_phrase, "approval_phrase");
     const modeHeader = checkModeHeader(input.mode);
     const invitedHeader = checkInvited(input.invited, this.deps.config.murderSize);
 
@@ -236,7 +262,9 @@ export class NestChat {
     // claim/deliver with no `to` answer the requester of what they refer to.
     let addressed = to;
     if (addressed === "" && refersTo !== "" && (tag.kind === "claim" || tag.kind === "deliver")) {
-      addressed = (await this.deps.prisma.message.findUnique({ where: { id: refersTo }, select: { author: true } }))?.author ?? "";
+      addressed =
+        (await this.deps.prisma.message.findUnique({ where: { id: refersTo }, select: { author: true } }))?.author ??
+        "";
     }
     if (tag.kind === "ask_owner" && addressed === "") addressed = "owner";
 
@@ -270,14 +298,18 @@ export class NestChat {
       if (internal?.within) await internal.within(tx, row);
       if (this.obligationHook) await this.obligationHook.inTx(tx, row, { callsForResponse: !internal?.response });
       if (this.replyHook) after = await this.replyHook.inTx(tx, row, input.actor);
-      return [{ name: MESSAGE_EVENT, payload: nestMessagePayload(nest.id, this.toRecord(row), row.createdAt, input.actor) }];
+      return [
+        { name: MESSAGE_EVENT, payload: nestMessagePayload(nest.id, this.toRecord(row), row.createdAt, input.actor) },
+      ];
     });
     const payload = JSON.parse(event!.payload) as MessageRecord & { nest_id: string; ts: string };
     const { nest_id: _n, ts: _t, actor: _a, ...record } = payload as typeof payload & { actor?: unknown };
     // The classifier answers were stored before the id existed; give them their msg_id. They are
     // calibration data only: a failed re-key leaves them under the provisional subject, and the
     // message, already stored and sent, must not read as failed for it.
-    await this.deps.prisma.classifierAnswer.updateMany({ where: { subject: provisional }, data: { subject: record.msg_id } }).catch(() => {});
+    await this.deps.prisma.classifierAnswer
+      .updateMany({ where: { subject: provisional }, data: { subject: record.msg_id } })
+      .catch(() => {});
     if (after) await (after as () => Promise<void>)();
     const context: PostedContext = { nest, mayCallForResponse: !internal?.response };
     for (const listener of this.listeners) this.spawn(`listener on ${record.msg_id}`, () => listener(record, context));
@@ -288,15 +320,26 @@ export class NestChat {
    * The harness hands a Jev verdict to one crow so it proceeds on a missed expectation: a nudge,
    * to that crow, refers_to the expectation. Its crow answers through the must-respond loop.
    */
-  nudge(nestId: string, crow: string, text: string, refersTo: string, within?: InternalPost["within"]): Promise<MessageRecord> {
-    return this.post(nestId, { author: "harness", text, to: crow, refers_to: refersTo }, { forcedKind: "nudge", unmetered: true, ...(within ? { within } : {}) });
+  nudge(
+    nestId: string,
+    crow: string,
+    text: string,
+    refersTo: string,
+    within?: InternalPost["within"],
+  ): Promise<MessageRecord> {
+    return this.post(
+      nestId,
+      { author: "harness", text, to: crow, refers_to: refersTo },
+      { forcedKind: "nudge", unmetered: true, ...(within ? { within } : {}) },
+    );
   }
 
   private async checkRefersTo(nestId: string, raw: unknown): Promise<string> {
     const refersTo = checkOptionalString(raw, "refers_to").trim();
     if (refersTo === "") return "";
     const row = await this.deps.prisma.message.findUnique({ where: { id: refersTo }, select: { nestId: true } });
-    if (!row || row.nestId !== nestId) throw new BadInputError(`refers_to "${refersTo}" is not a message of nest "${nestId}".`);
+    if (!row || row.nestId !== nestId)
+      throw new BadInputError(`refers_to "${refersTo}" is not a message of nest "${nestId}".`);
     return refersTo;
   }
 }

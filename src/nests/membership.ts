@@ -39,7 +39,13 @@ export class Membership {
   }
 
   /** Refuses (400) an author who may not post here, saying who may. `internal` is undefined for a client's post. */
-  async check(nest: NestRecord, author: string, isMember: boolean, asking: boolean, internal: { response?: boolean } | undefined): Promise<void> {
+  async check(
+    nest: NestRecord,
+    author: string,
+    isMember: boolean,
+    asking: boolean,
+    internal: { response?: boolean } | undefined,
+  ): Promise<void> {
     if (author === "owner" || isMember) return;
     if (asking && ASK_ROLES.includes(author)) return;
     if (internal) {

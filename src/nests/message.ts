@@ -61,6 +61,11 @@ export function recordOf(row: MessageRow, nowMs: number, approvalWindowMs: numbe
 }
 
 /** The nest.message payload: nest_id, the record's fields in table order, ts; then the actor of a request's post. */
-export function nestMessagePayload(nestId: string, record: MessageRecord, at: Date, actor?: Actor): Record<string, unknown> {
+export function nestMessagePayload(
+  nestId: string,
+  record: MessageRecord,
+  at: Date,
+  actor?: Actor,
+): Record<string, unknown> {
   return withActor({ nest_id: nestId, ...record, ts: at.toISOString() }, actor);
 }

@@ -28,7 +28,8 @@ export interface PostInput {
 }
 
 export function checkAuthor(raw: unknown): string {
-  if (typeof raw !== "string" || raw.trim() === "") throw new BadInputError('"author" must be a non-empty string: "owner" or a member of the nest.');
+  if (typeof raw !== "string" || raw.trim() === "")
+    throw new BadInputError('"author" must be a non-empty string: "owner" or a member of the nest.');
   const author = raw.trim();
   if (author.length > 100) throw new BadInputError('"author" may have at most 100 characters.');
   // Authors share the requesters' rate-limit key, so an author with an empty key is refused alike.
@@ -51,7 +52,9 @@ export function checkKindHeader(raw: unknown, forced: Kind | undefined): Kind | 
   if (forced !== undefined) return forced;
   if (raw === undefined || raw === null || raw === "") return undefined;
   if (typeof raw !== "string" || !(KINDS as readonly string[]).includes(raw)) {
-    throw new BadInputError(`"kind" must be one of ${CROW_KINDS.join(", ")} (or ask_owner for the owner, Quill and the Sentry).`);
+    throw new BadInputError(
+      `"kind" must be one of ${CROW_KINDS.join(", ")} (or ask_owner for the owner, Quill and the Sentry).`,
+    );
   }
   if (raw === "nudge") throw new BadInputError('"kind" nudge is posted by the harness only.');
   if (raw === "flag") throw new BadInputError('"kind" flag is posted by the Sentry only.');
@@ -68,13 +71,17 @@ export function checkTo(raw: unknown, members: string[], internal: boolean): str
   const to = checkOptionalString(raw, "to").trim().replace(/^@/, "");
   if (to === "" || internal) return to;
   if (to === "owner" || members.includes(to) || ADDRESSABLE_ROLES.includes(to)) return to;
-  throw new BadInputError(`"to" must be "owner", a member of the nest or ${ADDRESSABLE_ROLES.join(", ")}; ${to} is none of them.`);
+  throw new BadInputError(
+    `"to" must be "owner", a member of the nest or ${ADDRESSABLE_ROLES.join(", ")}; ${to} is none of them.`,
+  );
 }
 
 export function checkPhrase(raw: unknown): string {
   const phrase = checkOptionalString(raw, "approval_phrase").trim();
   if (phrase.length < 1 || phrase.length > MAX_PHRASE_CHARS) {
-    throw new BadInputError(`an ask_owner needs an "approval_phrase" of 1-${MAX_PHRASE_CHARS} characters: the exact words the owner must reply with.`);
+    throw new BadInputError(
+      `an ask_owner needs an "approval_phrase" of 1-${MAX_PHRASE_CHARS} characters: the exact words the owner must reply with.`,
+    );
   }
   return phrase;
 }

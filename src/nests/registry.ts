@@ -62,9 +62,27 @@ export interface RequestedSpinTerms {
 
 // Words the patterns below can catch that are never a persona's name ("a new persona", "persona is").
 const NOT_A_NAME = new Set(
-  ["a", "an", "the", "new", "its", "their", "his", "her", "my", "your", "our", "same", "any", "some", "this", "that", "own", "other", "different"].concat(
-    ["crow", "is", "be", "and", "or", "for", "with", "to", "please", "named", "called", "it", "one", "of"],
-  ),
+  [
+    "a",
+    "an",
+    "the",
+    "new",
+    "its",
+    "their",
+    "his",
+    "her",
+    "my",
+    "your",
+    "our",
+    "same",
+    "any",
+    "some",
+    "this",
+    "that",
+    "own",
+    "other",
+    "different",
+  ].concat(["crow", "is", "be", "and", "or", "for", "with", "to", "please", "named", "called", "it", "one", "of"]),
 );
 const WORD = "([\\p{L}][\\p{L}\\p{N}_-]*)";
 const PERSONA_PATTERNS: readonly RegExp[] = [
@@ -133,13 +151,17 @@ export class CrowRegistry {
     const trust = checkTrust(input.trust);
     return this.lock.run("registry", () =>
       this.prisma.$transaction(async (tx) => {
-        const taken = takenBecause(name, (await tx.spunCrow.findMany({ select: { name: true } })).map((r) => r.name));
+        const taken = takenBecause(
+          name,
+          (await tx.spunCrow.findMany({ select: { name: true } })).map((r) => r.name),
+        );
         if (taken) throw new SpinNameTakenError(`name taken: "${name}" ${taken}.`);
         const history =
           (await tx.trust.findFirst({ where: { holder: name } })) ??
           (await tx.trustEntry.findFirst({ where: { holder: name } })) ??
           (await tx.quarantine.findFirst({ where: { crow: name } }));
-        if (history) throw new SpinNameTakenError(`name taken: "${name}" was a crow before, and its record stays on the books.`);
+        if (history)
+          throw new SpinNameTakenError(`name taken: "${name}" was a crow before, and its record stays on the books.`);
         const count = await tx.spunCrow.count();
         if (count >= this.maxSpun) {
           throw new SpinBadInputError(
@@ -181,11 +203,15 @@ export function compareNames(a: string, b: string): number {
 }
 
 function checkName(raw: unknown): string {
-  if (typeof raw !== "string") throw new SpinBadInputError(SPIN_REFUSALS.nameInvalid, "name invalid: name must be a string.");
+  if (typeof raw !== "string")
+    throw new SpinBadInputError(SPIN_REFUSALS.nameInvalid, "name invalid: name must be a string.");
   const name = raw.trim();
   const length = [...name].length;
   if (length < 1 || length > MAX_CROW_NAME) {
-    throw new SpinBadInputError(SPIN_REFUSALS.nameInvalid, `name invalid: name must be 1-${MAX_CROW_NAME} characters after trimming, got ${length}.`);
+    throw new SpinBadInputError(
+      SPIN_REFUSALS.nameInvalid,
+      `name invalid: name must be 1-${MAX_CROW_NAME} characters after trimming, got ${length}.`,
+    );
   }
   if (!NAME_PATTERN.test(name)) {
     throw new SpinBadInputError(
@@ -210,10 +236,14 @@ function takenBecause(name: string, registry: string[]): string | undefined {
 }
 
 function checkPersona(raw: unknown): string {
-  const persona = typeof raw === "string" ? ROSTER.find((n) => n.toLowerCase() === raw.trim().toLowerCase()) : undefined;
+  const persona =
+    typeof raw === "string" ? ROSTER.find((n) => n.toLowerCase() === raw.trim().toLowerCase()) : undefined;
   if (!persona) {
     const shown = typeof raw === "string" ? `"${raw}"` : "a non-string";
-    throw new SpinBadInputError(SPIN_REFUSALS.personaUnknown, `persona unknown: ${shown} is not one of the working crows (${ROSTER.join(", ")}).`);
+    throw new SpinBadInputError(
+      SPIN_REFUSALS.personaUnknown,
+      `persona unknown: ${shown} is not one of the working crows (${ROSTER.join(", ")}).`,
+    );
   }
   return persona;
 }
@@ -224,5 +254,8 @@ function checkTrust(raw: unknown): SpunTrust {
   const trust = typeof raw === "string" ? raw.trim().toLowerCase() : undefined;
   if (trust === "stranger" || trust === "regular") return trust;
   if (trust === "trusted") return "regular";
-  throw new SpinBadInputError(SPIN_REFUSALS.trustInvalid, 'trust invalid: trust must be "stranger" or "regular" ("trusted" is clamped to "regular").');
+  throw new SpinBadInputError(
+    SPIN_REFUSALS.trustInvalid,
+    'trust invalid: trust must be "stranger" or "regular" ("trusted" is clamped to "regular").',
+  );
 }

@@ -52,7 +52,11 @@ export class NestStore {
 
   /** Makes sure `todo` exists (nest messages in it need the row); safe to call at every start. */
   async ensureDefault(): Promise<void> {
-    await this.prisma.nest.upsert({ where: { id: DEFAULT_NEST }, create: { id: DEFAULT_NEST, name: DEFAULT_NEST_NAME }, update: {} });
+    await this.prisma.nest.upsert({
+      where: { id: DEFAULT_NEST },
+      create: { id: DEFAULT_NEST, name: DEFAULT_NEST_NAME },
+      update: {},
+    });
   }
 
   /** `todo` first, then the owner's nests in the order they were created. */
@@ -68,7 +72,10 @@ export class NestStore {
 
   async get(id: string): Promise<NestRecord | null> {
     if (id === DEFAULT_NEST) return { id, name: DEFAULT_NEST_NAME, crows: [] };
-    const row = await this.prisma.nest.findUnique({ where: { id }, include: { members: { orderBy: { position: "asc" } } } });
+    const row = await this.prisma.nest.findUnique({
+      where: { id },
+      include: { members: { orderBy: { position: "asc" } } },
+    });
     return row ? toRecord(row) : null;
   }
 
@@ -89,7 +96,8 @@ export class NestStore {
         const spun = (await tx.spunCrow.findMany({ select: { name: true } })).map((r) => r.name);
         checkCrowNames(crows, spun);
         const clash = id === DEFAULT_NEST ? { name: DEFAULT_NEST_NAME } : await tx.nest.findUnique({ where: { id } });
-        if (clash) throw new ConflictError(`A nest with nest_id "${id}" already exists ("${clash.name}"); pick another name.`);
+        if (clash)
+          throw new ConflictError(`A nest with nest_id "${id}" already exists ("${clash.name}"); pick another name.`);
         // todo always exists (ensureDefault), so it is counted whether or not its row is there yet.
         const existing = 1 + (await tx.nest.count({ where: { id: { not: DEFAULT_NEST } } }));
         if (existing >= MAX_NESTS) {

@@ -1,7 +1,16 @@
 // The kind (and a request's mode) of a message, from one classifier call and the headers
 // (docs/nests-chat.md "Tagging" holds the band rule and why a fixed kind still asks Jev).
 import type { Classifier } from "../classifier/jev.ts";
-import { CROW_KINDS, REQUEST_MODES, bandedChoice, messageState, modeQuestions, tagQuestions, type CrowKind, type RequestMode } from "../classifier/questions.ts";
+import {
+  CROW_KINDS,
+  REQUEST_MODES,
+  bandedChoice,
+  messageState,
+  modeQuestions,
+  tagQuestions,
+  type CrowKind,
+  type RequestMode,
+} from "../classifier/questions.ts";
 import type { Kind, TaggedBy } from "./message.ts";
 
 export interface Tag {
@@ -31,10 +40,13 @@ export interface TagArgs {
 export async function tagMessage(classifier: Classifier, threshold: number, args: TagArgs): Promise<Tag> {
   const { forced, crowHeader, modeHeader } = args;
   // ask_owner, nudge and flag are not among Jev's choices: there is nothing to ask.
-  const fixed = forced !== undefined && (CROW_KINDS as readonly string[]).includes(forced) ? (forced as CrowKind) : undefined;
-  if (forced !== undefined && fixed === undefined) return { kind: forced, taggedBy: args.forcedBy, mode: "", modeTaggedBy: "" };
+  const fixed =
+    forced !== undefined && (CROW_KINDS as readonly string[]).includes(forced) ? (forced as CrowKind) : undefined;
+  if (forced !== undefined && fixed === undefined)
+    return { kind: forced, taggedBy: args.forcedBy, mode: "", modeTaggedBy: "" };
   // A fixed kind other than request has no mode to ask about.
-  const questions = fixed !== undefined && fixed !== "request" ? tagQuestions() : { ...tagQuestions(), ...modeQuestions() };
+  const questions =
+    fixed !== undefined && fixed !== "request" ? tagQuestions() : { ...tagQuestions(), ...modeQuestions() };
   const truth: Record<string, string> = {};
   const kindTruth = fixed ?? crowHeader;
   if (kindTruth) truth.kind = kindTruth;
@@ -46,7 +58,10 @@ export async function tagMessage(classifier: Classifier, threshold: number, args
     truth,
   });
   // The loop's own replies keep the kind the loop gave them: Jev's answer is calibration data only.
-  const [kind, taggedBy] = fixed !== undefined ? ([fixed, args.forcedBy] as const) : bandRule(bandedChoice(answers.kind, threshold), crowHeader, CROW_KINDS, "say");
+  const [kind, taggedBy] =
+    fixed !== undefined
+      ? ([fixed, args.forcedBy] as const)
+      : bandRule(bandedChoice(answers.kind, threshold), crowHeader, CROW_KINDS, "say");
   if (kind !== "request") return { kind, taggedBy, mode: "", modeTaggedBy: "" };
   // A request with no usable mode is taken up by one crow.
   const [mode, modeTaggedBy] = bandRule(bandedChoice(answers.mode, threshold), modeHeader, REQUEST_MODES, "solo");

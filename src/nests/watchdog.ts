@@ -71,7 +71,10 @@ export class Watchdog implements WatchResumer {
   private async judge(nestId: string, record: MessageRecord, referent: string, verdict: WatchVerdict): Promise<void> {
     const crow = record.author;
     const already = verdict.breach
-      ? await this.deps.prisma.quarantine.findUnique({ where: { crow_referent: { crow, referent } }, select: { id: true } })
+      ? await this.deps.prisma.quarantine.findUnique({
+          where: { crow_referent: { crow, referent } },
+          select: { id: true },
+        })
       : null;
     const flagging = verdict.sure && verdict.breach && !already;
     const { answers_request, states_fact_without_source, contradicts_earlier } = verdict.scores;
@@ -90,13 +93,15 @@ export class Watchdog implements WatchResumer {
       ts: new Date().toISOString(),
     };
     const judged = this.deps.obligations.judged(record.msg_id, flagging);
-    const logged = await this.deps.log.appendWith(watchStream(nestId), async (tx) => {
-      await judged(tx);
-      return [{ name: "watch", payload: watched }];
-    }).catch((error: unknown) => {
-      if (error instanceof ConflictError) return null; // another instance judged it first
-      throw error;
-    });
+    const logged = await this.deps.log
+      .appendWith(watchStream(nestId), async (tx) => {
+        await judged(tx);
+        return [{ name: "watch", payload: watched }];
+      })
+      .catch((error: unknown) => {
+        if (error instanceof ConflictError) return null; // another instance judged it first
+        throw error;
+      });
     if (logged && flagging) await this.flag(nestId, record, referent, verdict);
   }
 
@@ -104,7 +109,9 @@ export class Watchdog implements WatchResumer {
   async resumeWatch(nest: NestRecord, record: MessageRecord, judged: boolean): Promise<void> {
     if (!judged) return this.onPosted(record, { nest, mayCallForResponse: false });
     const crow = record.author;
-    const quarantine = await this.deps.prisma.quarantine.findUnique({ where: { crow_referent: { crow, referent: record.refers_to } } });
+    const quarantine = await this.deps.prisma.quarantine.findUnique({
+      where: { crow_referent: { crow, referent: record.refers_to } },
+    });
     if (quarantine && quarantine.askMsgId === "") {
       const flag = await this.chat.get(quarantine.flagMsgId);
       if (flag) return this.ask(nest.id, record, flag, quarantine.id);
@@ -112,9 +119,15 @@ export class Watchdog implements WatchResumer {
     if (!quarantine) {
       // Judged a breach, then the instance died before the flag: the verdict is in the watch log.
       const events = await this.deps.log.read(watchStream(nest.id), 0, 100_000);
-      const verdict = events.map((e) => JSON.parse(e.payload)).find((p) => p.msg_id === record.msg_id && p.flagged === true);
+      const verdict = events
+        .map((e) => JSON.parse(e.payload))
+        .find((p) => p.msg_id === record.msg_id && p.flagged === true);
       if (verdict) {
-        const scores = { answers_request: verdict.answers_request ?? undefined, states_fact_without_source: verdict.states_fact_without_source ?? undefined, contradicts_earlier: verdict.contradicts_earlier ?? undefined };
+        const scores = {
+          answers_request: verdict.answers_request ?? undefined,
+          states_fact_without_source: verdict.states_fact_without_source ?? undefined,
+          contradicts_earlier: verdict.contradicts_earlier ?? undefined,
+        };
         return this.flag(nest.id, record, record.refers_to, { sure: true, breach: true, scores } as WatchVerdict);
       }
     }
@@ -139,7 +152,9 @@ export class Watchdog implements WatchResumer {
         unmetered: true,
         response: true,
         within: async (tx, row) => {
-          const created = await tx.quarantine.create({ data: { crow, nestId, flagMsgId: row.id, askMsgId: "", referent } });
+          const created = await tx.quarantine.create({
+            data: { crow, nestId, flagMsgId: row.id, askMsgId: "", referent },
+          });
           quarantineId = created.id;
         },
       },

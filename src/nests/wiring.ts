@@ -33,9 +33,26 @@ export function createNestChat(deps: NestChatDeps): NestChat {
   const chat = new NestChat({ config, prisma, log, classifier, nests, limiter: flock.limiter, logLine });
   const obligations = new Obligations(chat, { config, prisma, log, nests, instanceId: flock.instanceId, logLine });
   chat.setObligationHook(obligations);
-  chat.setReplyHook(new AskDesk({ log, gate: obligations, trust: flock.trust, registry, nests, windowMs: config.approvalWindowMs, logLine }));
+  chat.setReplyHook(
+    new AskDesk({
+      log,
+      gate: obligations,
+      trust: flock.trust,
+      registry,
+      nests,
+      windowMs: config.approvalWindowMs,
+      logLine,
+    }),
+  );
   chat.onResume(() => obligations.resume());
-  const responders = new Responders(chat, { model: deps.model, picker: flock.picker, registry, nests, obligations, logLine });
+  const responders = new Responders(chat, {
+    model: deps.model,
+    picker: flock.picker,
+    registry,
+    nests,
+    obligations,
+    logLine,
+  });
   obligations.setRunner(responders);
   chat.onPosted(responders.onPosted);
   const watchdog = new Watchdog(chat, { config, prisma, log, classifier, obligations });

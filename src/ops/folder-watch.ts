@@ -31,7 +31,11 @@ function identity(file: string): Identity | undefined {
 }
 
 /** Starts watching; `onLost` is called once with what happened. Returns a stop function. */
-export function watchDataFolder(paths: WatchedPath[], onLost: (why: string, how: "lost" | "unwritable") => void, everyMs = 1_000): () => void {
+export function watchDataFolder(
+  paths: WatchedPath[],
+  onLost: (why: string, how: "lost" | "unwritable") => void,
+  everyMs = 1_000,
+): () => void {
   const opened = paths.map((p) => ({ ...p, id: identity(p.path) }));
   let reported = false;
   const timer = setInterval(() => {
@@ -41,7 +45,10 @@ export function watchDataFolder(paths: WatchedPath[], onLost: (why: string, how:
         if (writable(p.path)) continue;
         reported = true;
         clearInterval(timer);
-        onLost(`the ${p.what} ${p.path} cannot be written (immutable or read-only); the database would fail under the running server`, "unwritable");
+        onLost(
+          `the ${p.what} ${p.path} cannot be written (immutable or read-only); the database would fail under the running server`,
+          "unwritable",
+        );
         return;
       }
       if (p.id === undefined) continue; // absent at start (a database on PostgreSQL): nothing to compare
@@ -49,7 +56,10 @@ export function watchDataFolder(paths: WatchedPath[], onLost: (why: string, how:
       if (now !== undefined && now.dev === p.id.dev && now.ino === p.id.ino) continue;
       reported = true;
       clearInterval(timer);
-      onLost(`the ${p.what} ${p.path} ${now === undefined ? "was removed" : "was replaced by another file"} under the running server`, "lost");
+      onLost(
+        `the ${p.what} ${p.path} ${now === undefined ? "was removed" : "was replaced by another file"} under the running server`,
+        "lost",
+      );
       return;
     }
   }, everyMs);

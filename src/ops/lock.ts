@@ -24,7 +24,11 @@ export function readLock(files: DataFiles): LockRecord | undefined {
   try {
     const parsed = JSON.parse(readFileSync(files.lock, "utf8")) as Partial<LockRecord>;
     if (typeof parsed.pid !== "number" || typeof parsed.started !== "string") return undefined;
-    return { pid: parsed.pid, tick: typeof parsed.tick === "string" ? parsed.tick : undefined, started: parsed.started };
+    return {
+      pid: parsed.pid,
+      tick: typeof parsed.tick === "string" ? parsed.tick : undefined,
+      started: parsed.started,
+    };
   } catch {
     return undefined;
   }
@@ -49,7 +53,10 @@ export function acquireLock(files: DataFiles): HeldLock {
       linked = true;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") {
-        throw new StartError("data_dir", `the lock ${files.lock} cannot be written (${(error as NodeJS.ErrnoException).code ?? "error"})`);
+        throw new StartError(
+          "data_dir",
+          `the lock ${files.lock} cannot be written (${(error as NodeJS.ErrnoException).code ?? "error"})`,
+        );
       }
     } finally {
       rmSync(temp, { force: true });
@@ -72,11 +79,17 @@ export function acquireLock(files: DataFiles): HeldLock {
     const holder = readLock(files);
     if (holder && sameProcessAlive(holder.pid, holder.tick)) {
       const url = readServerState(files)?.url;
-      throw new StartError("folder_busy", `the data folder ${files.dir} is in use by crows pid ${holder.pid}${url ? ` at ${url}` : ""}; stop it first (crows stop) or choose another CROWS_DATA_DIR`);
+      throw new StartError(
+        "folder_busy",
+        `the data folder ${files.dir} is in use by crows pid ${holder.pid}${url ? ` at ${url}` : ""}; stop it first (crows stop) or choose another CROWS_DATA_DIR`,
+      );
     }
     if (seen !== undefined) takeOver(files, seen);
   }
-  throw new StartError("folder_busy", `the data folder ${files.dir} is being taken by another crows at the same moment; try again`);
+  throw new StartError(
+    "folder_busy",
+    `the data folder ${files.dir} is being taken by another crows at the same moment; try again`,
+  );
 }
 
 /**

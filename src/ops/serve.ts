@@ -58,9 +58,13 @@ export async function serve(env: Env = process.env): Promise<void> {
     process.stderr.on("error", (error) => {
       if (!echo) return;
       echo = false;
-      serverLog.line(`log: stderr cannot be written (${(error as NodeJS.ErrnoException).code ?? describeError(error)}); lines go to ${files.log} only`);
+      serverLog.line(
+        `log: stderr cannot be written (${(error as NodeJS.ErrnoException).code ?? describeError(error)}); lines go to ${files.log} only`,
+      );
     });
-    log.line(`start: crows ${crowsVersion()} pid ${process.pid}, data folder ${folder.dir} (${folder.created ? "created" : "existing"})`);
+    log.line(
+      `start: crows ${crowsVersion()} pid ${process.pid}, data folder ${folder.dir} (${folder.created ? "created" : "existing"})`,
+    );
     lock = acquireLock(files);
     await refuseBesideLiveServer(files);
     log.line("start: lock taken");
@@ -70,7 +74,11 @@ export async function serve(env: Env = process.env): Promise<void> {
     if (restartReason) log.line(`start: restart requested: ${restartReason}`);
     await tryListen(config.host, config.port); // a taken port or a bad host fails now, not after migrations
     // Loaded after the lock: a second server refuses before it loads (or touches) the database.
-    const [{ createApp }, { startServer }, { createMetrics }] = await Promise.all([import("../app.ts"), import("../server/http.ts"), import("../telemetry/metrics.ts")]);
+    const [{ createApp }, { startServer }, { createMetrics }] = await Promise.all([
+      import("../app.ts"),
+      import("../server/http.ts"),
+      import("../telemetry/metrics.ts"),
+    ]);
     app = await createApp(config, { logLine: log.line, metrics: createMetrics({ processMetrics: true }) });
     log.line("start: database open, migrations applied, flock resumed");
     server = await startServer(app);
@@ -94,10 +102,18 @@ export async function serve(env: Env = process.env): Promise<void> {
     const { pid, url, started, version, data_dir } = state;
     readyLine = JSON.stringify({ state: "live", url, pid, started, version, data_dir, log: files.log }) + "\n";
   } catch (error) {
-    const failure = toStartError(error, { host: config?.host ?? env.CROWS_HOST ?? "127.0.0.1", port: config?.port ?? Number(env.CROWS_PORT ?? 7717) });
+    const failure = toStartError(error, {
+      host: config?.host ?? env.CROWS_HOST ?? "127.0.0.1",
+      port: config?.port ?? Number(env.CROWS_PORT ?? 7717),
+    });
     log?.line(`start failed: ${failure.code}: ${failure.message}`);
     try {
-      writeStartError(files, { code: failure.code, message: failure.message, at: new Date().toISOString(), pid: process.pid });
+      writeStartError(files, {
+        code: failure.code,
+        message: failure.message,
+        at: new Date().toISOString(),
+        pid: process.pid,
+      });
     } catch {
       // the data folder itself is the problem (not a folder, not writable): stderr still says why
     }
@@ -112,7 +128,10 @@ export async function serve(env: Env = process.env): Promise<void> {
   // The stop handlers go on before the early ones come off: with no SIGTERM listener for a moment,
   // a signal already received but not yet dispatched is dropped (a stop sent right after the ready
   // line was lost that way).
-  watchForStop({ files, log: log!, lock: lock!, app: app!, server: server!, databaseFile: sqliteFile(config!.databaseUrl) }, signalledEarly);
+  watchForStop(
+    { files, log: log!, lock: lock!, app: app!, server: server!, databaseFile: sqliteFile(config!.databaseUrl) },
+    signalledEarly,
+  );
   process.off("SIGTERM", early);
   process.off("SIGINT", early);
   process.stdout.write(readyLine);
@@ -138,7 +157,10 @@ async function refuseBesideLiveServer(files: DataFiles): Promise<void> {
     answers = false;
   }
   if (answers || sameProcessAlive(state.pid, state.tick)) {
-    throw new StartError("folder_busy", `the data folder ${files.dir} is in use by crows pid ${state.pid} at ${state.url} (its lock file is missing); stop it first (crows stop) or choose another CROWS_DATA_DIR`);
+    throw new StartError(
+      "folder_busy",
+      `the data folder ${files.dir} is in use by crows pid ${state.pid} at ${state.url} (its lock file is missing); stop it first (crows stop) or choose another CROWS_DATA_DIR`,
+    );
   }
 }
 
@@ -160,19 +182,42 @@ function tryListen(host: string, port: number): Promise<void> {
   });
 }
 
-function watchForStop(s: { files: DataFiles; log: ServerLog; lock: HeldLock; app: App; server: RunningServer; databaseFile: string | undefined }, signalledEarly?: string): void {
+function watchForStop(
+  s: {
+    files: DataFiles;
+    log: ServerLog;
+    lock: HeldLock;
+    app: App;
+    server: RunningServer;
+    databaseFile: string | undefined;
+  },
+  signalledEarly?: string,
+): void {
   let stopping = false;
   // The folder gone or replaced: refuse writes and fail /readyz at once, answer what is in flight,
   // then exit 3 with a start error saying what happened (in start-error.json when a folder is there).
   const folderLost = async (why: string, how: "lost" | "unwritable") => {
     if (stopping) return;
     stopping = true;
-    s.app.database.health.fence(how === "lost" ? "folder_lost" : "read_only", `${why}; this server refuses writes and is stopping`);
+    s.app.database.health.fence(
+      how === "lost" ? "folder_lost" : "read_only",
+      `${why}; this server refuses writes and is stopping`,
+    );
     s.log.line(`error: ${why}; refusing writes, stopping`);
-    await Promise.race([s.server.close(), new Promise((resolve) => setTimeout(resolve, 10_000).unref())]).catch(() => {});
-    const failure = new StartError("data_dir_lost", `${why}; the server stopped. Check the folder, then start again (crows up)`);
+    await Promise.race([s.server.close(), new Promise((resolve) => setTimeout(resolve, 10_000).unref())]).catch(
+      () => {},
+    );
+    const failure = new StartError(
+      "data_dir_lost",
+      `${why}; the server stopped. Check the folder, then start again (crows up)`,
+    );
     try {
-      writeStartError(s.files, { code: failure.code, message: failure.message, at: new Date().toISOString(), pid: process.pid });
+      writeStartError(s.files, {
+        code: failure.code,
+        message: failure.message,
+        at: new Date().toISOString(),
+        pid: process.pid,
+      });
     } catch {
       // the folder is gone: stderr says it
     }

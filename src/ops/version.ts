@@ -6,7 +6,10 @@ let cached: string | undefined;
 export function crowsVersion(): string {
   if (cached === undefined) {
     try {
-      cached = String((JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version?: unknown }).version ?? "unknown");
+      cached = String(
+        (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version?: unknown })
+          .version ?? "unknown",
+      );
     } catch {
       cached = "unknown";
     }

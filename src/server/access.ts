@@ -30,9 +30,13 @@ export const TOKEN_COOKIE = "crows_token";
 
 export type { Principal };
 /** CROWS_READ_TOKENS, the old form: read (and /metrics, as before) without a name. */
-const LEGACY_READER: Principal = Object.freeze({ actor: Object.freeze({ kind: "token" as const, token_name: "CROWS_READ_TOKENS" }), scopes: ["read", "metrics"] as Scope[] });
+const LEGACY_READER: Principal = Object.freeze({
+  actor: Object.freeze({ kind: "token" as const, token_name: "CROWS_READ_TOKENS" }),
+  scopes: ["read", "metrics"] as Scope[],
+});
 
-const CORS_ALLOW_HEADERS = "authorization, content-type, accept, last-event-id, idempotency-key, x-graphql-yoga-csrf, x-graphql-event-stream-token";
+const CORS_ALLOW_HEADERS =
+  "authorization, content-type, accept, last-event-id, idempotency-key, x-graphql-yoga-csrf, x-graphql-event-stream-token";
 const CORS_EXPOSE_HEADERS = "retry-after, content-type";
 const CORS_MAX_AGE_S = "600";
 
@@ -53,7 +57,8 @@ const digest = (value: string) => createHash("sha256").update(value, "utf8").dig
 /** How many Host headers the request carried (rawHeaders is name, value, name, value, ...). */
 function hostHeaderCount(rawHeaders: readonly string[]): number {
   let count = 0;
-  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]!.length === 4 && rawHeaders[i]!.toLowerCase() === "host") count++;
+  for (let i = 0; i < rawHeaders.length; i += 2)
+    if (rawHeaders[i]!.length === 4 && rawHeaders[i]!.toLowerCase() === "host") count++;
   return count;
 }
 
@@ -131,7 +136,8 @@ it out of the address bar.</p>
     ...refusal.headers,
     "content-type": "text/html; charset=utf-8",
     "content-length": String(Buffer.byteLength(page)),
-    "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+    "content-security-policy":
+      "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
     "x-content-type-options": "nosniff",
     "referrer-policy": "no-referrer",
     "cache-control": "no-store",
@@ -151,7 +157,12 @@ export class AccessGate {
   ) {
     this.ownerDigest = config.token === undefined ? undefined : digest(config.token);
     this.readerDigests = config.readTokens.map(digest);
-    this.names = new Set(["localhost", "127.0.0.1", "::1", ...config.publicHosts.map((h) => h.replace(/^\[|\]$/g, ""))]);
+    this.names = new Set([
+      "localhost",
+      "127.0.0.1",
+      "::1",
+      ...config.publicHosts.map((h) => h.replace(/^\[|\]$/g, "")),
+    ]);
     const listen = config.host.replace(/^\[|\]$/g, "").toLowerCase();
     if (listen === "0.0.0.0" || listen === "::") {
       // Listening everywhere: this machine's own addresses are its names (an address cannot be rebound).
@@ -167,10 +178,14 @@ export class AccessGate {
   async admit(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<"continue" | "answered"> {
     // Node keeps the first of several Host headers; which one a proxy in front would use is anyone's
     // guess, so a request with more than one is refused (RFC 9112: a 400).
-    if (hostHeaderCount(req.rawHeaders) > 1) throw new HttpError(400, "The request has more than one Host header; send exactly one.");
+    if (hostHeaderCount(req.rawHeaders) > 1)
+      throw new HttpError(400, "The request has more than one Host header; send exactly one.");
     const hostname = hostnameOf(req.headers.host);
     if (hostname === undefined || !this.names.has(hostname)) {
-      throw new HttpError(421, "This server does not answer to that Host; use its own address or a name in CROWS_PUBLIC_HOSTS.");
+      throw new HttpError(
+        421,
+        "This server does not answer to that Host; use its own address or a name in CROWS_PUBLIC_HOSTS.",
+      );
     }
 
     const origin = req.headers.origin;
@@ -240,7 +255,12 @@ export class AccessGate {
       }
       if (!isJson(req.headers["content-type"])) {
         const whole = await drain(req);
-        throw new HttpError(415, "Send the body as application/json.", {}, { accept: "application/json", ...(whole ? {} : { connection: "close" }) });
+        throw new HttpError(
+          415,
+          "Send the body as application/json.",
+          {},
+          { accept: "application/json", ...(whole ? {} : { connection: "close" }) },
+        );
       }
     }
     return "continue";
@@ -270,7 +290,9 @@ export class AccessGate {
     if (principal) return principal;
     throw new HttpError(
       401,
-      presented ? "That token is not valid here." : "This server needs a token: send Authorization: Bearer <token>, or open /?token=<token> once in a browser.",
+      presented
+        ? "That token is not valid here."
+        : "This server needs a token: send Authorization: Bearer <token>, or open /?token=<token> once in a browser.",
       {},
       { "www-authenticate": 'Bearer realm="crows"' },
     );
@@ -284,7 +306,8 @@ export class AccessGate {
     const given = digest(presented);
     let principal: Principal | undefined;
     if (this.ownerDigest && timingSafeEqual(given, this.ownerDigest)) principal = ROOT;
-    for (const reader of this.readerDigests) if (timingSafeEqual(given, reader) && principal === undefined) principal = LEGACY_READER;
+    for (const reader of this.readerDigests)
+      if (timingSafeEqual(given, reader) && principal === undefined) principal = LEGACY_READER;
     return principal ?? (await this.named(presented));
   }
 
@@ -295,7 +318,11 @@ export class AccessGate {
 
   /** GET /?token=<token>: the cookie for a valid token, then a redirect so the token leaves the address bar. */
   private async exchangeToken(token: string, res: http.ServerResponse): Promise<void> {
-    const headers: Record<string, string> = { location: "/", "cache-control": "no-store", "referrer-policy": "no-referrer" };
+    const headers: Record<string, string> = {
+      location: "/",
+      "cache-control": "no-store",
+      "referrer-policy": "no-referrer",
+    };
     if (this.ownerDigest !== undefined) {
       if (!token || (await this.match(token)) === undefined) {
         throw new HttpError(401, "That token is not valid here.", {}, { "www-authenticate": 'Bearer realm="crows"' });

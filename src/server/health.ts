@@ -10,7 +10,12 @@ import { HttpError, sendJson } from "../http/http-error.ts";
 export const OPS_PATHS = new Set(["/healthz", "/readyz", "/metrics"]);
 
 /** Answers an operations path; a refusal or a failure is thrown to the server's one error handler. */
-export async function serveOps(app: App, req: http.IncomingMessage, res: http.ServerResponse, path: string): Promise<void> {
+export async function serveOps(
+  app: App,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  path: string,
+): Promise<void> {
   if (req.method !== "GET" && req.method !== "HEAD") {
     throw new HttpError(405, `${req.method} is not allowed on ${path}.`, {}, { allow: "GET, HEAD" });
   }
@@ -21,11 +26,20 @@ export async function serveOps(app: App, req: http.IncomingMessage, res: http.Se
   if (path === "/readyz") {
     const checks = await readiness(app);
     const ready = Object.values(checks).every((c) => c === "ok");
-    send(res, ready ? 200 : 503, { status: ready ? "ready" : "not ready", checks }, ready ? {} : { "retry-after": "5" });
+    send(
+      res,
+      ready ? 200 : 503,
+      { status: ready ? "ready" : "not ready", checks },
+      ready ? {} : { "retry-after": "5" },
+    );
     return;
   }
   const text = await app.metrics.registry.metrics();
-  res.writeHead(200, { "content-type": app.metrics.registry.contentType, "content-length": String(Buffer.byteLength(text)), "cache-control": "no-store" });
+  res.writeHead(200, {
+    "content-type": app.metrics.registry.contentType,
+    "content-length": String(Buffer.byteLength(text)),
+    "cache-control": "no-store",
+  });
   res.end(req.method === "HEAD" ? undefined : text);
 }
 
@@ -60,4 +74,9 @@ function send(res: http.ServerResponse, status: number, body: unknown, headers: 
 
 /** What a request gets while the server shuts down: a 503 the client can retry, and no keep-alive. */
 export const whileStopping = () =>
-  new HttpError(503, "The server is shutting down; try again in a moment.", {}, { "retry-after": "5", connection: "close" });
+  new HttpError(
+    503,
+    "The server is shutting down; try again in a moment.",
+    {},
+    { "retry-after": "5", connection: "close" },
+  );

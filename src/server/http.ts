@@ -67,8 +67,16 @@ export interface RunningServer {
  * Node's timers for a request on its way in: the whole request (headers and body) within
  * CROWS_REQUEST_TIMEOUT_MS, its headers within 20 s of that, looked at a few times per period.
  */
-function arrivalTimes(requestTimeout: number): { headersTimeout: number; requestTimeout: number; connectionsCheckingInterval: number } {
-  return { requestTimeout, headersTimeout: Math.min(20_000, requestTimeout), connectionsCheckingInterval: Math.max(50, Math.min(2_000, Math.floor(requestTimeout / 4))) };
+function arrivalTimes(requestTimeout: number): {
+  headersTimeout: number;
+  requestTimeout: number;
+  connectionsCheckingInterval: number;
+} {
+  return {
+    requestTimeout,
+    headersTimeout: Math.min(20_000, requestTimeout),
+    connectionsCheckingInterval: Math.max(50, Math.min(2_000, Math.floor(requestTimeout / 4))),
+  };
 }
 
 export async function startServer(app: App): Promise<RunningServer> {
@@ -76,13 +84,19 @@ export async function startServer(app: App): Promise<RunningServer> {
   const webhooks = webhookRouter();
   const tokenStreams = new TokenStreams(app.tokens, app.bus, app.config.heartbeatMs);
   const gate = new AccessGate(app.config, app.tokens, tokenStreams);
-  const streams = new StreamGate(streamCaps(app.config, fdLimit()), app.logLine, (reason) => app.metrics.sseRefused.inc({ reason }));
+  const streams = new StreamGate(streamCaps(app.config, fdLimit()), app.logLine, (reason) =>
+    app.metrics.sseRefused.inc({ reason }),
+  );
   app.metrics.fdLimit.set(streams.caps.fdLimit ?? 0);
-  for (const cap of ["total", "perClient", "headroom"] as const) app.metrics.sseCaps.set({ cap: cap === "perClient" ? "per_client" : cap }, streams.caps[cap]);
+  for (const cap of ["total", "perClient", "headroom"] as const)
+    app.metrics.sseCaps.set({ cap: cap === "perClient" ? "per_client" : cap }, streams.caps[cap]);
   const handlers: Handler[] = [
     { matches: isWebhookApiPath, serve: (req, res, url) => serveCompat(app, webhooks, req, res, url) },
     { matches: isDecidePath, serve: (req, res, url) => serveDecide(app, req, res, url) },
-    { matches: (p) => p === "/api" || p.startsWith("/api/"), serve: (req, res, url) => serveCompat(app, router, req, res, url) },
+    {
+      matches: (p) => p === "/api" || p.startsWith("/api/"),
+      serve: (req, res, url) => serveCompat(app, router, req, res, url),
+    },
     { matches: isGraphQLPath, serve: createGraphQLHandler(app, { streams }) },
     { matches: isConsolePath, serve: (req, res, url) => serveConsole(req, res, url, app.logLine) },
     { matches: (p) => OPS_PATHS.has(p), serve: (req, res, url) => serveOps(app, req, res, url.pathname) }, // behind the gate too
@@ -129,7 +143,9 @@ export async function startServer(app: App): Promise<RunningServer> {
             : [400, "The request is not valid HTTP."];
     const body = JSON.stringify({ message });
     const reason = http.STATUS_CODES[status];
-    socket.end(`HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+    socket.end(
+      `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
   });
   server.keepAliveTimeout = 5_000;
   observeHttp(app.metrics, server, router);

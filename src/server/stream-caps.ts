@@ -14,7 +14,9 @@ import { HttpError } from "../http/http-error.ts";
 /** The soft limit on open files, from /proc (Linux); undefined where it cannot be read. */
 export function fdLimit(limitsFile = "/proc/self/limits"): number | undefined {
   try {
-    const line = readFileSync(limitsFile, "utf8").split("\n").find((l) => l.startsWith("Max open files"));
+    const line = readFileSync(limitsFile, "utf8")
+      .split("\n")
+      .find((l) => l.startsWith("Max open files"));
     const soft = line?.slice("Max open files".length).trim().split(/\s+/)[0];
     if (soft === undefined || soft === "unlimited") return undefined;
     const n = Number(soft);
@@ -43,7 +45,10 @@ export interface StreamCapValues {
  * The caps in force: the configured ones (or, unset, the fd limit less its headroom, and half of that
  * per address), never above the fd limit less its headroom.
  */
-export function streamCaps(configured: { maxStreams?: number; maxStreamsPerClient?: number }, fd: number | undefined): StreamCapValues {
+export function streamCaps(
+  configured: { maxStreams?: number; maxStreamsPerClient?: number },
+  fd: number | undefined,
+): StreamCapValues {
   const headroom = fd === undefined ? 0 : headroomFor(fd);
   const ceiling = fd === undefined ? Number.MAX_SAFE_INTEGER : Math.max(1, fd - headroom);
   const total = Math.min(configured.maxStreams ?? (fd === undefined ? TOTAL_WITHOUT_FD_LIMIT : ceiling), ceiling);
@@ -71,7 +76,8 @@ const RETRY_AFTER_S = 5;
 const LOG_EVERY_MS = 10_000;
 
 /** The address a cap counts by (an IPv4 address seen through an IPv6 socket counts as itself). */
-const clientOf = (req: http.IncomingMessage): string => (req.socket.remoteAddress ?? "unknown").replace(/^::ffff:(?=\d+\.)/, "");
+const clientOf = (req: http.IncomingMessage): string =>
+  (req.socket.remoteAddress ?? "unknown").replace(/^::ffff:(?=\d+\.)/, "");
 
 export class StreamGate {
   private open = 0;
@@ -92,8 +98,20 @@ export class StreamGate {
   admit(req: http.IncomingMessage, res: http.ServerResponse): void {
     const client = clientOf(req);
     const mine = this.byClient.get(client) ?? 0;
-    if (mine >= this.caps.perClient) throw this.refuse("client", client, 429, `This address already holds ${mine} streams, the most one client may; close one first.`);
-    if (this.open >= this.caps.total) throw this.refuse("total", client, 503, `The server holds ${this.open} streams, the most it serves at once; try again shortly.`);
+    if (mine >= this.caps.perClient)
+      throw this.refuse(
+        "client",
+        client,
+        429,
+        `This address already holds ${mine} streams, the most one client may; close one first.`,
+      );
+    if (this.open >= this.caps.total)
+      throw this.refuse(
+        "total",
+        client,
+        503,
+        `The server holds ${this.open} streams, the most it serves at once; try again shortly.`,
+      );
     this.open++;
     this.byClient.set(client, mine + 1);
     res.once("close", () => {
@@ -109,7 +127,8 @@ export class StreamGate {
     const now = Date.now();
     const last = this.lastLog.get(reason);
     if (!last || now - last.at >= LOG_EVERY_MS) {
-      const cap = reason === "total" ? `the total cap of ${this.caps.total}` : `the cap of ${this.caps.perClient} per address`;
+      const cap =
+        reason === "total" ? `the total cap of ${this.caps.total}` : `the cap of ${this.caps.perClient} per address`;
       const since = last && last.suppressed > 0 ? `; ${last.suppressed} more refused since the last line` : "";
       this.logLine(`streams: refused a stream from ${client} at ${cap} (${this.open} open)${since}`);
       this.lastLog.set(reason, { at: now, suppressed: 0 });

@@ -41,7 +41,10 @@ export async function backupDatabase(source: string, target: string): Promise<Ba
   let counts: { events: number; last: number | null };
   try {
     copy.pragma("journal_mode = DELETE"); // one self-contained file, no -wal beside it
-    counts = copy.prepare("SELECT COUNT(*) AS events, MAX(id) AS last FROM Event").get() as { events: number; last: number | null };
+    counts = copy.prepare("SELECT COUNT(*) AS events, MAX(id) AS last FROM Event").get() as {
+      events: number;
+      last: number | null;
+    };
   } finally {
     copy.close();
   }
@@ -66,15 +69,23 @@ export function checkDatabase(file: string): CheckReport {
   if (!existsSync(file)) throw new Error(`there is no database at ${file}`);
   const db = new Database(file, { readonly: true, fileMustExist: true });
   try {
-    const integrity = (db.pragma("integrity_check") as Array<{ integrity_check: string }>).map((r) => r.integrity_check);
-    const hasTable = (name: string) => db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
+    const integrity = (db.pragma("integrity_check") as Array<{ integrity_check: string }>).map(
+      (r) => r.integrity_check,
+    );
+    const hasTable = (name: string) =>
+      db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
     const migrations = migrationState(db, hasTable("_prisma_migrations"));
     if (!hasTable("Event")) {
       return { ok: false, integrity, events: 0, last_event_id: 0, seq_gaps: [], orphan_approvals: [], migrations };
     }
-    const totals = db.prepare("SELECT COUNT(*) AS events, MAX(id) AS last FROM Event").get() as { events: number; last: number | null };
+    const totals = db.prepare("SELECT COUNT(*) AS events, MAX(id) AS last FROM Event").get() as {
+      events: number;
+      last: number | null;
+    };
     const seq_gaps = db
-      .prepare("SELECT stream, COUNT(*) AS count, MIN(seq) AS first, MAX(seq) AS last FROM Event GROUP BY stream HAVING MIN(seq) <> 1 OR MAX(seq) <> COUNT(*) ORDER BY stream")
+      .prepare(
+        "SELECT stream, COUNT(*) AS count, MIN(seq) AS first, MAX(seq) AS last FROM Event GROUP BY stream HAVING MIN(seq) <> 1 OR MAX(seq) <> COUNT(*) ORDER BY stream",
+      )
       .all() as CheckReport["seq_gaps"];
     const orphan_approvals = db
       .prepare(
@@ -83,8 +94,22 @@ export function checkDatabase(file: string): CheckReport {
          WHERE i.id IS NULL OR (a.status = 'pending' AND l.status = 'finished') ORDER BY a.id`,
       )
       .all() as CheckReport["orphan_approvals"];
-    const ok = integrity.length === 1 && integrity[0] === "ok" && seq_gaps.length === 0 && orphan_approvals.length === 0 && migrations.failed.length === 0 && migrations.unknown.length === 0;
-    return { ok, integrity, events: totals.events, last_event_id: totals.last ?? 0, seq_gaps, orphan_approvals, migrations };
+    const ok =
+      integrity.length === 1 &&
+      integrity[0] === "ok" &&
+      seq_gaps.length === 0 &&
+      orphan_approvals.length === 0 &&
+      migrations.failed.length === 0 &&
+      migrations.unknown.length === 0;
+    return {
+      ok,
+      integrity,
+      events: totals.events,
+      last_event_id: totals.last ?? 0,
+      seq_gaps,
+      orphan_approvals,
+      migrations,
+    };
   } finally {
     db.close();
   }
@@ -93,7 +118,11 @@ export function checkDatabase(file: string): CheckReport {
 function migrationState(db: Database.Database, present: boolean): CheckReport["migrations"] {
   const known = committedMigrations();
   if (!present) return { applied: [], failed: [], unknown: [], pending: known };
-  const rows = db.prepare("SELECT migration_name AS name, finished_at AS finished, rolled_back_at AS rolledBack FROM _prisma_migrations ORDER BY migration_name").all() as Array<{ name: string; finished: unknown; rolledBack: unknown }>;
+  const rows = db
+    .prepare(
+      "SELECT migration_name AS name, finished_at AS finished, rolled_back_at AS rolledBack FROM _prisma_migrations ORDER BY migration_name",
+    )
+    .all() as Array<{ name: string; finished: unknown; rolledBack: unknown }>;
   const applied = rows.filter((r) => r.finished !== null && r.rolledBack === null).map((r) => r.name);
   const failed = rows.filter((r) => r.finished === null && r.rolledBack === null).map((r) => r.name);
   return {
@@ -110,17 +139,29 @@ function migrationState(db: Database.Database, present: boolean): CheckReport["m
  * (the database and its -wal/-shm, renamed with `keptSuffix`). The caller has made sure no server
  * runs on the folder.
  */
-export function restoreDatabase(source: string, target: string, keptSuffix: string): { kept: string | null; check: CheckReport } {
+export function restoreDatabase(
+  source: string,
+  target: string,
+  keptSuffix: string,
+): { kept: string | null; check: CheckReport } {
   let check: CheckReport;
   try {
     check = checkDatabase(source);
   } catch (error) {
-    throw new RestoreRefused(`${source} cannot be read as a crows database (${(error as Error).message.split("\n")[0]})`);
+    throw new RestoreRefused(
+      `${source} cannot be read as a crows database (${(error as Error).message.split("\n")[0]})`,
+    );
   }
-  if (check.integrity.length !== 1 || check.integrity[0] !== "ok") throw new RestoreRefused(`${source} fails the integrity check: ${check.integrity.slice(0, 3).join("; ")}`);
-  if (check.migrations.applied.length === 0) throw new RestoreRefused(`${source} is not a crows database (no applied migrations)`);
-  if (check.migrations.failed.length > 0) throw new RestoreRefused(`${source} has a failed migration: ${check.migrations.failed.join(", ")}`);
-  if (check.migrations.unknown.length > 0) throw new RestoreRefused(`${source} was written by a newer crows (migrations ${check.migrations.unknown.join(", ")} are unknown here); restore it with that version`);
+  if (check.integrity.length !== 1 || check.integrity[0] !== "ok")
+    throw new RestoreRefused(`${source} fails the integrity check: ${check.integrity.slice(0, 3).join("; ")}`);
+  if (check.migrations.applied.length === 0)
+    throw new RestoreRefused(`${source} is not a crows database (no applied migrations)`);
+  if (check.migrations.failed.length > 0)
+    throw new RestoreRefused(`${source} has a failed migration: ${check.migrations.failed.join(", ")}`);
+  if (check.migrations.unknown.length > 0)
+    throw new RestoreRefused(
+      `${source} was written by a newer crows (migrations ${check.migrations.unknown.join(", ")} are unknown here); restore it with that version`,
+    );
   const incoming = `${target}.restoring`;
   rmSync(incoming, { force: true });
   const db = new Database(source, { readonly: true, fileMustExist: true });

@@ -75,7 +75,13 @@ async function round() {
     grew = row.log > 0 && `${row.log}/${row.checkpointed}` !== last;
     lastError = "";
     const seen = `${row.log}/${row.checkpointed}`;
-    if (row.checkpointed > 0 && seen !== last) parentPort.postMessage({ kind: "round", log: row.log, checkpointed: row.checkpointed, restarted: row.locked === true && row.checkpointed === row.log }); // told only when it moved
+    if (row.checkpointed > 0 && seen !== last)
+      parentPort.postMessage({
+        kind: "round",
+        log: row.log,
+        checkpointed: row.checkpointed,
+        restarted: row.locked === true && row.checkpointed === row.log,
+      }); // told only when it moved
     last = seen;
   } catch (error) {
     const message = String(error?.message ?? error);

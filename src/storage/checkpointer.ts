@@ -17,7 +17,12 @@ export const CHECKPOINT_EVERY_MS = 250;
 /** SQLite's own default: what the server's connection goes back to without the thread. */
 export const SQLITE_AUTOCHECKPOINT_PAGES = 1000;
 
-type FromThread = { kind: "started" } | { kind: "failed"; reason: string } | { kind: "round"; log: number; checkpointed: number; restarted: boolean } | { kind: "error"; message: string } | { kind: "stopped" };
+type FromThread =
+  | { kind: "started" }
+  | { kind: "failed"; reason: string }
+  | { kind: "round"; log: number; checkpointed: number; restarted: boolean }
+  | { kind: "error"; message: string }
+  | { kind: "stopped" };
 
 export interface CheckpointerDeps {
   file: string;
@@ -51,7 +56,11 @@ export class Checkpointer {
    */
   start(): Promise<void> {
     // Never rejects: nobody awaits it, and a failure here only means the connection checkpoints itself.
-    this.starting = this.spawn().catch((error: unknown) => this.deps.logLine(`storage: the checkpoint thread could not take over (${describeError(error)}); the server's connection checkpoints the WAL itself`));
+    this.starting = this.spawn().catch((error: unknown) =>
+      this.deps.logLine(
+        `storage: the checkpoint thread could not take over (${describeError(error)}); the server's connection checkpoints the WAL itself`,
+      ),
+    );
     return this.starting;
   }
 
@@ -61,12 +70,20 @@ export class Checkpointer {
   }
 
   private async spawn(): Promise<void> {
-    const workerData = { file: this.deps.file, everyMs: this.deps.everyMs ?? CHECKPOINT_EVERY_MS, writerLock: this.deps.writerLock, holder: CHECKPOINT_THREAD, restartPages: SQLITE_AUTOCHECKPOINT_PAGES };
+    const workerData = {
+      file: this.deps.file,
+      everyMs: this.deps.everyMs ?? CHECKPOINT_EVERY_MS,
+      writerLock: this.deps.writerLock,
+      holder: CHECKPOINT_THREAD,
+      restartPages: SQLITE_AUTOCHECKPOINT_PAGES,
+    };
     let worker: Worker;
     try {
       worker = new Worker(THREAD, { workerData, execArgv: [] });
     } catch (error) {
-      this.deps.logLine(`storage: the checkpoint thread could not start (${describeError(error)}); the server's connection checkpoints the WAL itself`);
+      this.deps.logLine(
+        `storage: the checkpoint thread could not start (${describeError(error)}); the server's connection checkpoints the WAL itself`,
+      );
       return;
     }
     let stopped!: () => void;
@@ -78,13 +95,14 @@ export class Checkpointer {
           // hold the process open. After the listeners: adding one refs the thread's port.
           worker.unref();
           resolve(undefined);
-        }
-        else if (message.kind === "failed") resolve(message.reason);
+        } else if (message.kind === "failed") resolve(message.reason);
         else if (message.kind === "round") {
           this.rounds += 1;
           if (message.restarted) this.restarts += 1;
-        }
-        else if (message.kind === "error") this.deps.logLine(`storage: a WAL checkpoint failed (tried again in ${this.deps.everyMs ?? CHECKPOINT_EVERY_MS} ms): ${message.message}`);
+        } else if (message.kind === "error")
+          this.deps.logLine(
+            `storage: a WAL checkpoint failed (tried again in ${this.deps.everyMs ?? CHECKPOINT_EVERY_MS} ms): ${message.message}`,
+          );
         else stopped();
       });
       worker.on("error", (error) => {
@@ -101,7 +119,9 @@ export class Checkpointer {
       });
     });
     if (reason !== undefined) {
-      this.deps.logLine(`storage: the checkpoint thread could not start (${reason}); the server's connection checkpoints the WAL itself`);
+      this.deps.logLine(
+        `storage: the checkpoint thread could not start (${reason}); the server's connection checkpoints the WAL itself`,
+      );
       return;
     }
     this.worker = worker;
@@ -116,7 +136,8 @@ export class Checkpointer {
     this.running = false;
     this.deps.autocheckpoint(SQLITE_AUTOCHECKPOINT_PAGES);
     this.deps.onRunning?.(false);
-    if (!this.stopping) this.deps.logLine(`storage: ${why}; the server's connection checkpoints the WAL itself from now on`);
+    if (!this.stopping)
+      this.deps.logLine(`storage: ${why}; the server's connection checkpoints the WAL itself from now on`);
   }
 
   /** Stops the thread (before the connections close: the last one to close checkpoints everything). */

@@ -10,7 +10,8 @@ import path from "node:path";
 import { StartError } from "./start-error.ts";
 
 /** The files crows writes in its data folder; the only ones it ever changes the mode of. */
-const OWN_FILE = /^(crows\.db(-wal|-shm|-journal)?|instance-id|server\.(lock(\.takeover)?|json|log(\.\d+)?)|server\.(lock|json)\.\d+\.tmp|start-error\.json)$/;
+const OWN_FILE =
+  /^(crows\.db(-wal|-shm|-journal)?|instance-id|server\.(lock(\.takeover)?|json|log(\.\d+)?)|server\.(lock|json)\.\d+\.tmp|start-error\.json)$/;
 
 export interface PreparedDataDir {
   dir: string;
@@ -24,7 +25,8 @@ export function prepareDataDir(dataDir: string): PreparedDataDir {
   try {
     stat = lstatSync(dir);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw refuse(dir, `cannot be read (${(error as NodeJS.ErrnoException).code})`);
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT")
+      throw refuse(dir, `cannot be read (${(error as NodeJS.ErrnoException).code})`);
     try {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
     } catch (mkdirError) {
@@ -36,10 +38,14 @@ export function prepareDataDir(dataDir: string): PreparedDataDir {
   if (stat.isSymbolicLink()) throw refuse(dir, "is a link; point CROWS_DATA_DIR at the real folder");
   if (!stat.isDirectory()) throw refuse(dir, "is not a folder");
   const uid = process.getuid?.();
-  if (uid !== undefined && stat.uid !== uid) throw refuse(dir, `belongs to another account (uid ${stat.uid}, this is uid ${uid})`);
+  if (uid !== undefined && stat.uid !== uid)
+    throw refuse(dir, `belongs to another account (uid ${stat.uid}, this is uid ${uid})`);
   if ((stat.mode & 0o066) !== 0) {
     const mode = (stat.mode & 0o777).toString(8);
-    throw refuse(dir, `can be read or written by others (mode ${mode}); run chmod 700 on it or choose another CROWS_DATA_DIR`);
+    throw refuse(
+      dir,
+      `can be read or written by others (mode ${mode}); run chmod 700 on it or choose another CROWS_DATA_DIR`,
+    );
   }
   try {
     accessSync(dir, constants.W_OK | constants.X_OK);

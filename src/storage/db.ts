@@ -57,10 +57,16 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
-export async function openDatabase(config: Config, logLine: (line: string) => void = (line) => console.error(line)): Promise<DatabaseHandle> {
+export async function openDatabase(
+  config: Config,
+  logLine: (line: string) => void = (line) => console.error(line),
+): Promise<DatabaseHandle> {
   const url = config.databaseUrl;
   const provider = providerOf(url);
-  if (provider === null) throw new ConfigError(`DATABASE_URL must be file:... (SQLite) or postgresql://... (PostgreSQL), got ${url.split(":")[0]}:`);
+  if (provider === null)
+    throw new ConfigError(
+      `DATABASE_URL must be file:... (SQLite) or postgresql://... (PostgreSQL), got ${url.split(":")[0]}:`,
+    );
   if (provider === "postgresql") {
     await deployMigrations(url);
     // Loaded only here, so a SQLite deployment never loads the PostgreSQL client.
@@ -77,7 +83,16 @@ export async function openDatabase(config: Config, logLine: (line: string) => vo
     const prisma = new PgClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
     await prisma.$connect();
     const client = prisma as unknown as PrismaClient; // the one cast: see the header
-    return { prisma: client, events: new PgEventStore(pool), trustReads: new PgTrustReads(pool), webhooks: new PgWebhookStore(pool), senderDatabase: { databaseUrl: url, pgPool: pgPoolOptions(url, config) }, readVersion: NO_VERSION, health: new StorageHealth(undefined, logLine), close: () => client.$disconnect() };
+    return {
+      prisma: client,
+      events: new PgEventStore(pool),
+      trustReads: new PgTrustReads(pool),
+      webhooks: new PgWebhookStore(pool),
+      senderDatabase: { databaseUrl: url, pgPool: pgPoolOptions(url, config) },
+      readVersion: NO_VERSION,
+      health: new StorageHealth(undefined, logLine),
+      close: () => client.$disconnect(),
+    };
   }
   const file = url.slice("file:".length);
   if (file !== ":memory:") mkdirSync(path.dirname(path.resolve(file)), { recursive: true, mode: 0o700 });
@@ -90,24 +105,49 @@ export async function openDatabase(config: Config, logLine: (line: string) => vo
   const webhooks = new SqliteWebhookStore(events.gate);
   // WAL checkpoints off the server's thread (checkpointer.ts), from when the thread is up: the
   // start is not waited for. The sender's thread, started later, reads the flag as it is then.
-  const senderDatabase: SenderDatabase | undefined = writerLock ? { databaseUrl: url, writerLock: writerLock.buffer, checkpointsElsewhere: false } : undefined;
+  const senderDatabase: SenderDatabase | undefined = writerLock
+    ? { databaseUrl: url, writerLock: writerLock.buffer, checkpointsElsewhere: false }
+    : undefined;
   const checkpointer =
     file === ":memory:" || config.sqliteCheckpoints === "inline"
       ? undefined
-      : new Checkpointer({ file, writerLock: writerLock?.buffer, autocheckpoint: (pages) => events.autocheckpoint(pages), onRunning: (running) => {
-          if (senderDatabase) senderDatabase.checkpointsElsewhere = running;
-        },
-        logLine,
-      });
+      : new Checkpointer({
+          file,
+          writerLock: writerLock?.buffer,
+          autocheckpoint: (pages) => events.autocheckpoint(pages),
+          onRunning: (running) => {
+            if (senderDatabase) senderDatabase.checkpointsElsewhere = running;
+          },
+          logLine,
+        });
   // Whoever closes the client (close() below, or prisma.$disconnect() itself) stops the thread first.
-  const prisma = new PrismaClient({ adapter: sharedWithEventStore(new PrismaBetterSqlite3({ url }), events, version, trust, { store: webhooks, file }, () => checkpointer?.stop()) });
+  const prisma = new PrismaClient({
+    adapter: sharedWithEventStore(
+      new PrismaBetterSqlite3({ url }),
+      events,
+      version,
+      trust,
+      { store: webhooks, file },
+      () => checkpointer?.stop(),
+    ),
+  });
   // WAL lets SSE readers run while the engine writes; a busy timeout rides out short write locks.
   await prisma.$queryRawUnsafe("PRAGMA journal_mode = WAL");
   await prisma.$queryRawUnsafe("PRAGMA busy_timeout = 5000");
   const health = new StorageHealth(file === ":memory:" ? undefined : path.dirname(path.resolve(file)), logLine);
   void checkpointer?.start();
   const close = () => prisma.$disconnect();
-  return { prisma, events, trustReads: trust, webhooks, senderDatabase, readVersion: version, health, checkpointer, close };
+  return {
+    prisma,
+    events,
+    trustReads: trust,
+    webhooks,
+    senderDatabase,
+    readVersion: version,
+    health,
+    checkpointer,
+    close,
+  };
 }
 
 /**
@@ -119,13 +159,14 @@ export async function openDatabase(config: Config, logLine: (line: string) => vo
  * without it two writers can commit out of id order and a follower resuming after N would skip the
  * other.) SQLite has one writer: its ids already are commit order, so it needs nothing.
  */
-export function commitOrderLock(config: Pick<Config, "databaseUrl">): ((tx: Parameters<Parameters<PrismaClient["$transaction"]>[0]>[0]) => Promise<void>) | undefined {
+export function commitOrderLock(
+  config: Pick<Config, "databaseUrl">,
+): ((tx: Parameters<Parameters<PrismaClient["$transaction"]>[0]>[0]) => Promise<void>) | undefined {
   if (providerOf(config.databaseUrl) !== "postgresql") return undefined;
   return async (tx) => {
     await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${NAMED_ORDER_LOCK})`);
   };
 }
-
 
 type SqliteFactory = InstanceType<typeof PrismaBetterSqlite3>;
 type SqliteAdapter = Awaited<ReturnType<SqliteFactory["connect"]>>;
@@ -135,12 +176,24 @@ type SqliteAdapter = Awaited<ReturnType<SqliteFactory["connect"]>>;
  * transactions take the store's gate: the store's group commits run on the same connection and
  * must never land inside an open Prisma transaction (nor it inside theirs).
  */
-function sharedWithEventStore(factory: SqliteFactory, events: SqliteEventStore, version: SqliteReadVersion, trust: SqliteTrustReads, webhooks: { store: SqliteWebhookStore; file: string }, beforeClose: () => Promise<void> | undefined): SqliteFactory {
+function sharedWithEventStore(
+  factory: SqliteFactory,
+  events: SqliteEventStore,
+  version: SqliteReadVersion,
+  trust: SqliteTrustReads,
+  webhooks: { store: SqliteWebhookStore; file: string },
+  beforeClose: () => Promise<void> | undefined,
+): SqliteFactory {
   const connect = async (): Promise<SqliteAdapter> => {
     const adapter = await factory.connect();
     const writer = (adapter as unknown as { client: BetterSqlite3.Database }).client;
     events.attach(writer);
-    webhooks.store.attach(writer, webhooks.file === ":memory:" ? undefined : new BetterSqlite3(webhooks.file, { readonly: true, fileMustExist: true }));
+    webhooks.store.attach(
+      writer,
+      webhooks.file === ":memory:"
+        ? undefined
+        : new BetterSqlite3(webhooks.file, { readonly: true, fileMustExist: true }),
+    );
     version.attach(events.gate);
     trust.attach();
     const startTransaction = adapter.startTransaction.bind(adapter);
@@ -170,7 +223,12 @@ function sharedWithEventStore(factory: SqliteFactory, events: SqliteEventStore, 
     };
     return adapter;
   };
-  const shared = { provider: factory.provider, adapterName: factory.adapterName, connect, connectToShadowDb: () => factory.connectToShadowDb() };
+  const shared = {
+    provider: factory.provider,
+    adapterName: factory.adapterName,
+    connect,
+    connectToShadowDb: () => factory.connectToShadowDb(),
+  };
   return shared as unknown as SqliteFactory;
 }
 
@@ -178,26 +236,28 @@ function sharedWithEventStore(factory: SqliteFactory, events: SqliteEventStore, 
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 type Delegates<C> = Exclude<keyof C, `$${string}` | symbol>;
 type AllTrue<T extends true[]> = T;
-export type ClientsAgree = AllTrue<[
-  Same<Delegates<Sqlite.PrismaClient>, Delegates<Pg.PrismaClient>>,
-  Same<Sqlite.Event, Pg.Event>,
-  Same<Sqlite.TodoList, Pg.TodoList>,
-  Same<Sqlite.Item, Pg.Item>,
-  Same<Sqlite.Approval, Pg.Approval>,
-  Same<Sqlite.Trust, Pg.Trust>,
-  Same<Sqlite.TrustEntry, Pg.TrustEntry>,
-  Same<Sqlite.Requester, Pg.Requester>,
-  Same<Sqlite.Nest, Pg.Nest>,
-  Same<Sqlite.NestMember, Pg.NestMember>,
-  Same<Sqlite.SpunCrow, Pg.SpunCrow>,
-  Same<Sqlite.Message, Pg.Message>,
-  Same<Sqlite.Quarantine, Pg.Quarantine>,
-  Same<Sqlite.ClassifierAnswer, Pg.ClassifierAnswer>,
-  Same<Sqlite.Obligation, Pg.Obligation>,
-  Same<Sqlite.RotationCursor, Pg.RotationCursor>,
-  Same<Sqlite.WebhookEndpoint, Pg.WebhookEndpoint>,
-  Same<Sqlite.WebhookDelivery, Pg.WebhookDelivery>,
-  Same<Sqlite.WebhookAttempt, Pg.WebhookAttempt>,
-  Same<Sqlite.ServerKey, Pg.ServerKey>,
-  Same<Sqlite.IdempotentAnswer, Pg.IdempotentAnswer>,
-]>;
+export type ClientsAgree = AllTrue<
+  [
+    Same<Delegates<Sqlite.PrismaClient>, Delegates<Pg.PrismaClient>>,
+    Same<Sqlite.Event, Pg.Event>,
+    Same<Sqlite.TodoList, Pg.TodoList>,
+    Same<Sqlite.Item, Pg.Item>,
+    Same<Sqlite.Approval, Pg.Approval>,
+    Same<Sqlite.Trust, Pg.Trust>,
+    Same<Sqlite.TrustEntry, Pg.TrustEntry>,
+    Same<Sqlite.Requester, Pg.Requester>,
+    Same<Sqlite.Nest, Pg.Nest>,
+    Same<Sqlite.NestMember, Pg.NestMember>,
+    Same<Sqlite.SpunCrow, Pg.SpunCrow>,
+    Same<Sqlite.Message, Pg.Message>,
+    Same<Sqlite.Quarantine, Pg.Quarantine>,
+    Same<Sqlite.ClassifierAnswer, Pg.ClassifierAnswer>,
+    Same<Sqlite.Obligation, Pg.Obligation>,
+    Same<Sqlite.RotationCursor, Pg.RotationCursor>,
+    Same<Sqlite.WebhookEndpoint, Pg.WebhookEndpoint>,
+    Same<Sqlite.WebhookDelivery, Pg.WebhookDelivery>,
+    Same<Sqlite.WebhookAttempt, Pg.WebhookAttempt>,
+    Same<Sqlite.ServerKey, Pg.ServerKey>,
+    Same<Sqlite.IdempotentAnswer, Pg.IdempotentAnswer>,
+  ]
+>;

@@ -134,7 +134,20 @@ class Statements implements StateTx {
     private readonly exec: Exec,
     private readonly dialect: Dialect,
   ) {
-    const columns = ["id", "listId", "n", "text", "stage", "mode", "taskType", "subtasks", "reason", "answer", "crows", "skipReason"].map((c) => `"${c}"`);
+    const columns = [
+      "id",
+      "listId",
+      "n",
+      "text",
+      "stage",
+      "mode",
+      "taskType",
+      "subtasks",
+      "reason",
+      "answer",
+      "crows",
+      "skipReason",
+    ].map((c) => `"${c}"`);
     this.itemColumns = [...columns, dialect.tsColumn("updatedAt")].join(", ");
   }
 
@@ -151,27 +164,48 @@ class Statements implements StateTx {
   }
 
   async trust(holder: string, taskType: string): Promise<TrustStanding | null> {
-    return (await this.exec.get<TrustStanding>(`SELECT "level", "streak" FROM "Trust" WHERE "holder" = ? AND "taskType" = ?`, [holder, taskType])) ?? null;
+    return (
+      (await this.exec.get<TrustStanding>(
+        `SELECT "level", "streak" FROM "Trust" WHERE "holder" = ? AND "taskType" = ?`,
+        [holder, taskType],
+      )) ?? null
+    );
   }
 
   async spunCrowTrust(name: string): Promise<string | null> {
-    return (await this.exec.get<{ trust: string }>(`SELECT "trust" FROM "SpunCrow" WHERE "name" = ?`, [name]))?.trust ?? null;
+    return (
+      (await this.exec.get<{ trust: string }>(`SELECT "trust" FROM "SpunCrow" WHERE "name" = ?`, [name]))?.trust ?? null
+    );
   }
 
   async spunCrowPersona(name: string): Promise<string | null> {
-    return (await this.exec.get<{ persona: string }>(`SELECT "persona" FROM "SpunCrow" WHERE "name" = ?`, [name]))?.persona ?? null;
+    return (
+      (await this.exec.get<{ persona: string }>(`SELECT "persona" FROM "SpunCrow" WHERE "name" = ?`, [name]))
+        ?.persona ?? null
+    );
   }
 
   async spunCrowNames(): Promise<string[]> {
-    return (await this.exec.all<{ name: string }>(`SELECT "name" FROM "SpunCrow" ORDER BY "name" ASC`, [])).map((r) => r.name);
+    return (await this.exec.all<{ name: string }>(`SELECT "name" FROM "SpunCrow" ORDER BY "name" ASC`, [])).map(
+      (r) => r.name,
+    );
   }
 
   async quarantinedCrows(): Promise<string[]> {
-    return (await this.exec.all<{ crow: string }>(`SELECT "crow" FROM "Quarantine" WHERE "status" = 'quarantined'`, [])).map((r) => r.crow);
+    return (
+      await this.exec.all<{ crow: string }>(`SELECT "crow" FROM "Quarantine" WHERE "status" = 'quarantined'`, [])
+    ).map((r) => r.crow);
   }
 
   async rotationCursor(nestId: string, ring: string): Promise<string | null> {
-    return (await this.exec.get<{ lastCrow: string }>(`SELECT "lastCrow" FROM "RotationCursor" WHERE "nestId" = ? AND "ring" = ?`, [nestId, ring]))?.lastCrow ?? null;
+    return (
+      (
+        await this.exec.get<{ lastCrow: string }>(
+          `SELECT "lastCrow" FROM "RotationCursor" WHERE "nestId" = ? AND "ring" = ?`,
+          [nestId, ring],
+        )
+      )?.lastCrow ?? null
+    );
   }
 
   async recordPick(nestId: string, ring: string, crow: string): Promise<void> {
@@ -188,7 +222,18 @@ class Statements implements StateTx {
       `UPDATE "Item" SET "stage" = ?, "mode" = COALESCE(?, "mode"), "taskType" = COALESCE(?, "taskType"), "subtasks" = COALESCE(?, "subtasks"), ` +
         `"reason" = COALESCE(?, "reason"), "answer" = COALESCE(?, "answer"), "crows" = COALESCE(?, "crows"), "updatedAt" = ? ` +
         `WHERE "id" = ? AND "stage" = ? RETURNING ${this.itemColumns}`,
-      [fields.stage, fields.mode ?? null, fields.taskType ?? null, fields.subtasks ?? null, fields.reason ?? null, fields.answer ?? null, fields.crows ?? null, this.dialect.ts(new Date()), id, from],
+      [
+        fields.stage,
+        fields.mode ?? null,
+        fields.taskType ?? null,
+        fields.subtasks ?? null,
+        fields.reason ?? null,
+        fields.answer ?? null,
+        fields.crows ?? null,
+        this.dialect.ts(new Date()),
+        id,
+        from,
+      ],
     );
     return itemOf(row);
   }
@@ -221,7 +266,13 @@ class Statements implements StateTx {
     );
   }
 
-  async createDecidedApproval(itemId: string, target: string, status: string, at: Date, decider?: Actor): Promise<void> {
+  async createDecidedApproval(
+    itemId: string,
+    target: string,
+    status: string,
+    at: Date,
+    decider?: Actor,
+  ): Promise<void> {
     const stamp = this.dialect.ts(at);
     await this.exec.run(
       `INSERT INTO "Approval" ("itemId", "target", "status", "deadline", "createdAt", "decidedAt", ${DECIDER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -243,22 +294,34 @@ class Statements implements StateTx {
         `ON CONFLICT ("holder", "taskType") DO UPDATE SET "level" = excluded."level", "streak" = excluded."streak", ` +
         `"approvals" = "Trust"."approvals" + excluded."approvals", "rejections" = "Trust"."rejections" + excluded."rejections", ` +
         `"autos" = "Trust"."autos" + excluded."autos", "updatedAt" = excluded."updatedAt"`,
-      [row.holder, row.taskType, row.level, row.streak, row.approvals, row.rejections, row.autos, this.dialect.ts(new Date())],
+      [
+        row.holder,
+        row.taskType,
+        row.level,
+        row.streak,
+        row.approvals,
+        row.rejections,
+        row.autos,
+        this.dialect.ts(new Date()),
+      ],
     );
   }
 
   async addTrustEntry(entry: NewTrustEntry): Promise<void> {
-    await this.exec.run(`INSERT INTO "TrustEntry" ("holder", "taskType", "verdict", "subject", "from", "to", "streak", "at", ${DECIDER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
-      entry.holder,
-      entry.taskType,
-      entry.verdict,
-      entry.subject,
-      entry.from,
-      entry.to,
-      entry.streak,
-      this.dialect.ts(entry.at),
-      ...deciderValues(entry.actor),
-    ]);
+    await this.exec.run(
+      `INSERT INTO "TrustEntry" ("holder", "taskType", "verdict", "subject", "from", "to", "streak", "at", ${DECIDER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [
+        entry.holder,
+        entry.taskType,
+        entry.verdict,
+        entry.subject,
+        entry.from,
+        entry.to,
+        entry.streak,
+        this.dialect.ts(entry.at),
+        ...deciderValues(entry.actor),
+      ],
+    );
   }
 
   lockCommitOrder(): Promise<void> {
@@ -299,8 +362,10 @@ function pgExec(client: pg.PoolClient | pg.Pool): Exec {
   };
   return {
     run: async (sql, params) => (await client.query({ ...named(sql), values: params })).rowCount ?? 0,
-    get: async <T>(sql: string, params: unknown[]) => (await client.query({ ...named(sql), values: params })).rows[0] as T | undefined,
-    all: async <T>(sql: string, params: unknown[]) => (await client.query({ ...named(sql), values: params })).rows as T[],
+    get: async <T>(sql: string, params: unknown[]) =>
+      (await client.query({ ...named(sql), values: params })).rows[0] as T | undefined,
+    all: async <T>(sql: string, params: unknown[]) =>
+      (await client.query({ ...named(sql), values: params })).rows as T[],
   };
 }
 

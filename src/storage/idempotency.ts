@@ -38,13 +38,24 @@ export class IdempotencyStore {
   async find(claim: IdempotencyClaim): Promise<(StoredAnswer & { sameRequest: boolean }) | undefined> {
     const row = await this.prisma.idempotentAnswer.findUnique({ where: { key: claim.key } });
     if (!row || row.createdAt.getTime() < this.now() - IDEMPOTENCY_WINDOW_MS) return undefined;
-    return { status: row.status, body: JSON.parse(row.body) as unknown, sameRequest: row.fingerprint === claim.fingerprint };
+    return {
+      status: row.status,
+      body: JSON.parse(row.body) as unknown,
+      sameRequest: row.fingerprint === claim.fingerprint,
+    };
   }
 
   /** Records the answer inside a write's own transaction. */
   async recordIn(tx: Tx, claim: IdempotencyClaim, answer: StoredAnswer): Promise<void> {
     await tx.idempotentAnswer.deleteMany({ where: { key: claim.key } }); // an expired one under the same key
-    await tx.idempotentAnswer.create({ data: { key: claim.key, fingerprint: claim.fingerprint, status: answer.status, body: JSON.stringify(answer.body) } });
+    await tx.idempotentAnswer.create({
+      data: {
+        key: claim.key,
+        fingerprint: claim.fingerprint,
+        status: answer.status,
+        body: JSON.stringify(answer.body),
+      },
+    });
   }
 
   /** Records the answer unless one is kept already (the write recorded it itself). */
@@ -57,6 +68,8 @@ export class IdempotencyStore {
   private async purge(): Promise<void> {
     if (this.now() - this.lastPurge < PURGE_EVERY_MS) return;
     this.lastPurge = this.now();
-    await this.prisma.idempotentAnswer.deleteMany({ where: { createdAt: { lt: new Date(this.now() - IDEMPOTENCY_WINDOW_MS) } } });
+    await this.prisma.idempotentAnswer.deleteMany({
+      where: { createdAt: { lt: new Date(this.now() - IDEMPOTENCY_WINDOW_MS) } },
+    });
   }
 }

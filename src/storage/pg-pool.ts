@@ -15,7 +15,10 @@ import { describeError } from "../base/describe-error.ts";
 /** The client-side bound exceeds the server's, so the server's clearer error normally comes first. */
 const CLIENT_MARGIN_MS = 2_000;
 
-export function pgPoolOptions(url: string, config: Pick<Config, "pgConnectTimeoutMs" | "pgStatementTimeoutMs" | "pgIdleInTransactionTimeoutMs">): pg.PoolConfig {
+export function pgPoolOptions(
+  url: string,
+  config: Pick<Config, "pgConnectTimeoutMs" | "pgStatementTimeoutMs" | "pgIdleInTransactionTimeoutMs">,
+): pg.PoolConfig {
   return {
     connectionString: url,
     connectionTimeoutMillis: config.pgConnectTimeoutMs,

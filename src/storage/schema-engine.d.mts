@@ -1,6 +1,10 @@
 // Types for the hand-loaded WebAssembly schema engine (schema-engine.mjs).
 export declare const SchemaEngine: {
-  new: (config: { datamodels: Array<[string, string]> }, log: (line: string) => void, adapter: unknown) => Promise<SchemaEngineInstance>;
+  new: (
+    config: { datamodels: Array<[string, string]> },
+    log: (line: string) => void,
+    adapter: unknown,
+  ) => Promise<SchemaEngineInstance>;
 };
 export interface SchemaEngineInstance {
   applyMigrations(input: unknown): Promise<{ appliedMigrationNames: string[] }>;

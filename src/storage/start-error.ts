@@ -3,7 +3,16 @@
 // a bad host, a bad setting). `crows serve` exits 3 with it, and writes it to start-error.json.
 import { ConfigError } from "../base/config.ts";
 
-export type StartErrorCode = "config" | "port_taken" | "bad_host" | "folder_busy" | "data_dir" | "data_dir_lost" | "database" | "redis" | "failed";
+export type StartErrorCode =
+  | "config"
+  | "port_taken"
+  | "bad_host"
+  | "folder_busy"
+  | "data_dir"
+  | "data_dir_lost"
+  | "database"
+  | "redis"
+  | "failed";
 
 export class StartError extends Error {
   constructor(
@@ -20,12 +29,29 @@ export function toStartError(error: unknown, where: { host: string; port: number
   if (error instanceof StartError) return error;
   if (error instanceof ConfigError) return new StartError("config", error.message);
   const code = (error as NodeJS.ErrnoException)?.code;
-  if (code === "EADDRINUSE") return new StartError("port_taken", `port ${where.port} on ${where.host} is taken by another program; set CROWS_PORT to a free port`);
+  if (code === "EADDRINUSE")
+    return new StartError(
+      "port_taken",
+      `port ${where.port} on ${where.host} is taken by another program; set CROWS_PORT to a free port`,
+    );
   if (code === "EACCES" && (error as { syscall?: string }).syscall === "listen") {
-    return new StartError("port_taken", `port ${where.port} needs privileges this account lacks; set CROWS_PORT above 1023`);
+    return new StartError(
+      "port_taken",
+      `port ${where.port} needs privileges this account lacks; set CROWS_PORT above 1023`,
+    );
   }
-  if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND" || code === "EAI_AGAIN" || code === "EAI_FAIL" || code === "EAI_NONAME" || code === "EINVAL") {
-    return new StartError("bad_host", `CROWS_HOST ${JSON.stringify(where.host)} is not an address this machine can listen on`);
+  if (
+    code === "EADDRNOTAVAIL" ||
+    code === "ENOTFOUND" ||
+    code === "EAI_AGAIN" ||
+    code === "EAI_FAIL" ||
+    code === "EAI_NONAME" ||
+    code === "EINVAL"
+  ) {
+    return new StartError(
+      "bad_host",
+      `CROWS_HOST ${JSON.stringify(where.host)} is not an address this machine can listen on`,
+    );
   }
   const message = firstLine((error as Error)?.message ?? String(error));
   if (/database|sqlite|prisma|migration|ECONNREFUSED|P\d{4}/i.test(message)) {

@@ -20,10 +20,12 @@ export class StorageTroubleError extends Error {
 /** What a client reads: the storage is failing, nothing it sent was kept half-way, try again later. */
 export const TROUBLE_MESSAGE: Record<StorageTroubleKind, string> = {
   disk_full: "Storage is failing: the disk is full. Nothing from this request was stored; try again later.",
-  read_only: "Storage is failing: the database cannot be written (read-only). Nothing from this request was stored; try again later.",
+  read_only:
+    "Storage is failing: the database cannot be written (read-only). Nothing from this request was stored; try again later.",
   io_error: "Storage is failing: the disk reports I/O errors. Nothing from this request was stored; try again later.",
   database_unavailable: "Storage is failing: the database did not answer in time. Try again in a moment.",
-  folder_lost: "Storage is failing: the data folder was removed or replaced under this server, which is stopping. Nothing from this request was stored.",
+  folder_lost:
+    "Storage is failing: the data folder was removed or replaced under this server, which is stopping. Nothing from this request was stored.",
 };
 
 /** Seconds a client is told to wait (Retry-After) for each kind. */
@@ -41,7 +43,10 @@ const RULES: Array<[StorageTroubleKind, RegExp]> = [
   ["disk_full", /^(SQLITE_FULL|ENOSPC|EDQUOT|53100)$/],
   ["read_only", /^(SQLITE_READONLY\w*|EROFS|25006)$/],
   ["io_error", /^(SQLITE_IOERR\w*|SQLITE_CORRUPT\w*|SQLITE_NOTADB|SQLITE_CANTOPEN\w*|EIO|58030|XX001|XX002)$/],
-  ["database_unavailable", /^(SQLITE_BUSY\w*|SocketTimeout|DatabaseNotReachable|ConnectionClosed|TooManyConnections|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|57P0[1-5]|57014|25P03|08\w{3}|53300|P1001|P1002|P1008|P1017|P2024|P2028)$/],
+  [
+    "database_unavailable",
+    /^(SQLITE_BUSY\w*|SocketTimeout|DatabaseNotReachable|ConnectionClosed|TooManyConnections|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|57P0[1-5]|57014|25P03|08\w{3}|53300|P1001|P1002|P1008|P1017|P2024|P2028)$/,
+  ],
 ];
 const MESSAGES: Array<[StorageTroubleKind, RegExp]> = [
   ["disk_full", /database or disk is full|no space left on device|could not extend file/i],
@@ -75,9 +80,24 @@ const NESTED = ["cause", "meta", "driverAdapterError", "originalError", "error",
 
 // Prisma's SQLite adapter reports a driver error as {kind: "sqlite", extendedCode}: the primary
 // result code is its low byte.
-const SQLITE_PRIMARY: Record<number, StorageTroubleKind> = { 5: "database_unavailable", 8: "read_only", 10: "io_error", 11: "io_error", 13: "disk_full", 14: "io_error", 26: "io_error" };
+const SQLITE_PRIMARY: Record<number, StorageTroubleKind> = {
+  5: "database_unavailable",
+  8: "read_only",
+  10: "io_error",
+  11: "io_error",
+  13: "disk_full",
+  14: "io_error",
+  26: "io_error",
+};
 
-function collect(value: unknown, codes: string[], messages: string[], sqliteCodes: number[], depth: number, seen: Set<unknown>): void {
+function collect(
+  value: unknown,
+  codes: string[],
+  messages: string[],
+  sqliteCodes: number[],
+  depth: number,
+  seen: Set<unknown>,
+): void {
   if (value === null || typeof value !== "object" || depth > 6 || seen.has(value)) return;
   seen.add(value);
   const record = value as Record<string, unknown>;
@@ -89,7 +109,8 @@ function collect(value: unknown, codes: string[], messages: string[], sqliteCode
   if (record.kind === "sqlite" && typeof record.extendedCode === "number") sqliteCodes.push(record.extendedCode);
   for (const key of NESTED) {
     const inner = record[key];
-    if (Array.isArray(inner)) inner.slice(0, 4).forEach((item) => collect(item, codes, messages, sqliteCodes, depth + 1, seen));
+    if (Array.isArray(inner))
+      inner.slice(0, 4).forEach((item) => collect(item, codes, messages, sqliteCodes, depth + 1, seen));
     else collect(inner, codes, messages, sqliteCodes, depth + 1, seen);
   }
 }

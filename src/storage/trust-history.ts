@@ -69,11 +69,47 @@ const RECORD_COLUMNS = `"holder", "taskType", "level", "streak", "approvals", "r
 const ENTRY_COLUMNS = `"id", "holder", "taskType", "verdict", "subject", "from", "to", "decidedBy", "decidedByTokenId", "decidedByTokenName", "decidedByWebhookId"`;
 
 /** An entry as read, in ENTRY_COLUMNS' order, then `at`. */
-type EntryTuple = [number, string, string, string, string, number, number, string, string | null, string | null, string | null, string];
+type EntryTuple = [
+  number,
+  string,
+  string,
+  string,
+  string,
+  number,
+  number,
+  string,
+  string | null,
+  string | null,
+  string | null,
+  string,
+];
 
 function entryOf(row: EntryTuple, isoOf: (at: string) => string): TrustHistoryRow {
-  const [id, holder, taskType, verdict, subject, from, to, decidedBy, decidedByTokenId, decidedByTokenName, decidedByWebhookId, at] = row;
-  return { id, holder, taskType, verdict, subject, from, to, at: isoOf(at), actor: actorOfColumns({ decidedBy, decidedByTokenId, decidedByTokenName, decidedByWebhookId }) };
+  const [
+    id,
+    holder,
+    taskType,
+    verdict,
+    subject,
+    from,
+    to,
+    decidedBy,
+    decidedByTokenId,
+    decidedByTokenName,
+    decidedByWebhookId,
+    at,
+  ] = row;
+  return {
+    id,
+    holder,
+    taskType,
+    verdict,
+    subject,
+    from,
+    to,
+    at: isoOf(at),
+    actor: actorOfColumns({ decidedBy, decidedByTokenId, decidedByTokenName, decidedByWebhookId }),
+  };
 }
 
 /**
@@ -91,7 +127,9 @@ function recordsSql(filter: TrustFilter): { text: string; values: unknown[] } {
 
 function historySql(page: TrustHistoryPage, atOf: (column: string) => string): { text: string; values: unknown[] } {
   const values: unknown[] = [];
-  const columns = `${ENTRY_COLUMNS.split(", ").map((c) => `e.${c}`).join(", ")}, ${atOf(`e."at"`)} AS "at"`;
+  const columns = `${ENTRY_COLUMNS.split(", ")
+    .map((c) => `e.${c}`)
+    .join(", ")}, ${atOf(`e."at"`)} AS "at"`;
   const records: string[] = [];
   if (page.last == null) {
     if (page.holder != null) records.push(`e."holder" = $${values.push(page.holder)}`);
@@ -124,7 +162,9 @@ function historySql(page: TrustHistoryPage, atOf: (column: string) => string): {
  */
 function entriesSql(page: TrustEntryRange, atOf: (column: string) => string): { text: string; values: unknown[] } {
   const values: unknown[] = [];
-  const columns = `${ENTRY_COLUMNS.split(", ").map((c) => `e.${c}`).join(", ")}, ${atOf(`e."at"`)} AS "at"`;
+  const columns = `${ENTRY_COLUMNS.split(", ")
+    .map((c) => `e.${c}`)
+    .join(", ")}, ${atOf(`e."at"`)} AS "at"`;
   const order = page.descending ? "DESC" : "ASC";
   const bounds = (alias: string): string[] => {
     const out: string[] = [];
@@ -135,7 +175,10 @@ function entriesSql(page: TrustEntryRange, atOf: (column: string) => string): { 
   if ((page.holder != null) !== (page.taskType != null)) {
     const inner = [`x."holder" = t."holder"`, `x."taskType" = t."taskType"`, ...bounds("x")].join(" AND ");
     const limit = `$${values.push(page.limit)}`;
-    const record = page.holder != null ? `t."holder" = $${values.push(page.holder)}` : `t."taskType" = $${values.push(page.taskType)}`;
+    const record =
+      page.holder != null
+        ? `t."holder" = $${values.push(page.holder)}`
+        : `t."taskType" = $${values.push(page.taskType)}`;
     return {
       text:
         `SELECT ${columns} FROM "Trust" t JOIN "TrustEntry" e ON e."id" IN ` +
@@ -149,20 +192,25 @@ function entriesSql(page: TrustEntryRange, atOf: (column: string) => string): { 
   if (page.taskType != null) where.push(`e."taskType" = $${values.push(page.taskType)}`);
   where.push(...bounds("e"));
   const clause = where.length === 0 ? "" : ` WHERE ${where.join(" AND ")}`;
-  return { text: `SELECT ${columns} FROM "TrustEntry" e${clause} ORDER BY e."id" ${order} LIMIT $${values.push(page.limit)}`, values };
+  return {
+    text: `SELECT ${columns} FROM "TrustEntry" e${clause} ORDER BY e."id" ${order} LIMIT $${values.push(page.limit)}`,
+    values,
+  };
 }
 
 /** Which filters a read has: one prepared statement per shape. */
 function shapeOf(read: TrustHistoryPage | TrustEntryRange): string {
   const filters = `${read.holder != null ? "h" : ""}${read.taskType != null ? "t" : ""}`;
-  if ("descending" in read) return `${filters}${read.above != null ? "a" : ""}${read.below != null ? "b" : ""}${read.descending ? "d" : "u"}`;
+  if ("descending" in read)
+    return `${filters}${read.above != null ? "a" : ""}${read.below != null ? "b" : ""}${read.descending ? "d" : "u"}`;
   return `${filters}${read.before != null ? "b" : ""}${read.last != null ? "l" : ""}`;
 }
 
 // Prisma's better-sqlite3 adapter stores DateTime as ISO 8601 text with +00:00 (events/sqlite.ts):
 // turned back into toISOString()'s form by hand; anything else goes through Date.
 const SQLITE_UTC_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00$/;
-const isoOfSqlite = (ts: string): string => (SQLITE_UTC_MS.test(ts) ? `${ts.slice(0, 23)}Z` : new Date(ts).toISOString());
+const isoOfSqlite = (ts: string): string =>
+  SQLITE_UTC_MS.test(ts) ? `${ts.slice(0, 23)}Z` : new Date(ts).toISOString();
 
 export class SqliteTrustReads implements TrustReads {
   private connection: Database.Database | undefined;
@@ -221,19 +269,33 @@ export class PgTrustReads implements TrustReads {
 
   async records(filter: TrustFilter): Promise<TrustRecordRow[]> {
     const sql = recordsSql(filter);
-    const { rows } = await this.pool.query<TrustRecordRow>({ name: `crows-trust-records-${shapeOf(filter)}`, text: sql.text, values: sql.values });
+    const { rows } = await this.pool.query<TrustRecordRow>({
+      name: `crows-trust-records-${shapeOf(filter)}`,
+      text: sql.text,
+      values: sql.values,
+    });
     return rows;
   }
 
   async history(page: TrustHistoryPage): Promise<TrustHistoryRow[]> {
     const sql = historySql(page, pgAt);
-    const { rows } = await this.pool.query<EntryTuple>({ name: `crows-trust-history-${shapeOf(page)}`, text: sql.text, values: sql.values, rowMode: "array" });
+    const { rows } = await this.pool.query<EntryTuple>({
+      name: `crows-trust-history-${shapeOf(page)}`,
+      text: sql.text,
+      values: sql.values,
+      rowMode: "array",
+    });
     return rows.map((row) => entryOf(row, pgIso));
   }
 
   async entries(range: TrustEntryRange): Promise<TrustHistoryRow[]> {
     const sql = entriesSql(range, pgAt);
-    const { rows } = await this.pool.query<EntryTuple>({ name: `crows-trust-entries-${shapeOf(range)}`, text: sql.text, values: sql.values, rowMode: "array" });
+    const { rows } = await this.pool.query<EntryTuple>({
+      name: `crows-trust-entries-${shapeOf(range)}`,
+      text: sql.text,
+      values: sql.values,
+      rowMode: "array",
+    });
     return rows.map((row) => entryOf(row, pgIso));
   }
 

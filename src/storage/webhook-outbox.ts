@@ -15,7 +15,6 @@ export type OutboxRule = (name: string, payload: string) => string | null;
 /** The webhook-id of an event's delivery to an endpoint: stable across retries and recoveries. */
 export const deliveryIdOf = (eventId: number, endpointId: string): string => `msg_${eventId}_${endpointId}`;
 
-
 const SQLITE_INSERT =
   `INSERT OR IGNORE INTO "WebhookOutbox" ("eventId", "stream", "type", "createdAt") ` +
   `SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM "WebhookEndpoint" WHERE "disabledAt" IS NULL)`;
@@ -60,7 +59,10 @@ export interface OutboxEvent {
 /** The outbox on SQLite: one prepared statement on the writer connection, run inside its open transaction. */
 export class SqliteOutbox {
   private readonly insert: Database.Statement;
-  constructor(writer: Database.Database, private readonly rule: () => OutboxRule | undefined) {
+  constructor(
+    writer: Database.Database,
+    private readonly rule: () => OutboxRule | undefined,
+  ) {
     this.insert = writer.prepare(SQLITE_INSERT);
   }
 
@@ -76,7 +78,11 @@ export class SqliteOutbox {
 }
 
 /** The outbox on PostgreSQL, inside `client`'s open transaction. */
-export async function pgFanOut(run: PgRun, rule: OutboxRule | undefined, events: readonly OutboxEvent[]): Promise<void> {
+export async function pgFanOut(
+  run: PgRun,
+  rule: OutboxRule | undefined,
+  events: readonly OutboxEvent[],
+): Promise<void> {
   if (!rule) return;
   const now = new Date().toISOString();
   for (const event of events) {
@@ -88,8 +94,13 @@ export async function pgFanOut(run: PgRun, rule: OutboxRule | undefined, events:
 /** Runs one statement in an open transaction: a pool client's, or Prisma's interactive one. */
 export type PgRun = (text: string, values: unknown[]) => Promise<unknown>;
 
-export const clientRun = (client: Pick<pg.PoolClient, "query">): PgRun => (text, values) => client.query({ name: "crows-webhook-outbox", text, values });
+export const clientRun =
+  (client: Pick<pg.PoolClient, "query">): PgRun =>
+  (text, values) =>
+    client.query({ name: "crows-webhook-outbox", text, values });
 
 /** True when some event of `events` fans out under `rule` (PostgreSQL then wraps a group commit in a transaction). */
-export const anyFansOut = (rule: OutboxRule | undefined, events: ReadonlyArray<{ name: string; payload: string }>): boolean =>
-  rule !== undefined && events.some((e) => rule(e.name, e.payload) !== null);
+export const anyFansOut = (
+  rule: OutboxRule | undefined,
+  events: ReadonlyArray<{ name: string; payload: string }>,
+): boolean => rule !== undefined && events.some((e) => rule(e.name, e.payload) !== null);

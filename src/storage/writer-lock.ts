@@ -19,7 +19,12 @@ export const SENDER_THREAD: LockHolder = 2;
 /** The WAL checkpoint thread (checkpoint-thread.mjs, plain JavaScript: it asks for the next turn in word 2, takes the word, and frees it as release does). */
 export const CHECKPOINT_THREAD: LockHolder = 3;
 
-type WaitAsync = (array: Int32Array, index: number, value: number, timeoutMs?: number) => { async: false; value: string } | { async: true; value: Promise<string> };
+type WaitAsync = (
+  array: Int32Array,
+  index: number,
+  value: number,
+  timeoutMs?: number,
+) => { async: false; value: string } | { async: true; value: Promise<string> };
 const waitAsync = (Atomics as unknown as { waitAsync: WaitAsync }).waitAsync;
 
 export class WriterLock {
@@ -94,7 +99,8 @@ export class WriterLock {
    * in a hurry by a millisecond, yields to the flock in a busy spell.
    */
   async takeWhenFree(holder: LockHolder): Promise<void> {
-    while (Atomics.compareExchange(this.word, 0, FREE, holder) !== FREE) await new Promise((resolve) => setTimeout(resolve, 1));
+    while (Atomics.compareExchange(this.word, 0, FREE, holder) !== FREE)
+      await new Promise((resolve) => setTimeout(resolve, 1));
   }
 
   release(): void {

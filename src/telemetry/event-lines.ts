@@ -29,4 +29,11 @@ export function eventLogLine(event: StoredEvent): string | undefined {
   }
 }
 
-const WORTH_A_LINE = new Set(["list.started", "verdict", "crow.landed", "item.skipped", "requester.pranked", "list.finished"]);
+const WORTH_A_LINE = new Set([
+  "list.started",
+  "verdict",
+  "crow.landed",
+  "item.skipped",
+  "requester.pranked",
+  "list.finished",
+]);

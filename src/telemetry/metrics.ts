@@ -39,19 +39,85 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Metri
   const registers = [registry];
   const metrics: Metrics = {
     registry,
-    httpRequests: new Counter({ name: "crows_http_requests_total", help: "HTTP requests answered, by route, method and status.", labelNames: ["route", "method", "status"], registers }),
-    httpDuration: new Histogram({ name: "crows_http_request_duration_seconds", help: "Time to answer an HTTP request (streams excluded), by route.", labelNames: ["route", "method"], buckets: LATENCY_BUCKETS, registers }),
-    sseOpen: new Gauge({ name: "crows_sse_streams_open", help: "Server-sent event streams open now (api: /api/events, graphql: subscriptions).", labelNames: ["kind"], registers }),
-    sseRefused: new Counter({ name: "crows_sse_streams_refused_total", help: "SSE streams refused at a cap, by reason (client: the per-address cap, total).", labelNames: ["reason"], registers }),
-    sseCaps: new Gauge({ name: "crows_sse_stream_caps", help: "The SSE stream caps in force (total, per_client) and the descriptors kept free of streams (headroom).", labelNames: ["cap"], registers }),
-    fdLimit: new Gauge({ name: "crows_fd_limit", help: "The process's soft limit on open files (0: unknown).", registers }),
-    graphqlOperations: new Counter({ name: "crows_graphql_operations_total", help: "GraphQL operations executed, by type, root field and outcome.", labelNames: ["type", "field", "outcome"], registers }),
-    eventsAppended: new Counter({ name: "crows_events_appended_total", help: "Events this process appended to the durable log, by name.", labelNames: ["name"], registers }),
-    verdicts: new Counter({ name: "crows_verdicts_total", help: "Verdicts recorded, by outcome (approved, rejected, auto, timeout).", labelNames: ["outcome"], registers }),
-    modelFlights: new Counter({ name: "crows_model_flights_total", help: "Model calls, by backend, role and outcome (ok, error, aborted).", labelNames: ["backend", "role", "outcome"], registers }),
-    modelDuration: new Histogram({ name: "crows_model_flight_duration_seconds", help: "Model call latency, by backend and outcome.", labelNames: ["backend", "outcome"], buckets: LATENCY_BUCKETS, registers }),
-    tokens: new Counter({ name: "crows_model_tokens_total", help: "Tokens used by model calls, by backend, role and direction (input, output).", labelNames: ["backend", "role", "direction"], registers }),
-    classifierCalls: new Counter({ name: "crows_classifier_calls_total", help: "Classifier calls, by backend and outcome (answered, unsure).", labelNames: ["backend", "outcome"], registers }),
+    httpRequests: new Counter({
+      name: "crows_http_requests_total",
+      help: "HTTP requests answered, by route, method and status.",
+      labelNames: ["route", "method", "status"],
+      registers,
+    }),
+    httpDuration: new Histogram({
+      name: "crows_http_request_duration_seconds",
+      help: "Time to answer an HTTP request (streams excluded), by route.",
+      labelNames: ["route", "method"],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+    sseOpen: new Gauge({
+      name: "crows_sse_streams_open",
+      help: "Server-sent event streams open now (api: /api/events, graphql: subscriptions).",
+      labelNames: ["kind"],
+      registers,
+    }),
+    sseRefused: new Counter({
+      name: "crows_sse_streams_refused_total",
+      help: "SSE streams refused at a cap, by reason (client: the per-address cap, total).",
+      labelNames: ["reason"],
+      registers,
+    }),
+    sseCaps: new Gauge({
+      name: "crows_sse_stream_caps",
+      help: "The SSE stream caps in force (total, per_client) and the descriptors kept free of streams (headroom).",
+      labelNames: ["cap"],
+      registers,
+    }),
+    fdLimit: new Gauge({
+      name: "crows_fd_limit",
+      help: "The process's soft limit on open files (0: unknown).",
+      registers,
+    }),
+    graphqlOperations: new Counter({
+      name: "crows_graphql_operations_total",
+      help: "GraphQL operations executed, by type, root field and outcome.",
+      labelNames: ["type", "field", "outcome"],
+      registers,
+    }),
+    eventsAppended: new Counter({
+      name: "crows_events_appended_total",
+      help: "Events this process appended to the durable log, by name.",
+      labelNames: ["name"],
+      registers,
+    }),
+    verdicts: new Counter({
+      name: "crows_verdicts_total",
+      help: "Verdicts recorded, by outcome (approved, rejected, auto, timeout).",
+      labelNames: ["outcome"],
+      registers,
+    }),
+    modelFlights: new Counter({
+      name: "crows_model_flights_total",
+      help: "Model calls, by backend, role and outcome (ok, error, aborted).",
+      labelNames: ["backend", "role", "outcome"],
+      registers,
+    }),
+    modelDuration: new Histogram({
+      name: "crows_model_flight_duration_seconds",
+      help: "Model call latency, by backend and outcome.",
+      labelNames: ["backend", "outcome"],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+    tokens: new Counter({
+      name: "crows_model_tokens_total",
+      help: "Tokens used by model calls, by backend, role and direction (input, output).",
+      labelNames: ["backend", "role", "direction"],
+      registers,
+    }),
+    classifierCalls: new Counter({
+      name: "crows_classifier_calls_total",
+      help: "Classifier calls, by backend and outcome (answered, unsure).",
+      labelNames: ["backend", "outcome"],
+      registers,
+    }),
   };
   new Gauge({
     name: "crows_approvals_pending",
@@ -197,7 +263,10 @@ function operationLabels(document: DocumentNode, operationName?: string | null):
   try {
     const operation = getOperationAST(document, operationName ?? undefined);
     const first = operation?.selectionSet.selections.find((s) => s.kind === "Field");
-    return { type: operation?.operation ?? "unknown", field: first && first.kind === "Field" ? first.name.value : "unknown" };
+    return {
+      type: operation?.operation ?? "unknown",
+      field: first && first.kind === "Field" ? first.name.value : "unknown",
+    };
   } catch {
     return { type: "unknown", field: "unknown" };
   }

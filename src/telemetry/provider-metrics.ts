@@ -7,10 +7,24 @@ import type { FlightBoard } from "../flock/flight-board.ts";
 
 const CIRCUIT_VALUE: Record<CircuitState, number> = { closed: 0, "half-open": 1, open: 2 };
 
-export function observeProviderWeather(registry: Registry, gates: Array<{ label: "model" | "classifier"; gate: Gate }>, board?: FlightBoard): void {
+export function observeProviderWeather(
+  registry: Registry,
+  gates: Array<{ label: "model" | "classifier"; gate: Gate }>,
+  board?: FlightBoard,
+): void {
   const registers = [registry];
-  const calls = new Counter({ name: "crows_provider_calls_total", help: "Calls through a provider gate, by gate and outcome (ok, weather, timeout, config, answer, aborted, unavailable).", labelNames: ["gate", "outcome"], registers });
-  const circuitOpened = new Counter({ name: "crows_provider_circuit_opened_total", help: "Times a provider gate's circuit opened.", labelNames: ["gate"], registers });
+  const calls = new Counter({
+    name: "crows_provider_calls_total",
+    help: "Calls through a provider gate, by gate and outcome (ok, weather, timeout, config, answer, aborted, unavailable).",
+    labelNames: ["gate", "outcome"],
+    registers,
+  });
+  const circuitOpened = new Counter({
+    name: "crows_provider_circuit_opened_total",
+    help: "Times a provider gate's circuit opened.",
+    labelNames: ["gate"],
+    registers,
+  });
   for (const { label, gate } of gates) {
     gate.listen({
       called: (outcome) => calls.inc({ gate: label, outcome }),
@@ -29,15 +43,31 @@ export function observeProviderWeather(registry: Registry, gates: Array<{ label:
         for (const { label, gate } of gates) this.set({ gate: label }, read(gate));
       },
     });
-  gauge("crows_provider_queue_depth", "Calls waiting for a provider gate's slot (or its circuit).", (gate) => gate.stats().queued);
+  gauge(
+    "crows_provider_queue_depth",
+    "Calls waiting for a provider gate's slot (or its circuit).",
+    (gate) => gate.stats().queued,
+  );
   gauge("crows_provider_calls_in_flight", "Calls in the air through a provider gate.", (gate) => gate.stats().inFlight);
-  gauge("crows_provider_circuit_state", "A provider gate's circuit: 0 closed, 1 half-open (one trial call), 2 open.", (gate) => CIRCUIT_VALUE[gate.stats().circuit]);
-  gauge("crows_provider_pace_per_second", "The start rate a provider gate paces to after rate limits (0: unpaced).", (gate) => {
-    const rate = gate.stats().rate;
-    return Number.isFinite(rate) ? rate : 0;
-  });
+  gauge(
+    "crows_provider_circuit_state",
+    "A provider gate's circuit: 0 closed, 1 half-open (one trial call), 2 open.",
+    (gate) => CIRCUIT_VALUE[gate.stats().circuit],
+  );
+  gauge(
+    "crows_provider_pace_per_second",
+    "The start rate a provider gate paces to after rate limits (0: unpaced).",
+    (gate) => {
+      const rate = gate.stats().rate;
+      return Number.isFinite(rate) ? rate : 0;
+    },
+  );
   if (!board) return;
-  const waits = new Counter({ name: "crows_provider_waits_total", help: "Waits scheduled by flights on their provider (each retry after trouble, each hold by an open circuit).", registers });
+  const waits = new Counter({
+    name: "crows_provider_waits_total",
+    help: "Waits scheduled by flights on their provider (each retry after trouble, each hold by an open circuit).",
+    registers,
+  });
   board.onChange((change) => {
     if (change.kind === "waiting") waits.inc();
   });

@@ -6,7 +6,15 @@ import type { WebhookStore } from "../storage/webhooks/types.ts";
 import type { DataContext, LinkSubject } from "./event-types.ts";
 import { signLink } from "./links.ts";
 
-export function dataContext(deps: { store: WebhookStore; lookups: BoundedCache; approvalWindowMs: number; now: () => number; baseUrl: string; key: Buffer; endpointId: string }): DataContext {
+export function dataContext(deps: {
+  store: WebhookStore;
+  lookups: BoundedCache;
+  approvalWindowMs: number;
+  now: () => number;
+  baseUrl: string;
+  key: Buffer;
+  endpointId: string;
+}): DataContext {
   const { store, lookups } = deps;
   return {
     approval: (itemId, target) =>
@@ -21,8 +29,12 @@ export function dataContext(deps: { store: WebhookStore; lookups: BoundedCache; 
       }),
     askDeadline: (ts) => new Date((Number.isNaN(Date.parse(ts)) ? deps.now() : Date.parse(ts)) + deps.approvalWindowMs),
     links: (subject: LinkSubject, deadline: Date) => {
-      const link = (action: "approve" | "reject") => deps.baseUrl + signLink(deps.key, { subject, action, webhookId: deps.endpointId, expiresMs: deadline.getTime() });
-      return subject.kind === "approval" ? { approve_url: link("approve"), reject_url: link("reject") } : { approve_url: link("approve") };
+      const link = (action: "approve" | "reject") =>
+        deps.baseUrl +
+        signLink(deps.key, { subject, action, webhookId: deps.endpointId, expiresMs: deadline.getTime() });
+      return subject.kind === "approval"
+        ? { approve_url: link("approve"), reject_url: link("reject") }
+        : { approve_url: link("approve") };
     },
   };
 }

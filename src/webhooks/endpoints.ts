@@ -72,7 +72,9 @@ export function viewOf(row: EndpointRow): EndpointView {
 function parseEvents(raw: unknown): WebhookType[] {
   if (raw === undefined || raw === null) return [];
   if (!Array.isArray(raw) || raw.some((e) => !isWebhookType(e))) {
-    throw new BadInputError(`"events" must be a list of event types from: ${WEBHOOK_TYPES.join(", ")} (missing or empty: all).`);
+    throw new BadInputError(
+      `"events" must be a list of event types from: ${WEBHOOK_TYPES.join(", ")} (missing or empty: all).`,
+    );
   }
   return [...new Set(raw as WebhookType[])];
 }
@@ -87,15 +89,27 @@ export class Endpoints {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async add(input: { url: unknown; events?: unknown; description?: unknown }): Promise<EndpointView & { secret: string }> {
+  async add(input: {
+    url: unknown;
+    events?: unknown;
+    description?: unknown;
+  }): Promise<EndpointView & { secret: string }> {
     const url = checkTarget(input.url, this.config.allowPrivate);
     const events = parseEvents(input.events);
     const description = input.description ?? "";
-    if (typeof description !== "string" || description.length > MAX_DESCRIPTION) throw new BadInputError(`"description" must be text of at most ${MAX_DESCRIPTION} characters.`);
-    if ((await this.prisma.webhookEndpoint.count()) >= MAX_ENDPOINTS) throw new BadInputError(`At most ${MAX_ENDPOINTS} webhook endpoints; remove one first.`);
+    if (typeof description !== "string" || description.length > MAX_DESCRIPTION)
+      throw new BadInputError(`"description" must be text of at most ${MAX_DESCRIPTION} characters.`);
+    if ((await this.prisma.webhookEndpoint.count()) >= MAX_ENDPOINTS)
+      throw new BadInputError(`At most ${MAX_ENDPOINTS} webhook endpoints; remove one first.`);
     const secret = newSecret();
     const row = await this.prisma.webhookEndpoint.create({
-      data: { id: `ep_${randomBytes(9).toString("base64url")}`, url: url.href, events: eventsColumn(events), description, secret },
+      data: {
+        id: `ep_${randomBytes(9).toString("base64url")}`,
+        url: url.href,
+        events: eventsColumn(events),
+        description,
+        secret,
+      },
     });
     this.changed();
     return { ...viewOf(row), secret };
@@ -115,8 +129,11 @@ export class Endpoints {
   async remove(id: string): Promise<void> {
     await this.find(id);
     await this.prisma.$transaction(async (tx) => {
-      const ids = (await tx.webhookDelivery.findMany({ where: { endpointId: id }, select: { id: true } })).map((d) => d.id);
-      for (let i = 0; i < ids.length; i += 500) await tx.webhookAttempt.deleteMany({ where: { deliveryId: { in: ids.slice(i, i + 500) } } });
+      const ids = (await tx.webhookDelivery.findMany({ where: { endpointId: id }, select: { id: true } })).map(
+        (d) => d.id,
+      );
+      for (let i = 0; i < ids.length; i += 500)
+        await tx.webhookAttempt.deleteMany({ where: { deliveryId: { in: ids.slice(i, i + 500) } } });
       await tx.webhookDelivery.deleteMany({ where: { endpointId: id } });
       await tx.webhookEndpoint.delete({ where: { id } });
     });
@@ -128,21 +145,37 @@ export class Endpoints {
     const row = await this.find(id);
     const secret = newSecret();
     const until = new Date(this.now() + this.config.rotationGraceMs);
-    const updated = await this.prisma.webhookEndpoint.update({ where: { id }, data: { secret, previousSecret: row.secret, previousSecretUntil: until } });
+    const updated = await this.prisma.webhookEndpoint.update({
+      where: { id },
+      data: { secret, previousSecret: row.secret, previousSecretUntil: until },
+    });
     this.changed(); // a delivery signed from here on carries both secrets
     return { ...viewOf(updated), secret, previous_secret_expires_at: until.toISOString() };
   }
 
   /** Deliveries by event id, oldest first, after `cursor` (an event id). */
-  async deliveries(id: string, cursor: unknown, limit: unknown): Promise<{ deliveries: DeliveryView[]; next_cursor: string | null }> {
+  async deliveries(
+    id: string,
+    cursor: unknown,
+    limit: unknown,
+  ): Promise<{ deliveries: DeliveryView[]; next_cursor: string | null }> {
     await this.find(id);
     const after = cursor === undefined || cursor === null || cursor === "" ? 0 : Number(cursor);
-    if (!Number.isInteger(after) || after < 0) throw new BadInputError('"cursor" must be the next_cursor of an earlier page.');
+    if (!Number.isInteger(after) || after < 0)
+      throw new BadInputError('"cursor" must be the next_cursor of an earlier page.');
     const take = limit === undefined || limit === null || limit === "" ? 50 : Number(limit);
-    if (!Number.isInteger(take) || take < 1 || take > MAX_PAGE) throw new BadInputError(`"limit" must be a whole number from 1 to ${MAX_PAGE}.`);
-    const rows = await this.prisma.webhookDelivery.findMany({ where: { endpointId: id, eventId: { gt: after } }, orderBy: { eventId: "asc" }, take: take + 1 });
+    if (!Number.isInteger(take) || take < 1 || take > MAX_PAGE)
+      throw new BadInputError(`"limit" must be a whole number from 1 to ${MAX_PAGE}.`);
+    const rows = await this.prisma.webhookDelivery.findMany({
+      where: { endpointId: id, eventId: { gt: after } },
+      orderBy: { eventId: "asc" },
+      take: take + 1,
+    });
     const page = rows.slice(0, take);
-    const attempts = await this.prisma.webhookAttempt.findMany({ where: { deliveryId: { in: page.map((r) => r.id) } }, orderBy: { id: "asc" } });
+    const attempts = await this.prisma.webhookAttempt.findMany({
+      where: { deliveryId: { in: page.map((r) => r.id) } },
+      orderBy: { id: "asc" },
+    });
     const byDelivery = new Map<string, AttemptView[]>();
     for (const a of attempts) {
       const list = byDelivery.get(a.deliveryId) ?? [];
@@ -179,9 +212,14 @@ export class Endpoints {
    */
   async recover(id: string, since: unknown): Promise<{ queued: number; last_event_id: number; more: boolean }> {
     const endpoint = await this.find(id);
-    if (typeof since !== "number" || !Number.isInteger(since) || since < 0) throw new BadInputError('"since_event_id" must be a whole number, 0 or more (the log\'s event id).');
+    if (typeof since !== "number" || !Number.isInteger(since) || since < 0)
+      throw new BadInputError('"since_event_id" must be a whole number, 0 or more (the log\'s event id).');
     const wanted = new Set(eventsOf(endpoint.events));
-    const events = await this.prisma.event.findMany({ where: { id: { gt: since }, name: { in: [...SOURCE_EVENT_NAMES] } }, orderBy: { id: "asc" }, take: RECOVER_BATCH });
+    const events = await this.prisma.event.findMany({
+      where: { id: { gt: since }, name: { in: [...SOURCE_EVENT_NAMES] } },
+      orderBy: { id: "asc" },
+      take: RECOVER_BATCH,
+    });
     const now = new Date(this.now());
     let queued = 0;
     for (const event of events) {
@@ -190,11 +228,22 @@ export class Endpoints {
       const deliveryId = deliveryIdOf(event.id, id);
       await this.prisma.webhookDelivery.upsert({
         where: { id: deliveryId },
-        create: { id: deliveryId, endpointId: id, eventId: event.id, stream: deliveryLineOf(event.stream), type, nextAttemptAt: now },
+        create: {
+          id: deliveryId,
+          endpointId: id,
+          eventId: event.id,
+          stream: deliveryLineOf(event.stream),
+          type,
+          nextAttemptAt: now,
+        },
         update: { state: "pending", attempts: 0, nextAttemptAt: now, ownerId: null, leaseUntil: null },
       });
       queued += 1;
     }
-    return { queued, last_event_id: events.length > 0 ? events[events.length - 1]!.id : since, more: events.length === RECOVER_BATCH };
+    return {
+      queued,
+      last_event_id: events.length > 0 ? events[events.length - 1]!.id : since,
+      more: events.length === RECOVER_BATCH,
+    };
   }
 }

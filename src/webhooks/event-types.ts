@@ -16,7 +16,8 @@ export const WEBHOOK_TYPES = [
 ] as const;
 export type WebhookType = (typeof WEBHOOK_TYPES)[number];
 
-export const isWebhookType = (value: unknown): value is WebhookType => typeof value === "string" && (WEBHOOK_TYPES as readonly string[]).includes(value);
+export const isWebhookType = (value: unknown): value is WebhookType =>
+  typeof value === "string" && (WEBHOOK_TYPES as readonly string[]).includes(value);
 
 /** Log events whose type never depends on their payload. */
 const PLAIN: Record<string, WebhookType> = {
@@ -28,7 +29,13 @@ const PLAIN: Record<string, WebhookType> = {
 };
 
 /** Every log event name that may fan out (recover reads only these back from the log). */
-export const SOURCE_EVENT_NAMES: readonly string[] = [...Object.keys(PLAIN), "item.triaged", "item.answered", "verdict", "nest.message"];
+export const SOURCE_EVENT_NAMES: readonly string[] = [
+  ...Object.keys(PLAIN),
+  "item.triaged",
+  "item.answered",
+  "verdict",
+  "nest.message",
+];
 
 // A cheap look at the payload text before parsing it: most events of these names do not fan out.
 const NEEDS_APPROVAL = /"needs_approval":true/;
@@ -55,7 +62,8 @@ export function webhookTypeOf(name: string, payload: string): WebhookType | null
       const record = parse(payload);
       if (record.kind === "ask_owner") return "ask.opened";
       if (record.kind === "flag") return "crow.flagged";
-      if (record.author === "owner" && typeof record.refers_to === "string" && record.refers_to !== "") return "ask.resolved";
+      if (record.author === "owner" && typeof record.refers_to === "string" && record.refers_to !== "")
+        return "ask.resolved";
       return null;
     }
     default:
@@ -84,13 +92,19 @@ export interface DataContext {
   links(subject: LinkSubject, deadline: Date): { approve_url: string; reject_url?: string };
 }
 
-export type LinkSubject = { kind: "approval"; itemId: string; target: string } | { kind: "ask"; nestId: string; msgId: string };
+export type LinkSubject =
+  | { kind: "approval"; itemId: string; target: string }
+  | { kind: "ask"; nestId: string; msgId: string };
 
 /**
  * The `data` of a delivery: the log event's payload plus what the type adds, or null when the
  * delivery should not be sent after all (an owner reply that resolved no ask).
  */
-export async function dataOf(type: string, payloadText: string, context: DataContext): Promise<Record<string, unknown> | null> {
+export async function dataOf(
+  type: string,
+  payloadText: string,
+  context: DataContext,
+): Promise<Record<string, unknown> | null> {
   const payload = parse(payloadText);
   switch (type) {
     case "approval.requested": {
@@ -111,7 +125,10 @@ export async function dataOf(type: string, payloadText: string, context: DataCon
     }
     case "ask.opened": {
       const deadline = context.askDeadline(String(payload.ts ?? ""));
-      const links = context.links({ kind: "ask", nestId: String(payload.nest_id ?? ""), msgId: String(payload.msg_id ?? "") }, deadline);
+      const links = context.links(
+        { kind: "ask", nestId: String(payload.nest_id ?? ""), msgId: String(payload.msg_id ?? "") },
+        deadline,
+      );
       return { ...payload, deadline: deadline.toISOString(), approve_url: links.approve_url };
     }
     case "ask.resolved": {
@@ -121,7 +138,13 @@ export async function dataOf(type: string, payloadText: string, context: DataCon
       // From the owner's reply: its message record, and what it resolved.
       const resolved = await context.askResolvedBy(String(payload.refers_to ?? ""), String(payload.msg_id ?? ""));
       if (!resolved) return null;
-      return { ...payload, ask_id: payload.refers_to, approval_phrase: resolved.phrase, resolved: "approved", verdict: "approved" };
+      return {
+        ...payload,
+        ask_id: payload.refers_to,
+        approval_phrase: resolved.phrase,
+        resolved: "approved",
+        verdict: "approved",
+      };
     }
     default:
       return payload;

@@ -20,10 +20,29 @@ export class Webhooks {
   private key: Promise<Buffer> | undefined;
 
   /** `senderDatabase`: how the sender's thread opens the database; without it, or with CROWS_WEBHOOK_SENDER=server, the sender runs in-process. */
-  constructor(private readonly deps: { config: Config; prisma: PrismaClient; store: WebhookStore; senderDatabase: SenderDatabase | undefined; instanceId: string; logLine: (line: string) => void }) {
+  constructor(
+    private readonly deps: {
+      config: Config;
+      prisma: PrismaClient;
+      store: WebhookStore;
+      senderDatabase: SenderDatabase | undefined;
+      instanceId: string;
+      logLine: (line: string) => void;
+    },
+  ) {
     this.endpoints = new Endpoints(deps.prisma, deps.config.webhooks);
-    const senderDeps = { store: deps.store, config: deps.config.webhooks, approvalWindowMs: deps.config.approvalWindowMs, instanceId: deps.instanceId, linkKey: () => this.linkKey(), logLine: deps.logLine };
-    this.sender = deps.senderDatabase && deps.config.webhooks.senderThread ? new ThreadedSender(deps.senderDatabase, senderDeps) : new Sender(senderDeps);
+    const senderDeps = {
+      store: deps.store,
+      config: deps.config.webhooks,
+      approvalWindowMs: deps.config.approvalWindowMs,
+      instanceId: deps.instanceId,
+      linkKey: () => this.linkKey(),
+      logLine: deps.logLine,
+    };
+    this.sender =
+      deps.senderDatabase && deps.config.webhooks.senderThread
+        ? new ThreadedSender(deps.senderDatabase, senderDeps)
+        : new Sender(senderDeps);
     this.endpoints.changed = () => this.sender.forgetEndpoints();
   }
 

@@ -12,7 +12,8 @@ import type { LinkSubject } from "./event-types.ts";
 export const DECIDE_PREFIX = "/decide/";
 
 /** True for a path a decide link names (the access gate lets exactly these through without the token). */
-export const isDecidePath = (pathname: string): boolean => /^\/decide\/[A-Za-z0-9_-]{8,2000}\.[A-Za-z0-9_-]{43}$/.test(pathname);
+export const isDecidePath = (pathname: string): boolean =>
+  /^\/decide\/[A-Za-z0-9_-]{8,2000}\.[A-Za-z0-9_-]{43}$/.test(pathname);
 
 export type LinkAction = "approve" | "reject";
 
@@ -47,7 +48,9 @@ export async function linkKey(prisma: PrismaClient): Promise<Buffer> {
 
 const mac = (key: Buffer, claims: string) => createHmac("sha256", key).update(claims).digest("base64url");
 
-type Wire = { k: "approval"; i: string; t: string; a: LinkAction; w: string; e: number } | { k: "ask"; n: string; m: string; a: LinkAction; w: string; e: number };
+type Wire =
+  | { k: "approval"; i: string; t: string; a: LinkAction; w: string; e: number }
+  | { k: "ask"; n: string; m: string; a: LinkAction; w: string; e: number };
 
 export function signLink(key: Buffer, claims: LinkClaims): string {
   const { subject, action, webhookId, expiresMs } = claims;
@@ -72,7 +75,8 @@ export function readLink(key: Buffer, pathname: string): LinkClaims | undefined 
   } catch {
     return undefined;
   }
-  if ((wire.a !== "approve" && wire.a !== "reject") || typeof wire.w !== "string" || typeof wire.e !== "number") return undefined;
+  if ((wire.a !== "approve" && wire.a !== "reject") || typeof wire.w !== "string" || typeof wire.e !== "number")
+    return undefined;
   const subject: LinkSubject | undefined =
     wire.k === "approval" && typeof wire.i === "string" && (wire.t === "triage" || wire.t === "output")
       ? { kind: "approval", itemId: wire.i, target: wire.t }

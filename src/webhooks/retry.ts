@@ -19,7 +19,13 @@ export function retryAfterSeconds(header: string | undefined, nowMs: number): nu
  * The moment of the next attempt after `attempts` have failed, or null when the schedule is spent.
  * `random` is in [0, 1): the jitter.
  */
-export function nextAttemptAt(schedule: readonly number[], attempts: number, nowMs: number, retryAfterS: number | undefined, random = Math.random()): Date | null {
+export function nextAttemptAt(
+  schedule: readonly number[],
+  attempts: number,
+  nowMs: number,
+  retryAfterS: number | undefined,
+  random = Math.random(),
+): Date | null {
   if (attempts >= schedule.length) return null;
   const planned = schedule[attempts]!;
   const seconds = retryAfterS ?? planned * (1 + 0.1 * random);

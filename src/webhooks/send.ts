@@ -29,9 +29,11 @@ function guardedLookup(allowPrivate: boolean): LookupFunction {
       const list = addresses as dns.LookupAddress[];
       for (const entry of list) {
         const refusal = refusalOf(classify(entry.address), allowPrivate);
-        if (refusal) return callback(Object.assign(new Error(`target refused: ${refusal}`), { code: "ECROWSTARGET" }), "", 0);
+        if (refusal)
+          return callback(Object.assign(new Error(`target refused: ${refusal}`), { code: "ECROWSTARGET" }), "", 0);
       }
-      if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, list);
+      if ((options as { all?: boolean }).all)
+        return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, list);
       callback(null, list[0]!.address, list[0]!.family);
     });
   };
@@ -62,7 +64,12 @@ export function send(
   url: URL,
   headers: Record<string, string>,
   body: string,
-  options: { timeoutMs: number; allowPrivate: boolean; secrets: readonly string[]; agents: { http: http.Agent; https: https.Agent } },
+  options: {
+    timeoutMs: number;
+    allowPrivate: boolean;
+    secrets: readonly string[];
+    agents: { http: http.Agent; https: https.Agent };
+  },
 ): Promise<SendResult> {
   const started = performance.now();
   const took = () => Math.round(performance.now() - started);
@@ -78,7 +85,8 @@ export function send(
     // An IP literal never goes through lookup: check it here.
     if (isIP(host)) {
       const refusal = refusalOf(classify(host), options.allowPrivate);
-      if (refusal) return resolve({ status: null, retryAfter: undefined, durationMs: 0, error: `target refused: ${refusal}` });
+      if (refusal)
+        return resolve({ status: null, retryAfter: undefined, durationMs: 0, error: `target refused: ${refusal}` });
     }
     const secure = url.protocol === "https:";
     const transport = secure ? https : http;
@@ -86,7 +94,12 @@ export function send(
       url,
       {
         method: "POST",
-        headers: { ...headers, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), "user-agent": "crows-webhooks" },
+        headers: {
+          ...headers,
+          "content-type": "application/json",
+          "content-length": String(Buffer.byteLength(body)),
+          "user-agent": "crows-webhooks",
+        },
         lookup: guardedLookup(options.allowPrivate),
         agent: secure ? options.agents.https : options.agents.http,
       },
@@ -97,13 +110,23 @@ export function send(
           if (size < MAX_ANSWER_BYTES) chunks.push(chunk);
           size += chunk.length;
         });
-        response.on("error", (error) => finish({ status: null, retryAfter: undefined, error: redact(`answer broke off: ${error.message}`, options.secrets) }));
+        response.on("error", (error) =>
+          finish({
+            status: null,
+            retryAfter: undefined,
+            error: redact(`answer broke off: ${error.message}`, options.secrets),
+          }),
+        );
         response.on("end", () => {
           const status = response.statusCode ?? 0;
           const ok = status >= 200 && status < 300;
           const text = Buffer.concat(chunks).toString("utf8");
           const retryAfter = response.headers["retry-after"];
-          finish({ status, retryAfter: typeof retryAfter === "string" ? retryAfter : undefined, error: ok ? undefined : redact(`HTTP ${status}${text ? `: ${text}` : ""}`, options.secrets) });
+          finish({
+            status,
+            retryAfter: typeof retryAfter === "string" ? retryAfter : undefined,
+            error: ok ? undefined : redact(`HTTP ${status}${text ? `: ${text}` : ""}`, options.secrets),
+          });
         });
       },
     );
@@ -111,7 +134,16 @@ export function send(
       finish({ status: null, retryAfter: undefined, error: `no answer within ${options.timeoutMs / 1000} s` });
       request.destroy();
     }, options.timeoutMs);
-    request.on("error", (error: NodeJS.ErrnoException) => finish({ status: null, retryAfter: undefined, error: redact(error.code === "ECROWSTARGET" ? error.message : `${error.code ?? "error"}: ${error.message}`, options.secrets) }));
+    request.on("error", (error: NodeJS.ErrnoException) =>
+      finish({
+        status: null,
+        retryAfter: undefined,
+        error: redact(
+          error.code === "ECROWSTARGET" ? error.message : `${error.code ?? "error"}: ${error.message}`,
+          options.secrets,
+        ),
+      }),
+    );
     request.end(body);
   });
 }

@@ -63,7 +63,9 @@ export class ThreadedSender implements WebhookSender {
     this.listenUrl = listenUrl;
     const reason = await this.spawn();
     if (reason === undefined) return;
-    this.deps.logLine(`webhooks: the sender thread could not start (${reason}); sending from the server's thread instead`);
+    this.deps.logLine(
+      `webhooks: the sender thread could not start (${reason}); sending from the server's thread instead`,
+    );
     this.fallback = new Sender(this.deps);
     await this.fallback.start(listenUrl);
   }
@@ -147,7 +149,9 @@ export class ThreadedSender implements WebhookSender {
         if (!started) return resolve(`it ended with code ${code}`);
         if (this.worker === worker) this.worker = undefined;
         if (this.stopping) return;
-        this.deps.logLine(`webhooks: the sender thread ended (code ${code}); starting it again in ${RESTART_AFTER_MS / 1000} s`);
+        this.deps.logLine(
+          `webhooks: the sender thread ended (code ${code}); starting it again in ${RESTART_AFTER_MS / 1000} s`,
+        );
         this.restartTimer = setTimeout(() => void this.respawn(), RESTART_AFTER_MS);
         this.restartTimer.unref();
       });
@@ -158,7 +162,9 @@ export class ThreadedSender implements WebhookSender {
     if (this.stopping) return;
     const reason = await this.spawn().catch((error: unknown) => describeError(error));
     if (reason !== undefined && !this.stopping) {
-      this.deps.logLine(`webhooks: the sender thread could not start again (${reason}); trying again in ${RESTART_AFTER_MS / 1000} s`);
+      this.deps.logLine(
+        `webhooks: the sender thread could not start again (${reason}); trying again in ${RESTART_AFTER_MS / 1000} s`,
+      );
       this.restartTimer = setTimeout(() => void this.respawn(), RESTART_AFTER_MS);
       this.restartTimer.unref();
     }

@@ -115,7 +115,10 @@ export class Sender {
     this.deps.onSweep?.();
     this.sweeping = this.sweep()
       .catch((error) => {
-        if (!this.stopped) this.deps.logLine(`webhooks: looking for due deliveries failed (tried again shortly): ${describeError(error)}`);
+        if (!this.stopped)
+          this.deps.logLine(
+            `webhooks: looking for due deliveries failed (tried again shortly): ${describeError(error)}`,
+          );
       })
       .finally(() => {
         this.sweeping = undefined;
@@ -143,7 +146,9 @@ export class Sender {
     for (;;) {
       const { restingMs, workingMs } = this.flockWork.seen(this.now());
       if (restingMs >= FLOCK_QUIET_MS || workingMs >= bound || this.stopped) return;
-      await new Promise((resolve) => setTimeout(resolve, Math.max(1, Math.min(FLOCK_QUIET_MS - restingMs, bound - workingMs))));
+      await new Promise((resolve) =>
+        setTimeout(resolve, Math.max(1, Math.min(FLOCK_QUIET_MS - restingMs, bound - workingMs))),
+      );
     }
   }
 
@@ -194,10 +199,17 @@ export class Sender {
     }
     if (picked.length === 0) return;
     // One transaction for the whole sweep's claims.
-    const taken = await this.deps.store.claim(picked.map((p) => p.delivery.id), this.deps.instanceId, now, this.leaseEnd(now)).catch((error: unknown) => {
-      for (const p of picked) this.busyPairs.delete(p.pair);
-      throw error;
-    });
+    const taken = await this.deps.store
+      .claim(
+        picked.map((p) => p.delivery.id),
+        this.deps.instanceId,
+        now,
+        this.leaseEnd(now),
+      )
+      .catch((error: unknown) => {
+        for (const p of picked) this.busyPairs.delete(p.pair);
+        throw error;
+      });
     for (const { delivery, endpoint, pair } of picked) {
       if (taken.has(delivery.id) && !this.stopped) this.launch(delivery, endpoint, pair);
       else this.busyPairs.delete(pair);
@@ -235,13 +247,17 @@ export class Sender {
         const { final, written } = await this.deliver(current, endpoint);
         writes.push(
           written.catch((error) => {
-            this.deps.logLine(`webhooks: delivery ${current.id} could not be recorded (its lease lapses and it is sent again): ${describeError(error)}`);
+            this.deps.logLine(
+              `webhooks: delivery ${current.id} could not be recorded (its lease lapses and it is sent again): ${describeError(error)}`,
+            );
           }),
         );
         delivery = final && !this.stopped ? await this.nextOf(current) : undefined;
       }
     } catch (error) {
-      this.deps.logLine(`webhooks: a delivery of ${endpoint.id} stopped short (its lease lapses and it is sent again): ${describeError(error)}`);
+      this.deps.logLine(
+        `webhooks: a delivery of ${endpoint.id} stopped short (its lease lapses and it is sent again): ${describeError(error)}`,
+      );
     } finally {
       await Promise.all(writes);
       for (const id of held) this.busyIds.delete(id);
@@ -313,7 +329,15 @@ export class Sender {
   /** Sends one delivery and records it. */
   private async deliver(delivery: DeliveryRow, endpoint: EndpointRow): Promise<Outcome> {
     const event = await this.lookups.get(`event:${delivery.eventId}`, () => this.deps.store.event(delivery.eventId));
-    const context = dataContext({ store: this.deps.store, lookups: this.lookups, approvalWindowMs: this.deps.approvalWindowMs, now: this.now, baseUrl: this.baseUrl!, key: this.key!, endpointId: endpoint.id });
+    const context = dataContext({
+      store: this.deps.store,
+      lookups: this.lookups,
+      approvalWindowMs: this.deps.approvalWindowMs,
+      now: this.now,
+      baseUrl: this.baseUrl!,
+      key: this.key!,
+      endpointId: endpoint.id,
+    });
     const data = event ? await dataOf(delivery.type, event.payload, context) : null;
     if (!event || !data) {
       // Nothing to send after all (an owner reply that resolved no ask): done, with no attempt.
@@ -322,10 +346,20 @@ export class Sender {
     const body = JSON.stringify({ type: delivery.type, timestamp: event.ts.toISOString(), data });
     const nowMs = this.now();
     const secrets = [endpoint.secret];
-    if (endpoint.previousSecret && endpoint.previousSecretUntil && endpoint.previousSecretUntil.getTime() > nowMs) secrets.push(endpoint.previousSecret);
+    if (endpoint.previousSecret && endpoint.previousSecretUntil && endpoint.previousSecretUntil.getTime() > nowMs)
+      secrets.push(endpoint.previousSecret);
     const timestamp = Math.floor(nowMs / 1000);
-    const headers = { "webhook-id": delivery.id, "webhook-timestamp": String(timestamp), "webhook-signature": signatureHeader(secrets, delivery.id, timestamp, body) };
-    const result = await send(new URL(endpoint.url), headers, body, { timeoutMs: this.deps.config.timeoutMs, allowPrivate: this.deps.config.allowPrivate, secrets: [endpoint.secret, endpoint.previousSecret ?? ""], agents: this.agents });
+    const headers = {
+      "webhook-id": delivery.id,
+      "webhook-timestamp": String(timestamp),
+      "webhook-signature": signatureHeader(secrets, delivery.id, timestamp, body),
+    };
+    const result = await send(new URL(endpoint.url), headers, body, {
+      timeoutMs: this.deps.config.timeoutMs,
+      allowPrivate: this.deps.config.allowPrivate,
+      secrets: [endpoint.secret, endpoint.previousSecret ?? ""],
+      agents: this.agents,
+    });
     return this.record(delivery, endpoint, result);
   }
 
@@ -339,7 +373,10 @@ export class Sender {
     const ok = result.status !== null && result.status >= 200 && result.status < 300;
     const gone = result.status === 410;
     const attempts = delivery.attempts + 1;
-    const next = ok || gone ? null : nextAttemptAt(this.deps.config.retryScheduleS, attempts, nowMs, retryAfterSeconds(result.retryAfter, nowMs));
+    const next =
+      ok || gone
+        ? null
+        : nextAttemptAt(this.deps.config.retryScheduleS, attempts, nowMs, retryAfterSeconds(result.retryAfter, nowMs));
     const failingSince = ok ? null : (endpoint.failingSince ?? at);
     const tooLong = !ok && nowMs - failingSince!.getTime() >= this.deps.config.disableAfterMs;
     const disabledReason = gone

@@ -16,5 +16,7 @@ function keyOf(secret: string): Buffer {
 
 /** The webhook-signature header for one send: one `v1,` signature per secret, space-separated. */
 export function signatureHeader(secrets: readonly string[], id: string, timestampS: number, body: string): string {
-  return secrets.map((secret) => `v1,${createHmac("sha256", keyOf(secret)).update(`${id}.${timestampS}.${body}`).digest("base64")}`).join(" ");
+  return secrets
+    .map((secret) => `v1,${createHmac("sha256", keyOf(secret)).update(`${id}.${timestampS}.${body}`).digest("base64")}`)
+    .join(" ");
 }

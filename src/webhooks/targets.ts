@@ -17,7 +17,8 @@ function v4Class(address: string): AddressClass {
   if (a === 0) return "unspecified";
   if (a === 127) return "loopback";
   if (a === 169 && b === 254) return "link-local";
-  if (a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127)) return "private";
+  if (a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127))
+    return "private";
   return "public";
 }
 
@@ -44,7 +45,8 @@ export function classify(address: string): AddressClass {
 export function refusalOf(kind: AddressClass, allowPrivate: boolean): string | undefined {
   if (kind === "link-local") return "link-local addresses are never webhook targets";
   if (kind === "unspecified") return "the unspecified address is never a webhook target";
-  if ((kind === "loopback" || kind === "private") && !allowPrivate) return `${kind} addresses are webhook targets only with CROWS_WEBHOOK_ALLOW_PRIVATE=1`;
+  if ((kind === "loopback" || kind === "private") && !allowPrivate)
+    return `${kind} addresses are webhook targets only with CROWS_WEBHOOK_ALLOW_PRIVATE=1`;
   return undefined;
 }
 
@@ -57,14 +59,20 @@ export function checkTarget(raw: unknown, allowPrivate: boolean): URL {
   } catch {
     throw new BadInputError('"url" must be an absolute http(s) URL.');
   }
-  if (url.protocol !== "https:" && url.protocol !== "http:") throw new BadInputError('"url" must use https (or http to a loopback or private receiver).');
+  if (url.protocol !== "https:" && url.protocol !== "http:")
+    throw new BadInputError('"url" must use https (or http to a loopback or private receiver).');
   if (raw.length > 2000) throw new BadInputError('"url" must be at most 2000 characters.');
   const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
-  const kind: AddressClass = isIP(host) ? classify(host) : host === "localhost" || host.endsWith(".localhost") ? "loopback" : "public";
+  const kind: AddressClass = isIP(host)
+    ? classify(host)
+    : host === "localhost" || host.endsWith(".localhost")
+      ? "loopback"
+      : "public";
   const refusal = refusalOf(kind, allowPrivate);
   if (refusal) throw new BadInputError(`That URL is refused: ${refusal}.`);
   // Plain http only to loopback or private receivers (by address or localhost): the body and its
   // decide links must not cross the internet in clear. Any other name needs https.
-  if (url.protocol === "http:" && kind === "public") throw new BadInputError("That URL is refused: a receiver that is not loopback or private must use https.");
+  if (url.protocol === "http:" && kind === "public")
+    throw new BadInputError("That URL is refused: a receiver that is not loopback or private must use https.");
   return url;
 }

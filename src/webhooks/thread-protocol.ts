@@ -24,4 +24,8 @@ export interface SenderThreadData {
 
 export type ToSender = { kind: "wake" } | { kind: "forget-endpoints" } | { kind: "stop" };
 
-export type FromSender = { kind: "started" } | { kind: "failed"; reason: string } | { kind: "log"; line: string } | { kind: "stopped" };
+export type FromSender =
+  | { kind: "started" }
+  | { kind: "failed"; reason: string }
+  | { kind: "log"; line: string }
+  | { kind: "stopped" };

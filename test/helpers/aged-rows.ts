@@ -10,7 +10,14 @@ const VERDICTS = ["approved", "rejected", "timeout", "auto"] as const;
  * Adds `count` history entries to (holder, taskType), varied verdicts, and the record's counts;
  * entry i names deciders[i % deciders.length] as who decided it (none when the list is empty).
  */
-export async function addTrustHistory(app: App, holder: string, taskType: string, count: number, seed = 1, deciders: Actor[] = []): Promise<void> {
+export async function addTrustHistory(
+  app: App,
+  holder: string,
+  taskType: string,
+  count: number,
+  seed = 1,
+  deciders: Actor[] = [],
+): Promise<void> {
   let approvals = 0;
   let rejections = 0;
   let autos = 0;
@@ -20,7 +27,17 @@ export async function addTrustHistory(app: App, holder: string, taskType: string
     else if (verdict === "auto") autos++;
     else rejections++;
     const decider = deciders.length === 0 ? null : deciders[i % deciders.length]!;
-    return { holder, taskType, verdict, subject: `lst${seed}-${i + 1}`, from: 0, to: 0, streak: 0, at: new Date(Date.UTC(2026, 0, 1) + i * 1000), ...deciderColumns(decider) };
+    return {
+      holder,
+      taskType,
+      verdict,
+      subject: `lst${seed}-${i + 1}`,
+      from: 0,
+      to: 0,
+      streak: 0,
+      at: new Date(Date.UTC(2026, 0, 1) + i * 1000),
+      ...deciderColumns(decider),
+    };
   });
   for (let i = 0; i < data.length; i += 500) await app.prisma.trustEntry.createMany({ data: data.slice(i, i + 500) });
   await app.prisma.trust.upsert({
@@ -32,7 +49,8 @@ export async function addTrustHistory(app: App, holder: string, taskType: string
 
 /** Appends `count` plain owner says to a nest's message table after its last number. */
 export async function addMessages(app: App, nestId: string, count: number): Promise<void> {
-  const last = (await app.prisma.message.findFirst({ where: { nestId }, orderBy: { n: "desc" }, select: { n: true } }))?.n ?? 0;
+  const last =
+    (await app.prisma.message.findFirst({ where: { nestId }, orderBy: { n: "desc" }, select: { n: true } }))?.n ?? 0;
   const data = Array.from({ length: count }, (_, i) => {
     const n = last + i + 1;
     return { id: `${nestId}-${n}`, nestId, n, kind: "say", author: "owner", text: `line ${n}`, taggedBy: "default" };
@@ -58,11 +76,22 @@ export async function addFinishedList(app: App, requester: string, items: number
       status: "finished",
       tokenBudget: 1000,
       finishedAt: now,
-      items: { create: Array.from({ length: items }, (_, i) => ({ id: `${id}-${i + 1}`, n: i + 1, text: `thing ${i + 1}`, stage: "done", mode: "solo", taskType: "research" })) },
+      items: {
+        create: Array.from({ length: items }, (_, i) => ({
+          id: `${id}-${i + 1}`,
+          n: i + 1,
+          text: `thing ${i + 1}`,
+          stage: "done",
+          mode: "solo",
+          taskType: "research",
+        })),
+      },
     },
   });
   for (let i = 1; i <= items; i++) {
-    await app.prisma.approval.create({ data: { itemId: `${id}-${i}`, target: "triage", status: "approved", deadline: now, decidedAt: now } });
+    await app.prisma.approval.create({
+      data: { itemId: `${id}-${i}`, target: "triage", status: "approved", deadline: now, decidedAt: now },
+    });
   }
   return id;
 }

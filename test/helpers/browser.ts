@@ -26,7 +26,10 @@ export function chromiumPath(suite: string, runner: Test<any> = test): string | 
 }
 
 /** The browser binary ("" when missing) and a runner whose tests are registered as skipped without it. */
-export function browserTests<T = any>(suite: string, runner: Test<T> = test as Test<T>): { executable: string; it: Test<T> } {
+export function browserTests<T = any>(
+  suite: string,
+  runner: Test<T> = test as Test<T>,
+): { executable: string; it: Test<T> } {
   const executable = chromiumPath(suite, runner);
   return { executable: executable ?? "", it: gated(runner, executable ? null : "no Chromium") };
 }

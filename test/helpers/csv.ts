@@ -55,7 +55,8 @@ export function csvObjects(text: string): { header: string[]; rows: Array<Record
   const [header, ...records] = parseCsv(text);
   if (!header) throw new Error("CSV has no header row");
   const rows = records.map((fields, n) => {
-    if (fields.length !== header.length) throw new Error(`CSV row ${n + 1} has ${fields.length} fields, the header ${header.length}`);
+    if (fields.length !== header.length)
+      throw new Error(`CSV row ${n + 1} has ${fields.length} fields, the header ${header.length}`);
     return Object.fromEntries(header.map((name, k) => [name, fields[k]!]));
   });
   return { header, rows };

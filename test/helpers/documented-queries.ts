@@ -7,9 +7,13 @@ import path from "node:path";
 import { EXAMPLE_QUERY } from "../../src/server/graphql/yoga.ts";
 
 export function documentedDocuments(): string[] {
-  const docs = ["docs/graphql.md", "docs/nests.md", "docs/nests-chat.md", "README.md"].map((file) => readFileSync(file, "utf8"));
+  const docs = ["docs/graphql.md", "docs/nests.md", "docs/nests-chat.md", "README.md"].map((file) =>
+    readFileSync(file, "utf8"),
+  );
   const blocks = docs.flatMap((text) => [...text.matchAll(/```graphql\n([\s\S]*?)```/g)].map((m) => m[1]!));
-  const inline = docs.flatMap((text) => [...text.matchAll(/"query":\s*"((?:subscription|query|mutation|\{)[^"]*)"/g)].map((m) => m[1]!));
+  const inline = docs.flatMap((text) =>
+    [...text.matchAll(/"query":\s*"((?:subscription|query|mutation|\{)[^"]*)"/g)].map((m) => m[1]!),
+  );
   return [...blocks, ...inline, EXAMPLE_QUERY];
 }
 
@@ -28,7 +32,9 @@ export function consoleDocuments(dir = "console/app"): ConsoleDocument[] {
       if (!m) throw new Error(`${file}: cannot read the constant ${name}`);
       return m[1] ?? m[2] ?? m[3]!;
     };
-    for (const m of text.matchAll(/const (\w+) = (?:`((?:query|mutation|subscription)\b[^`]*)`|"((?:query|mutation|subscription)\b[^"]*)");/g)) {
+    for (const m of text.matchAll(
+      /const (\w+) = (?:`((?:query|mutation|subscription)\b[^`]*)`|"((?:query|mutation|subscription)\b[^"]*)");/g,
+    )) {
       const source = (m[2] ?? m[3]!).replace(/\$\{(\w+)\}/g, (_, name: string) => constant(name));
       found.push({ file, name: m[1]!, source });
     }

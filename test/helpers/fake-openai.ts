@@ -57,7 +57,9 @@ function messageText(content: unknown): string {
 }
 
 /** Which role a request is for, judged from the rendered system prompt (src/models/prompts.ts). */
-export function roleOfSystemPrompt(system: string): "sentry" | "crow" | "elder" | "banter" | "quill" | "boss" | "unknown" {
+export function roleOfSystemPrompt(
+  system: string,
+): "sentry" | "crow" | "elder" | "banter" | "quill" | "boss" | "unknown" {
   if (system.includes("Triage one todo item")) return "sentry";
   if (system.includes("Merge the crows' answers")) return "elder";
   if (system.includes("Write exactly one line")) return "banter";
@@ -76,14 +78,31 @@ export const defaultScript: FakeScript = (call) => {
       : role === "banter"
         ? "Fine flying today."
         : `fake ${role} answer`;
-  return { content, usage: { prompt_tokens: Math.ceil((call.system.length + call.prompt.length) / 4), completion_tokens: Math.ceil(content.length / 4) } };
+  return {
+    content,
+    usage: {
+      prompt_tokens: Math.ceil((call.system.length + call.prompt.length) / 4),
+      completion_tokens: Math.ceil(content.length / 4),
+    },
+  };
 };
 
 /** Chat-completion chunks over SSE, the way OpenAI streams: the content in a few pieces, usage last. */
-async function streamCompletion(res: http.ServerResponse, index: number, model: string, reply: FakeReply, headers: Record<string, string>): Promise<void> {
+async function streamCompletion(
+  res: http.ServerResponse,
+  index: number,
+  model: string,
+  reply: FakeReply,
+  headers: Record<string, string>,
+): Promise<void> {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", ...headers });
   const content = reply.content ?? "";
-  const base = { id: `chatcmpl-fake-${index}`, object: "chat.completion.chunk", created: Math.floor(Date.now() / 1000), model };
+  const base = {
+    id: `chatcmpl-fake-${index}`,
+    object: "chat.completion.chunk",
+    created: Math.floor(Date.now() / 1000),
+    model,
+  };
   const pieces = content.match(/[\s\S]{1,12}/g) ?? [];
   const send = (chunk: unknown) => res.write(`data: ${JSON.stringify(chunk)}\n\n`);
   send({ ...base, choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] });
@@ -97,13 +116,26 @@ async function streamCompletion(res: http.ServerResponse, index: number, model: 
     send({ ...base, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] });
   }
   send({ ...base, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] });
-  if (reply.usage) send({ ...base, choices: [], usage: { ...reply.usage, total_tokens: reply.usage.prompt_tokens + reply.usage.completion_tokens } });
+  if (reply.usage)
+    send({
+      ...base,
+      choices: [],
+      usage: { ...reply.usage, total_tokens: reply.usage.prompt_tokens + reply.usage.completion_tokens },
+    });
   res.end("data: [DONE]\n\n");
 }
 
 export async function startFakeOpenAI(script: FakeScript = defaultScript): Promise<FakeOpenAI> {
   const calls: FakeCall[] = [];
-  const fake: FakeOpenAI = { url: "", calls, script, inFlight: 0, maxInFlight: 0, servedTokens: 0, close: async () => {} };
+  const fake: FakeOpenAI = {
+    url: "",
+    calls,
+    script,
+    inFlight: 0,
+    maxInFlight: 0,
+    servedTokens: 0,
+    close: async () => {},
+  };
 
   const server = http.createServer((req, res) => {
     fake.inFlight++;
@@ -123,8 +155,14 @@ export async function startFakeOpenAI(script: FakeScript = defaultScript): Promi
         path: req.url ?? "",
         headers: req.headers,
         body,
-        system: messages.filter((m) => m.role === "system").map((m) => messageText(m.content)).join("\n"),
-        prompt: messages.filter((m) => m.role === "user").map((m) => messageText(m.content)).join("\n"),
+        system: messages
+          .filter((m) => m.role === "system")
+          .map((m) => messageText(m.content))
+          .join("\n"),
+        prompt: messages
+          .filter((m) => m.role === "user")
+          .map((m) => messageText(m.content))
+          .join("\n"),
       };
       const index = calls.length;
       calls.push(call);
@@ -142,12 +180,20 @@ export async function startFakeOpenAI(script: FakeScript = defaultScript): Promi
         return;
       }
       if (status !== 200) {
-        res.writeHead(status, headers).end(JSON.stringify({ error: { message: `fake error ${status}`, type: "server_error" } }));
+        res
+          .writeHead(status, headers)
+          .end(JSON.stringify({ error: { message: `fake error ${status}`, type: "server_error" } }));
         return;
       }
       if (reply.usage) fake.servedTokens += reply.usage.prompt_tokens + reply.usage.completion_tokens;
       if (body.stream === true) {
-        void streamCompletion(res, index, typeof body.model === "string" ? body.model : "fake", reply, reply.headers ?? {});
+        void streamCompletion(
+          res,
+          index,
+          typeof body.model === "string" ? body.model : "fake",
+          reply,
+          reply.headers ?? {},
+        );
         return;
       }
       const completion: Record<string, unknown> = {

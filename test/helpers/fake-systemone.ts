@@ -23,7 +23,11 @@ export interface FakeSystemOneReply {
 }
 
 /** The wire answer for one question; undefined leaves it out of the response. */
-export type AnswerScript = (id: string, question: Question, call: FakeSystemOneCall) => Record<string, unknown> | undefined;
+export type AnswerScript = (
+  id: string,
+  question: Question,
+  call: FakeSystemOneCall,
+) => Record<string, unknown> | undefined;
 export type ReplyScript = (call: FakeSystemOneCall, index: number) => FakeSystemOneReply | Promise<FakeSystemOneReply>;
 
 export interface FakeSystemOne {
@@ -49,7 +53,13 @@ export const defaultAnswer: AnswerScript = (_id, question) => {
     };
   }
   if (question.type === "noul") return { type: "noul", noul: 0.1 };
-  return { type: "score", score: 0, confidence: 0.9, probabilities: { "0": 0.9 }, legend: { "0": question.criteria[0] ?? "" } };
+  return {
+    type: "score",
+    score: 0,
+    confidence: 0.9,
+    probabilities: { "0": 0.9 },
+    legend: { "0": question.criteria[0] ?? "" },
+  };
 };
 
 /** Answers for chosen questions (a choice label or a noul value), the default for the rest. */
@@ -61,13 +71,20 @@ export function scripted(table: Record<string, string | number>): AnswerScript {
     if (question.type === "choice" && typeof want === "string") {
       const labels = Object.keys(question.criteria);
       const rest = labels.length > 1 ? 0.05 / (labels.length - 1) : 0;
-      return { type: "choice", choice: want, confidence: 0.95, probabilities: Object.fromEntries(labels.map((l) => [l, l === want ? 0.95 : rest])) };
+      return {
+        type: "choice",
+        choice: want,
+        confidence: 0.95,
+        probabilities: Object.fromEntries(labels.map((l) => [l, l === want ? 0.95 : rest])),
+      };
     }
     return defaultAnswer(id, question, call);
   };
 }
 
-export async function startFakeSystemOne(options: { apiKey?: string; reply?: ReplyScript; answer?: AnswerScript } = {}): Promise<FakeSystemOne> {
+export async function startFakeSystemOne(
+  options: { apiKey?: string; reply?: ReplyScript; answer?: AnswerScript } = {},
+): Promise<FakeSystemOne> {
   const calls: FakeSystemOneCall[] = [];
   const sockets = new Set<import("node:net").Socket>();
   const fake = {
@@ -101,7 +118,9 @@ export async function startFakeSystemOne(options: { apiKey?: string; reply?: Rep
     }
     const status = reply.status ?? 200;
     if (reply.rawBody !== undefined || status !== 200) {
-      res.writeHead(status, { "content-type": "application/json" }).end(reply.rawBody ?? JSON.stringify({ error: `status ${status}` }));
+      res
+        .writeHead(status, { "content-type": "application/json" })
+        .end(reply.rawBody ?? JSON.stringify({ error: `status ${status}` }));
       return;
     }
     const answers: Record<string, unknown> = {};
@@ -111,7 +130,13 @@ export async function startFakeSystemOne(options: { apiKey?: string; reply?: Rep
     }
     res
       .writeHead(200, { "content-type": "application/json" })
-      .end(JSON.stringify({ model: body.model, answers, usage: { input_tokens: 42, output_tokens: Object.keys(answers).length } }));
+      .end(
+        JSON.stringify({
+          model: body.model,
+          answers,
+          usage: { input_tokens: 42, output_tokens: Object.keys(answers).length },
+        }),
+      );
   });
   server.on("connection", (socket) => {
     sockets.add(socket);

@@ -11,5 +11,11 @@ export function gated<T>(runner: Test<T>, missing: string | null): Test<T> {
     runner.skip(name);
   };
   const noHook = Object.assign(() => {}, { each: () => {} });
-  return Object.assign((name: string) => skip(name), { only: skip, skip, before: noHook, after: noHook, run: () => runner.run() });
+  return Object.assign((name: string) => skip(name), {
+    only: skip,
+    skip,
+    before: noHook,
+    after: noHook,
+    run: () => runner.run(),
+  });
 }

@@ -3,7 +3,10 @@
 import { OfflineBrain } from "../../src/models/offline.ts";
 import type { Model, ModelReply, ModelRequest } from "../../src/models/model.ts";
 
-export function failingWhen(fails: (request: ModelRequest) => boolean, message = "provider answered 503"): Model & { calls: ModelRequest[] } {
+export function failingWhen(
+  fails: (request: ModelRequest) => boolean,
+  message = "provider answered 503",
+): Model & { calls: ModelRequest[] } {
   const brain = new OfflineBrain();
   const calls: ModelRequest[] = [];
   return {
@@ -24,7 +27,9 @@ export type Pace = { delayMs?: number; never?: boolean };
  * The offline brain with the crows' calls paced per call (0, 1, 2, ... in the order made): a slow
  * crow, a crow that never answers, a late answer racing a second one. Other roles answer at once.
  */
-export function pacedCrows(pace: (crowCall: number, request: ModelRequest) => Pace): Model & { crowCalls: ModelRequest[] } {
+export function pacedCrows(
+  pace: (crowCall: number, request: ModelRequest) => Pace,
+): Model & { crowCalls: ModelRequest[] } {
   const brain = new OfflineBrain();
   const crowCalls: ModelRequest[] = [];
   return {

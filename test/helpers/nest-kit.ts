@@ -22,8 +22,16 @@ export interface JevPlan {
   watch?: (state: Record<string, any>) => WatchScores | undefined;
 }
 
-export const CLEAN: WatchScores = { answers_request: 0.95, states_fact_without_source: 0.05, contradicts_earlier: 0.05 };
-export const OFF_TOPIC: WatchScores = { answers_request: 0.05, states_fact_without_source: 0.05, contradicts_earlier: 0.05 };
+export const CLEAN: WatchScores = {
+  answers_request: 0.95,
+  states_fact_without_source: 0.05,
+  contradicts_earlier: 0.05,
+};
+export const OFF_TOPIC: WatchScores = {
+  answers_request: 0.05,
+  states_fact_without_source: 0.05,
+  contradicts_earlier: 0.05,
+};
 
 export interface Kit {
   /** Replace with the result of restart() to keep using the kit. */
@@ -40,7 +48,9 @@ export interface Kit {
   close(): Promise<void>;
 }
 
-export async function startKit(options: { env?: Record<string, string>; plan?: JevPlan; deps?: AppDeps } = {}): Promise<Kit> {
+export async function startKit(
+  options: { env?: Record<string, string>; plan?: JevPlan; deps?: AppDeps } = {},
+): Promise<Kit> {
   const jev = await startFakeSystemOne({ apiKey: "test-key" });
   const kit = {} as Kit;
   kit.plan = options.plan ?? {};
@@ -74,10 +84,15 @@ export async function startKit(options: { env?: Record<string, string>; plan?: J
     server,
     jev,
     callsFor: (questionId: string) => jev.calls.filter((c) => Object.keys(c.body.questions ?? {}).includes(questionId)),
-    post: (nestId: string, body: Record<string, unknown>) => kit.server.post(`/api/nests/${encodeURIComponent(nestId)}/messages`, body),
-    messages: async (nestId: string) => (await kit.server.get(`/api/nests/${encodeURIComponent(nestId)}/messages`)).body,
+    post: (nestId: string, body: Record<string, unknown>) =>
+      kit.server.post(`/api/nests/${encodeURIComponent(nestId)}/messages`, body),
+    messages: async (nestId: string) =>
+      (await kit.server.get(`/api/nests/${encodeURIComponent(nestId)}/messages`)).body,
     stream: (nestId: string, lastEventId?: string) =>
-      openSse(`${kit.server.url}/api/events?nest_id=${encodeURIComponent(nestId)}`, lastEventId === undefined ? {} : { lastEventId }),
+      openSse(
+        `${kit.server.url}/api/events?nest_id=${encodeURIComponent(nestId)}`,
+        lastEventId === undefined ? {} : { lastEventId },
+      ),
     idle: () => kit.server.app.chat.idle(),
     close: async () => {
       await kit.server.close();
@@ -117,7 +132,10 @@ export const RECORD_FIELDS = [
 ];
 
 /** Runs `fn` with a fresh kit and always closes it. */
-export async function withKit(fn: (kit: Kit) => Promise<void>, options: Parameters<typeof startKit>[0] = {}): Promise<void> {
+export async function withKit(
+  fn: (kit: Kit) => Promise<void>,
+  options: Parameters<typeof startKit>[0] = {},
+): Promise<void> {
   const kit = await startKit(options);
   try {
     await fn(kit);

@@ -52,7 +52,10 @@ export async function privatePg(suite: string): Promise<PrivatePg | null> {
   const pgCtl = pgBin("pg_ctl");
   if (!initdb || !pgCtl) {
     const why = `${suite}: PostgreSQL's initdb/pg_ctl are not installed`;
-    if (process.env.CROWS_TEST_SERVICES_REQUIRED === "1") test(`${suite}: PostgreSQL is required here`, () => { throw new Error(why); });
+    if (process.env.CROWS_TEST_SERVICES_REQUIRED === "1")
+      test(`${suite}: PostgreSQL is required here`, () => {
+        throw new Error(why);
+      });
     else test(`${suite}: SKIPPED (no PostgreSQL)`, () => console.warn(`\n!!! SKIPPED ${why}\n`));
     return null;
   }
@@ -68,12 +71,16 @@ export async function privatePg(suite: string): Promise<PrivatePg | null> {
   asPg(initdb, ["-D", data, "-U", "crows", "-A", "trust", "--no-sync", "-E", "UTF8"]);
   const port = await freePort();
   const options = `-h 127.0.0.1 -p ${port} -k ${data} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=100`;
-  const start = () => asPg(pgCtl, ["-D", data, "-l", path.join(data, "server.log"), "-w", "-t", "60", "-o", options, "start"]);
+  const start = () =>
+    asPg(pgCtl, ["-D", data, "-l", path.join(data, "server.log"), "-w", "-t", "60", "-o", options, "start"]);
   start();
   const postmasterPid = () => Number(readFileSync(path.join(data, "postmaster.pid"), "utf8").split("\n")[0]);
   const family = (): number[] => {
     const pid = postmasterPid();
-    const children = execFileSync("ps", ["-o", "pid=", "--ppid", String(pid)], { encoding: "utf8" }).split("\n").map((l) => Number(l.trim())).filter((n) => n > 0);
+    const children = execFileSync("ps", ["-o", "pid=", "--ppid", String(pid)], { encoding: "utf8" })
+      .split("\n")
+      .map((l) => Number(l.trim()))
+      .filter((n) => n > 0);
     return [pid, ...children];
   };
   // A backend can end between the listing and the signal (a connection closed as the pause began):
@@ -88,7 +95,21 @@ export async function privatePg(suite: string): Promise<PrivatePg | null> {
     });
   return {
     url: `postgresql://crows@127.0.0.1:${port}/postgres`,
-    restart: () => asPg(pgCtl, ["-D", data, "-l", path.join(data, "server.log"), "-m", "fast", "-w", "-t", "60", "-o", options, "restart"]),
+    restart: () =>
+      asPg(pgCtl, [
+        "-D",
+        data,
+        "-l",
+        path.join(data, "server.log"),
+        "-m",
+        "fast",
+        "-w",
+        "-t",
+        "60",
+        "-o",
+        options,
+        "restart",
+      ]),
     // The postmaster is stopped first, then its children, listed again until none is new: a backend
     // forked between a listing and the postmaster's stop would otherwise go on serving queries.
     pause: () => {

@@ -28,7 +28,11 @@ export function parseRaw(text: string, closed: boolean): RawResponse {
 }
 
 /** Writes `request` (all parts, in order) and reads until the server closes or `waitMs` passes. */
-export function rawExchange(port: number, request: string | Buffer | (string | Buffer)[], waitMs = 5_000): Promise<RawResponse> {
+export function rawExchange(
+  port: number,
+  request: string | Buffer | (string | Buffer)[],
+  waitMs = 5_000,
+): Promise<RawResponse> {
   return new Promise((resolve) => {
     const socket = net.connect(port, "127.0.0.1");
     const chunks: Buffer[] = [];

@@ -36,13 +36,21 @@ export function services(suite: string, runner: Test<any> = test): Services | nu
 }
 
 /** The services and a runner for the tests that need them: `it` registers each as skipped without them. */
-export function serviceTests<T = any>(suite: string, runner: Test<T> = test as Test<T>): { svc: Services | null; it: Test<T> } {
+export function serviceTests<T = any>(
+  suite: string,
+  runner: Test<T> = test as Test<T>,
+): { svc: Services | null; it: Test<T> } {
   const svc = services(suite, runner);
   return { svc, it: gated(runner, svc ? null : "no PostgreSQL/Redis") };
 }
 
 /** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
-export async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 15_000, everyMs = 50): Promise<T> {
+export async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs = 15_000,
+  everyMs = 50,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
@@ -56,7 +64,10 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
  * Two instances (each with its own data folder) sharing a fresh database and the Redis bus, started
  * before the suite and stopped, with the database dropped, after it. Read `a` and `b` inside tests.
  */
-export function instancePair(svc: Services, env: Record<string, string> = {}): { readonly a: TestServer; readonly b: TestServer } {
+export function instancePair(
+  svc: Services,
+  env: Record<string, string> = {},
+): { readonly a: TestServer; readonly b: TestServer } {
   let db: { url: string; drop(): Promise<void> } | undefined;
   const pair = {} as { a: TestServer; b: TestServer };
   test.before(async () => {

@@ -15,8 +15,19 @@ export interface MadeToken {
 }
 
 /** POST /api/tokens as `as` (the owner's headers by default); asserts the 201. */
-export async function makeToken(server: TestServer, name: string, scopes: string[], as: Record<string, string>, expiresInS?: number): Promise<MadeToken> {
-  const response = await server.request("POST", "/api/tokens", { name, scopes, ...(expiresInS === undefined ? {} : { expires_in_s: expiresInS }) }, as);
+export async function makeToken(
+  server: TestServer,
+  name: string,
+  scopes: string[],
+  as: Record<string, string>,
+  expiresInS?: number,
+): Promise<MadeToken> {
+  const response = await server.request(
+    "POST",
+    "/api/tokens",
+    { name, scopes, ...(expiresInS === undefined ? {} : { expires_in_s: expiresInS }) },
+    as,
+  );
   assert.is(response.status, 201, `making ${name}: ${response.text}`);
   return response.body as MadeToken;
 }

@@ -21,7 +21,9 @@ export const WEATHER_ENV: Record<string, string> = {
 };
 
 /** A script that answers with `weather` when it returns a reply, and well otherwise. */
-export function withWeather(weather: (call: Parameters<FakeScript>[0], index: number) => FakeReply | undefined): FakeScript {
+export function withWeather(
+  weather: (call: Parameters<FakeScript>[0], index: number) => FakeReply | undefined,
+): FakeScript {
   return (call, index) => weather(call, index) ?? defaultScript(call, index);
 }
 
@@ -79,24 +81,35 @@ export function assertOneLandingPerFlight(events: SseMessage[], servedTokens?: n
   const ends = new Map<string, string>();
   for (const e of events) {
     if (e.event !== "item.answered" && e.event !== "item.skipped") continue;
-    assert.not.ok(ends.has(e.data.item_id), `${e.data.item_id} ended twice (${ends.get(e.data.item_id)} then ${e.event})`);
+    assert.not.ok(
+      ends.has(e.data.item_id),
+      `${e.data.item_id} ended twice (${ends.get(e.data.item_id)} then ${e.event})`,
+    );
     ends.set(e.data.item_id, e.event);
   }
   const landed = of(events, "crow.landed").reduce((sum, e) => sum + (e.data.tokens as number), 0);
   const banter = of(events, "crow.banter").length;
   const finished = of(events, "list.finished")[0];
   assert.ok(finished, "the list finished");
-  if (banter === 0) assert.is(finished!.data.tokens_used, landed, "the list's tokens are its landings' tokens, counted once");
+  if (banter === 0)
+    assert.is(finished!.data.tokens_used, landed, "the list's tokens are its landings' tokens, counted once");
   else assert.ok(finished!.data.tokens_used >= landed, "banter adds to the landings' tokens");
   // Every token the provider reported for an answer it completed is counted, and only once.
-  if (servedTokens !== undefined) assert.is(finished!.data.tokens_used, servedTokens, "tokens_used is what the provider served, once");
+  if (servedTokens !== undefined)
+    assert.is(finished!.data.tokens_used, servedTokens, "tokens_used is what the provider served, once");
 }
 
 /** Every item of the list was answered. */
 export function assertAllAnswered(events: SseMessage[]): void {
   const started = of(events, "list.started")[0]!;
   const ids = (started.data.items as Array<{ item_id: string }>).map((i) => i.item_id).sort();
-  assert.equal(of(events, "item.answered").map((e) => e.data.item_id).sort(), ids, "every item answered");
+  assert.equal(
+    of(events, "item.answered")
+      .map((e) => e.data.item_id)
+      .sort(),
+    ids,
+    "every item answered",
+  );
   assert.equal(of(events, "item.skipped"), [], "nothing skipped");
 }
 
@@ -140,7 +153,9 @@ export function tokenBucket(rate: number, burst: number, dateForm = false): Toke
       }
       bucket.limited.push(now);
       const waitMs = Math.ceil(((1 - tokens) / rate) * 1000);
-      const retryAfter = dateForm ? new Date(now + Math.max(1000, waitMs) + 999).toUTCString() : String(Math.ceil(waitMs / 1000));
+      const retryAfter = dateForm
+        ? new Date(now + Math.max(1000, waitMs) + 999).toUTCString()
+        : String(Math.ceil(waitMs / 1000));
       return { status: 429, headers: { "retry-after": retryAfter } };
     },
   };

@@ -46,7 +46,10 @@ export async function startReceiver(secrets: string[] = []): Promise<Receiver> {
     async waitFor(check, timeoutMs = 20_000, what = "deliveries") {
       const deadline = Date.now() + timeoutMs;
       while (!check(receiver.received)) {
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; got ${receiver.received.map((r) => `${r.body?.type}:${r.id}`).join(", ")}`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `timed out waiting for ${what}; got ${receiver.received.map((r) => `${r.body?.type}:${r.id}`).join(", ")}`,
+          );
         await new Promise<void>((resolve) => {
           const wake = () => (waiters.delete(wake), resolve());
           waiters.add(wake);
@@ -66,7 +69,11 @@ export async function startReceiver(secrets: string[] = []): Promise<Receiver> {
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
       const raw = Buffer.concat(chunks).toString("utf8");
-      const headers = { "webhook-id": String(req.headers["webhook-id"] ?? ""), "webhook-timestamp": String(req.headers["webhook-timestamp"] ?? ""), "webhook-signature": String(req.headers["webhook-signature"] ?? "") };
+      const headers = {
+        "webhook-id": String(req.headers["webhook-id"] ?? ""),
+        "webhook-timestamp": String(req.headers["webhook-timestamp"] ?? ""),
+        "webhook-signature": String(req.headers["webhook-signature"] ?? ""),
+      };
       const verifiedWith = receiver.secrets.filter((secret) => {
         try {
           new Webhook(secret).verify(raw, headers);
@@ -82,7 +89,15 @@ export async function startReceiver(secrets: string[] = []): Promise<Receiver> {
         body = raw;
       }
       if (verifiedWith.length === 0) receiver.unverified.push(headers["webhook-id"]);
-      receiver.received.push({ id: headers["webhook-id"], timestamp: Number(headers["webhook-timestamp"]), signature: headers["webhook-signature"], body, raw, verifiedWith, at: Date.now() });
+      receiver.received.push({
+        id: headers["webhook-id"],
+        timestamp: Number(headers["webhook-timestamp"]),
+        signature: headers["webhook-signature"],
+        body,
+        raw,
+        verifiedWith,
+        at: Date.now(),
+      });
       for (const wake of [...waiters]) wake();
       const answer = receiver.answer({ id: headers["webhook-id"], n: n++, body });
       if (answer.hang) {
@@ -100,7 +115,11 @@ export async function startReceiver(secrets: string[] = []): Promise<Receiver> {
 }
 
 /** Reads until `done` holds (a generous deadline), then returns the last read: the caller asserts on it. */
-export async function readUntil<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 10_000): Promise<T> {
+export async function readUntil<T>(
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  timeoutMs = 10_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let value = await read();
   while (!done(value) && Date.now() < deadline) {

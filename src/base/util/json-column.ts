@@ -10,5 +10,7 @@ export function jsonArray<T>(text: string | null | undefined, isItem: (value: un
   }
 }
 
-export const stringArray = (text: string | null | undefined): string[] => jsonArray(text, (v): v is string => typeof v === "string");
-export const numberArray = (text: string | null | undefined): number[] => jsonArray(text, (v): v is number => typeof v === "number");
+export const stringArray = (text: string | null | undefined): string[] =>
+  jsonArray(text, (v): v is string => typeof v === "string");
+export const numberArray = (text: string | null | undefined): number[] =>
+  jsonArray(text, (v): v is number => typeof v === "number");

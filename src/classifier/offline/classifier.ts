@@ -83,7 +83,10 @@ export class OfflineClassifier implements Classifier {
         continue;
       }
       if (!sameLabels(qm, question)) {
-        out[id] = { type: "unsure", reason: `question "${id}" was asked with labels the offline model was not trained on` };
+        out[id] = {
+          type: "unsure",
+          reason: `question "${id}" was asked with labels the offline model was not trained on`,
+        };
         continue;
       }
       const probs = predict(qm, request.state);

@@ -23,7 +23,13 @@ export interface Report {
 }
 
 export function evaluate(predictions: Prediction[], nBins = 10): Report {
-  const bins: Bin[] = Array.from({ length: nBins }, (_, i) => ({ lo: i / nBins, hi: (i + 1) / nBins, count: 0, meanConfidence: 0, accuracy: 0 }));
+  const bins: Bin[] = Array.from({ length: nBins }, (_, i) => ({
+    lo: i / nBins,
+    hi: (i + 1) / nBins,
+    count: 0,
+    meanConfidence: 0,
+    accuracy: 0,
+  }));
   let correct = 0;
   for (const p of predictions) {
     if (p.correct) correct++;
@@ -63,7 +69,12 @@ export function heldOutPredictions(model: OfflineModel, dataset: Dataset): Recor
 }
 
 /** A stored ClassifierAnswer row as a prediction; undefined for unsure or unreadable rows. */
-export function storedPrediction(row: { questionType: string; answer: string; probabilities: string; truth: string }): Prediction | undefined {
+export function storedPrediction(row: {
+  questionType: string;
+  answer: string;
+  probabilities: string;
+  truth: string;
+}): Prediction | undefined {
   if (row.answer === "" || row.truth === "") return undefined;
   if (row.questionType === "noul") {
     const p = Number(row.answer);

@@ -8,21 +8,98 @@ const STOP = new Set(
     " ",
   ),
 );
-const NEGATION = new Set(["not", "no", "never", "isn't", "isnt", "aren't", "arent", "wasn't", "wasnt", "won't", "wont", "don't", "dont", "doesn't", "doesnt", "didn't", "didnt", "cannot", "can't", "cant", "none", "nothing"]);
-const DAYS = new Set(["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "today", "tomorrow", "yesterday", "tonight"]);
-const MONTHS = new Set(["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec"]);
-const SOURCE = /(https?:\/\/|www\.|\bsource[sd]?\b|according to|\bper (the|their|its)\b|\bcit(ed|ing|es)\b|\bfrom (the|their|our) [a-z]+ (report|page|docs?|site|website|filing|dashboard|spreadsheet|sheet|release|notes|changelog|invoice|statement|survey|study)\b|\breported by\b|\b(says|said|states) (the|on)\b|\bref(erence)?:|\[\d+\]|\bpage \d+\b|\bsee (the|attached|link)\b)/;
-const HEDGE = /\b(probably|likely|i think|i believe|guess|estimate[ds]?|roughly|approximately|unverified|not sure|unconfirmed|may be|might be|seems|i'd assume|about \d)/;
-const CORRECTION = /\b(correction|actually|update[ds]?|revised|revising|earlier i said|i was wrong|my mistake|changed to|moved to|instead of|supersedes|contrary to)\b/;
+const NEGATION = new Set([
+  "not",
+  "no",
+  "never",
+  "isn't",
+  "isnt",
+  "aren't",
+  "arent",
+  "wasn't",
+  "wasnt",
+  "won't",
+  "wont",
+  "don't",
+  "dont",
+  "doesn't",
+  "doesnt",
+  "didn't",
+  "didnt",
+  "cannot",
+  "can't",
+  "cant",
+  "none",
+  "nothing",
+]);
+const DAYS = new Set([
+  "monday",
+  "tuesday",
+  "wednesday",
+  "thursday",
+  "friday",
+  "saturday",
+  "sunday",
+  "today",
+  "tomorrow",
+  "yesterday",
+  "tonight",
+]);
+const MONTHS = new Set([
+  "january",
+  "february",
+  "march",
+  "april",
+  "may",
+  "june",
+  "july",
+  "august",
+  "september",
+  "october",
+  "november",
+  "december",
+  "jan",
+  "feb",
+  "mar",
+  "apr",
+  "jun",
+  "jul",
+  "aug",
+  "sep",
+  "sept",
+  "oct",
+  "nov",
+  "dec",
+]);
+const SOURCE =
+  /(https?:\/\/|www\.|\bsource[sd]?\b|according to|\bper (the|their|its)\b|\bcit(ed|ing|es)\b|\bfrom (the|their|our) [a-z]+ (report|page|docs?|site|website|filing|dashboard|spreadsheet|sheet|release|notes|changelog|invoice|statement|survey|study)\b|\breported by\b|\b(says|said|states) (the|on)\b|\bref(erence)?:|\[\d+\]|\bpage \d+\b|\bsee (the|attached|link)\b)/;
+const HEDGE =
+  /\b(probably|likely|i think|i believe|guess|estimate[ds]?|roughly|approximately|unverified|not sure|unconfirmed|may be|might be|seems|i'd assume|about \d)/;
+const CORRECTION =
+  /\b(correction|actually|update[ds]?|revised|revising|earlier i said|i was wrong|my mistake|changed to|moved to|instead of|supersedes|contrary to)\b/;
 
 // Small domain lexicons: cue features whose weights the model still learns from the data. They let
 // a word unseen in training ("scraper", "chrome") borrow evidence from its group.
 const CUES: Record<string, string[]> = {
-  code: "code script bug bugs fix api endpoint test tests sql query regex deploy ci build app frontend backend typescript python javascript react node database schema refactor lint debug implement extension scraper function module modules repo pull github server cron bash css html docker compile crash crashes migrate".split(" "),
-  prose: "write draft rewrite edit proofread polish email letter note post posts blog copy tagline speech toast bio caption captions description descriptions translate wording paragraph headline slogan story eulogy card message reply".split(" "),
-  inquiry: "find research compare look check investigate review reviews summarise summarize figure read learn whether why which what how source sources options quotes explore".split(" "),
-  chore: "book buy order pay renew cancel call return post collect pick register reschedule send ship deliver refund sort renewal fill appointment tickets prescription".split(" "),
-  schedule: "plan schedule organise organize itinerary budget roadmap timeline rota calendar agenda timetable prepare map steps week month quarter".split(" "),
+  code: "code script bug bugs fix api endpoint test tests sql query regex deploy ci build app frontend backend typescript python javascript react node database schema refactor lint debug implement extension scraper function module modules repo pull github server cron bash css html docker compile crash crashes migrate".split(
+    " ",
+  ),
+  prose:
+    "write draft rewrite edit proofread polish email letter note post posts blog copy tagline speech toast bio caption captions description descriptions translate wording paragraph headline slogan story eulogy card message reply".split(
+      " ",
+    ),
+  inquiry:
+    "find research compare look check investigate review reviews summarise summarize figure read learn whether why which what how source sources options quotes explore".split(
+      " ",
+    ),
+  chore:
+    "book buy order pay renew cancel call return post collect pick register reschedule send ship deliver refund sort renewal fill appointment tickets prescription".split(
+      " ",
+    ),
+  schedule:
+    "plan schedule organise organize itinerary budget roadmap timeline rota calendar agenda timetable prepare map steps week month quarter".split(
+      " ",
+    ),
 };
 const CUE_OF = new Map<string, string>();
 for (const [group, list] of Object.entries(CUES)) for (const w of list) if (!CUE_OF.has(w)) CUE_OF.set(w, group);
@@ -86,7 +163,8 @@ function textFeatures(prefix: string, text: string, out: Set<string>): void {
   if (/\?\s*$/.test(text.trim())) out.add(`${prefix}ends:?`);
   else if (text.includes("?")) out.add(`${prefix}has:?`);
   if (/https?:\/\/|www\./.test(text)) out.add(`${prefix}has:url`);
-  if (/\b[\w-]+\.(md|pdf|docx?|xlsx?|csv|ts|js|py|json|png|svg|txt|key|pptx?)\b/i.test(text)) out.add(`${prefix}has:file`);
+  if (/\b[\w-]+\.(md|pdf|docx?|xlsx?|csv|ts|js|py|json|png|svg|txt|key|pptx?)\b/i.test(text))
+    out.add(`${prefix}has:file`);
   if (/\d/.test(text)) out.add(`${prefix}has:digit`);
   if (/(^|\n)\s*([-*•]|\d+[.)])\s/.test(text) || (text.match(/,/g) ?? []).length >= 3) out.add(`${prefix}has:list`);
   if (/@\w/.test(text)) out.add(`${prefix}has:@`);

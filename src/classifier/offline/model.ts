@@ -123,7 +123,12 @@ function fitTemperature(scored: { logits: number[]; y: number }[]): number {
   return best;
 }
 
-export function trainQuestion(type: "choice" | "noul", labels: string[], examples: Example[], opts: TrainOptions = DEFAULT_TRAIN): QuestionModel {
+export function trainQuestion(
+  type: "choice" | "noul",
+  labels: string[],
+  examples: Example[],
+  opts: TrainOptions = DEFAULT_TRAIN,
+): QuestionModel {
   // Vocabulary in first-seen order, then sorted: deterministic regardless of Set iteration details.
   const vocab = new Set<string>();
   for (const e of examples) if (labels.includes(e.label)) for (const f of extractFeatures(e.state)) vocab.add(f);

@@ -3,7 +3,15 @@
 // model.json is missing or stale.
 import { allQuestions } from "../questions.ts";
 import { examplesFor, loadDataset, type Dataset } from "./dataset.ts";
-import { DEFAULT_TRAIN, MODEL_FORMAT, modelVersion, trainQuestion, type OfflineModel, type QuestionModel, type TrainOptions } from "./model.ts";
+import {
+  DEFAULT_TRAIN,
+  MODEL_FORMAT,
+  modelVersion,
+  trainQuestion,
+  type OfflineModel,
+  type QuestionModel,
+  type TrainOptions,
+} from "./model.ts";
 
 export function labelsOf(questionId: string): { type: "choice" | "noul"; labels: string[] } | undefined {
   const q = allQuestions()[questionId];

@@ -25,7 +25,8 @@ export const askObligationId = (msgId: string) => `ask:${msgId}`;
 export const isAskObligation = (id: string) => id.startsWith("ask:");
 
 /** The moment an ask stops taking replies: a reply stamped at it still counts, one after it does not. */
-export const askDeadlineMs = (ask: Pick<MessageRow, "createdAt">, windowMs: number) => ask.createdAt.getTime() + windowMs;
+export const askDeadlineMs = (ask: Pick<MessageRow, "createdAt">, windowMs: number) =>
+  ask.createdAt.getTime() + windowMs;
 
 /** What the expiry does with the obligations' lease and timers. */
 export interface ExpiryEffects extends HeldTimers {
@@ -47,7 +48,16 @@ export class AskExpiry {
   /** In the ask's own transaction: the promise that it resolves, held here, armed for its deadline. */
   async opened(tx: Tx, ask: MessageRow): Promise<void> {
     const id = askObligationId(ask.id);
-    await tx.obligation.create({ data: { id, requestId: ask.id, nestId: ask.nestId, respondent: ASKED, ownerId: this.deps.instanceId, leaseUntil: this.effects.leaseEnd() } });
+    await tx.obligation.create({
+      data: {
+        id,
+        requestId: ask.id,
+        nestId: ask.nestId,
+        respondent: ASKED,
+        ownerId: this.deps.instanceId,
+        leaseUntil: this.effects.leaseEnd(),
+      },
+    });
     this.effects.hold(id);
     this.effects.armAt(id, askDeadlineMs(ask, this.windowMs) + 1);
   }
@@ -59,7 +69,10 @@ export class AskExpiry {
    */
   async answered(tx: Tx, askId: string, reply: MessageRow): Promise<boolean> {
     const id = askObligationId(askId);
-    const closed = await tx.obligation.updateMany({ where: { id, stage: { in: [...OPEN_STAGES] } }, data: { stage: "answered", answerId: reply.id, closedAt: reply.createdAt } });
+    const closed = await tx.obligation.updateMany({
+      where: { id, stage: { in: [...OPEN_STAGES] } },
+      data: { stage: "answered", answerId: reply.id, closedAt: reply.createdAt },
+    });
     if (closed.count === 1) return true;
     return (await tx.obligation.count({ where: { id } })) === 0;
   }
@@ -90,7 +103,10 @@ export class AskExpiry {
     const at = new Date(this.now());
     await this.deps.log
       .appendWith(watchStream(ask.nestId), async (tx) => {
-        const closed = await tx.obligation.updateMany({ where: { id: row.id, stage: { in: [...OPEN_STAGES] } }, data: { stage: "declined", closedAt: at } });
+        const closed = await tx.obligation.updateMany({
+          where: { id: row.id, stage: { in: [...OPEN_STAGES] } },
+          data: { stage: "declined", closedAt: at },
+        });
         if (closed.count !== 1) throw new ConflictError(`${ask.id} was answered or expired already.`);
         return [{ name: ASK_EXPIRED_EVENT, payload: askExpiredPayload(ask, due, at) }];
       })
@@ -100,7 +116,10 @@ export class AskExpiry {
   }
 
   private async close(row: ObligationRow, stage: "answered" | "declined"): Promise<void> {
-    await this.deps.prisma.obligation.updateMany({ where: { id: row.id, stage: { in: [...OPEN_STAGES] } }, data: { stage, closedAt: new Date(this.now()) } });
+    await this.deps.prisma.obligation.updateMany({
+      where: { id: row.id, stage: { in: [...OPEN_STAGES] } },
+      data: { stage, closedAt: new Date(this.now()) },
+    });
   }
 }
 

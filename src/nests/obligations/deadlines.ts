@@ -32,10 +32,13 @@ export class Deadlines {
   armAt(id: string, dueMs: number): void {
     this.clearTimer(id);
     if (this.chat.signal.aborted) return;
-    const timer = setTimeout(() => {
-      this.timers.delete(id);
-      this.chat.spawn(`deadline of obligation ${id}`, () => this.onDeadline(id));
-    }, Math.min(MAX_TIMER_MS, Math.max(0, dueMs - this.now())));
+    const timer = setTimeout(
+      () => {
+        this.timers.delete(id);
+        this.chat.spawn(`deadline of obligation ${id}`, () => this.onDeadline(id));
+      },
+      Math.min(MAX_TIMER_MS, Math.max(0, dueMs - this.now())),
+    );
     timer.unref?.();
     this.timers.set(id, timer);
   }
@@ -59,7 +62,8 @@ export class Deadlines {
   private async onDeadline(id: string): Promise<void> {
     const row = await this.deps.prisma.obligation.findUnique({ where: { id } });
     if (!row || row.ownerId !== this.deps.instanceId) return;
-    if (isAskObligation(id)) return (OPEN_STAGES as readonly string[]).includes(row.stage) ? this.answers.expireAsk(row) : undefined;
+    if (isAskObligation(id))
+      return (OPEN_STAGES as readonly string[]).includes(row.stage) ? this.answers.expireAsk(row) : undefined;
     if (row.stage !== "claimed") return;
     const bound = this.deps.config.nudgeAfterMs;
     const due = (row.nudgeId === "" ? row.claimedAt!.getTime() : row.nudgedAt!.getTime()) + bound;
@@ -75,7 +79,10 @@ export class Deadlines {
       `or decline with a reason.`;
     try {
       await this.chat.nudge(row.nestId, row.respondent, text, row.requestId, async (tx, nudge) => {
-        const marked = await tx.obligation.updateMany({ where: { id: row.id, stage: "claimed", nudgeId: "" }, data: { nudgeId: nudge.id, nudgedAt: nudge.createdAt } });
+        const marked = await tx.obligation.updateMany({
+          where: { id: row.id, stage: "claimed", nudgeId: "" },
+          data: { nudgeId: nudge.id, nudgedAt: nudge.createdAt },
+        });
         if (marked.count !== 1) throw new ConflictError(`${row.id} was answered or nudged already.`);
       });
     } catch (error) {
@@ -93,12 +100,18 @@ export class Deadlines {
       await this.chat.post(
         row.nestId,
         { author: row.respondent, text, refers_to: row.requestId },
-        { forcedKind: "decline", response: true, unmetered: true, within: this.answers.close(row.requestId, row.respondent, "declined") },
+        {
+          forcedKind: "decline",
+          response: true,
+          unmetered: true,
+          within: this.answers.close(row.requestId, row.respondent, "declined"),
+        },
       );
     } catch (error) {
       if (!(error instanceof CrowsError)) throw error;
       // Answered meanwhile (conflict), or the crow may not post any more (quarantined, gone).
-      if (!(error instanceof ConflictError)) await this.answers.closeWithoutPost(row.requestId, row.respondent, `its decline was refused (${error.code})`);
+      if (!(error instanceof ConflictError))
+        await this.answers.closeWithoutPost(row.requestId, row.respondent, `its decline was refused (${error.code})`);
     }
   }
 }

@@ -20,10 +20,19 @@ export class Obligations implements ObligationHook {
   private readonly ownership: Ownership;
   private readonly asks: AskExpiry;
 
-  constructor(chat: NestChat, private readonly deps: ObligationsDeps) {
+  constructor(
+    chat: NestChat,
+    private readonly deps: ObligationsDeps,
+  ) {
     const now = deps.now ?? Date.now;
     this.deadlines = new Deadlines(chat, deps, this, now);
-    this.ownership = new Ownership(chat, deps, this.deadlines, (requestId, respondent, why) => this.closeWithoutPost(requestId, respondent, why), now);
+    this.ownership = new Ownership(
+      chat,
+      deps,
+      this.deadlines,
+      (requestId, respondent, why) => this.closeWithoutPost(requestId, respondent, why),
+      now,
+    );
     const lease = this.ownership.lease;
     this.stages = new Stages(
       deps,

@@ -56,10 +56,20 @@ export class Ownership {
     const open = (stage: string) => (OPEN_STAGES as readonly string[]).includes(stage);
     return {
       renew: async (ids, owner, until) => {
-        await prisma.obligation.updateMany({ where: { id: { in: ids }, ownerId: owner, stage: { in: [...OPEN_STAGES] } }, data: { leaseUntil: until } });
+        await prisma.obligation.updateMany({
+          where: { id: { in: ids }, ownerId: owner, stage: { in: [...OPEN_STAGES] } },
+          data: { leaseUntil: until },
+        });
       },
       lost: async (ids, takenAt) => {
-        const rows = new Map((await prisma.obligation.findMany({ where: { id: { in: ids } }, select: { id: true, ownerId: true, stage: true } })).map((r) => [r.id, r]));
+        const rows = new Map(
+          (
+            await prisma.obligation.findMany({
+              where: { id: { in: ids } },
+              select: { id: true, ownerId: true, stage: true },
+            })
+          ).map((r) => [r.id, r]),
+        );
         const lost: string[] = [];
         for (const id of ids) {
           const row = rows.get(id);
@@ -67,17 +77,28 @@ export class Ownership {
           if (!row && this.now() - takenAt(id)! < this.deps.config.leaseMs) continue;
           if (row && row.ownerId === this.deps.instanceId && open(row.stage)) continue;
           if (row && row.ownerId !== this.deps.instanceId && open(row.stage)) {
-            this.deps.logLine(`nests: obligation ${id} was taken over by another instance; a late answer from here will be refused`);
+            this.deps.logLine(
+              `nests: obligation ${id} was taken over by another instance; a late answer from here will be refused`,
+            );
           }
           lost.push(id);
         }
         return lost;
       },
       letGo: (id) => this.deadlines.clearTimer(id),
-      claimable: async (where) => (await prisma.obligation.findMany({ where: { stage: { in: [...OPEN_STAGES] }, ...where }, orderBy: { createdAt: "asc" } })).map((r) => r.id),
+      claimable: async (where) =>
+        (
+          await prisma.obligation.findMany({
+            where: { stage: { in: [...OPEN_STAGES] }, ...where },
+            orderBy: { createdAt: "asc" },
+          })
+        ).map((r) => r.id),
       take: (id) => this.take(id),
       claim: async (id, where, owner, until) => {
-        const { count } = await prisma.obligation.updateMany({ where: { id, stage: { in: [...OPEN_STAGES] }, ...where }, data: { ownerId: owner, leaseUntil: until } });
+        const { count } = await prisma.obligation.updateMany({
+          where: { id, stage: { in: [...OPEN_STAGES] }, ...where },
+          data: { ownerId: owner, leaseUntil: until },
+        });
         return count === 1;
       },
     };

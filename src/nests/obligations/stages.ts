@@ -44,7 +44,8 @@ export const WATCHER = "Sentry";
 /** A crow's claim or deliver on something: the watchdog inspects it when it refers to a request. */
 function mayBeWatched(message: { kind: string; author: string; refersTo: string }): boolean {
   if (message.kind !== "claim" && message.kind !== "deliver") return false;
-  if (message.author === "owner" || message.author === "harness" || SERVICE_ROLE_NAMES.includes(message.author)) return false;
+  if (message.author === "owner" || message.author === "harness" || SERVICE_ROLE_NAMES.includes(message.author))
+    return false;
   return message.refersTo !== "";
 }
 
@@ -77,15 +78,34 @@ export class Stages {
     const respondent = context.callsForResponse ? respondentOf(row) : null;
     if (respondent !== null) {
       await tx.obligation.create({
-        data: { id: row.id, requestId: row.id, nestId: row.nestId, respondent, ownerId: this.instanceId, leaseUntil: this.effects.leaseEnd() },
+        data: {
+          id: row.id,
+          requestId: row.id,
+          nestId: row.nestId,
+          respondent,
+          ownerId: this.instanceId,
+          leaseUntil: this.effects.leaseEnd(),
+        },
       });
       this.effects.hold(row.id);
     }
     if (mayBeWatched(row)) {
-      const referent = await tx.message.findUnique({ where: { id: row.refersTo }, select: { kind: true, nestId: true } });
+      const referent = await tx.message.findUnique({
+        where: { id: row.refersTo },
+        select: { kind: true, nestId: true },
+      });
       if (referent?.kind !== "request" || referent.nestId !== row.nestId) return;
       const id = watchObligationId(row.id);
-      await tx.obligation.create({ data: { id, requestId: row.id, nestId: row.nestId, respondent: WATCHER, ownerId: this.instanceId, leaseUntil: this.effects.leaseEnd() } });
+      await tx.obligation.create({
+        data: {
+          id,
+          requestId: row.id,
+          nestId: row.nestId,
+          respondent: WATCHER,
+          ownerId: this.instanceId,
+          leaseUntil: this.effects.leaseEnd(),
+        },
+      });
       this.effects.hold(id);
     }
   }
@@ -102,14 +122,18 @@ export class Stages {
         where: { id, stage: "awaiting_claim" },
         data: breach ? { stage: "claimed", claimedAt: at } : { stage: "answered", closedAt: at },
       });
-      if (moved.count === 0 && (await tx.obligation.count({ where: { id } })) > 0) throw new ConflictError(`${msgId} was inspected already.`);
+      if (moved.count === 0 && (await tx.obligation.count({ where: { id } })) > 0)
+        throw new ConflictError(`${msgId} was inspected already.`);
     };
   }
 
   /** The Sentry's ask_owner after a breach: closes the inspection of `msgId` in the ask's transaction. */
   asked(msgId: string): Within {
     return async (tx, row) => {
-      await tx.obligation.updateMany({ where: { id: watchObligationId(msgId), stage: { in: [...OPEN_STAGES] } }, data: { stage: "answered", answerId: row.id, closedAt: row.createdAt } });
+      await tx.obligation.updateMany({
+        where: { id: watchObligationId(msgId), stage: { in: [...OPEN_STAGES] } },
+        data: { stage: "answered", answerId: row.id, closedAt: row.createdAt },
+      });
     };
   }
 
@@ -126,12 +150,29 @@ export class Stages {
         data: { respondent: crow, stage: "claimed", claimedAt: at },
       });
       if (took.count === 1) return this.effects.armAt(request.msg_id, at.getTime() + this.deps.config.nudgeAfterMs);
-      const promised = await tx.obligation.findMany({ where: { requestId: request.msg_id }, select: { respondent: true } });
+      const promised = await tx.obligation.findMany({
+        where: { requestId: request.msg_id },
+        select: { respondent: true },
+      });
       if (promised.length === 0) return; // nothing was promised for it (stored before obligations existed)
-      if (request.kind === "request" && request.mode === "conspiracy" && request.to === "" && !promised.some((p) => p.respondent === crow)) {
+      if (
+        request.kind === "request" &&
+        request.mode === "conspiracy" &&
+        request.to === "" &&
+        !promised.some((p) => p.respondent === crow)
+      ) {
         const id = `${request.msg_id}/${crow}`;
         await tx.obligation.create({
-          data: { id, requestId: request.msg_id, nestId: row.nestId, respondent: crow, stage: "claimed", claimedAt: at, ownerId: this.instanceId, leaseUntil: this.effects.leaseEnd() },
+          data: {
+            id,
+            requestId: request.msg_id,
+            nestId: row.nestId,
+            respondent: crow,
+            stage: "claimed",
+            claimedAt: at,
+            ownerId: this.instanceId,
+            leaseUntil: this.effects.leaseEnd(),
+          },
         });
         this.effects.hold(id);
         return this.effects.armAt(id, at.getTime() + this.deps.config.nudgeAfterMs);
@@ -165,7 +206,13 @@ export class Stages {
     return async (tx, row) => {
       const reopened = await tx.obligation.updateMany({
         // Claimed by this crow, or still unclaimed (a quarantined crow declines before it claims).
-        where: { id: requestId, OR: [{ respondent: crow, stage: "claimed" }, { respondent: "", stage: "awaiting_claim" }] },
+        where: {
+          id: requestId,
+          OR: [
+            { respondent: crow, stage: "claimed" },
+            { respondent: "", stage: "awaiting_claim" },
+          ],
+        },
         data: { respondent: "", stage: "awaiting_claim", claimedAt: null, nudgeId: "", nudgedAt: null },
       });
       if (reopened.count > 0) return this.effects.disarm(requestId, crow);
@@ -177,7 +224,11 @@ export class Stages {
   /** Closes an obligation that ends with no post (Boss saturated, the respondent refused by a guardrail). */
   async closeWithoutPost(requestId: string, respondent: string, why: string): Promise<void> {
     const closed = await this.deps.prisma.obligation.updateMany({
-      where: { requestId, respondent: { in: respondent === WATCHER ? [WATCHER] : [respondent, ""] }, stage: { in: [...OPEN_STAGES] } },
+      where: {
+        requestId,
+        respondent: { in: respondent === WATCHER ? [WATCHER] : [respondent, ""] },
+        stage: { in: [...OPEN_STAGES] },
+      },
       data: { stage: "declined", closedAt: new Date(this.now()) },
     });
     if (closed.count > 0) this.deps.logLine(`nests: ${requestId} closed without a reply from ${respondent}: ${why}`);

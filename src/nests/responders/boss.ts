@@ -23,7 +23,9 @@ export class Boss {
   async answer(nest: NestRecord, request: MessageRecord): Promise<void> {
     if (this.loop.chat.signal.aborted) return;
     if (this.orders >= BOSS_ORDERS) {
-      this.loop.deps.logLine(`nests: Boss is saturated (${this.orders} orders in progress); ${request.msg_id} gets no reply.`);
+      this.loop.deps.logLine(
+        `nests: Boss is saturated (${this.orders} orders in progress); ${request.msg_id} gets no reply.`,
+      );
       await this.loop.obligations.closeWithoutPost(request.msg_id, "Boss", "Boss is saturated");
       return;
     }
@@ -53,7 +55,11 @@ export class Boss {
       (reason) => `Boss couldn't take that order just now (${reason}).`,
     );
     if (text === undefined) return;
-    await this.loop.reply(nest, { author: "Boss", kind: "say", to: request.author, refers_to: request.msg_id, text }, { within: this.loop.obligations.close(request.msg_id, "Boss", "answered") });
+    await this.loop.reply(
+      nest,
+      { author: "Boss", kind: "say", to: request.author, refers_to: request.msg_id, text },
+      { within: this.loop.obligations.close(request.msg_id, "Boss", "answered") },
+    );
   }
 
   /** Runs a Boss order through the registry or the nest store; the say that names the outcome. */
@@ -64,7 +70,11 @@ export class Boss {
           // The requester's explicit persona and trust are what the guardrails check, whatever the
           // model put in the order: an unknown persona is refused, "trusted" is clamped to regular.
           const asked = requestedSpinTerms(request.text);
-          const crow = await this.loop.deps.registry.spin({ name: order.name, persona: asked.persona ?? order.persona, trust: asked.trust ?? order.trust });
+          const crow = await this.loop.deps.registry.spin({
+            name: order.name,
+            persona: asked.persona ?? order.persona,
+            trust: asked.trust ?? order.trust,
+          });
           return `Spun up ${crow.name}: a new crow joined the flock, running on ${crow.persona}'s habits, starting as a ${crow.trust}.`;
         } catch (error) {
           const reason = spinRefusalReason(error);

@@ -40,7 +40,9 @@ export class CrowTurns {
     for (let attempt = 0; attempt < ROOM_TRIES; attempt++) {
       const [pick] = await this.loop.deps.picker.pick(nest.id, 1, tried);
       if (!pick) {
-        this.loop.deps.logLine(`nests: no ${attempt === 0 ? "" : "other "}crow is free to take ${request.msg_id}; it rests.`);
+        this.loop.deps.logLine(
+          `nests: no ${attempt === 0 ? "" : "other "}crow is free to take ${request.msg_id}; it rests.`,
+        );
         // Declined and handed on, with nobody left to take it: the decline already posted is the answer.
         if (attempt > 0) await this.loop.obligations.closeWithoutPost(request.msg_id, "", "no other crow is free");
         return;
@@ -62,7 +64,11 @@ export class CrowTurns {
     const claimed: typeof lenses = [];
     for (const entry of lenses) {
       const text = `Claiming take ${entry.lens.index + 1} of ${entry.lens.of}: I'll give ${lensAngle(entry.lens.index)}.`;
-      const posted = await this.loop.reply(nest, { author: entry.crow, kind: "claim", text, to: request.author, refers_to: request.msg_id }, { within: this.loop.obligations.claim(request, entry.crow) });
+      const posted = await this.loop.reply(
+        nest,
+        { author: entry.crow, kind: "claim", text, to: request.author, refers_to: request.msg_id },
+        { within: this.loop.obligations.claim(request, entry.crow) },
+      );
       if (posted === "posted") claimed.push(entry);
       else if (posted === "quarantined") await this.declineQuarantined(nest, entry.crow, request);
     }
@@ -70,11 +76,21 @@ export class CrowTurns {
   }
 
   /** A crow's turn: a claim (unless it answers a nudge), then its deliver, or its decline. */
-  async crowResponds(nest: NestRecord, crow: string, request: MessageRecord, how: { claim: boolean }, onDecline: OnDecline = "close"): Promise<Turn> {
+  async crowResponds(
+    nest: NestRecord,
+    crow: string,
+    request: MessageRecord,
+    how: { claim: boolean },
+    onDecline: OnDecline = "close",
+  ): Promise<Turn> {
     if (await this.loop.chat.isQuarantined(crow)) return this.declineQuarantined(nest, crow, request, onDecline);
     if (how.claim) {
       const text = `I'll take this one: ${clip(request.text, 120)}`;
-      const claimed = await this.loop.reply(nest, { author: crow, kind: "claim", text, to: request.author, refers_to: request.msg_id }, { within: this.loop.obligations.claim(request, crow) });
+      const claimed = await this.loop.reply(
+        nest,
+        { author: crow, kind: "claim", text, to: request.author, refers_to: request.msg_id },
+        { within: this.loop.obligations.claim(request, crow) },
+      );
       if (claimed === "quarantined") return this.declineQuarantined(nest, crow, request, onDecline);
       if (claimed === "dropped") return "abandoned";
     }
@@ -82,7 +98,13 @@ export class CrowTurns {
   }
 
   /** The crow's model call, then its deliver to the requester, or a decline saying why it could not. */
-  private async deliver(nest: NestRecord, crow: string, request: MessageRecord, lens?: { index: number; of: number }, onDecline: OnDecline = "close"): Promise<Turn> {
+  private async deliver(
+    nest: NestRecord,
+    crow: string,
+    request: MessageRecord,
+    lens?: { index: number; of: number },
+    onDecline: OnDecline = "close",
+  ): Promise<Turn> {
     const spoken = await this.loop.speak<{ kind: "deliver" | "decline"; text: string }>(
       { role: "crow", input: { task: request.text, taskType: taskTypeOf(request.text), ...(lens ? { lens } : {}) } },
       { speaker: crow, persona: () => this.personaOf(crow) },
@@ -91,8 +113,15 @@ export class CrowTurns {
     );
     if (!spoken) return "abandoned";
     const { kind, text } = spoken;
-    const within = kind === "deliver" ? this.loop.obligations.close(request.msg_id, crow, "answered") : this.declined(request, crow, onDecline);
-    const posted = await this.loop.reply(nest, { author: crow, kind, text, to: request.author, refers_to: request.msg_id }, { within });
+    const within =
+      kind === "deliver"
+        ? this.loop.obligations.close(request.msg_id, crow, "answered")
+        : this.declined(request, crow, onDecline);
+    const posted = await this.loop.reply(
+      nest,
+      { author: crow, kind, text, to: request.author, refers_to: request.msg_id },
+      { within },
+    );
     // Quarantined between its claim and its deliver (the Sentry flagged the claim): the work is withheld.
     if (posted === "quarantined") return this.declineQuarantined(nest, crow, request, onDecline);
     if (posted === "dropped") return "abandoned";
@@ -100,16 +129,27 @@ export class CrowTurns {
   }
 
   /** The loop's decline for a crow that cannot answer because it is quarantined; no model call. */
-  private async declineQuarantined(nest: NestRecord, crow: string, request: MessageRecord, onDecline: OnDecline = "close"): Promise<Turn> {
+  private async declineQuarantined(
+    nest: NestRecord,
+    crow: string,
+    request: MessageRecord,
+    onDecline: OnDecline = "close",
+  ): Promise<Turn> {
     const text = `I can't take this one: ${crow} is quarantined pending the owner's decision.`;
     const within = this.declined(request, crow, onDecline);
-    const posted = await this.loop.reply(nest, { author: crow, kind: "decline", text, to: request.author, refers_to: request.msg_id }, { quarantineDecline: true, within });
+    const posted = await this.loop.reply(
+      nest,
+      { author: crow, kind: "decline", text, to: request.author, refers_to: request.msg_id },
+      { quarantineDecline: true, within },
+    );
     return posted === "posted" ? "declined" : "abandoned";
   }
 
   /** A decline's write on the obligation: it closes it, or hands it on to the room's next crow. */
   private declined(request: MessageRecord, crow: string, onDecline: OnDecline): Within {
-    return onDecline === "handOn" ? this.loop.obligations.handOn(request.msg_id, crow) : this.loop.obligations.close(request.msg_id, crow, "declined");
+    return onDecline === "handOn"
+      ? this.loop.obligations.handOn(request.msg_id, crow)
+      : this.loop.obligations.close(request.msg_id, crow, "declined");
   }
 
   private async personaOf(crow: string): Promise<string> {

@@ -13,5 +13,9 @@ export async function elderAnswers(loop: Loop, nest: NestRecord, request: Messag
     (reason) => ({ kind: "say", text: `The Elder couldn't answer just now (${reason}).` }),
   );
   if (!spoken) return;
-  await loop.reply(nest, { author: "Elder", kind: spoken.kind, to: request.author, refers_to: request.msg_id, text: spoken.text }, { within: loop.obligations.close(request.msg_id, "Elder", "answered") });
+  await loop.reply(
+    nest,
+    { author: "Elder", kind: spoken.kind, to: request.author, refers_to: request.msg_id, text: spoken.text },
+    { within: loop.obligations.close(request.msg_id, "Elder", "answered") },
+  );
 }

@@ -62,10 +62,17 @@ export class Loop {
    * One model call for a role's reply: `read` makes the reply of the model's text; when the call or
    * `read` fails, `fallback(reason)` is the reply. Undefined when the server is stopping: no reply.
    */
-  async speak<T>(role: RoleInput, who: Speaker, read: (text: string) => T | Promise<T>, fallback: (reason: string) => T): Promise<T | undefined> {
+  async speak<T>(
+    role: RoleInput,
+    who: Speaker,
+    read: (text: string) => T | Promise<T>,
+    fallback: (reason: string) => T,
+  ): Promise<T | undefined> {
     try {
       const persona = typeof who.persona === "string" ? who.persona : await who.persona();
-      const answer = await this.deps.model.generate(renderRequest({ ...role, speaker: who.speaker, persona, signal: this.chat.signal }));
+      const answer = await this.deps.model.generate(
+        renderRequest({ ...role, speaker: who.speaker, persona, signal: this.chat.signal }),
+      );
       return await read(answer.text);
     } catch (error) {
       if (this.chat.signal.aborted) return undefined;

@@ -20,10 +20,18 @@ export async function quillAnswers(loop: Loop, nest: NestRecord, request: Messag
     case "relay":
       if (members.includes(reply.to)) {
         // The relay rides the record shape: a request by Quill to the crow; it calls for that crow.
-        await loop.reply(nest, { author: "Quill", kind: "request", text: reply.text, to: reply.to, refers_to: request.msg_id }, { ...answering, callsForResponse: true });
+        await loop.reply(
+          nest,
+          { author: "Quill", kind: "request", text: reply.text, to: reply.to, refers_to: request.msg_id },
+          { ...answering, callsForResponse: true },
+        );
         return;
       }
-      await loop.reply(nest, { ...back, kind: "say", text: `I can't pass this to ${reply.to}: ${reply.to} is not a member of this nest.` }, answering);
+      await loop.reply(
+        nest,
+        { ...back, kind: "say", text: `I can't pass this to ${reply.to}: ${reply.to} is not a member of this nest.` },
+        answering,
+      );
       return;
     case "say":
       await loop.reply(nest, { ...back, kind: "say", text: reply.text }, answering);
@@ -32,7 +40,11 @@ export async function quillAnswers(loop: Loop, nest: NestRecord, request: Messag
       await loop.reply(nest, { ...back, kind: "deliver", text: reply.text }, answering);
       return;
     case "invalid":
-      await loop.reply(nest, { ...back, kind: "say", text: `I couldn't answer that just now (${reply.error}).` }, answering);
+      await loop.reply(
+        nest,
+        { ...back, kind: "say", text: `I couldn't answer that just now (${reply.error}).` },
+        answering,
+      );
       return;
   }
 }

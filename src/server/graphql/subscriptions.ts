@@ -12,7 +12,14 @@
 // The operation runs through Yoga's envelop (the same context, limits, masking, read-only tokens,
 // metrics); CSRF needs nothing here (a JSON body is not a request a browser sends cross-site
 // without a preflight).
-import { getOperationAST, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLError, type GraphQLSchema } from "graphql";
+import {
+  getOperationAST,
+  type DocumentNode,
+  type ExecutionArgs,
+  type ExecutionResult,
+  type GraphQLError,
+  type GraphQLSchema,
+} from "graphql";
 import { getSSEProcessor, isAsyncIterable, type YogaServerInstance } from "graphql-yoga";
 import type { SseBody, SseInit, SseSink } from "../../http/sse/types.ts";
 import { joinSharedInterval } from "../../base/util/shared-interval.ts";
@@ -44,10 +51,16 @@ export interface SubscriptionParams {
  * The parameters of a request this transport serves, or undefined (Yoga's or graphql-sse's own
  * handling answers it, errors included).
  */
-export function subscriptionParamsOf(method: string | undefined, headers: Record<string, string | string[] | undefined>, search: URLSearchParams, body: Buffer | undefined): SubscriptionParams | undefined {
+export function subscriptionParamsOf(
+  method: string | undefined,
+  headers: Record<string, string | string[] | undefined>,
+  search: URLSearchParams,
+  body: Buffer | undefined,
+): SubscriptionParams | undefined {
   if (method !== "POST" || !body) return undefined;
   if (headers.accept !== "text/event-stream") return undefined;
-  if ((String(headers["content-type"] ?? "").split(";")[0] ?? "").trim().toLowerCase() !== "application/json") return undefined;
+  if ((String(headers["content-type"] ?? "").split(";")[0] ?? "").trim().toLowerCase() !== "application/json")
+    return undefined;
   if (headers["x-graphql-event-stream-token"] !== undefined || search.has("token")) return undefined; // graphql-sse's reserved streams
   let parsed: unknown;
   try {
@@ -58,15 +71,30 @@ export function subscriptionParamsOf(method: string | undefined, headers: Record
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) return undefined;
   const { query, variables, operationName, extensions, ...others } = parsed as Record<string, unknown>;
   if (Object.keys(others).length > 0 || typeof query !== "string") return undefined;
-  const isObject = (value: unknown) => value === undefined || value === null || (typeof value === "object" && !Array.isArray(value));
+  const isObject = (value: unknown) =>
+    value === undefined || value === null || (typeof value === "object" && !Array.isArray(value));
   if (!isObject(variables) || !isObject(extensions)) return undefined;
   if (operationName !== undefined && operationName !== null && typeof operationName !== "string") return undefined;
-  return { query, variables: variables as SubscriptionParams["variables"], operationName: operationName as string | null | undefined };
+  return {
+    query,
+    variables: variables as SubscriptionParams["variables"],
+    operationName: operationName as string | null | undefined,
+  };
 }
 
 // Yoga writes its header names as given; graphql-sse's come lower-case. Kept as each sends them.
-const YOGA_HEADERS = { "Content-Type": "text/event-stream", Connection: "keep-alive", "Cache-Control": "no-cache", "Content-Encoding": "none" };
-const GRAPHQL_SSE_HEADERS = { connection: "keep-alive", "cache-control": "no-cache", "content-encoding": "none", "content-type": "text/event-stream; charset=utf-8" };
+const YOGA_HEADERS = {
+  "Content-Type": "text/event-stream",
+  Connection: "keep-alive",
+  "Cache-Control": "no-cache",
+  "Content-Encoding": "none",
+};
+const GRAPHQL_SSE_HEADERS = {
+  connection: "keep-alive",
+  "cache-control": "no-cache",
+  "content-encoding": "none",
+  "content-type": "text/event-stream; charset=utf-8",
+};
 
 const PING = Buffer.from(":\n\n");
 const COMPLETE = "event: complete\ndata:\n\n";
@@ -135,7 +163,10 @@ function graphqlSseRefusal(result: ExecutionResult): [SseBody, SseInit] {
     return [fixedBody(body), { status: init.status, headers: init.headers }];
   }
   // A single result (no stream): graphql-sse streams it as one event, then completes.
-  return [fixedBody(`:\n\nevent: next\ndata: ${graphqlSseText(result)}\n\n${COMPLETE}`), { status: 200, headers: { ...GRAPHQL_SSE_HEADERS } }];
+  return [
+    fixedBody(`:\n\nevent: next\ndata: ${graphqlSseText(result)}\n\n${COMPLETE}`),
+    { status: 200, headers: { ...GRAPHQL_SSE_HEADERS } },
+  ];
 }
 
 function fixedBody(text: string): SseBody {
@@ -187,7 +218,13 @@ function withoutInternals(error: GraphQLError): GraphQLError {
  * page) go out in one write, at the end of the event-loop turn or every WRITE_AT characters; while
  * the client is behind (write() false) no further result is pulled until it drains.
  */
-function pump(iterator: AsyncIterator<ExecutionResult>, stringify: (result: ExecutionResult) => string, sink: SseSink, pingMs: number, onError: (error: unknown) => void): () => void {
+function pump(
+  iterator: AsyncIterator<ExecutionResult>,
+  stringify: (result: ExecutionResult) => string,
+  sink: SseSink,
+  pingMs: number,
+  onError: (error: unknown) => void,
+): () => void {
   let stopped = false;
   /** Set when a write returned false: resolves once the client drained (listened for at once, not to miss it). */
   let behind: Promise<void> | undefined;
@@ -228,7 +265,8 @@ function pump(iterator: AsyncIterator<ExecutionResult>, stringify: (result: Exec
           sink.end();
           return;
         }
-        if (step.value instanceof ProjectedPage) for (const text of step.value.texts) pending += `event: next\ndata: ${text}\n\n`;
+        if (step.value instanceof ProjectedPage)
+          for (const text of step.value.texts) pending += `event: next\ndata: ${text}\n\n`;
         else pending += `event: next\ndata: ${stringify(step.value)}\n\n`;
         if (pending.length >= WRITE_AT) flush();
         else if (!flushScheduled) {

@@ -65,7 +65,8 @@ subscription Follow($listId: ID!) {
 
 /** What Yoga's log arguments may say in server.log: an error's shape, never its message (it can quote input). */
 function logSafe(arg: unknown): string {
-  if (arg instanceof GraphQLError) return `${describeError(arg.originalError ?? arg)}${arg.path ? ` at ${arg.path.join(".")}` : ""}`;
+  if (arg instanceof GraphQLError)
+    return `${describeError(arg.originalError ?? arg)}${arg.path ? ` at ${arg.path.join(".")}` : ""}`;
   return arg instanceof Error ? describeError(arg) : typeof arg === "string" ? arg : typeof arg;
 }
 
@@ -74,32 +75,42 @@ function logSafe(arg: unknown): string {
  * top level (a field without an error union, or a subscription's arguments) is expected, so it
  * keeps its message and carries its code and HTTP status instead.
  */
-const maskCrowsError = (app: App) => (error: unknown, message: string, isDev?: boolean): Error => {
-  let original = error instanceof GraphQLError ? error.originalError : error;
-  // Pothos refuses connection arguments it cannot read (a malformed cursor, before with first):
-  // the client's mistake, so a bad_input like any other.
-  if (original instanceof PothosValidationError) original = new BadInputError(original.message);
-  // Storage trouble is named, as on REST: a coded error with the 503 and Retry-After.
-  const trouble = app.database.health.note(original);
-  if (trouble !== undefined) {
-    return new GraphQLError(TROUBLE_MESSAGE[trouble], {
-      ...(error instanceof GraphQLError ? { nodes: error.nodes, path: error.path, source: error.source, positions: error.positions } : {}),
-      extensions: { code: "STORAGE_UNAVAILABLE", storage: trouble, http: { status: 503, headers: { "retry-after": String(RETRY_AFTER_S[trouble]) } } },
-    });
-  }
-  if (original instanceof CrowsError) {
-    const extensions: Record<string, unknown> = { code: original.code, http: { status: STATUS_OF[original.code] } };
-    if (original instanceof RateLimitedError) {
-      extensions.cooldownS = original.cooldownS;
-      extensions.http = { status: 429, headers: { "retry-after": String(original.cooldownS) } };
+const maskCrowsError =
+  (app: App) =>
+  (error: unknown, message: string, isDev?: boolean): Error => {
+    let original = error instanceof GraphQLError ? error.originalError : error;
+    // Pothos refuses connection arguments it cannot read (a malformed cursor, before with first):
+    // the client's mistake, so a bad_input like any other.
+    if (original instanceof PothosValidationError) original = new BadInputError(original.message);
+    // Storage trouble is named, as on REST: a coded error with the 503 and Retry-After.
+    const trouble = app.database.health.note(original);
+    if (trouble !== undefined) {
+      return new GraphQLError(TROUBLE_MESSAGE[trouble], {
+        ...(error instanceof GraphQLError
+          ? { nodes: error.nodes, path: error.path, source: error.source, positions: error.positions }
+          : {}),
+        extensions: {
+          code: "STORAGE_UNAVAILABLE",
+          storage: trouble,
+          http: { status: 503, headers: { "retry-after": String(RETRY_AFTER_S[trouble]) } },
+        },
+      });
     }
-    return new GraphQLError(original.message, {
-      ...(error instanceof GraphQLError ? { nodes: error.nodes, path: error.path, source: error.source, positions: error.positions } : {}),
-      extensions,
-    });
-  }
-  return maskError(error, message, isDev);
-};
+    if (original instanceof CrowsError) {
+      const extensions: Record<string, unknown> = { code: original.code, http: { status: STATUS_OF[original.code] } };
+      if (original instanceof RateLimitedError) {
+        extensions.cooldownS = original.cooldownS;
+        extensions.http = { status: 429, headers: { "retry-after": String(original.cooldownS) } };
+      }
+      return new GraphQLError(original.message, {
+        ...(error instanceof GraphQLError
+          ? { nodes: error.nodes, path: error.path, source: error.source, positions: error.positions }
+          : {}),
+        extensions,
+      });
+    }
+    return maskError(error, message, isDev);
+  };
 
 /**
  * Yoga's CSRF prevention (the rule of @graphql-yoga/plugin-csrf-prevention, which is not installed
@@ -114,7 +125,9 @@ const csrfPrevention: Plugin = {
     const mediaType = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
     if (mediaType !== "" && !SIMPLE_CONTENT_TYPES.includes(mediaType)) return;
     if (request.headers.has("x-graphql-yoga-csrf")) return;
-    throw new GraphQLError("Required CSRF header(s) not present", { extensions: { code: "CSRF_PREVENTED", http: { status: 403 } } });
+    throw new GraphQLError("Required CSRF header(s) not present", {
+      extensions: { code: "CSRF_PREVENTED", http: { status: 403 } },
+    });
   },
 };
 
@@ -128,7 +141,9 @@ const queryStringJson: Plugin = {
       try {
         JSON.parse(raw);
       } catch {
-        throw new GraphQLError(`The "${name}" parameter is not valid JSON.`, { extensions: { code: "BAD_REQUEST", http: { status: 400 } } });
+        throw new GraphQLError(`The "${name}" parameter is not valid JSON.`, {
+          extensions: { code: "BAD_REQUEST", http: { status: 400 } },
+        });
       }
     }
   },
@@ -148,7 +163,13 @@ const requestErrorsCoded: Plugin = {
         coded.errors = coded.errors?.map((error) =>
           error.extensions?.code !== undefined
             ? error
-            : new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, extensions: { http: { status: 400 }, ...error.extensions, code: "BAD_USER_INPUT" } }),
+            : new GraphQLError(error.message, {
+                nodes: error.nodes,
+                source: error.source,
+                positions: error.positions,
+                path: error.path,
+                extensions: { http: { status: 400 }, ...error.extensions, code: "BAD_USER_INPUT" },
+              }),
         );
       }
     },
@@ -179,7 +200,21 @@ export function createGraphQLYoga(app: App, options: { projectedSubscriptions?: 
     renderGraphiQL,
     landingPage: false,
     maskedErrors: { maskError: maskCrowsError(app) },
-    plugins: [csrfPrevention, queryStringJson, ...graphqlLimits(), graphqlScopes, refuseUnstorableText, requestErrorsCoded, useGraphQLStream(GRAPHQL_SSE_PATH, (line) => app.logLine(line)), graphqlMetricsPlugin(app.metrics), queryCostLimit(), graphqlReadCache(() => app.database.readVersion), compiledQueries, useProjectedSubscriptions(options.projectedSubscriptions === false ? {} : projectableSubscriptions), executionBounds(bounds)],
+    plugins: [
+      csrfPrevention,
+      queryStringJson,
+      ...graphqlLimits(),
+      graphqlScopes,
+      refuseUnstorableText,
+      requestErrorsCoded,
+      useGraphQLStream(GRAPHQL_SSE_PATH, (line) => app.logLine(line)),
+      graphqlMetricsPlugin(app.metrics),
+      queryCostLimit(),
+      graphqlReadCache(() => app.database.readVersion),
+      compiledQueries,
+      useProjectedSubscriptions(options.projectedSubscriptions === false ? {} : projectableSubscriptions),
+      executionBounds(bounds),
+    ],
     logging: {
       debug: () => {},
       info: () => {},
@@ -200,7 +235,10 @@ function graphqlTooDeep(where: string): HttpError {
   return new HttpError(refusal.status, refusal.message, { ...refusal.extra, errors });
 }
 
-export function createGraphQLHandler(app: App, options: GraphQLHandlerOptions = {}): (req: http.IncomingMessage, res: http.ServerResponse, url?: URL) => Promise<void> {
+export function createGraphQLHandler(
+  app: App,
+  options: GraphQLHandlerOptions = {},
+): (req: http.IncomingMessage, res: http.ServerResponse, url?: URL) => Promise<void> {
   const native = options.nativeSubscriptions ?? true;
   const yoga = createGraphQLYoga(app, { projectedSubscriptions: native });
   return async (req, res, url = new URL(req.url ?? "/", "http://crows.invalid")) => {
@@ -208,7 +246,12 @@ export function createGraphQLHandler(app: App, options: GraphQLHandlerOptions = 
     if (!GRAPHQL_METHODS.has(method)) {
       // Before Yoga: it would answer OPTIONS, PUT or DELETE with a CSRF 403 (or, on /graphql/stream,
       // keep a reservation in memory). A CORS preflight never gets here: the access check answers it.
-      throw new HttpError(405, `${method} is not allowed here. GraphQL takes GET and POST (one POST or GET per subscription).`, {}, { allow: "GET, POST" });
+      throw new HttpError(
+        405,
+        `${method} is not allowed here. GraphQL takes GET and POST (one POST or GET per subscription).`,
+        {},
+        { allow: "GET, POST" },
+      );
     }
     // JSON nested past MAX_JSON_DEPTH anywhere (a GET's variables or extensions, any part of a
     // body, used or not) is refused before Yoga, graphql-sse or a scan of ours parses it.
@@ -225,11 +268,21 @@ export function createGraphQLHandler(app: App, options: GraphQLHandlerOptions = 
       (req as http.IncomingMessage & { body?: Buffer }).body = body;
     }
     // A subscription over SSE takes a stream slot before it opens (a 429 or 503 past a cap).
-    if (options.streams && asksForStream(url.pathname, req.headers.accept, () => body?.toString("utf8") ?? url.searchParams.get("query") ?? "")) options.streams.admit(req, res);
+    if (
+      options.streams &&
+      asksForStream(
+        url.pathname,
+        req.headers.accept,
+        () => body?.toString("utf8") ?? url.searchParams.get("query") ?? "",
+      )
+    )
+      options.streams.admit(req, res);
     const params = native ? subscriptionParamsOf(req.method, req.headers, url.searchParams, body) : undefined;
     if (params) {
       const protocol = url.pathname === GRAPHQL_SSE_PATH ? "graphql-sse" : "yoga";
-      const opened = await openSubscription(yoga, protocol, params, { req, res }, (error) => app.logLine(`graphql: subscription failed: ${describeError(error)}`));
+      const opened = await openSubscription(yoga, protocol, params, { req, res }, (error) =>
+        app.logLine(`graphql: subscription failed: ${describeError(error)}`),
+      );
       if (opened) return writeSse(res, ...opened);
     }
     // Yoga's request listener sends the response itself and logs its own failures.

@@ -21,7 +21,9 @@ interface Page {
 }
 
 function sendPage(req: http.IncomingMessage, res: http.ServerResponse, page: Page): void {
-  const form = page.button ? `<form method="post"><button type="submit">${escapeHtml(page.button)}</button></form>` : "";
+  const form = page.button
+    ? `<form method="post"><button type="submit">${escapeHtml(page.button)}</button></form>`
+    : "";
   const html = `<!doctype html>
 <html lang="en">
 <head>
@@ -46,7 +48,8 @@ ${form}
     "content-length": String(Buffer.byteLength(html)),
     // No script, nothing loaded; the form may only post here. same-origin: the button's POST then
     // carries this server's Origin (no-referrer would make it "null", which the gate refuses).
-    "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+    "content-security-policy":
+      "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
     "referrer-policy": "same-origin",
     "x-content-type-options": "nosniff",
     "x-robots-tag": "noindex",
@@ -57,25 +60,48 @@ ${form}
 
 const quote = (text: string) => `</p><blockquote>${escapeHtml(text)}</blockquote><p>`;
 
-const INVALID: Page = { status: 404, title: "This link is not valid", lines: ["It was changed, cut short, or not made by this server. Nothing was decided. Decide in the console instead."] };
-const EXPIRED: Page = { status: 410, title: "This link has expired", lines: ["Its approval's deadline has passed, and silence counts as no. Nothing was changed."] };
-const decided = (what: string): Page => ({ status: 409, title: "Already decided", lines: [`${escapeHtml(what)} Nothing was changed.`] });
+const INVALID: Page = {
+  status: 404,
+  title: "This link is not valid",
+  lines: ["It was changed, cut short, or not made by this server. Nothing was decided. Decide in the console instead."],
+};
+const EXPIRED: Page = {
+  status: 410,
+  title: "This link has expired",
+  lines: ["Its approval's deadline has passed, and silence counts as no. Nothing was changed."],
+};
+const decided = (what: string): Page => ({
+  status: 409,
+  title: "Already decided",
+  lines: [`${escapeHtml(what)} Nothing was changed.`],
+});
 
 /** What the link would decide, as it stands now: the confirmation page, or why it cannot. */
 async function current(app: App, claims: LinkClaims, nowMs: number): Promise<Page | { ok: Page }> {
   const verb = claims.action === "approve" ? "Approve" : "Reject";
   const { subject } = claims;
   if (subject.kind === "approval") {
-    const [row, item] = await Promise.all([app.log.state.approval(subject.itemId, subject.target), app.log.state.item(subject.itemId)]);
+    const [row, item] = await Promise.all([
+      app.log.state.approval(subject.itemId, subject.target),
+      app.log.state.item(subject.itemId),
+    ]);
     if (!row || !item) return INVALID;
-    if (row.status !== "pending") return decided(`This ${subject.target} of ${subject.itemId} was already decided: ${row.status}.`);
+    if (row.status !== "pending")
+      return decided(`This ${subject.target} of ${subject.itemId} was already decided: ${row.status}.`);
     if (nowMs >= Math.min(claims.expiresMs, row.deadline.getTime())) return EXPIRED;
-    const proposal = subject.target === "triage" ? `Triage: ${item.mode ?? "?"} (${item.taskType ?? "other"})${item.reason ? `, because ${item.reason}` : ""}` : `Answer: ${item.answer ?? ""}`;
+    const proposal =
+      subject.target === "triage"
+        ? `Triage: ${item.mode ?? "?"} (${item.taskType ?? "other"})${item.reason ? `, because ${item.reason}` : ""}`
+        : `Answer: ${item.answer ?? ""}`;
     return {
       ok: {
         status: 200,
         title: `${verb} the ${subject.target} of ${subject.itemId}?`,
-        lines: [`The item: ${quote(item.text)}`, `What is proposed: ${quote(proposal)}`, `Waits until ${escapeHtml(row.deadline.toISOString())}. Opening this page changed nothing; the button decides.`],
+        lines: [
+          `The item: ${quote(item.text)}`,
+          `What is proposed: ${quote(proposal)}`,
+          `Waits until ${escapeHtml(row.deadline.toISOString())}. Opening this page changed nothing; the button decides.`,
+        ],
         button: verb,
       },
     };
@@ -88,7 +114,10 @@ async function current(app: App, claims: LinkClaims, nowMs: number): Promise<Pag
     ok: {
       status: 200,
       title: `Reply "${ask.approvalPhrase}" to ${ask.author}'s ask?`,
-      lines: [`In nest ${escapeHtml(ask.nestId)}, ${escapeHtml(ask.author)} asks: ${quote(ask.text)}`, `The button posts your reply ${quote(ask.approvalPhrase)} Opening this page changed nothing.`],
+      lines: [
+        `In nest ${escapeHtml(ask.nestId)}, ${escapeHtml(ask.author)} asks: ${quote(ask.text)}`,
+        `The button posts your reply ${quote(ask.approvalPhrase)} Opening this page changed nothing.`,
+      ],
       button: `Reply "${ask.approvalPhrase}"`,
     },
   };
@@ -100,21 +129,49 @@ async function decide(app: App, claims: LinkClaims): Promise<Page> {
   if (subject.kind === "approval") {
     const approve = claims.action === "approve";
     try {
-      await app.flock.postVerdict({ itemId: subject.itemId, target: subject.target, approve, actor: linkActor(claims.webhookId) });
+      await app.flock.postVerdict({
+        itemId: subject.itemId,
+        target: subject.target,
+        approve,
+        actor: linkActor(claims.webhookId),
+      });
     } catch (error) {
-      if (error instanceof NotFoundError) return decided(`This ${subject.target} of ${subject.itemId} was already decided.`);
+      if (error instanceof NotFoundError)
+        return decided(`This ${subject.target} of ${subject.itemId} was already decided.`);
       throw error;
     }
-    return { status: 200, title: approve ? "Approved" : "Rejected", lines: [`The ${subject.target} of ${escapeHtml(subject.itemId)} is ${approve ? "approved" : "rejected"}. This link is used up.`] };
+    return {
+      status: 200,
+      title: approve ? "Approved" : "Rejected",
+      lines: [
+        `The ${subject.target} of ${escapeHtml(subject.itemId)} is ${approve ? "approved" : "rejected"}. This link is used up.`,
+      ],
+    };
   }
   const ask = await app.prisma.message.findUniqueOrThrow({ where: { id: subject.msgId } });
-  await app.chat.post(subject.nestId, { author: "owner", text: ask.approvalPhrase, refers_to: subject.msgId, actor: linkActor(claims.webhookId) });
+  await app.chat.post(subject.nestId, {
+    author: "owner",
+    text: ask.approvalPhrase,
+    refers_to: subject.msgId,
+    actor: linkActor(claims.webhookId),
+  });
   const after = await app.prisma.message.findUniqueOrThrow({ where: { id: subject.msgId } });
   if (!after.approvedAt) return decided("The reply was posted, but the ask did not take it (it had closed).");
-  return { status: 200, title: "Approved", lines: [`Your reply ${quote(ask.approvalPhrase)} was posted to ${escapeHtml(subject.nestId)}. This link is used up.`] };
+  return {
+    status: 200,
+    title: "Approved",
+    lines: [
+      `Your reply ${quote(ask.approvalPhrase)} was posted to ${escapeHtml(subject.nestId)}. This link is used up.`,
+    ],
+  };
 }
 
-export async function serveDecide(app: App, req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> {
+export async function serveDecide(
+  app: App,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  url: URL,
+): Promise<void> {
   const method = req.method ?? "GET";
   if (method !== "GET" && method !== "HEAD" && method !== "POST") {
     res.writeHead(405, { allow: "GET, HEAD, POST" }).end();

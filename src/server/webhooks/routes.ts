@@ -4,7 +4,8 @@
 import { bodyObject, Router, type Route } from "../../../compat/router.ts";
 
 /** The paths this file answers (the access gate and the compat router see them first). */
-export const isWebhookApiPath = (pathname: string): boolean => pathname === "/api/webhooks" || pathname.startsWith("/api/webhooks/");
+export const isWebhookApiPath = (pathname: string): boolean =>
+  pathname === "/api/webhooks" || pathname.startsWith("/api/webhooks/");
 
 export const webhookRoutes: Route[] = [
   {
@@ -12,7 +13,10 @@ export const webhookRoutes: Route[] = [
     path: "/api/webhooks",
     async handle(app, request) {
       const body = await bodyObject(request);
-      return { status: 201, json: await app.webhooks.endpoints.add({ url: body.url, events: body.events, description: body.description }) };
+      return {
+        status: 201,
+        json: await app.webhooks.endpoints.add({ url: body.url, events: body.events, description: body.description }),
+      };
     },
   },
   {
@@ -41,7 +45,14 @@ export const webhookRoutes: Route[] = [
     method: "GET",
     path: "/api/webhooks/{id}/deliveries",
     async handle(app, request) {
-      return { status: 200, json: await app.webhooks.endpoints.deliveries(request.params.id!, request.query.get("cursor") ?? undefined, request.query.get("limit") ?? undefined) };
+      return {
+        status: 200,
+        json: await app.webhooks.endpoints.deliveries(
+          request.params.id!,
+          request.query.get("cursor") ?? undefined,
+          request.query.get("limit") ?? undefined,
+        ),
+      };
     },
   },
   {

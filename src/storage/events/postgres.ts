@@ -32,7 +32,10 @@ export class PgEventStore implements EventStore {
    * The group commit's INSERT: one statement alone (its own transaction), or, when some event fans
    * out to webhooks, in a transaction on a pool connection with its outbox rows.
    */
-  private async groupInsert(values: unknown[], fansOut: boolean): Promise<Array<{ id: number; stream: string; seq: number; name: string; payload: string }>> {
+  private async groupInsert(
+    values: unknown[],
+    fansOut: boolean,
+  ): Promise<Array<{ id: number; stream: string; seq: number; name: string; payload: string }>> {
     const query = {
       name: "crows-event-insert",
       text:
@@ -40,9 +43,13 @@ export class PgEventStore implements EventStore {
         `SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::timestamp(3)[]) RETURNING "id", "stream", "seq", "name", "payload"`,
       values,
     };
-    if (!fansOut) return (await this.pool.query<{ id: number; stream: string; seq: number; name: string; payload: string }>(query)).rows;
+    if (!fansOut)
+      return (await this.pool.query<{ id: number; stream: string; seq: number; name: string; payload: string }>(query))
+        .rows;
     return this.writeState(async (_tx, client) => {
-      const { rows } = await client.query<{ id: number; stream: string; seq: number; name: string; payload: string }>(query);
+      const { rows } = await client.query<{ id: number; stream: string; seq: number; name: string; payload: string }>(
+        query,
+      );
       await pgFanOut(clientRun(client), this.outboxRule, rows);
       return rows;
     });
@@ -81,7 +88,10 @@ export class PgEventStore implements EventStore {
           }
           planned.set(p.stream, seq);
         }
-        const fansOut = anyFansOut(this.outboxRule, batch.flatMap((p) => p.events));
+        const fansOut = anyFansOut(
+          this.outboxRule,
+          batch.flatMap((p) => p.events),
+        );
         const rows = await this.groupInsert([streams, seqs, names, payloads, stamps], fansOut);
         for (const [stream, seq] of planned) this.nextSeq.set(stream, seq);
         const idOf = new Map(rows.map((r) => [`${r.seq}\u0000${r.stream}`, r.id]));
@@ -90,7 +100,14 @@ export class PgEventStore implements EventStore {
           const stored: EventRow[] = [];
           for (const event of p.events) {
             const seq = seqs[at++]!;
-            stored.push({ id: idOf.get(`${seq}\u0000${p.stream}`)!, stream: p.stream, seq, name: event.name, payload: event.payload, ts: event.ts.toISOString() });
+            stored.push({
+              id: idOf.get(`${seq}\u0000${p.stream}`)!,
+              stream: p.stream,
+              seq,
+              name: event.name,
+              payload: event.payload,
+              ts: event.ts.toISOString(),
+            });
           }
           p.resolve(stored);
         }
@@ -109,7 +126,11 @@ export class PgEventStore implements EventStore {
           if (events.length === 0) return [];
           let seq = this.nextSeq.get(stream);
           if (seq === undefined) {
-            const last = await tx.event.findFirst({ where: { stream }, orderBy: { seq: "desc" }, select: { seq: true } });
+            const last = await tx.event.findFirst({
+              where: { stream },
+              orderBy: { seq: "desc" },
+              select: { seq: true },
+            });
             seq = last?.seq ?? 0;
           }
           const first = seq;
@@ -121,7 +142,14 @@ export class PgEventStore implements EventStore {
           return created;
         });
         if (rows.length > 0) this.nextSeq.set(stream, rows[rows.length - 1]!.seq);
-        return rows.map((r) => ({ id: r.id, stream: r.stream, seq: r.seq, name: r.name, payload: r.payload, ts: r.ts.toISOString() }));
+        return rows.map((r) => ({
+          id: r.id,
+          stream: r.stream,
+          seq: r.seq,
+          name: r.name,
+          payload: r.payload,
+          ts: r.ts.toISOString(),
+        }));
       } catch (error) {
         this.nextSeq.delete(stream); // rolled back: the counter may be ahead of the table
         throw error;
@@ -174,10 +202,23 @@ export class PgEventStore implements EventStore {
       text:
         `INSERT INTO "Event" ("stream", "seq", "name", "payload", "ts") ` +
         `SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::timestamp(3)[]) RETURNING "id", "seq"`,
-      values: [stream, events.map((_, i) => first + i + 1), events.map((e) => e.name), events.map((e) => e.payload), events.map((e) => e.ts.toISOString())],
+      values: [
+        stream,
+        events.map((_, i) => first + i + 1),
+        events.map((e) => e.name),
+        events.map((e) => e.payload),
+        events.map((e) => e.ts.toISOString()),
+      ],
     });
     const idOf = new Map(rows.map((r) => [r.seq, r.id]));
-    return events.map((e, i) => ({ id: idOf.get(first + i + 1)!, stream, seq: first + i + 1, name: e.name, payload: e.payload, ts: e.ts.toISOString() }));
+    return events.map((e, i) => ({
+      id: idOf.get(first + i + 1)!,
+      stream,
+      seq: first + i + 1,
+      name: e.name,
+      payload: e.payload,
+      ts: e.ts.toISOString(),
+    }));
   }
 
   async read(stream: string, afterSeq: number, limit: number): Promise<EventRow[]> {
@@ -196,7 +237,15 @@ export class PgEventStore implements EventStore {
         `SELECT count(*)::int AS "count", COALESCE(MAX("seq"), 0)::int AS "lastSeq", ` +
         `string_agg($1::text || "seq" || $2::text || "name" || $3::text || "payload" || $4::text, '' ORDER BY "seq") AS "text" ` +
         `FROM (SELECT "seq", "name", "payload" FROM "Event" WHERE "stream" = $5 AND "seq" > $6 ORDER BY "seq" LIMIT $7) AS page`,
-      values: [template.beforeSeq, template.beforeName, template.beforePayload, template.after, stream, afterSeq, limit],
+      values: [
+        template.beforeSeq,
+        template.beforeName,
+        template.beforePayload,
+        template.after,
+        stream,
+        afterSeq,
+        limit,
+      ],
     });
     const page = rows[0]!;
     return { count: page.count, lastSeq: page.lastSeq, bytes: page.text === null ? EMPTY : Buffer.from(page.text) };

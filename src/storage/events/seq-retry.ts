@@ -6,11 +6,17 @@ const MAX_CONFLICT_RETRIES = 25;
 
 function isUniqueClash(error: unknown): boolean {
   const e = error as { code?: string };
-  return e?.code === "P2002" || e?.code === "23505" || e?.code === "SQLITE_CONSTRAINT_UNIQUE" || e?.code === "SQLITE_CONSTRAINT_PRIMARYKEY";
+  return (
+    e?.code === "P2002" ||
+    e?.code === "23505" ||
+    e?.code === "SQLITE_CONSTRAINT_UNIQUE" ||
+    e?.code === "SQLITE_CONSTRAINT_PRIMARYKEY"
+  );
 }
 
 /** A short random pause breaks the lockstep of two instances appending one after another. */
-const backoff = (attempt: number) => new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 * (attempt + 1))));
+const backoff = (attempt: number) =>
+  new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 * (attempt + 1))));
 
 /**
  * Runs `attempt` until it succeeds or fails with something other than a seq clash. The attempt

@@ -27,7 +27,14 @@ type SqliteRow = EventRow;
 // Anything else (a row another writer stored) still goes through Date.
 const SQLITE_UTC_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00$/;
 const isoOf = (ts: string): string => (SQLITE_UTC_MS.test(ts) ? `${ts.slice(0, 23)}Z` : new Date(ts).toISOString());
-const fromSqlite = (row: SqliteRow): EventRow => ({ id: row.id, stream: row.stream, seq: row.seq, name: row.name, payload: row.payload, ts: isoOf(row.ts) });
+const fromSqlite = (row: SqliteRow): EventRow => ({
+  id: row.id,
+  stream: row.stream,
+  seq: row.seq,
+  name: row.name,
+  payload: row.payload,
+  ts: isoOf(row.ts),
+});
 
 export class SqliteEventStore implements EventStore {
   readonly gate: Gate;
@@ -52,7 +59,10 @@ export class SqliteEventStore implements EventStore {
   };
 
   /** `fileLock`: the database file's write lock shared with the webhook sender's thread (../writer-lock.ts). */
-  constructor(private readonly file: string, fileLock?: WriterLock) {
+  constructor(
+    private readonly file: string,
+    fileLock?: WriterLock,
+  ) {
     this.gate = new Gate(fileLock);
   }
 
@@ -61,7 +71,8 @@ export class SqliteEventStore implements EventStore {
     this.writer = writer;
     // A second connection for reads sees only committed data (WAL). An in-memory database cannot
     // be shared, so there reads take the gate instead.
-    this.reader = this.file === ":memory:" ? undefined : new Database(this.file, { readonly: true, fileMustExist: true });
+    this.reader =
+      this.file === ":memory:" ? undefined : new Database(this.file, { readonly: true, fileMustExist: true });
     this.statements = this.prepare(writer, this.reader ?? writer);
     this.writerState = sqliteState(writer);
     this.readerState = this.reader ? sqliteState(this.reader) : undefined;
@@ -81,12 +92,19 @@ export class SqliteEventStore implements EventStore {
 
   private prepare(writer: Database.Database, reader: Database.Database) {
     return {
-      insert: writer.prepare(`INSERT INTO "Event" ("stream", "seq", "name", "payload", "ts") VALUES (?, ?, ?, ?, ?)`).safeIntegers(false),
-      writerLastSeq: writer.prepare(`SELECT COALESCE(MAX("seq"), 0) FROM "Event" WHERE "stream" = ?`).pluck().safeIntegers(false),
+      insert: writer
+        .prepare(`INSERT INTO "Event" ("stream", "seq", "name", "payload", "ts") VALUES (?, ?, ?, ?, ?)`)
+        .safeIntegers(false),
+      writerLastSeq: writer
+        .prepare(`SELECT COALESCE(MAX("seq"), 0) FROM "Event" WHERE "stream" = ?`)
+        .pluck()
+        .safeIntegers(false),
       begin: writer.prepare("BEGIN IMMEDIATE"),
       commit: writer.prepare("COMMIT"),
       rollback: writer.prepare("ROLLBACK"),
-      read: reader.prepare(`SELECT ${SQLITE_COLUMNS} FROM "Event" WHERE "stream" = ? AND "seq" > ? ORDER BY "seq" LIMIT ?`).safeIntegers(false),
+      read: reader
+        .prepare(`SELECT ${SQLITE_COLUMNS} FROM "Event" WHERE "stream" = ? AND "seq" > ? ORDER BY "seq" LIMIT ?`)
+        .safeIntegers(false),
       // CAST AS BLOB: better-sqlite3 hands a BLOB over as a Buffer of the stored UTF-8, no string.
       readRendered: reader
         .prepare(
@@ -95,9 +113,19 @@ export class SqliteEventStore implements EventStore {
             `FROM (SELECT "seq", "name", "payload" FROM "Event" WHERE "stream" = ? AND "seq" > ? ORDER BY "seq" LIMIT ?)`,
         )
         .safeIntegers(false),
-      readNamed: reader.prepare(`SELECT ${SQLITE_COLUMNS} FROM "Event" WHERE "name" IN (SELECT value FROM json_each(?)) AND "id" > ? ORDER BY "id" LIMIT ?`).safeIntegers(false),
-      lastSeq: reader.prepare(`SELECT COALESCE(MAX("seq"), 0) FROM "Event" WHERE "stream" = ?`).pluck().safeIntegers(false),
-      lastNamedId: reader.prepare(`SELECT COALESCE(MAX("id"), 0) FROM "Event" WHERE "name" IN (SELECT value FROM json_each(?))`).pluck().safeIntegers(false),
+      readNamed: reader
+        .prepare(
+          `SELECT ${SQLITE_COLUMNS} FROM "Event" WHERE "name" IN (SELECT value FROM json_each(?)) AND "id" > ? ORDER BY "id" LIMIT ?`,
+        )
+        .safeIntegers(false),
+      lastSeq: reader
+        .prepare(`SELECT COALESCE(MAX("seq"), 0) FROM "Event" WHERE "stream" = ?`)
+        .pluck()
+        .safeIntegers(false),
+      lastNamedId: reader
+        .prepare(`SELECT COALESCE(MAX("id"), 0) FROM "Event" WHERE "name" IN (SELECT value FROM json_each(?))`)
+        .pluck()
+        .safeIntegers(false),
     };
   }
 
@@ -118,7 +146,14 @@ export class SqliteEventStore implements EventStore {
     for (const event of events) {
       seq += 1;
       const info = sql.insert.run(stream, seq, event.name, event.payload, sqliteTs(event.ts));
-      rows.push({ id: Number(info.lastInsertRowid), stream, seq, name: event.name, payload: event.payload, ts: event.ts.toISOString() });
+      rows.push({
+        id: Number(info.lastInsertRowid),
+        stream,
+        seq,
+        name: event.name,
+        payload: event.payload,
+        ts: event.ts.toISOString(),
+      });
     }
     this.nextSeq.set(stream, seq);
     this.outbox?.fanOut(rows); // the deliveries these events cause, in the same transaction
@@ -240,13 +275,19 @@ export class SqliteEventStore implements EventStore {
   readRendered(stream: string, afterSeq: number, limit: number, template: RowTemplate): Promise<RenderedPage> {
     return this.reading(() => {
       const { beforeSeq, beforeName, beforePayload, after } = template;
-      const page = this.sql.readRendered.get(beforeSeq, beforeName, beforePayload, after, stream, afterSeq, limit) as { count: number; lastSeq: number; bytes: Buffer | null };
+      const page = this.sql.readRendered.get(beforeSeq, beforeName, beforePayload, after, stream, afterSeq, limit) as {
+        count: number;
+        lastSeq: number;
+        bytes: Buffer | null;
+      };
       return { count: page.count, lastSeq: page.lastSeq, bytes: page.bytes ?? EMPTY };
     });
   }
 
   readNamed(names: readonly string[], afterId: number, limit: number): Promise<EventRow[]> {
-    return this.reading(() => (this.sql.readNamed.all(JSON.stringify(names), afterId, limit) as SqliteRow[]).map(fromSqlite));
+    return this.reading(() =>
+      (this.sql.readNamed.all(JSON.stringify(names), afterId, limit) as SqliteRow[]).map(fromSqlite),
+    );
   }
 
   lastSeq(stream: string): Promise<number> {

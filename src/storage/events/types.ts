@@ -81,4 +81,3 @@ export interface EventStore {
   setOutbox(rule: OutboxRule): void;
   close(): Promise<void>;
 }
-

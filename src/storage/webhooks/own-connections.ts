@@ -45,7 +45,8 @@ export function openSenderConnections(database: SenderDatabase, logLine: (line: 
     return { store: new PgWebhookStore(pool), close: () => pool.end() };
   }
   const file = databaseUrl.slice("file:".length);
-  if (!database.writerLock) throw new Error("The webhook sender's own SQLite connection needs the server's writer lock.");
+  if (!database.writerLock)
+    throw new Error("The webhook sender's own SQLite connection needs the server's writer lock.");
   const lock = new WriterLock(database.writerLock);
   const writer = new BetterSqlite3(file, { fileMustExist: true });
   writer.pragma("busy_timeout = 5000");

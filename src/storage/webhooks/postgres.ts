@@ -3,7 +3,19 @@
 import type pg from "pg";
 import { inPgTransaction } from "../pg-pool.ts";
 import { PG_EXPAND } from "../webhook-outbox.ts";
-import { endpointOf, endpointOutcomes, rowOf, type StoredEndpoint, type ApprovalFacts, type AskFacts, type AttemptRecord, type DueDelivery, type DueRow as Row, type SenderEndpoint, type WebhookStore } from "./types.ts";
+import {
+  endpointOf,
+  endpointOutcomes,
+  rowOf,
+  type StoredEndpoint,
+  type ApprovalFacts,
+  type AskFacts,
+  type AttemptRecord,
+  type DueDelivery,
+  type DueRow as Row,
+  type SenderEndpoint,
+  type WebhookStore,
+} from "./types.ts";
 
 const isoOf = (column: string, as = column) => `to_char(${column}, 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "${as}"`;
 
@@ -31,17 +43,29 @@ export class PgWebhookStore implements WebhookStore {
   }
 
   async ask(messageId: string): Promise<AskFacts | undefined> {
-    const { rows } = await this.pool.query<AskFacts>({ name: "crows-webhook-ask", text: `SELECT "kind", "approvedBy", "approvalPhrase" FROM "Message" WHERE "id" = $1`, values: [messageId] });
+    const { rows } = await this.pool.query<AskFacts>({
+      name: "crows-webhook-ask",
+      text: `SELECT "kind", "approvedBy", "approvalPhrase" FROM "Message" WHERE "id" = $1`,
+      values: [messageId],
+    });
     return rows[0];
   }
 
   async expand(limit: number): Promise<number> {
-    const { rows } = await this.pool.query<{ taken: number }>({ name: "crows-webhook-expand", text: PG_EXPAND, values: [limit] });
+    const { rows } = await this.pool.query<{ taken: number }>({
+      name: "crows-webhook-expand",
+      text: PG_EXPAND,
+      values: [limit],
+    });
     return rows[0]?.taken ?? 0;
   }
 
   async drop(id: string, owner: string): Promise<void> {
-    await this.pool.query({ name: "crows-webhook-drop", text: `UPDATE "WebhookDelivery" SET "state" = 'dropped', "ownerId" = NULL, "leaseUntil" = NULL WHERE "id" = $1 AND "ownerId" = $2`, values: [id, owner] });
+    await this.pool.query({
+      name: "crows-webhook-drop",
+      text: `UPDATE "WebhookDelivery" SET "state" = 'dropped', "ownerId" = NULL, "leaseUntil" = NULL WHERE "id" = $1 AND "ownerId" = $2`,
+      values: [id, owner],
+    });
   }
 
   async due(now: Date, owner: string, limit: number): Promise<DueDelivery[]> {
@@ -102,20 +126,38 @@ export class PgWebhookStore implements WebhookStore {
     return inPgTransaction(this.pool, async (client) => {
       for (const a of attempts) {
         const at = a.at.toISOString();
-        await client.query({ name: "crows-webhook-attempt", text: `INSERT INTO "WebhookAttempt" ("deliveryId", "at", "status", "durationMs", "error") VALUES ($1, $2::timestamp(3), $3, $4, $5)`, values: [a.deliveryId, at, a.status, a.durationMs, a.error] });
+        await client.query({
+          name: "crows-webhook-attempt",
+          text: `INSERT INTO "WebhookAttempt" ("deliveryId", "at", "status", "durationMs", "error") VALUES ($1, $2::timestamp(3), $3, $4, $5)`,
+          values: [a.deliveryId, at, a.status, a.durationMs, a.error],
+        });
         await client.query({
           name: "crows-webhook-delivery",
           text:
             `UPDATE "WebhookDelivery" SET "state" = $1, "attempts" = $2, "nextAttemptAt" = COALESCE($3::timestamp(3), "nextAttemptAt"), "deliveredAt" = CASE WHEN $1 = 'delivered' THEN $4::timestamp(3) ELSE "deliveredAt" END, ` +
             `"lastStatus" = $5, "lastError" = $6, "ownerId" = NULL, "leaseUntil" = NULL WHERE "id" = $7 AND "ownerId" = $8`,
-          values: [a.state, a.attempts, a.nextAttemptAt?.toISOString() ?? null, at, a.status, a.error, a.deliveryId, a.owner],
+          values: [
+            a.state,
+            a.attempts,
+            a.nextAttemptAt?.toISOString() ?? null,
+            at,
+            a.status,
+            a.error,
+            a.deliveryId,
+            a.owner,
+          ],
         });
       }
       for (const e of endpointOutcomes(attempts)) {
         await client.query({
           name: "crows-webhook-endpoint",
           text: `UPDATE "WebhookEndpoint" SET "failingSince" = $1::timestamp(3), "disabledAt" = COALESCE($2::timestamp(3), "disabledAt"), "disabledReason" = COALESCE($3, "disabledReason") WHERE "id" = $4`,
-          values: [e.failingSince?.toISOString() ?? null, e.disabledAt?.toISOString() ?? null, e.disabledReason, e.endpointId],
+          values: [
+            e.failingSince?.toISOString() ?? null,
+            e.disabledAt?.toISOString() ?? null,
+            e.disabledReason,
+            e.endpointId,
+          ],
         });
       }
     });

@@ -3,7 +3,19 @@
 // connection; the file's writer lock when it has its own, in the sender's thread).
 import type Database from "better-sqlite3";
 import { SQLITE_EXPAND } from "../webhook-outbox.ts";
-import { endpointOf, endpointOutcomes, rowOf, type StoredEndpoint, type ApprovalFacts, type AskFacts, type AttemptRecord, type DueDelivery, type DueRow as Row, type SenderEndpoint, type WebhookStore } from "./types.ts";
+import {
+  endpointOf,
+  endpointOutcomes,
+  rowOf,
+  type StoredEndpoint,
+  type ApprovalFacts,
+  type AskFacts,
+  type AttemptRecord,
+  type DueDelivery,
+  type DueRow as Row,
+  type SenderEndpoint,
+  type WebhookStore,
+} from "./types.ts";
 
 /** Whoever holds it may write on the writer connection. */
 export interface WriteLock {
@@ -44,26 +56,46 @@ export class SqliteWebhookStore implements WebhookStore {
   private prepare(writer: Database.Database, reader: Database.Database) {
     const claimable = `("leaseUntil" IS NULL OR "leaseUntil" < ? OR "ownerId" = ?)`;
     return {
-      due: reader.prepare(`SELECT ${COLUMNS} FROM "WebhookDelivery" WHERE "state" = 'pending' AND "nextAttemptAt" <= ? AND ${claimable} ORDER BY "eventId" LIMIT ?`),
-      heads: reader.prepare(`SELECT "endpointId", "stream", MIN("eventId") AS "head" FROM "WebhookDelivery" WHERE "state" = 'pending' AND "endpointId" IN (SELECT value FROM json_each(?)) GROUP BY "endpointId", "stream"`),
-      next: reader.prepare(`SELECT ${COLUMNS} FROM "WebhookDelivery" WHERE "endpointId" = ? AND "stream" = ? AND "state" = 'pending' AND "eventId" > ? ORDER BY "eventId" LIMIT 1`),
-      endpoints: reader.prepare(`SELECT "id", "url", "secret", "previousSecret", "previousSecretUntil", "failingSince" FROM "WebhookEndpoint" WHERE "disabledAt" IS NULL`),
-      approval: reader.prepare(`SELECT i."text" AS "text", a."deadline" AS "deadline", a."status" AS "status" FROM "Approval" a JOIN "Item" i ON i."id" = a."itemId" WHERE a."itemId" = ? AND a."target" = ?`),
+      due: reader.prepare(
+        `SELECT ${COLUMNS} FROM "WebhookDelivery" WHERE "state" = 'pending' AND "nextAttemptAt" <= ? AND ${claimable} ORDER BY "eventId" LIMIT ?`,
+      ),
+      heads: reader.prepare(
+        `SELECT "endpointId", "stream", MIN("eventId") AS "head" FROM "WebhookDelivery" WHERE "state" = 'pending' AND "endpointId" IN (SELECT value FROM json_each(?)) GROUP BY "endpointId", "stream"`,
+      ),
+      next: reader.prepare(
+        `SELECT ${COLUMNS} FROM "WebhookDelivery" WHERE "endpointId" = ? AND "stream" = ? AND "state" = 'pending' AND "eventId" > ? ORDER BY "eventId" LIMIT 1`,
+      ),
+      endpoints: reader.prepare(
+        `SELECT "id", "url", "secret", "previousSecret", "previousSecretUntil", "failingSince" FROM "WebhookEndpoint" WHERE "disabledAt" IS NULL`,
+      ),
+      approval: reader.prepare(
+        `SELECT i."text" AS "text", a."deadline" AS "deadline", a."status" AS "status" FROM "Approval" a JOIN "Item" i ON i."id" = a."itemId" WHERE a."itemId" = ? AND a."target" = ?`,
+      ),
       ask: reader.prepare(`SELECT "kind", "approvedBy", "approvalPhrase" FROM "Message" WHERE "id" = ?`),
       outboxAny: reader.prepare(`SELECT 1 FROM "WebhookOutbox" LIMIT 1`).pluck(),
       expandUpTo: writer.prepare(SQLITE_EXPAND.upTo).pluck(),
       expandInsert: writer.prepare(SQLITE_EXPAND.insert),
       expandRemove: writer.prepare(SQLITE_EXPAND.remove),
-      drop: writer.prepare(`UPDATE "WebhookDelivery" SET "state" = 'dropped', "ownerId" = NULL, "leaseUntil" = NULL WHERE "id" = ? AND "ownerId" = ?`),
+      drop: writer.prepare(
+        `UPDATE "WebhookDelivery" SET "state" = 'dropped', "ownerId" = NULL, "leaseUntil" = NULL WHERE "id" = ? AND "ownerId" = ?`,
+      ),
       event: reader.prepare(`SELECT "payload", "ts" FROM "Event" WHERE "id" = ?`),
-      nextDueAt: reader.prepare(`SELECT MIN("nextAttemptAt") FROM "WebhookDelivery" WHERE "state" = 'pending' AND "nextAttemptAt" > ?`).pluck(),
-      claim: writer.prepare(`UPDATE "WebhookDelivery" SET "ownerId" = ?, "leaseUntil" = ? WHERE "id" = ? AND "state" = 'pending' AND ${claimable}`),
-      attempt: writer.prepare(`INSERT INTO "WebhookAttempt" ("deliveryId", "at", "status", "durationMs", "error") VALUES (?, ?, ?, ?, ?)`),
+      nextDueAt: reader
+        .prepare(`SELECT MIN("nextAttemptAt") FROM "WebhookDelivery" WHERE "state" = 'pending' AND "nextAttemptAt" > ?`)
+        .pluck(),
+      claim: writer.prepare(
+        `UPDATE "WebhookDelivery" SET "ownerId" = ?, "leaseUntil" = ? WHERE "id" = ? AND "state" = 'pending' AND ${claimable}`,
+      ),
+      attempt: writer.prepare(
+        `INSERT INTO "WebhookAttempt" ("deliveryId", "at", "status", "durationMs", "error") VALUES (?, ?, ?, ?, ?)`,
+      ),
       delivery: writer.prepare(
         `UPDATE "WebhookDelivery" SET "state" = ?, "attempts" = ?, "nextAttemptAt" = COALESCE(?, "nextAttemptAt"), "deliveredAt" = CASE WHEN ? = 'delivered' THEN ? ELSE "deliveredAt" END, ` +
           `"lastStatus" = ?, "lastError" = ?, "ownerId" = NULL, "leaseUntil" = NULL WHERE "id" = ? AND "ownerId" = ?`,
       ),
-      endpoint: writer.prepare(`UPDATE "WebhookEndpoint" SET "failingSince" = ?, "disabledAt" = COALESCE(?, "disabledAt"), "disabledReason" = COALESCE(?, "disabledReason") WHERE "id" = ?`),
+      endpoint: writer.prepare(
+        `UPDATE "WebhookEndpoint" SET "failingSince" = ?, "disabledAt" = COALESCE(?, "disabledAt"), "disabledReason" = COALESCE(?, "disabledReason") WHERE "id" = ?`,
+      ),
       begin: writer.prepare("BEGIN IMMEDIATE"),
       commit: writer.prepare("COMMIT"),
       rollback: writer.prepare("ROLLBACK"),
@@ -82,7 +114,9 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   async approval(itemId: string, target: string): Promise<ApprovalFacts | undefined> {
-    const row = await this.reading(() => this.s.approval.get(itemId, target) as { text: string; deadline: string; status: string } | undefined);
+    const row = await this.reading(
+      () => this.s.approval.get(itemId, target) as { text: string; deadline: string; status: string } | undefined,
+    );
     return row ? { text: row.text, deadline: new Date(row.deadline), pending: row.status === "pending" } : undefined;
   }
 
@@ -111,7 +145,10 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   async heads(endpointIds: string[]): Promise<Map<string, number>> {
-    const rows = await this.reading(() => this.s.heads.all(JSON.stringify(endpointIds)) as Array<{ endpointId: string; stream: string; head: number }>);
+    const rows = await this.reading(
+      () =>
+        this.s.heads.all(JSON.stringify(endpointIds)) as Array<{ endpointId: string; stream: string; head: number }>,
+    );
     return new Map(rows.map((r) => [`${r.endpointId}\u0000${r.stream}`, Number(r.head)]));
   }
 
@@ -142,7 +179,9 @@ export class SqliteWebhookStore implements WebhookStore {
 
   claim(ids: readonly string[], owner: string, now: Date, until: Date): Promise<Set<string>> {
     const [untilTs, nowTs] = [sqliteTs(until), sqliteTs(now)];
-    return this.inTransaction((s) => new Set(ids.filter((id) => s.claim.run(owner, untilTs, id, nowTs, owner).changes === 1)));
+    return this.inTransaction(
+      (s) => new Set(ids.filter((id) => s.claim.run(owner, untilTs, id, nowTs, owner).changes === 1)),
+    );
   }
 
   record(attempts: readonly AttemptRecord[]): Promise<void> {
@@ -150,10 +189,25 @@ export class SqliteWebhookStore implements WebhookStore {
       for (const a of attempts) {
         const at = sqliteTs(a.at);
         s.attempt.run(a.deliveryId, at, a.status, a.durationMs, a.error);
-        s.delivery.run(a.state, a.attempts, a.nextAttemptAt ? sqliteTs(a.nextAttemptAt) : null, a.state, at, a.status, a.error, a.deliveryId, a.owner);
+        s.delivery.run(
+          a.state,
+          a.attempts,
+          a.nextAttemptAt ? sqliteTs(a.nextAttemptAt) : null,
+          a.state,
+          at,
+          a.status,
+          a.error,
+          a.deliveryId,
+          a.owner,
+        );
       }
       for (const e of endpointOutcomes(attempts)) {
-        s.endpoint.run(e.failingSince ? sqliteTs(e.failingSince) : null, e.disabledAt ? sqliteTs(e.disabledAt) : null, e.disabledReason, e.endpointId);
+        s.endpoint.run(
+          e.failingSince ? sqliteTs(e.failingSince) : null,
+          e.disabledAt ? sqliteTs(e.disabledAt) : null,
+          e.disabledReason,
+          e.endpointId,
+        );
       }
     });
   }
@@ -174,4 +228,3 @@ export class SqliteWebhookStore implements WebhookStore {
     });
   }
 }
-

@@ -50,10 +50,17 @@ export interface SenderEndpoint {
 }
 
 /** An endpoint row as either database returns it, moments as text. */
-export type StoredEndpoint = Omit<SenderEndpoint, "previousSecretUntil" | "failingSince"> & { previousSecretUntil: string | null; failingSince: string | null };
+export type StoredEndpoint = Omit<SenderEndpoint, "previousSecretUntil" | "failingSince"> & {
+  previousSecretUntil: string | null;
+  failingSince: string | null;
+};
 
 const dateOrNull = (text: string | null): Date | null => (text === null ? null : new Date(text));
-export const endpointOf = (r: StoredEndpoint): SenderEndpoint => ({ ...r, previousSecretUntil: dateOrNull(r.previousSecretUntil), failingSince: dateOrNull(r.failingSince) });
+export const endpointOf = (r: StoredEndpoint): SenderEndpoint => ({
+  ...r,
+  previousSecretUntil: dateOrNull(r.previousSecretUntil),
+  failingSince: dateOrNull(r.failingSince),
+});
 
 /** What an approval.requested delivery adds from the approval row. */
 export interface ApprovalFacts {
@@ -97,22 +104,35 @@ export interface WebhookStore {
   record(attempts: readonly AttemptRecord[]): Promise<void>;
 }
 
-
 /** A due delivery as either database returns it: ids and counts may come back as text, moments as text. */
 export type DueRow = Omit<DueDelivery, "nextAttemptAt"> & { nextAttemptAt: string | Date };
-export const rowOf = (r: DueRow): DueDelivery => ({ ...r, eventId: Number(r.eventId), attempts: Number(r.attempts), nextAttemptAt: new Date(r.nextAttemptAt) });
+export const rowOf = (r: DueRow): DueDelivery => ({
+  ...r,
+  eventId: Number(r.eventId),
+  attempts: Number(r.attempts),
+  nextAttemptAt: new Date(r.nextAttemptAt),
+});
 
 /**
  * What a batch of attempts leaves on each endpoint: the last attempt's failingSince, and the first
  * reason to disable it. One update per endpoint, in id order, so two instances recording batches
  * at once lock the endpoint rows in the same order (PostgreSQL would otherwise find a deadlock).
  */
-export function endpointOutcomes(attempts: readonly AttemptRecord[]): Array<{ endpointId: string; failingSince: Date | null; disabledAt: Date | null; disabledReason: string | null }> {
-  const byEndpoint = new Map<string, { endpointId: string; failingSince: Date | null; disabledAt: Date | null; disabledReason: string | null }>();
+export function endpointOutcomes(
+  attempts: readonly AttemptRecord[],
+): Array<{ endpointId: string; failingSince: Date | null; disabledAt: Date | null; disabledReason: string | null }> {
+  const byEndpoint = new Map<
+    string,
+    { endpointId: string; failingSince: Date | null; disabledAt: Date | null; disabledReason: string | null }
+  >();
   for (const a of attempts) {
     const seen = byEndpoint.get(a.endpointId);
-    const disabled = seen?.disabledReason ? { disabledAt: seen.disabledAt, disabledReason: seen.disabledReason } : { disabledAt: a.disabledReason ? a.at : null, disabledReason: a.disabledReason };
+    const disabled = seen?.disabledReason
+      ? { disabledAt: seen.disabledAt, disabledReason: seen.disabledReason }
+      : { disabledAt: a.disabledReason ? a.at : null, disabledReason: a.disabledReason };
     byEndpoint.set(a.endpointId, { endpointId: a.endpointId, failingSince: a.failingSince, ...disabled });
   }
-  return [...byEndpoint.values()].sort((x, y) => (x.endpointId < y.endpointId ? -1 : x.endpointId > y.endpointId ? 1 : 0));
+  return [...byEndpoint.values()].sort((x, y) =>
+    x.endpointId < y.endpointId ? -1 : x.endpointId > y.endpointId ? 1 : 0,
+  );
 }

@@ -40,12 +40,20 @@ const costOf = (requested: number) => ({ requested, limit: MAX_QUERY_COST });
 
 /** Checks the cost before anything runs (placed before the read cache, so a cached answer is costed too). */
 export function queryCostLimit(): Plugin {
-  const check = (args: { schema: GraphQLSchema; document: import("graphql").DocumentNode; operationName?: string | null; variableValues?: Readonly<Record<string, unknown>> | null }) => {
+  const check = (args: {
+    schema: GraphQLSchema;
+    document: import("graphql").DocumentNode;
+    operationName?: string | null;
+    variableValues?: Readonly<Record<string, unknown>> | null;
+  }) => {
     const requested = queryCost(args.schema, args.document, args.operationName, args.variableValues);
     if (requested <= MAX_QUERY_COST) return { requested, refusal: undefined };
-    const refusal = new GraphQLError(`The query could cost ${requested}, over the limit of ${MAX_QUERY_COST}: ask for fewer items (a smaller limit, first or last) or fewer nested lists.`, {
-      extensions: { code: "QUERY_TOO_COSTLY", limit: MAX_QUERY_COST, requested, http: { status: 400, spec: false } },
-    });
+    const refusal = new GraphQLError(
+      `The query could cost ${requested}, over the limit of ${MAX_QUERY_COST}: ask for fewer items (a smaller limit, first or last) or fewer nested lists.`,
+      {
+        extensions: { code: "QUERY_TOO_COSTLY", limit: MAX_QUERY_COST, requested, http: { status: 400, spec: false } },
+      },
+    );
     return { requested, refusal };
   };
   return {
@@ -79,10 +87,13 @@ export function queryCostLimit(): Plugin {
 const guards = new WeakSet<object>();
 export function guardResolvers(schema: GraphQLSchema): void {
   for (const type of Object.values(schema.getTypeMap())) {
-    if (type.name.startsWith("__") || !("getFields" in type) || !("isTypeOf" in type || "resolveType" in type)) continue;
+    if (type.name.startsWith("__") || !("getFields" in type) || !("isTypeOf" in type || "resolveType" in type))
+      continue;
     const fields = (type as { getFields(): Record<string, { resolve?: (...args: never[]) => unknown }> }).getFields();
     for (const field of Object.values(fields)) {
-      const resolve = field.resolve as ((parent: unknown, args: unknown, context: unknown, info: unknown) => unknown) | undefined;
+      const resolve = field.resolve as
+        | ((parent: unknown, args: unknown, context: unknown, info: unknown) => unknown)
+        | undefined;
       if (!resolve || guards.has(resolve)) continue;
       const guard = (parent: unknown, args: unknown, context: unknown, info: unknown) => {
         const deadline = (context as { [DEADLINE]?: Deadline } | undefined)?.[DEADLINE];
@@ -113,14 +124,22 @@ function refusedResult(error: GraphQLError, from: ExecutionResult | undefined): 
 }
 
 const timeoutError = (deadlineMs: number) =>
-  new GraphQLError(`The query ran longer than its ${deadlineMs} ms deadline and was stopped; try again with a smaller one.`, {
-    extensions: { code: "QUERY_TIMEOUT", limitMs: deadlineMs, http: { status: 503, spec: false, headers: { "retry-after": "5" } } },
-  });
+  new GraphQLError(
+    `The query ran longer than its ${deadlineMs} ms deadline and was stopped; try again with a smaller one.`,
+    {
+      extensions: {
+        code: "QUERY_TIMEOUT",
+        limitMs: deadlineMs,
+        http: { status: 503, spec: false, headers: { "retry-after": "5" } },
+      },
+    },
+  );
 
 /** Placed last (after the compiled-queries plugin has chosen its executor): the deadline and the answer's size. */
 export function executionBounds(options: BoundsOptions): Plugin {
   const { deadlineMs, maxAnswerBytes } = options;
-  const passedIn = (result: ExecutionResult): boolean => (result.errors ?? []).some((e) => e.originalError instanceof DeadlinePassedError);
+  const passedIn = (result: ExecutionResult): boolean =>
+    (result.errors ?? []).some((e) => e.originalError instanceof DeadlinePassedError);
   return {
     onExecute({ args, executeFn, setExecuteFn, extendContext }) {
       const isQuery = getOperationAST(args.document, args.operationName ?? undefined)?.operation === "query";
@@ -137,7 +156,9 @@ export function executionBounds(options: BoundsOptions): Plugin {
               resolve({ errors: [timeoutError(deadlineMs)] });
             }, deadlineMs);
           });
-          const ran = Promise.resolve(executeFn(executionArgs) as ExecutionResult | Promise<ExecutionResult>).finally(() => clearTimeout(timer));
+          const ran = Promise.resolve(executeFn(executionArgs) as ExecutionResult | Promise<ExecutionResult>).finally(
+            () => clearTimeout(timer),
+          );
           return Promise.race([ran, stopped]);
         });
       }
@@ -153,9 +174,12 @@ export function executionBounds(options: BoundsOptions): Plugin {
           }
           const text = (single.stringify ?? JSON.stringify)(single);
           if (text.length * 3 > maxAnswerBytes && Buffer.byteLength(text) > maxAnswerBytes) {
-            const error = new GraphQLError(`The answer is larger than ${maxAnswerBytes} bytes; ask for fewer items or fewer fields.`, {
-              extensions: { code: "ANSWER_TOO_LARGE", limit: maxAnswerBytes, http: { status: 400, spec: false } },
-            });
+            const error = new GraphQLError(
+              `The answer is larger than ${maxAnswerBytes} bytes; ask for fewer items or fewer fields.`,
+              {
+                extensions: { code: "ANSWER_TOO_LARGE", limit: maxAnswerBytes, http: { status: 400, spec: false } },
+              },
+            );
             setResult(refusedResult(error, single));
             return;
           }

@@ -35,6 +35,7 @@ export const compiledQueries = useGraphQlJit(
   {},
   {
     enableIf: (args) =>
-      getOperationAST(args.document, args.operationName ?? undefined)?.operation === "query" && !carriesStringLiteral(args.document),
+      getOperationAST(args.document, args.operationName ?? undefined)?.operation === "query" &&
+      !carriesStringLiteral(args.document),
   },
 );

@@ -42,7 +42,9 @@ const SIZE_ARGUMENTS = ["first", "last", "limit"] as const;
  * clamps to), `fallback` when it has no schema default, or `size`, how many a list without a size
  * argument can hold, or fewer when one of the `narrowedBy` arguments is given (one holder's records).
  */
-export const LIST_BOUNDS: Readonly<Record<string, { max?: number; fallback?: number; size?: number; narrowedBy?: Record<string, number> }>> = {
+export const LIST_BOUNDS: Readonly<
+  Record<string, { max?: number; fallback?: number; size?: number; narrowedBy?: Record<string, number> }>
+> = {
   "Query.lists": { max: 100 },
   "Query.events": { max: 1000 },
   "Query.messages": { max: 1000 },
@@ -104,7 +106,11 @@ type Variables = Readonly<Record<string, unknown>> | null | undefined;
  * A field's size argument as asked (a literal or a variable; else its default), NaN when it takes
  * one but none was given and none has a default, undefined when it takes none.
  */
-function askedSize(field: GraphQLField<unknown, unknown>, node: { arguments?: readonly import("graphql").ArgumentNode[] }, variables: Variables): number | undefined {
+function askedSize(
+  field: GraphQLField<unknown, unknown>,
+  node: { arguments?: readonly import("graphql").ArgumentNode[] },
+  variables: Variables,
+): number | undefined {
   let takesOne = false;
   for (const name of SIZE_ARGUMENTS) {
     const definition = field.args.find((a) => a.name === name);
@@ -112,14 +118,24 @@ function askedSize(field: GraphQLField<unknown, unknown>, node: { arguments?: re
     takesOne = true;
     const given = node.arguments?.find((a) => a.name.value === name);
     let value: unknown = undefined;
-    if (given) value = given.value.kind === Kind.VARIABLE ? variables?.[given.value.name.value] : valueFromASTUntyped(given.value, variables ?? undefined);
+    if (given)
+      value =
+        given.value.kind === Kind.VARIABLE
+          ? variables?.[given.value.name.value]
+          : valueFromASTUntyped(given.value, variables ?? undefined);
     if (value === undefined || value === null) value = definition.defaultValue;
     if (typeof value === "number" && Number.isFinite(value)) return value;
   }
   return takesOne ? Number.NaN : undefined;
 }
 
-function multiplier(parentName: string, field: GraphQLField<unknown, unknown>, node: Parameters<typeof askedSize>[1], variables: Variables, underPage: boolean): { times: number; sized: boolean } {
+function multiplier(
+  parentName: string,
+  field: GraphQLField<unknown, unknown>,
+  node: Parameters<typeof askedSize>[1],
+  variables: Variables,
+  underPage: boolean,
+): { times: number; sized: boolean } {
   const bound = LIST_BOUNDS[`${parentName}.${field.name}`];
   const asked = askedSize(field, node, variables);
   if (asked !== undefined) {
@@ -141,15 +157,29 @@ function multiplier(parentName: string, field: GraphQLField<unknown, unknown>, n
  * fragment spread a thousand times is not walked a thousand times); graphql-js's validation has
  * already refused fragment cycles and unknown fields, and the depth limit bounds the nesting.
  */
-export function queryCost(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined, variables: Variables): number {
+export function queryCost(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: Variables,
+): number {
   const fragments = new Map<string, FragmentDefinitionNode>();
   let operation: OperationDefinitionNode | undefined;
   for (const definition of document.definitions) {
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
-    else if (definition.kind === Kind.OPERATION_DEFINITION && (operationName ? definition.name?.value === operationName : !operation)) operation = definition;
+    else if (
+      definition.kind === Kind.OPERATION_DEFINITION &&
+      (operationName ? definition.name?.value === operationName : !operation)
+    )
+      operation = definition;
   }
   if (!operation) return 0;
-  const root = operation.operation === "query" ? schema.getQueryType() : operation.operation === "mutation" ? schema.getMutationType() : schema.getSubscriptionType();
+  const root =
+    operation.operation === "query"
+      ? schema.getQueryType()
+      : operation.operation === "mutation"
+        ? schema.getMutationType()
+        : schema.getSubscriptionType();
   if (!root) return 0;
   // A variable the request left out takes the operation's default for it.
   const given = variables ?? {};
@@ -175,7 +205,9 @@ export function queryCost(schema: GraphQLSchema, document: DocumentNode, operati
         const field = type.getFields()[name];
         if (!field) continue;
         const { times, sized } = multiplier(type.name, field, selection, variables, underPage);
-        const inner = selection.selectionSet ? costOf(getNamedType(field.type), selection.selectionSet, sized && !isListType(getNullableType(field.type))) : 0;
+        const inner = selection.selectionSet
+          ? costOf(getNamedType(field.type), selection.selectionSet, sized && !isListType(getNullableType(field.type)))
+          : 0;
         total += times * ((FIELD_WEIGHTS[`${type.name}.${name}`] ?? 1) + inner);
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
         const on = selection.typeCondition ? schema.getType(selection.typeCondition.name.value) : type;

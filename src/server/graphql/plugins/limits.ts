@@ -21,19 +21,26 @@ export const GRAPHQL_LIMITS = {
 } as const;
 
 type LimitCode = "TOO_MANY_TOKENS" | "QUERY_TOO_DEEP" | "TOO_MANY_ALIASES" | "TOO_MANY_DIRECTIVES";
-const LIMIT_CODES = new Set<string>([...(["TOO_MANY_TOKENS", "QUERY_TOO_DEEP", "TOO_MANY_ALIASES", "TOO_MANY_DIRECTIVES"] satisfies LimitCode[]), ...BOUND_CODES]);
+const LIMIT_CODES = new Set<string>([
+  ...(["TOO_MANY_TOKENS", "QUERY_TOO_DEEP", "TOO_MANY_ALIASES", "TOO_MANY_DIRECTIVES"] satisfies LimitCode[]),
+  ...BOUND_CODES,
+]);
 
 function coded(error: GraphQLError, code: LimitCode, limit: number): GraphQLError {
   // spec: false keeps Yoga from answering 200 over application/json (its rule for ordinary
   // validation errors): a refused document is the client's error, a 400 whatever it accepts.
-  return new GraphQLError(error.message.replace(/^Syntax Error: /, ""), { extensions: { code, limit, http: { status: 400, spec: false } } });
+  return new GraphQLError(error.message.replace(/^Syntax Error: /, ""), {
+    extensions: { code, limit, http: { status: 400, spec: false } },
+  });
 }
 
 /** Armor's validation rules report a coded error instead of throwing their plain one. */
 function report(code: LimitCode, limit: number) {
   return {
     propagateOnRejection: false,
-    onReject: [(context: ValidationContext | null, error: GraphQLError) => context?.reportError(coded(error, code, limit))],
+    onReject: [
+      (context: ValidationContext | null, error: GraphQLError) => context?.reportError(coded(error, code, limit)),
+    ],
   };
 }
 

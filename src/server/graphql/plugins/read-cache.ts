@@ -66,7 +66,8 @@ export function graphqlReadCache(versionOf: () => ReadVersion): Plugin {
     let byName = cacheable.get(document);
     if (!byName) cacheable.set(document, (byName = new Map()));
     let answer = byName.get(operationName ?? "");
-    if (answer === undefined) byName.set(operationName ?? "", (answer = cacheableOperation(getOperationAST(document, operationName))));
+    if (answer === undefined)
+      byName.set(operationName ?? "", (answer = cacheableOperation(getOperationAST(document, operationName))));
     return answer;
   };
 

@@ -32,32 +32,46 @@ function rootFields(document: DocumentNode, selectionSet: SelectionSetNode, seen
     else if (selection.kind === Kind.INLINE_FRAGMENT) names.push(...rootFields(document, selection.selectionSet, seen));
     else if (!seen.has(selection.name.value)) {
       seen.add(selection.name.value);
-      const fragment = document.definitions.find((d) => d.kind === Kind.FRAGMENT_DEFINITION && d.name.value === selection.name.value);
-      if (fragment && fragment.kind === Kind.FRAGMENT_DEFINITION) names.push(...rootFields(document, fragment.selectionSet, seen));
+      const fragment = document.definitions.find(
+        (d) => d.kind === Kind.FRAGMENT_DEFINITION && d.name.value === selection.name.value,
+      );
+      if (fragment && fragment.kind === Kind.FRAGMENT_DEFINITION)
+        names.push(...rootFields(document, fragment.selectionSet, seen));
     }
   }
   return names;
 }
 
 /** The first scope the operation needs that the principal lacks, or undefined. */
-export function missingScope(principal: Principal, document: DocumentNode, operationName: string | undefined): Scope | undefined {
+export function missingScope(
+  principal: Principal,
+  document: DocumentNode,
+  operationName: string | undefined,
+): Scope | undefined {
   const operation = getOperationAST(document, operationName);
   if (!operation) return undefined; // graphql itself refuses it
   const has = (scope: Scope) => principal.scopes.includes(scope);
   for (const field of rootFields(document, operation.selectionSet)) {
     if (field.startsWith("__")) continue;
     let needed: Scope | "post";
-    if (operation.operation === "mutation") needed = MUTATION_SCOPES[field] ?? "admin"; // a new mutation is locked until listed
+    if (operation.operation === "mutation")
+      needed = MUTATION_SCOPES[field] ?? "admin"; // a new mutation is locked until listed
     else needed = ADMIN_QUERIES.has(field) ? "admin" : "read";
     if (needed === "post") {
       if (!has("write") && !has("decide")) return "write";
     } else if (!has(needed)) return needed;
   }
-  if (operation.operation !== "mutation" && !has("read") && rootFields(document, operation.selectionSet).every((f) => f.startsWith("__"))) return "read";
+  if (
+    operation.operation !== "mutation" &&
+    !has("read") &&
+    rootFields(document, operation.selectionSet).every((f) => f.startsWith("__"))
+  )
+    return "read";
   return undefined;
 }
 
-const forbidden = (scope: Scope) => new GraphQLError(missingScopeMessage(scope), { extensions: { code: "forbidden", scope, http: { status: 403 } } });
+const forbidden = (scope: Scope) =>
+  new GraphQLError(missingScopeMessage(scope), { extensions: { code: "forbidden", scope, http: { status: 403 } } });
 
 export const graphqlScopes: Plugin<{ principal?: Principal }> = {
   onExecute({ args, setResultAndStopExecution }) {

@@ -35,10 +35,12 @@ export function compileProjector(
   if (!operation || operation.operation !== "subscription" || !subscriptionType) return undefined;
   if (operation.directives?.length) return undefined;
   const [root, ...others] = operation.selectionSet.selections;
-  if (!root || others.length > 0 || root.kind !== "Field" || root.directives?.length || !root.selectionSet) return undefined;
+  if (!root || others.length > 0 || root.kind !== "Field" || root.directives?.length || !root.selectionSet)
+    return undefined;
   const wire = projectable[root.name.value];
   const rootField = subscriptionType.getFields()[root.name.value];
-  if (!wire || !rootField || isListType(isNonNullType(rootField.type) ? rootField.type.ofType : rootField.type)) return undefined;
+  if (!wire || !rootField || isListType(isNonNullType(rootField.type) ? rootField.type.ofType : rootField.type))
+    return undefined;
   const type = getNamedType(rootField.type);
   if (!isObjectType(type)) return undefined;
   const emits = new Map<string, Emit>();
@@ -60,7 +62,13 @@ export function compileProjector(
 }
 
 /** graphql's CollectFields for a selection that stays on `type`: response keys in first-seen order. */
-function collect(document: DocumentNode, type: GraphQLObjectType, selectionSet: SelectionSetNode, wire: WireFields<unknown>, into: Map<string, Emit>): boolean {
+function collect(
+  document: DocumentNode,
+  type: GraphQLObjectType,
+  selectionSet: SelectionSetNode,
+  wire: WireFields<unknown>,
+  into: Map<string, Emit>,
+): boolean {
   for (const selection of selectionSet.selections) {
     if (selection.directives?.length) return false;
     if (selection.kind === "Field") {
@@ -71,10 +79,16 @@ function collect(document: DocumentNode, type: GraphQLObjectType, selectionSet: 
       if (!into.has(responseKey)) into.set(responseKey, emit); // validation: one key, one field
       continue;
     }
-    const condition = selection.kind === "InlineFragment" ? selection.typeCondition : fragmentNamed(document, selection.name.value)?.typeCondition;
+    const condition =
+      selection.kind === "InlineFragment"
+        ? selection.typeCondition
+        : fragmentNamed(document, selection.name.value)?.typeCondition;
     if (selection.kind === "FragmentSpread" && !fragmentNamed(document, selection.name.value)) return false;
     if (condition && condition.name.value !== type.name) return false;
-    const inner = selection.kind === "InlineFragment" ? selection.selectionSet : fragmentNamed(document, selection.name.value)!.selectionSet;
+    const inner =
+      selection.kind === "InlineFragment"
+        ? selection.selectionSet
+        : fragmentNamed(document, selection.name.value)!.selectionSet;
     if (!collect(document, type, inner, wire, into)) return false;
   }
   return true;

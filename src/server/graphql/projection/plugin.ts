@@ -14,7 +14,14 @@
 // The stream itself still comes from graphql-js's createSourceEventStream (the subscribe resolver
 // runs as before, so a refused `after` is still an error result before any stream opens), and the
 // plugin only swaps envelop's subscribe function: masking, metrics and limits wrap it as before.
-import { createSourceEventStream, getOperationAST, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLSchema } from "graphql";
+import {
+  createSourceEventStream,
+  getOperationAST,
+  type DocumentNode,
+  type ExecutionArgs,
+  type ExecutionResult,
+  type GraphQLSchema,
+} from "graphql";
 import { buildExecutionContext, execute as toolsExecute } from "@graphql-tools/executor";
 import type { Plugin } from "graphql-yoga";
 import type { ProjectableSubscription } from "../../../../schema/wire.ts";
@@ -28,7 +35,11 @@ import { ProjectedStream, type PagedSource } from "./stream.ts";
  */
 export function useProjectedSubscriptions(projectable: Readonly<Record<string, ProjectableSubscription>>): Plugin {
   const compiled = new WeakMap<DocumentNode, Map<string, Projector | null>>();
-  const projectorOf = (schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined): Projector | undefined => {
+  const projectorOf = (
+    schema: GraphQLSchema,
+    document: DocumentNode,
+    operationName: string | null | undefined,
+  ): Projector | undefined => {
     let byName = compiled.get(document);
     if (!byName) compiled.set(document, (byName = new Map()));
     const key = operationName ?? "";
@@ -45,10 +56,15 @@ export function useProjectedSubscriptions(projectable: Readonly<Record<string, P
         const source = await createSourceEventStream(subscribeArgs);
         if (!(Symbol.asyncIterator in source)) return source;
         const operation = getOperationAST(subscribeArgs.document, subscribeArgs.operationName ?? undefined)!;
-        const executeOne = (payload: unknown) => toolsExecute({ ...subscribeArgs, rootValue: payload }) as ExecutionResult | Promise<ExecutionResult>;
+        const executeOne = (payload: unknown) =>
+          toolsExecute({ ...subscribeArgs, rootValue: payload }) as ExecutionResult | Promise<ExecutionResult>;
         const iterator = (source as AsyncIterable<unknown>)[Symbol.asyncIterator]();
-        const writesPages = (subscribeArgs.contextValue as Record<symbol, unknown> | undefined)?.[WRITES_PAGES] === true;
-        const paged = writesPages && typeof (iterator as Partial<PagedSource>).nextPage === "function" ? (iterator as PagedSource) : undefined;
+        const writesPages =
+          (subscribeArgs.contextValue as Record<symbol, unknown> | undefined)?.[WRITES_PAGES] === true;
+        const paged =
+          writesPages && typeof (iterator as Partial<PagedSource>).nextPage === "function"
+            ? (iterator as PagedSource)
+            : undefined;
         return new ProjectedStream(iterator, project, executeOne, operation, paged);
       });
     },

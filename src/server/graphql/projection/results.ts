@@ -36,4 +36,3 @@ export class ProjectedPage implements ExecutionResult {
 
 /** Set in the initial context by a transport that writes ProjectedPage results (src/server/graphql/subscriptions.ts). */
 export const WRITES_PAGES = Symbol("writes projected pages");
-

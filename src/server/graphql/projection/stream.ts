@@ -61,7 +61,10 @@ export class ProjectedStream implements AsyncIterableIterator<ExecutionResult> {
       return await step();
     } catch (error) {
       // As graphql-tools' subscribe reports a failing source.
-      throw new GraphQLError((error as Error)?.message ?? String(error), { originalError: error as Error, nodes: [this.operation] });
+      throw new GraphQLError((error as Error)?.message ?? String(error), {
+        originalError: error as Error,
+        nodes: [this.operation],
+      });
     }
   }
 
