@@ -112,11 +112,11 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Offers RATE events/s for SECONDS, round robin over the lists; a late tick sends what is due. */
-async function drive(append: (list: number, payload: string) => Promise<unknown> | void): Promise<number> {
+async function drive(append: (list: number, payload: string) => Promise<unknown> | undefined): Promise<number> {
   let sent = 0;
   let list = 0;
   const t0 = performance.now();
-  const inflight: Array<Promise<unknown> | void> = [];
+  const inflight: Array<Promise<unknown> | undefined> = [];
   for (let elapsed = 0; elapsed < SECONDS * 1000; elapsed = performance.now() - t0) {
     const due = Math.floor((elapsed * RATE) / 1000);
     while (sent < due) {

@@ -91,18 +91,16 @@ async function startProvider(weather: Weather, latencyMs: number): Promise<Provi
           res.end(`data: ${JSON.stringify({ ...base, choices: [], usage })}\n\ndata: [DONE]\n\n`);
           return;
         }
-        res
-          .writeHead(200, { "content-type": "application/json", ...announced })
-          .end(
-            JSON.stringify({
-              id: `b${index}`,
-              object: "chat.completion",
-              created: 0,
-              model: "bench",
-              choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
-              usage,
-            }),
-          );
+        res.writeHead(200, { "content-type": "application/json", ...announced }).end(
+          JSON.stringify({
+            id: `b${index}`,
+            object: "chat.completion",
+            created: 0,
+            model: "bench",
+            choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
+            usage,
+          }),
+        );
       }, latencyMs);
     });
   });

@@ -66,7 +66,9 @@ export class Router {
       allowed.push(route.method);
       if (route.method !== method) continue;
       const params: Record<string, string> = {};
-      route.names.forEach((name, i) => (params[name] = decodeSegment(m[i + 1] ?? "")));
+      route.names.forEach((name, i) => {
+        params[name] = decodeSegment(m[i + 1] ?? "");
+      });
       return { route, params };
     }
     if (allowed.length > 0)

@@ -60,7 +60,10 @@ export async function openSse(url: string, init: SseInit = {}): Promise<SseClien
   const records: SseRecord[] = [];
   let rawText = "";
   const waiters = new Set<() => void>();
-  const notify = () => waiters.forEach((w) => w());
+  const notify = () =>
+    waiters.forEach((w) => {
+      w();
+    });
   let ended = false;
 
   if (response.body && (response.headers.get("content-type") ?? "").startsWith("text/event-stream")) {

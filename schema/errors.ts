@@ -6,7 +6,7 @@ import { ErrorCode } from "./enums.ts";
 import {
   BadInputError,
   ConflictError,
-  CrowsError,
+  type CrowsError,
   ForbiddenError,
   NotFoundError,
   RateLimitedError,

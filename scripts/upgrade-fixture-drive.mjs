@@ -35,7 +35,7 @@ while (Date.now() < deadline) {
   db.close();
   for (const p of pending)
     if (finishing.has(p.listId)) {
-      const r = await post("/api/verdicts", { item_id: p.itemId, target: p.target, approve: decided++ % 3 !== 2 });
+      await post("/api/verdicts", { item_id: p.itemId, target: p.target, approve: decided++ % 3 !== 2 });
     }
   if ([...finishing].every((id) => finished.includes(id)) && pending.some((p) => !finishing.has(p.listId))) break;
   await new Promise((r) => setTimeout(r, 300));

@@ -62,7 +62,9 @@ async function crashMidList(env: Record<string, string>): Promise<void> {
       proc = await startServerProcess(env);
 
       const replay = await replayAll(proc.url, listId, seen.size);
-      replay.forEach((m, i) => assert.is(m.id, String(i + 1), `ids without a gap after the crash at ${killAfter}`));
+      replay.forEach((m, i) => {
+        assert.is(m.id, String(i + 1), `ids without a gap after the crash at ${killAfter}`);
+      });
       const byId = new Map(replay.map((m) => [m.id!, m]));
       for (const [id, before] of seen) {
         const after = byId.get(id);

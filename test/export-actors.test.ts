@@ -136,7 +136,9 @@ async function assertHistoryActors(
     csv.rows.map((r) => Number(r.id)),
     "GraphQL pages the same rows",
   );
-  viaGraphql.forEach((node) => assert.equal(node.actor, gqlActor(expected(node)), `GraphQL entry ${node.id}`));
+  viaGraphql.forEach((node) => {
+    assert.equal(node.actor, gqlActor(expected(node)), `GraphQL entry ${node.id}`);
+  });
   for (const limit of [7, 100]) {
     const viaRest = await restHistory(server, auth, limit);
     assert.equal(
@@ -144,7 +146,9 @@ async function assertHistoryActors(
       csv.rows.map((r) => Number(r.id)),
       `REST pages of ${limit}: the same rows`,
     );
-    viaRest.forEach((entry) => assert.equal(entry.actor, expected(entry), `REST entry ${entry.id}`));
+    viaRest.forEach((entry) => {
+      assert.equal(entry.actor, expected(entry), `REST entry ${entry.id}`);
+    });
   }
   return csv.rows;
 }
@@ -164,9 +168,9 @@ async function assertSubscribedChanges(
       changes.map((c) => c.id),
       logged.map((l) => l.id),
     );
-    changes.forEach((c, i) =>
-      assert.equal(c.actor, gqlActor(logged[i]!.payload.actor), `trustChanges ${c.id} (${c.holder})`),
-    );
+    changes.forEach((c, i) => {
+      assert.equal(c.actor, gqlActor(logged[i]!.payload.actor), `trustChanges ${c.id} (${c.holder})`);
+    });
   } finally {
     stream.close();
   }

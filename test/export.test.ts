@@ -189,7 +189,9 @@ test("verdicts and trust history as CSV: fixed columns, quoted fields, resumable
     const named = history.lines.filter((l) => l.includes(",Munin,writing,"));
     assert.is(named.length, 1100);
     const ACTOR_CELLS = [",owner,,", ',token,tok_1,"night, ""B"""', ",system,,", ",link,,"];
-    named.forEach((line, i) => assert.ok(line.endsWith(ACTOR_CELLS[i % 4]!), `row ${i}: ${line}`));
+    named.forEach((line, i) => {
+      assert.ok(line.endsWith(ACTOR_CELLS[i % 4]!), `row ${i}: ${line}`);
+    });
     // Cut after 2,100 rows and resumed from the last id: the same rows, once each.
     const cut = await readLines(server, "/api/export/trust-history", 2101);
     const lastId = Number(cut.lines.at(-1)!.split(",")[0]);

@@ -111,7 +111,11 @@ function folderOf(file: string): string {
 }
 
 const FLOOR_OF = new Map<string, number>();
-FLOORS.forEach(([, folders], index) => folders.forEach((folder) => FLOOR_OF.set(folder, index)));
+FLOORS.forEach(([, folders], index) => {
+  folders.forEach((folder) => {
+    FLOOR_OF.set(folder, index);
+  });
+});
 
 const IMPORTS = SCANNED.flatMap((dir) => sourceFiles(dir)).flatMap(importsOf);
 const where = (i: Import) => `${i.from}:${i.line} imports ${i.to}`;

@@ -364,7 +364,9 @@ test("picker: todo never borrows; quarantined and excluded crows are skipped; sp
       const picks = await picker.pick("todo", 3);
       assert.is(picks.length, 3);
       assert.ok(picks.every((p) => !p.borrowed));
-      picks.forEach((p) => seen.add(p.crow));
+      picks.forEach((p) => {
+        seen.add(p.crow);
+      });
     }
     assert.ok(seen.has("Ada"), "the spun crow flies from todo like any crow");
     await ctx.prisma.quarantine.create({

@@ -25,9 +25,7 @@ const FIXTURES = fileURLToPath(new URL("./fixtures/upgrade", import.meta.url));
 type EventRow = { id: number; stream: string; seq: number; name: string; payload: string; ts: number };
 
 /** The approvals with their deciders (none before deciders were kept). */
-function approvalsOf(
-  db: Database.Database,
-): Array<{
+function approvalsOf(db: Database.Database): Array<{
   itemId: string;
   target: string;
   status: string;

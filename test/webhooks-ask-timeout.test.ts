@@ -141,16 +141,12 @@ test("each ask gets its own outcome: unanswered ones expire once (ask.resolved, 
 
     // The invoice expires; an exact reply after that is too late and resolves nothing.
     await receiver.waitFor(
-      (r) => delivered(receiver, "ask.resolved", invoice).length > 0,
+      () => delivered(receiver, "ask.resolved", invoice).length > 0,
       30_000,
       "the invoice's expiry",
     );
     const late = await reply(kit, "pay it", invoice);
-    await receiver.waitFor(
-      (r) => delivered(receiver, "ask.resolved", domain).length > 0,
-      30_000,
-      "the domain's expiry",
-    );
+    await receiver.waitFor(() => delivered(receiver, "ask.resolved", domain).length > 0, 30_000, "the domain's expiry");
     await quiet(kit.server);
     const lateDelivery = await kit.server.app.prisma.webhookDelivery.findMany({
       where: {
@@ -241,7 +237,7 @@ test("an ask left when the server stops expires once after it starts again past 
     const answered = await ask(kit, "Quill", "Shall I send the newsletter?", "send it");
     await reply(kit, "send it", answered);
     await receiver.waitFor(
-      (r) =>
+      () =>
         delivered(receiver, "ask.opened", left).length === 1 &&
         delivered(receiver, "ask.resolved", answered).length === 1,
       20_000,

@@ -119,7 +119,9 @@ export function Approvals({ onOpenList }: { onOpenList: (listId: string) => void
           variables: (after) => ({ after: after ?? cursor }),
           cursorOf: (c) => c.id,
           onItem: (c) => {
-            approvalListeners.forEach((listener) => listener(c));
+            approvalListeners.forEach((listener) => {
+              listener(c);
+            });
             setPending((old) => {
               const next = new Map(old);
               // An opened approval already decided by the time it is read is not pending any more.

@@ -38,7 +38,9 @@ export function onPermissionChange(listener: () => void): () => void {
 export async function askPermission(): Promise<void> {
   if (!notificationsSupported()) return;
   await Notification.requestPermission();
-  listeners.forEach((l) => l());
+  listeners.forEach((l) => {
+    l();
+  });
 }
 
 function raise(waiting: Waiting): void {

@@ -12,7 +12,10 @@ let errors: ConsoleError[] = [];
 let streams = new Map<string, StreamState>();
 let nextId = 1;
 const listeners = new Set<() => void>();
-const notify = () => listeners.forEach((listener) => listener());
+const notify = () =>
+  listeners.forEach((listener) => {
+    listener();
+  });
 
 export function subscribeStatus(listener: () => void): () => void {
   listeners.add(listener);

@@ -104,7 +104,7 @@ export function ItemWeather({
         </p>
       ))}
       {streaming.map(([flightId, f]) => (
-        <p key={flightId} class="streaming" aria-live="polite" aria-label={`${f.crow} is writing`}>
+        <p key={flightId} class="streaming" role="status" aria-live="polite" aria-label={`${f.crow} is writing`}>
           <span class="quiet">{f.crow} is writing: </span>
           {f.text}
         </p>

@@ -219,7 +219,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     throw new ConfigError(`CROWS_JEV must be "offline" or "systemone", got ${JSON.stringify(config.jev)}`);
   }
   if (config.token !== undefined) checkToken("CROWS_TOKEN", config.token);
-  config.readTokens.forEach((token) => checkToken("CROWS_READ_TOKENS", token));
+  config.readTokens.forEach((token) => {
+    checkToken("CROWS_READ_TOKENS", token);
+  });
   if (config.readTokens.length > 0 && config.token === undefined) {
     throw new ConfigError(
       "CROWS_READ_TOKENS needs CROWS_TOKEN too: without an owner token nothing is asked, so read-only tokens would mean nothing",

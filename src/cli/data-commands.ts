@@ -51,7 +51,7 @@ export async function restore(source: string) {
   const state = readServerState(files);
   if (state && !state.stopped && sameProcessAlive(state.pid, state.tick)) throw refuse(state.pid);
   // Held for the restore: a server started meanwhile refuses instead of opening a half-placed file.
-  let lock;
+  let lock: ReturnType<typeof acquireLock>;
   try {
     lock = acquireLock(files);
   } catch (error) {

@@ -31,6 +31,7 @@ const PRANK_LINES = [
 // Invisible characters a renamer can slip into a name: format characters (zero-width spaces and
 // joiners, the BOM, bidi controls, the soft hyphen), controls, the combining grapheme joiner, the
 // Mongolian vowel separator and the Hangul fillers that render as nothing.
+// biome-ignore lint/suspicious/noMisleadingCharacterClass: each invisible code point is listed alone, on purpose
 const INVISIBLE = /[\p{Cf}\p{Cc}\u034F\u180E\u115F\u1160\u3164\uFFA0]/gu;
 // Punctuation, symbols and spaces at either end ("ana.", "(ana)", "~ana~", "ana!!").
 const SURROUNDING = /^[\p{P}\p{S}\p{Z}\s]+|[\p{P}\p{S}\p{Z}\s]+$/gu;
@@ -84,7 +85,7 @@ export class RateLimiter {
       return { admitted: false, message: lineFor(key, pranks), cooldownS: left, pranked: false };
     }
     const recent = numberArray(row?.recent).filter((t) => now - t < WINDOW_MS);
-    let strikes = numberArray(row?.strikes).filter((t) => now - t < STRIKE_WINDOW_MS);
+    const strikes = numberArray(row?.strikes).filter((t) => now - t < STRIKE_WINDOW_MS);
     recent.push(now);
     if (recent.length > MAX_PER_WINDOW) strikes.push(now);
     if (strikes.length >= STRIKES_TO_PRANK) {

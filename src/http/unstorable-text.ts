@@ -33,7 +33,9 @@ export function findUnstorable(value: unknown, at = ""): { at: string; why: stri
     }
     const children: Array<{ value: unknown; at: string; isKey?: boolean }> = [];
     if (Array.isArray(next.value)) {
-      next.value.forEach((item, i) => children.push({ value: item, at: `${next.at}[${i}]` }));
+      next.value.forEach((item, i) => {
+        children.push({ value: item, at: `${next.at}[${i}]` });
+      });
     } else if (next.value !== null && typeof next.value === "object") {
       for (const [key, item] of Object.entries(next.value)) {
         children.push({ value: key, at: next.at ? `${next.at} key` : "", isKey: true });

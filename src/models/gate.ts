@@ -183,22 +183,37 @@ export class Gate {
     while (this.lanes.size > 0) {
       const now = this.now();
       if (this.circuit === "open") {
-        if (now < this.openUntil) return this.holdAll(now, this.openUntil);
+        if (now < this.openUntil) {
+          this.holdAll(now, this.openUntil);
+          return;
+        }
         this.setCircuit("half-open");
         this.trialOut = false;
       }
-      if (now < this.heldUntil) return this.hold(now);
+      if (now < this.heldUntil) {
+        this.hold(now);
+        return;
+      }
       if (this.circuit === "half-open") {
-        if (this.trialOut || this.inFlight > 0) return this.holdAll(now, undefined);
+        if (this.trialOut || this.inFlight > 0) {
+          this.holdAll(now, undefined);
+          return;
+        }
         this.trialOut = true;
         this.admit(this.next()!, now, true);
         continue;
       }
       if (this.inFlight >= this.options.concurrency) return;
       const paced = this.adaptive.waitMs(now);
-      if (paced > 0) return this.wake(paced);
+      if (paced > 0) {
+        this.wake(paced);
+        return;
+      }
       const announced = this.headers.take(now);
-      if (announced > 0) return this.wake(announced);
+      if (announced > 0) {
+        this.wake(announced);
+        return;
+      }
       this.admit(this.next()!, now, false);
     }
   }

@@ -14,6 +14,7 @@ import { requesterKey } from "../flock/rate-limit.ts";
 import { ADDRESSABLE_ROLES } from "./post-input.ts";
 
 // Characters that render as nothing, dropped before the first word is read (as requesterKey does).
+// biome-ignore lint/suspicious/noMisleadingCharacterClass: each invisible code point is listed alone, on purpose
 const LEADING_INVISIBLE = /^[\p{Cf}\p{Cc}\u034F\u180E\u115F\u1160\u3164\uFFA0]+/u;
 
 /** The member or role `text` opens by addressing, as the nest spells it; "" when it addresses none. */

@@ -65,7 +65,7 @@ function hostHeaderCount(rawHeaders: readonly string[]): number {
 /** The hostname of a Host header (no port, IPv6 without brackets, lower case), or undefined. */
 function hostnameOf(host: string | undefined): string | undefined {
   if (!host) return undefined;
-  const m = /^(\[[0-9a-fA-F:.]+\]|[^:\[\]]+)(?::(\d{1,5}))?$/.exec(host.trim());
+  const m = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+)(?::(\d{1,5}))?$/.exec(host.trim());
   if (!m) return undefined;
   return m[1]!.replace(/^\[|\]$/g, "").toLowerCase();
 }

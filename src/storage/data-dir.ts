@@ -21,7 +21,7 @@ export interface PreparedDataDir {
 export function prepareDataDir(dataDir: string): PreparedDataDir {
   process.umask(0o077);
   const dir = path.resolve(dataDir);
-  let stat;
+  let stat: ReturnType<typeof lstatSync>;
   try {
     stat = lstatSync(dir);
   } catch (error) {

@@ -110,7 +110,9 @@ function collect(
   for (const key of NESTED) {
     const inner = record[key];
     if (Array.isArray(inner))
-      inner.slice(0, 4).forEach((item) => collect(item, codes, messages, sqliteCodes, depth + 1, seen));
+      inner.slice(0, 4).forEach((item) => {
+        collect(item, codes, messages, sqliteCodes, depth + 1, seen);
+      });
     else collect(inner, codes, messages, sqliteCodes, depth + 1, seen);
   }
 }

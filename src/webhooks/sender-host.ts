@@ -71,7 +71,10 @@ export class ThreadedSender implements WebhookSender {
   }
 
   wake(): void {
-    if (this.fallback) return this.fallback.wake();
+    if (this.fallback) {
+      this.fallback.wake();
+      return;
+    }
     // A wake goes out a few milliseconds after the first append that finds the thread listening,
     // with every append of those milliseconds: a message costs the flock's thread far more than a count.
     if (!this.signal.appended() || this.wakeTimer) return;
@@ -83,12 +86,18 @@ export class ThreadedSender implements WebhookSender {
   }
 
   flockWorked(): void {
-    if (this.fallback) return this.fallback.flockWorked();
+    if (this.fallback) {
+      this.fallback.flockWorked();
+      return;
+    }
     this.flockWork.worked(Date.now());
   }
 
   forgetEndpoints(): void {
-    if (this.fallback) return this.fallback.forgetEndpoints();
+    if (this.fallback) {
+      this.fallback.forgetEndpoints();
+      return;
+    }
     this.send({ kind: "forget-endpoints" });
   }
 

@@ -128,15 +128,13 @@ export async function startFakeSystemOne(
       const a = fake.answer(id, question, call);
       if (a !== undefined) answers[id] = a;
     }
-    res
-      .writeHead(200, { "content-type": "application/json" })
-      .end(
-        JSON.stringify({
-          model: body.model,
-          answers,
-          usage: { input_tokens: 42, output_tokens: Object.keys(answers).length },
-        }),
-      );
+    res.writeHead(200, { "content-type": "application/json" }).end(
+      JSON.stringify({
+        model: body.model,
+        answers,
+        usage: { input_tokens: 42, output_tokens: Object.keys(answers).length },
+      }),
+    );
   });
   server.on("connection", (socket) => {
     sockets.add(socket);

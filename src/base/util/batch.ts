@@ -33,7 +33,9 @@ export class Batcher<Input, Output> {
     this.running = true;
     try {
       const outputs = await this.run(batch.map((call) => call.input));
-      batch.forEach((call, i) => call.resolve(outputs[i]!));
+      batch.forEach((call, i) => {
+        call.resolve(outputs[i]!);
+      });
     } catch (error) {
       for (const call of batch) call.reject(error);
     } finally {

@@ -148,7 +148,9 @@ export function trainQuestion(
         into.y.push(data.y[i]!);
       });
       const wk = fit(train, features.length, labels.length, opts);
-      test.x.forEach((x, i) => scored.push({ logits: logits(wk, x), y: test.y[i]! }));
+      test.x.forEach((x, i) => {
+        scored.push({ logits: logits(wk, x), y: test.y[i]! });
+      });
     }
   }
   const weights = fit(data, features.length, labels.length, opts);

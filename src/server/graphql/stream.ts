@@ -39,7 +39,7 @@ export function useGraphQLStream(endpoint: string, log: (line: string) => void):
         {
           onSubscribe(req, params) {
             const enveloped = yoga.getEnveloped({ ...serverContextOf.get(req.raw), request: req.raw, params });
-            let document;
+            let document: ReturnType<typeof enveloped.parse>;
             try {
               document = enveloped.parse(params.query);
             } catch (error) {

@@ -122,7 +122,7 @@ export async function openSubscription<C extends object>(
   // its method. A stand-in, not a whatwg Request kept for the subscription's life.
   const request = { method: "POST" };
   const enveloped = yoga.getEnveloped({ ...serverContext, request, params, [WRITES_PAGES]: true } as never);
-  let document;
+  let document: ReturnType<typeof enveloped.parse>;
   try {
     document = enveloped.parse(params.query);
   } catch {

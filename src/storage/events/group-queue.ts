@@ -24,7 +24,11 @@ export class GroupQueue {
           this.scheduled = false;
           const batch = this.pending;
           this.pending = [];
-          this.flush(batch).catch((error) => batch.forEach((p) => p.reject(error)));
+          this.flush(batch).catch((error) =>
+            batch.forEach((p) => {
+              p.reject(error);
+            }),
+          );
         });
       }
     });

@@ -168,7 +168,9 @@ export class SqliteEventStore implements EventStore {
         sql.begin.run();
         const results = batch.map((p) => this.insertNow(p.stream, p.events));
         sql.commit.run();
-        batch.forEach((p, i) => p.resolve(results[i]!));
+        batch.forEach((p, i) => {
+          p.resolve(results[i]!);
+        });
         return;
       } catch {
         if (this.writer?.inTransaction) sql.rollback.run();
