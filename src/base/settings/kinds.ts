@@ -11,7 +11,9 @@ export interface Kind<T> {
   readonly rule: string;
   /** The docs' "type" column: "whole number", "ms", "list of origins". */
   readonly type: string;
-  /** A default as the variable would spell it (docs and `crows config`). */
+  /** The allowed range in words, for the docs ("100 to 600000", "1 or more"). */
+  readonly bounds?: string;
+  /** A value as the variable would spell it (docs and `crows config`). */
   readonly show: (value: T) => string;
 }
 
@@ -39,6 +41,7 @@ export function whole(min: number, max = MAX, unit?: "ms" | "bytes"): Kind<numbe
     zod: z.string().pipe(z.coerce.number<string>().int().min(min).max(max)),
     rule: `must be a whole number from ${min} to ${max}`,
     type: unit ?? "whole number",
+    bounds: max === MAX ? `${min} or more` : `${min} to ${max}`,
     show: plain,
   };
 }
@@ -52,6 +55,7 @@ export function between(low: number, high: number): Kind<number> {
     zod: z.string().pipe(z.coerce.number<string>().gt(low).lt(high)),
     rule: `must be a number above ${low} and below ${high}`,
     type: "number",
+    bounds: `above ${low}, below ${high}`,
     show: plain,
   };
 }
@@ -113,7 +117,7 @@ export const token: Kind<string> = {
     .trim()
     .transform((t, ctx) => (TOKEN_SHAPE.test(t) ? t : refuse(ctx, TOKEN_RULE))),
   rule: TOKEN_RULE,
-  type: "token",
+  type: "token (16 to 512 of `A-Za-z0-9._~+/=-`)",
   show: plain,
 };
 
