@@ -3,6 +3,8 @@
 // server's own line and exit 3; --table for a person; usage errors exit 2.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import { baseEnv, crows, oneJsonLine, removeDir, tempDataDir } from "../helpers/crows-cli.ts";
 import { SETTINGS } from "../../src/base/settings/index.ts";
 
@@ -99,6 +101,27 @@ test("a bad value: the server's own line, exit 3, nothing on stdout; usage error
       assert.is(oneJsonLine(usage.stderr).error, "usage");
     }
   } finally {
+    removeDir(dir);
+  }
+});
+
+test("a server started with an old name logs one line naming the new one, and runs on the converted value", async () => {
+  const dir = tempDataDir();
+  const env = baseEnv(dir, { CROWS_WEBHOOK_POLL_S: "0.5" });
+  try {
+    const up = await crows(["up"], env);
+    assert.is(up.code, 0, up.stderr);
+    assert.is(oneJsonLine(up.stdout).state, "live");
+    const lines = readFileSync(path.join(dir, "server.log"), "utf8")
+      .split("\n")
+      .filter((line) => line.includes("CROWS_WEBHOOK_POLL_S"));
+    assert.is(lines.length, 1, lines.join("\n"));
+    assert.match(
+      lines[0]!,
+      / config: CROWS_WEBHOOK_POLL_S is deprecated and goes in the next release; read as CROWS_WEBHOOK_POLL_MS=500$/,
+    );
+  } finally {
+    await crows(["stop"], env);
     removeDir(dir);
   }
 });
