@@ -13,12 +13,12 @@ export const MASK = "********";
 
 /**
  * A value as `crows config` prints it: as its variable would spell it (`0,5000,300000`, `thread`),
- * null when unset; a secret never, a URL's password never.
+ * null when unset (or an empty list); a secret never, a URL's password never.
  */
 export function shown({ setting, value }: Pick<Read, "setting" | "value">): string | null {
-  if (value === undefined) return null;
-  const text = setting.kind.show(value);
-  if (setting.secret === "whole") return text === "" ? "" : MASK;
+  const text = value === undefined ? "" : setting.kind.show(value);
+  if (text === "") return null; // unset, or an empty list: as the variable would be
+  if (setting.secret === "whole") return MASK;
   if (setting.secret === "password") return withoutPassword(text);
   return text;
 }
@@ -59,7 +59,7 @@ export function configTable(env: Env = process.env): string {
   const { read, warnings } = settingsOf(env);
   const rows = read.map((entry) => {
     const value = shown(entry);
-    return [entry.setting.group, entry.setting.env, value === null || value === "" ? "-" : value, entry.source];
+    return [entry.setting.group, entry.setting.env, value ?? "-", entry.source];
   });
   const widths = [0, 1, 2].map((i) => Math.max(...rows.map((row) => row[i]!.length)));
   const lines = rows.map((row) => row.map((cell, i) => (i < 3 ? cell.padEnd(widths[i]!) : cell)).join("  "));
