@@ -3,7 +3,7 @@
 // of plain HTTP POSTs of the same bodies to the same receiver, 16 at a time (the sender's own
 // limit), with no database, signing or bookkeeping. (2) A 50-item list's wall time, POST to
 // list.finished, with 0, 1 and 10 endpoints configured (each a fast local receiver), 10 whose sends
-// never wait for the flock to rest (CROWS_WEBHOOK_YIELD_S=0, what the wait saves the flock, and
+// never wait for the flock to rest (CROWS_WEBHOOK_YIELD_MS=0, what the wait saves the flock, and
 // what it costs the deliveries: when the last arrived after list.finished), and 10 with the sender
 // in the server's own thread (CROWS_WEBHOOK_SENDER=server, what the sender's thread saves), rounds
 // interleaved; 0 endpoints is the same-run baseline. Goal: webhooks add under 10%.
@@ -31,7 +31,7 @@ import { WriterLock } from "../src/storage/writer-lock.ts";
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const ITEMS = Number(process.env.BENCH_ITEMS ?? 50);
 const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 2000);
-/** Lists posted at once (each of ITEMS items): more than one makes the flock work past CROWS_WEBHOOK_YIELD_S. */
+/** Lists posted at once (each of ITEMS items): more than one makes the flock work past CROWS_WEBHOOK_YIELD_MS. */
 const LISTS = Number(process.env.BENCH_LISTS ?? 1);
 const RECEIVER_NICE = Number(process.env.BENCH_RECEIVER_NICE ?? 19);
 /**
@@ -226,7 +226,7 @@ const SETUPS: Setup[] = [
   { name: " 0 endpoints", endpoints: 0 },
   { name: " 1 endpoint", endpoints: 1 },
   { name: "10 endpoints", endpoints: 10 },
-  { name: "10 endpoints, sends never wait for the flock", endpoints: 10, env: { CROWS_WEBHOOK_YIELD_S: "0" } },
+  { name: "10 endpoints, sends never wait for the flock", endpoints: 10, env: { CROWS_WEBHOOK_YIELD_MS: "0" } },
   { name: "10 endpoints, sender in the server's thread", endpoints: 10, env: { CROWS_WEBHOOK_SENDER: "server" } },
 ];
 

@@ -3,6 +3,7 @@
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { readOne, SERVER } from "../base/config.ts";
 import { dataDirFromEnv, dataFiles, type DataFiles } from "../ops/paths.ts";
 import { liveHolder } from "../ops/lock.ts";
 import { readServerState, readStartError, writeServerState, type ServerState } from "../ops/state.ts";
@@ -36,7 +37,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function ready(url: string, env: Env): Promise<boolean> {
   try {
-    const token = env.CROWS_TOKEN?.trim();
+    const token = readOne(env, SERVER.token);
     const response = await fetch(`${url}/readyz`, {
       headers: token ? { authorization: `Bearer ${token}` } : {},
       signal: AbortSignal.timeout(3000),

@@ -1,26 +1,34 @@
 // The `crows` command line (docs/operations.md): serve, up, status, stop, restart, logs, token,
-// webhooks, backup, restore, check. Every
+// webhooks, backup, restore, check, config. Every
 // command prints one JSON line on stdout; an error is one JSON line on stderr. Exit codes: 0 done,
 // 1 a step failed, 2 usage, 3 the server cannot run (start-error.json says why).
+import { parseArgs } from "node:util";
 import { EXIT } from "../ops/exit.ts";
 import { up, status, stop, restart, logs, CommandError } from "./commands.ts";
 import { addWebhook, listWebhooks, removeWebhook } from "./webhooks.ts";
 
 const USAGE =
-  "usage: crows serve | up | status | stop | restart [--reason TEXT] | logs [--lines N] | token create --name NAME --scope read,decide,... [--expires 30d] | token list | token revoke ID | webhooks add --url URL [--events a,b] [--description TEXT] | webhooks list | webhooks remove --id ID | backup FILE | restore FILE | check";
+  "usage: crows serve | up | status | stop | restart [--reason TEXT] | logs [--lines N] | token create --name NAME --scope read,decide,... [--expires 30d] | token list | token revoke ID | webhooks add --url URL [--events a,b] [--description TEXT] | webhooks list | webhooks remove --id ID | backup FILE | restore FILE | check | config [--table]";
 
 type Flags = Record<string, string>;
 
+/**
+ * The flags after a command, through node:util's parseArgs: `--name value` or `--name=value`, each
+ * a string. Loose mode, read token by token, so the refusals stay what they were: the first
+ * argument that is not an allowed flag is "unknown argument", a flag at the end is "needs a
+ * value", and a value may start with a dash (`--expires -1d` reaches its own check).
+ */
 function parse(argv: string[], allowed: string[]): Flags {
+  const options = Object.fromEntries(allowed.map((name) => [name, { type: "string" as const }]));
+  const { tokens } = parseArgs({ args: argv, options, strict: false, allowPositionals: true, tokens: true });
   const flags: Flags = {};
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] ?? "";
-    const [name, inline] = arg.startsWith("--") ? arg.slice(2).split(/=(.*)/s, 2) : [undefined, undefined];
-    if (!name || !allowed.includes(name))
+  for (const token of tokens) {
+    const arg = argv[token.index] ?? "";
+    if (token.kind !== "option" || !arg.startsWith("--") || !allowed.includes(token.name))
       throw new CommandError(EXIT.usage, "usage", `unknown argument ${JSON.stringify(arg)}; ${USAGE}`);
-    const value = inline ?? argv[++i];
-    if (value === undefined) throw new CommandError(EXIT.usage, "usage", `--${name} needs a value; ${USAGE}`);
-    flags[name] = value;
+    if (token.value === undefined)
+      throw new CommandError(EXIT.usage, "usage", `--${token.name} needs a value; ${USAGE}`);
+    flags[token.name] = token.value;
   }
   return flags;
 }
@@ -110,6 +118,17 @@ async function run(argv: string[]): Promise<void> {
       print(report);
       if (!report.ok) process.exitCode = EXIT.failed; // what it found is on stdout all the same
       return;
+    }
+    case "config": {
+      let table: boolean;
+      try {
+        table = parseArgs({ args: rest, options: { table: { type: "boolean" } } }).values.table === true;
+      } catch {
+        throw new CommandError(EXIT.usage, "usage", `crows config takes only --table; ${USAGE}`);
+      }
+      const { showConfig, configTable } = await import("./config-command.ts");
+      if (table) return void process.stdout.write(`${configTable()}\n`);
+      return print(showConfig());
     }
     case "help":
     case "--help":

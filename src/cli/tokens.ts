@@ -5,7 +5,7 @@
 // instance on the same PostgreSQL, sees the change on its next request (src/access/token-store.ts),
 // and with REDIS_URL set the revocation is published to the others' streams too. Whoever runs them
 // holds the data folder (or the owner's token), so they act as the owner.
-import { loadConfig } from "../base/config.ts";
+import { loadConfig, readOne, SERVER } from "../base/config.ts";
 import { CommandError } from "./commands.ts";
 import { EXIT } from "../ops/exit.ts";
 import { OWNER } from "../base/actor.ts";
@@ -40,7 +40,7 @@ function liveServer(env: Env): string | undefined {
 
 /** One call to the live server's token API; its refusal becomes the command's error. */
 async function viaServer(url: string, env: Env, method: string, path: string, body?: unknown): Promise<any> {
-  const token = env.CROWS_TOKEN?.trim();
+  const token = readOne(env, SERVER.token);
   const response = await fetch(url + path, {
     method,
     headers: {

@@ -1,6 +1,7 @@
 // `crows webhooks add|list|remove` (docs/webhooks.md "Managing endpoints"): the REST API of the
 // running server (found by the lock's live holder, as every command finds it), with CROWS_TOKEN
 // when it is set. `add` prints the secret: the one time it is shown.
+import { readOne, SERVER } from "../base/config.ts";
 import { dataDirFromEnv, dataFiles } from "../ops/paths.ts";
 import { liveHolder } from "../ops/lock.ts";
 import { readServerState } from "../ops/state.ts";
@@ -23,7 +24,7 @@ function serverUrl(env: Env): string {
 }
 
 async function call(method: string, path: string, body: unknown, env: Env): Promise<unknown> {
-  const token = env.CROWS_TOKEN?.trim();
+  const token = readOne(env, SERVER.token);
   const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
   if (body !== undefined) headers["content-type"] = "application/json";
   const response = await fetch(serverUrl(env) + path, {

@@ -235,7 +235,7 @@ export function createProviderModel(
   const baseURL = config.modelBaseUrl;
   switch (kind) {
     case "openai": {
-      const apiKey = config.modelApiKey ?? nonEmpty(env.OPENAI_API_KEY);
+      const apiKey = config.modelApiKey ?? config.openaiApiKey ?? nonEmpty(env.OPENAI_API_KEY);
       if (!apiKey)
         throw new ConfigError(`CROWS_MODEL ${config.model} needs a key in CROWS_MODEL_API_KEY or OPENAI_API_KEY`);
       const provider = createOpenAI({ apiKey, ...(baseURL ? { baseURL } : {}) });
@@ -243,7 +243,7 @@ export function createProviderModel(
       return new ProviderModel(config.model, provider.chat(modelId), modelOptions);
     }
     case "anthropic": {
-      const apiKey = config.modelApiKey ?? nonEmpty(env.ANTHROPIC_API_KEY);
+      const apiKey = config.modelApiKey ?? config.anthropicApiKey ?? nonEmpty(env.ANTHROPIC_API_KEY);
       if (!apiKey)
         throw new ConfigError(`CROWS_MODEL ${config.model} needs a key in CROWS_MODEL_API_KEY or ANTHROPIC_API_KEY`);
       const provider = createAnthropic({ apiKey, ...(baseURL ? { baseURL } : {}) });

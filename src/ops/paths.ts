@@ -1,5 +1,6 @@
 // The files crows keeps beside its database in the data folder (docs/operations.md lists them).
 import path from "node:path";
+import { readOne, STORAGE } from "../base/config.ts";
 
 export interface DataFiles {
   dir: string;
@@ -19,7 +20,7 @@ export function dataFiles(dataDir: string): DataFiles {
   };
 }
 
-/** The data folder a command means: CROWS_DATA_DIR, or .crows in the working folder (as config.ts). */
+/** The data folder a command means: CROWS_DATA_DIR, or .crows in the working folder (its declaration). */
 export function dataDirFromEnv(env: Record<string, string | undefined> = process.env): string {
-  return path.resolve(env.CROWS_DATA_DIR?.trim() || ".crows");
+  return readOne(env, STORAGE.dataDir);
 }

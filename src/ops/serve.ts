@@ -5,7 +5,7 @@
 // stderr and exits 3. SIGTERM/SIGINT stop gracefully: stop accepting, answer what is in flight,
 // close streams, finish writes, record "stopped", release the lock, exit 0.
 import net from "node:net";
-import { loadConfig, type Config } from "../base/config.ts";
+import { readSettings, type Config } from "../base/config.ts";
 import type { App } from "../app.ts";
 import type { RunningServer } from "../server/http.ts";
 import { prepareDataDir } from "../storage/data-dir.ts";
@@ -42,14 +42,22 @@ export async function serve(env: Env = process.env): Promise<void> {
   process.on("SIGTERM", early);
   process.on("SIGINT", early);
   try {
-    config = loadConfig(env);
+    const settings = readSettings(env);
+    config = settings.config;
     files = dataFiles(config.dataDir);
     const folder = prepareDataDir(config.dataDir);
     // Lines go to stderr too once the server is live (a supervisor's journal); before that, a
     // failed start keeps stderr to its one JSON line.
     let echo = false;
     log = createServerLog(files.log, {
-      secrets: [config.modelApiKey, config.jevApiKey, env.CROWS_TOKEN, ...(env.CROWS_READ_TOKENS ?? "").split(",")],
+      secrets: [
+        config.modelApiKey,
+        config.openaiApiKey,
+        config.anthropicApiKey,
+        config.jevApiKey,
+        config.token,
+        ...config.readTokens,
+      ],
       echo: (line) => echo && process.stderr.write(`${line}\n`),
     });
     // A stderr nobody reads any more (a supervisor or a pipe that went away) must not end the
@@ -70,7 +78,7 @@ export async function serve(env: Env = process.env): Promise<void> {
     log.line("start: lock taken");
     const ended = previousEnd(files);
     if (ended) log.line(ended);
-    const restartReason = env.CROWS_RESTART_REASON?.trim().slice(0, 200) || undefined;
+    const restartReason = config.restartReason?.slice(0, 200);
     if (restartReason) log.line(`start: restart requested: ${restartReason}`);
     await tryListen(config.host, config.port); // a taken port or a bad host fails now, not after migrations
     // Loaded after the lock: a second server refuses before it loads (or touches) the database.
@@ -99,6 +107,9 @@ export async function serve(env: Env = process.env): Promise<void> {
     clearStartError(files);
     log.line(`listening on ${server.url}`);
     echo = true;
+    // An old setting name still read: one line each, in server.log and on stderr, naming the new
+    // name and the value converted (docs/configuration.md "Old names").
+    for (const warning of settings.warnings) log.line(`config: ${warning}`);
     const { pid, url, started, version, data_dir } = state;
     readyLine = JSON.stringify({ state: "live", url, pid, started, version, data_dir, log: files.log }) + "\n";
   } catch (error) {

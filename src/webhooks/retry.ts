@@ -1,5 +1,5 @@
 // When a failed delivery is tried again (docs/webhooks.md "Retries"): the schedule's next entry
-// (CROWS_WEBHOOK_RETRY_SCHEDULE, seconds before each attempt), with up to 10% jitter so receivers
+// (CROWS_WEBHOOK_RETRY_SCHEDULE_MS, read into seconds before each attempt), with up to 10% jitter so receivers
 // coming back are not hit in lockstep; a Retry-After the receiver sent replaces it (capped at a day).
 
 const MAX_RETRY_AFTER_S = 24 * 3600;

@@ -2,12 +2,12 @@
 // each under a short lease (several instances share the table: one sends it, and a dead
 // instance's lease lapses so another takes it over), sends it (send.ts), records the attempt and
 // what follows: delivered, retried on the schedule (retry.ts), failed, or the endpoint disabled
-// (410 Gone, or failing for longer than CROWS_WEBHOOK_DISABLE_AFTER_S).
+// (410 Gone, or failing for longer than CROWS_WEBHOOK_DISABLE_AFTER_MS).
 // Order: for one endpoint and one stream (a list, a nest) a delivery is sent only once every earlier
 // one is done, so a receiver sees a list's events in log order. Sends run beside the flock, never
 // in its way: the flock only inserted rows; a hanging receiver holds its own sends, up to the timeout.
 // Nor do sends take the flock's CPU while it works: they wait until it rests (flock-work.ts), for
-// at most CROWS_WEBHOOK_YIELD_S of its work without a rest (yieldToFlock). A flock waiting on an
+// at most CROWS_WEBHOOK_YIELD_MS of its work without a rest (yieldToFlock). A flock waiting on an
 // owner or a model rests, so what the owner must answer goes out at once.
 // Not LeaseKeeper (src/engine/lease.ts): that renews leases on rows held for minutes; a send holds
 // its row for at most the timeout, so a lease of timeout + margin, taken per send, needs no renewal.

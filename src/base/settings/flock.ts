@@ -1,0 +1,64 @@
+// The flock's own settings (FLOCK.md section 11, docs/rules.md): how long the owner has to answer,
+// the budget of a list, how many crows and items at once, and how long the harness waits on them.
+import { setting } from "./declare.ts";
+import { ms, whole } from "./kinds.ts";
+
+export const FLOCK = {
+  approvalWindowMs: setting<number>({
+    env: "CROWS_APPROVAL_WINDOW_MS",
+    group: "flock",
+    kind: ms(1),
+    audience: "owner",
+    default: 600_000,
+    describe: "approval and ask_owner window; unanswered = rejected",
+  }),
+  tokenBudget: setting<number>({
+    env: "CROWS_TOKEN_BUDGET",
+    group: "flock",
+    kind: whole(1),
+    audience: "tuning",
+    default: 20_000,
+    describe: "model tokens per list",
+  }),
+  murderSize: setting<number>({
+    env: "CROWS_MURDER_SIZE",
+    group: "flock",
+    kind: whole(2, 8),
+    audience: "tuning",
+    default: 3,
+    describe: "crows on a murder item, and a conspiracy's default `invited`",
+  }),
+  maxSpun: setting<number>({
+    env: "CROWS_MAX_SPUN",
+    group: "flock",
+    kind: whole(0, 1000),
+    audience: "tuning",
+    default: 8,
+    describe: "MaxSpunCrows: registry size",
+  }),
+  itemConcurrency: setting<number>({
+    env: "CROWS_ITEM_CONCURRENCY",
+    group: "flock",
+    kind: whole(1, 50),
+    audience: "tuning",
+    default: 4,
+    describe: "items of one list worked at once",
+  }),
+  banterWaitMs: setting<number>({
+    env: "CROWS_BANTER_WAIT_MS",
+    group: "flock",
+    kind: ms(0),
+    audience: "tuning",
+    default: 20_000,
+    describe: "how long list.finished waits for banter in flight",
+  }),
+  nudgeAfterMs: setting<number>({
+    env: "CROWS_NUDGE_AFTER_MS",
+    group: "flock",
+    kind: ms(10),
+    audience: "tuning",
+    default: 120_000,
+    describe:
+      'a claimed nest request with no deliver this long after its claim is a missed expectation: the harness nudges the crow once, and if it still has not answered this long after the nudge it declines (docs/nests-chat.md "Obligations"). Twice the model timeout\'s default, so a healthy slow call answers or declines on its own first',
+  }),
+};
