@@ -1,5 +1,6 @@
-// A small route table for /api/*: each compat file exports its routes; the node adapter in
-// src/server/http.ts turns a request into a CompatRequest and writes the CompatResponse back.
+// The one router of the REST API: every route record (compat/route.ts) under /api, the webhook
+// routes included; the node adapter in src/server/http.ts turns a request into a CompatRequest and
+// writes the CompatResponse back, and the access gate asks the matched record for its scope.
 import type { App } from "../src/app.ts";
 import { HttpError } from "../src/http/http-error.ts";
 import type { Principal } from "../src/access/principal.ts";
@@ -25,6 +26,7 @@ export type CompatResponse =
   | { status: number; json?: unknown; headers?: Record<string, string> }
   | { stream: SseBody; init: SseInit };
 
+/** What the router serves: a record (compat/route.ts) is one, with its scope and schemas. */
 export interface Route {
   method: "GET" | "POST" | "DELETE";
   /** A path with `{name}` segments, e.g. /api/nests/{nest_id}/messages. */
@@ -32,15 +34,12 @@ export interface Route {
   handle(app: App, request: CompatRequest): Promise<CompatResponse>;
 }
 
-interface CompiledRoute extends Route {
-  pattern: RegExp;
-  names: string[];
-}
+type Compiled<R> = R & { pattern: RegExp; names: string[] };
 
-export class Router {
-  private readonly routes: CompiledRoute[] = [];
+export class Router<R extends Route = Route> {
+  private readonly routes: Compiled<R>[] = [];
 
-  add(...routes: Route[]): this {
+  add(...routes: R[]): this {
     for (const route of routes) {
       const names: string[] = [];
       const source = route.path.replace(/\{(\w+)\}/g, (_, name: string) => {
@@ -53,12 +52,17 @@ export class Router {
   }
 
   /** Every route, in the order added (tests walk them: every POST is checked alike). */
-  list(): readonly Route[] {
+  list(): readonly R[] {
     return this.routes;
   }
 
+  /** The routes whose path matches, whatever their method (the access gate reads them for a 405). */
+  onPath(path: string): R[] {
+    return this.routes.filter((route) => route.pattern.test(path));
+  }
+
   /** The route and its params; a 404 or 405 HttpError when nothing matches. */
-  match(method: string, path: string): { route: Route; params: Record<string, string> } {
+  match(method: string, path: string): { route: R; params: Record<string, string> } {
     const allowed: string[] = [];
     for (const route of this.routes) {
       const m = route.pattern.exec(path);
@@ -84,13 +88,4 @@ function decodeSegment(segment: string): string {
   } catch {
     throw new HttpError(400, "The path has a malformed percent-encoding.");
   }
-}
-
-/** Reads a required body object; a 400 when the body is not a JSON object. */
-export async function bodyObject(request: CompatRequest): Promise<Record<string, unknown>> {
-  const body = await request.json();
-  if (body === null || typeof body !== "object" || Array.isArray(body)) {
-    throw new HttpError(400, "The body must be a JSON object.");
-  }
-  return body as Record<string, unknown>;
 }

@@ -9,7 +9,7 @@
 //      or a small HTML page when a browser navigates here asking for text/html);
 //      `GET /?token=` trades the token for the cookie. CROWS_TOKEN is the owner (every scope), a
 //      named token (src/access/token-store.ts) holds its scopes, CROWS_READ_TOKENS read. The scope a
-//      path needs (src/server/route-scopes.ts) is checked here: a 403 naming it. GraphQL operations
+//      request needs (its route record's: src/server/route-scopes.ts) is checked here: a 403 naming it. GraphQL operations
 //      are checked per operation (src/server/graphql/plugins/scopes.ts) against the principal set here.
 //   4. Writes: a body over the limit is a 413, a body that is not application/json a 415.
 // The rules and their reasons are in docs/security.md.
@@ -22,7 +22,7 @@ import { declaredTooLarge, drain, tooLarge } from "../http/body.ts";
 import { missingScopeMessage, type Scope } from "../access/scopes.ts";
 import { LINK_HOLDER, ROOT, type Principal } from "../access/principal.ts";
 import type { TokenStore } from "../access/token-store.ts";
-import { neededScope } from "./route-scopes.ts";
+import type { Needed } from "./route-scopes.ts";
 import type { TokenStreams } from "./token-streams.ts";
 import { isDecidePath } from "../webhooks/links.ts";
 
@@ -152,6 +152,8 @@ export class AccessGate {
 
   constructor(
     private readonly config: Config,
+    /** The scope a request needs (src/server/route-scopes.ts over the route records). */
+    private readonly scopeOf: (method: string, pathname: string) => Needed,
     private readonly tokens?: TokenStore,
     private readonly streams?: TokenStreams,
   ) {
@@ -234,11 +236,11 @@ export class AccessGate {
       throw error;
     }
     principals.set(req, principal);
-    const needed = neededScope(method, url.pathname);
+    const needed = this.scopeOf(method, url.pathname);
     if (needed === "post") {
       // A nest post: write, or decide for the owner's reply to an ask (compat/messages.ts checks which).
       if (!principal.scopes.includes("write") && !principal.scopes.includes("decide")) throw lacksScope("write");
-    } else if (needed !== "any" && needed !== "graphql" && !principal.scopes.includes(needed)) {
+    } else if (needed !== "any" && needed !== "graphql" && needed !== "link" && !principal.scopes.includes(needed)) {
       throw lacksScope(needed);
     }
     if (principal.tokenId !== undefined) this.streams?.track(principal.tokenId, res);

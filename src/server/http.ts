@@ -1,13 +1,14 @@
 // One node:http server. Every request is parsed inside the error handling, passes the access
 // check (src/server/access.ts: Host, Origin/CORS, token, body size and type) and, when it asks for
 // an SSE stream, the stream caps (src/server/stream-caps.ts), then goes to the
-// first handler whose path matches: /api/* to the compat layer (EVENTS.md, exact), /graphql and
-// /graphql/stream to GraphQL. Listens on 127.0.0.1 unless configured otherwise.
+// first handler whose path matches: /api/* to the one REST router (compat/index.ts: every route
+// record, EVENTS.md's exactly), /graphql and /graphql/stream to GraphQL. Listens on 127.0.0.1 unless configured otherwise.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { App } from "../app.ts";
-import { compatRouter } from "../../compat/index.ts";
+import { restRouter } from "../../compat/index.ts";
 import type { CompatRequest, CompatResponse, Router } from "../../compat/router.ts";
+import type { RouteRecord } from "../../compat/route.ts";
 import { idempotent } from "../../compat/idempotent.ts";
 import { HttpError, sendError, sendJson, toErrorResponse } from "../http/http-error.ts";
 import { createGraphQLHandler, isGraphQLPath } from "./graphql/yoga.ts";
@@ -21,7 +22,7 @@ import { trackInFlight } from "./shutdown.ts";
 import { writeSse } from "../http/sse/node-writer.ts";
 import { refuseUnstorable } from "../http/unstorable-text.ts";
 import { asksForStream, fdLimit, StreamGate, streamCaps } from "./stream-caps.ts";
-import { isWebhookApiPath, webhookRouter } from "./webhooks/routes.ts";
+import { neededScope } from "./route-scopes.ts";
 import { serveDecide } from "./webhooks/decide.ts";
 import { isDecidePath } from "../webhooks/links.ts";
 
@@ -80,10 +81,10 @@ function arrivalTimes(requestTimeout: number): {
 }
 
 export async function startServer(app: App): Promise<RunningServer> {
-  const router = compatRouter();
-  const webhooks = webhookRouter();
+  const router = restRouter();
   const tokenStreams = new TokenStreams(app.tokens, app.bus, app.config.heartbeatMs);
-  const gate = new AccessGate(app.config, app.tokens, tokenStreams);
+  const scopeOf = (method: string, pathname: string) => neededScope(router, method, pathname);
+  const gate = new AccessGate(app.config, scopeOf, app.tokens, tokenStreams);
   const streams = new StreamGate(streamCaps(app.config, fdLimit()), app.logLine, (reason) =>
     app.metrics.sseRefused.inc({ reason }),
   );
@@ -91,7 +92,6 @@ export async function startServer(app: App): Promise<RunningServer> {
   for (const cap of ["total", "perClient", "headroom"] as const)
     app.metrics.sseCaps.set({ cap: cap === "perClient" ? "per_client" : cap }, streams.caps[cap]);
   const handlers: Handler[] = [
-    { matches: isWebhookApiPath, serve: (req, res, url) => serveCompat(app, webhooks, req, res, url) },
     { matches: isDecidePath, serve: (req, res, url) => serveDecide(app, req, res, url) },
     {
       matches: (p) => p === "/api" || p.startsWith("/api/"),
@@ -183,7 +183,7 @@ export async function startServer(app: App): Promise<RunningServer> {
 
 async function serveCompat(
   app: App,
-  router: Router,
+  router: Router<RouteRecord>,
   req: http.IncomingMessage,
   res: http.ServerResponse,
   url: URL,

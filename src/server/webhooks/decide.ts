@@ -8,6 +8,7 @@
 import type http from "node:http";
 import type { App } from "../../app.ts";
 import { NotFoundError } from "../../base/errors.ts";
+import type { Target } from "../../flock/events.ts";
 import { linkActor, readLink, type LinkClaims } from "../../webhooks/links.ts";
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -131,7 +132,7 @@ async function decide(app: App, claims: LinkClaims): Promise<Page> {
     try {
       await app.flock.postVerdict({
         itemId: subject.itemId,
-        target: subject.target,
+        target: subject.target as Target, // readLink admits "triage" or "output" only
         approve,
         actor: linkActor(claims.webhookId),
       });
