@@ -13,9 +13,13 @@ import { tokenRoutes } from "./tokens.ts";
 import { auditRoutes } from "./audit.ts";
 import { exportRoutes } from "./export.ts";
 import { webhookRoutes } from "./webhooks.ts";
+import { decideRoutes } from "./decide.ts";
 import { openApiDocument, openApiRoute } from "./openapi/index.ts";
 
-/** Every REST route, in the document's order: the router, the access check and GET /api/openapi.json read it. */
+/**
+ * Every REST route (and the decide links' pages), in the document's order: the router, the access
+ * check and GET /api/openapi.json read it.
+ */
 export const restRoutes: readonly RouteRecord[] = [
   ...listRoutes,
   ...verdictRoutes,
@@ -29,6 +33,7 @@ export const restRoutes: readonly RouteRecord[] = [
   ...auditRoutes,
   ...exportRoutes,
   ...webhookRoutes,
+  ...decideRoutes,
   openApiRoute(() => restRoutes),
 ];
 

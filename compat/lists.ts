@@ -4,14 +4,23 @@ import { z } from "zod";
 import { NEST_ID_BLANK, REQUESTER_REQUIRED, TEXT_NOT_STRING } from "../src/flock/refusals.ts";
 import { ref } from "./openapi/types.ts";
 import { answer, refused } from "./responses.ts";
-import { defineRoute } from "./route.ts";
+import { defineRoute, engineCheck } from "./route.ts";
+import { parseRequester, parseTodoText } from "../src/flock/todo-text.ts";
 
+// The engine's own checks run here too (parseTodoText, parseRequester), so every refusal keeps its
+// words and its order: the text first, then the requester, then the nest.
 const ListInput = z.object({
-  text: z.string(TEXT_NOT_STRING).describe("The todo list, one item a line."),
-  requester: z.string(REQUESTER_REQUIRED),
+  text: z.string(TEXT_NOT_STRING).superRefine(engineCheck(parseTodoText)).describe("The todo list, one item a line."),
+  requester: z.string(REQUESTER_REQUIRED).superRefine(engineCheck(parseRequester)),
   // null is absent, as it always was.
   nest_id: z
-    .preprocess((value) => value ?? undefined, z.string(NEST_ID_BLANK).optional())
+    .preprocess(
+      (value) => value ?? undefined,
+      z
+        .string(NEST_ID_BLANK)
+        .refine((id) => id.trim() !== "", NEST_ID_BLANK)
+        .optional(),
+    )
     .describe("The nest to work it in; default todo."),
 });
 

@@ -5,6 +5,7 @@
 // typed input) and the OpenAPI document's paths (compat/openapi/derive.ts). Modelled on Hono's
 // createRoute and Fastify's route schemas, in the shape this server already had.
 import type { z } from "zod";
+import { BadInputError } from "../src/base/errors.ts";
 import type { App } from "../src/app.ts";
 import type { Scope } from "../src/access/scopes.ts";
 import { HttpError } from "../src/http/http-error.ts";
@@ -55,6 +56,8 @@ export interface RouteSpec<P extends z.ZodObject | undefined, Q extends Record<s
   extends RouteDocs {
   method: Route["method"];
   path: string;
+  segments?: Record<string, string>;
+  page?: true;
   scope: RouteScope;
   params?: P;
   query?: Q;
@@ -72,7 +75,7 @@ export interface RouteSpec<P extends z.ZodObject | undefined, Q extends Record<s
   /** Every answer by status: the success and each error this route itself gives. */
   responses: Record<string, ResponseSpec>;
   /** [] where no token is asked (the document says so). */
-  security?: [];
+  security?: readonly [];
   handle(app: App, input: RouteInput<Parsed<P>, QueryOf<Q>, B>, request: CompatRequest): Promise<CompatResponse>;
 }
 
@@ -86,7 +89,7 @@ export interface RouteRecord extends Route, RouteDocs {
   handlerQuery?: Record<string, QueryParam>;
   handlerHeaders?: Record<string, z.ZodType>;
   responses: Record<string, ResponseSpec>;
-  security?: [];
+  security?: readonly [];
 }
 
 /** The first refusal zod found, with the words the record gave it. */
@@ -139,3 +142,18 @@ export function defineRoute<
     },
   };
 }
+
+/**
+ * A refinement that runs one of the engine's own checks (it throws a BadInputError with the words
+ * the tests hold), so a body is refused with those words in the order the engine checks its fields.
+ */
+export const engineCheck =
+  <T>(check: (value: T) => unknown) =>
+  (value: T, ctx: z.RefinementCtx<T>): void => {
+    try {
+      check(value);
+    } catch (error) {
+      if (!(error instanceof BadInputError)) throw error;
+      ctx.addIssue({ code: "custom", message: error.message });
+    }
+  };

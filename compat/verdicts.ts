@@ -8,7 +8,7 @@ import { bare, refused } from "./responses.ts";
 import { defineRoute } from "./route.ts";
 
 const VerdictInput = z.object({
-  item_id: z.string(ITEM_ID_REQUIRED),
+  item_id: z.string(ITEM_ID_REQUIRED).refine((id) => id.trim() !== "", ITEM_ID_REQUIRED),
   target: z.enum(TARGETS, TARGET_INVALID),
   approve: z.boolean(APPROVE_REQUIRED),
 });

@@ -72,7 +72,7 @@ function operation(record: RouteRecord, components: Record<string, Schema>): Ope
     summary: record.summary,
     ...(record.description ? { description: record.description } : {}),
     tags: record.tags,
-    ...(record.security ? { security: record.security } : {}),
+    ...(record.security ? { security: [...record.security] } : {}),
     ...(params.length > 0 ? { parameters: params } : {}),
     ...(requestBody ? { requestBody } : {}),
     responses: Object.fromEntries(Object.entries(record.responses).map(([status, spec]) => [status, response(spec)])),

@@ -11,7 +11,6 @@ import { schemas } from "./components.ts";
 import { tokenSchemas } from "./tokens.ts";
 import { auditSchemas } from "./audit.ts";
 import { webhookSchemas } from "./webhooks.ts";
-import { decidePaths } from "./decide.ts";
 import { webhookEvents } from "./webhook-events.ts";
 import { derivePaths } from "./derive.ts";
 import { json, type Operation, type Paths } from "./types.ts";
@@ -46,7 +45,7 @@ export const API_VERSION = "1.4.0";
 /** The document of these route records. */
 export function openApiDocument(records: readonly RouteRecord[]) {
   const derived = derivePaths(records);
-  const paths: Paths = { ...derived.paths, ...decidePaths };
+  const paths: Paths = derived.paths;
   return {
     openapi: "3.1.0",
     info: {

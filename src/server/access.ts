@@ -24,7 +24,6 @@ import { LINK_HOLDER, ROOT, type Principal } from "../access/principal.ts";
 import type { TokenStore } from "../access/token-store.ts";
 import type { Needed } from "./route-scopes.ts";
 import type { TokenStreams } from "./token-streams.ts";
-import { isDecidePath } from "../webhooks/links.ts";
 
 export const TOKEN_COOKIE = "crows_token";
 
@@ -213,9 +212,10 @@ export class AccessGate {
       }
     }
 
-    if (isDecidePath(url.pathname) && (method === "GET" || method === "HEAD" || method === "POST")) {
-      // A decide link is the credential for its one decision (src/server/webhooks/decide.ts checks
-      // its signature): no token asked, and the principal it gets holds no scope anywhere else.
+    const needed = this.scopeOf(method, url.pathname);
+    if (needed === "link") {
+      // A decide link is the credential for its one decision (compat/decide-pages.ts checks its
+      // signature): no token asked, and the principal it gets holds no scope anywhere else.
       principals.set(req, LINK_HOLDER);
       return this.checkBody(req, method);
     }
@@ -236,11 +236,10 @@ export class AccessGate {
       throw error;
     }
     principals.set(req, principal);
-    const needed = this.scopeOf(method, url.pathname);
     if (needed === "post") {
       // A nest post: write, or decide for the owner's reply to an ask (compat/messages.ts checks which).
       if (!principal.scopes.includes("write") && !principal.scopes.includes("decide")) throw lacksScope("write");
-    } else if (needed !== "any" && needed !== "graphql" && needed !== "link" && !principal.scopes.includes(needed)) {
+    } else if (needed !== "any" && needed !== "graphql" && !principal.scopes.includes(needed)) {
       throw lacksScope(needed);
     }
     if (principal.tokenId !== undefined) this.streams?.track(principal.tokenId, res);

@@ -7,7 +7,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { App } from "../app.ts";
 import { restRouter } from "../../compat/index.ts";
-import type { CompatRequest, CompatResponse, Router } from "../../compat/router.ts";
+import { MethodNotAllowed, type CompatRequest, type CompatResponse, type Router } from "../../compat/router.ts";
 import type { RouteRecord } from "../../compat/route.ts";
 import { idempotent } from "../../compat/idempotent.ts";
 import { HttpError, sendError, sendJson, toErrorResponse } from "../http/http-error.ts";
@@ -23,8 +23,6 @@ import { writeSse } from "../http/sse/node-writer.ts";
 import { refuseUnstorable } from "../http/unstorable-text.ts";
 import { asksForStream, fdLimit, StreamGate, streamCaps } from "./stream-caps.ts";
 import { neededScope } from "./route-scopes.ts";
-import { serveDecide } from "./webhooks/decide.ts";
-import { isDecidePath } from "../webhooks/links.ts";
 
 const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
@@ -92,9 +90,9 @@ export async function startServer(app: App): Promise<RunningServer> {
   for (const cap of ["total", "perClient", "headroom"] as const)
     app.metrics.sseCaps.set({ cap: cap === "perClient" ? "per_client" : cap }, streams.caps[cap]);
   const handlers: Handler[] = [
-    { matches: isDecidePath, serve: (req, res, url) => serveDecide(app, req, res, url) },
     {
-      matches: (p) => p === "/api" || p.startsWith("/api/"),
+      // Every REST route, and the decide links' pages; an unknown path under /api is the router's 404.
+      matches: (p) => p === "/api" || p.startsWith("/api/") || router.onPath(p).length > 0,
       serve: (req, res, url) => serveCompat(app, router, req, res, url),
     },
     { matches: isGraphQLPath, serve: createGraphQLHandler(app, { streams }) },
@@ -193,8 +191,10 @@ async function serveCompat(
   let response: CompatResponse;
   try {
     const { route, params } = router.match(req.method ?? "GET", url.pathname);
-    refuseUnstorable(params);
-    refuseUnstorable(Object.fromEntries(url.searchParams));
+    if (!route.page) {
+      refuseUnstorable(params);
+      refuseUnstorable(Object.fromEntries(url.searchParams));
+    }
     const request: CompatRequest = {
       method: req.method ?? "GET",
       path: url.pathname,
@@ -205,14 +205,24 @@ async function serveCompat(
       signal: abort.signal,
       principal: principalOf(req),
     };
-    response = await idempotent(app, request, (r) => route.handle(app, r));
+    // A page (a decide link) reads nothing but its signed path: no Idempotency-Key applies.
+    response = route.page
+      ? await route.handle(app, request)
+      : await idempotent(app, request, (r) => route.handle(app, r));
   } catch (error) {
     app.database.health.note(error);
-    const { status, body, headers } = toErrorResponse(error, app.logLine);
-    response = { status, json: body, headers };
+    if (error instanceof MethodNotAllowed && error.bare) response = { status: 405, headers: error.headers };
+    else {
+      const { status, body, headers } = toErrorResponse(error, app.logLine);
+      response = { status, json: body, headers };
+    }
   }
   if ("stream" in response) {
     await writeSse(res, response.stream, response.init);
+    return;
+  }
+  if ("page" in response) {
+    res.writeHead(response.status, response.headers).end(req.method === "HEAD" ? undefined : response.page);
     return;
   }
   const headers: Record<string, string> = { ...response.headers };

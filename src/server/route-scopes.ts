@@ -18,9 +18,9 @@ export function neededScope(routes: Router<RouteRecord>, method: string, pathnam
   if (pathname === "/metrics") return "metrics";
   if (pathname === "/healthz" || pathname === "/readyz") return "any";
   if (pathname === "/graphql" || pathname === "/graphql/stream") return "graphql";
-  const onPath = routes.onPath(pathname);
-  const matched = onPath.find((route) => route.method === method);
+  const matched = routes.find(method, pathname);
   if (matched) return matched.scope;
+  const onPath = routes.onPath(pathname);
   if (!(pathname === "/api" || pathname.startsWith("/api/"))) return "read";
   // A family every record of which needs admin (tokens, webhooks) needs it for any method and path.
   const family = routes.list().filter((route) => familyOf(route.path) === familyOf(pathname));

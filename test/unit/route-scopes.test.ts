@@ -5,11 +5,13 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { restRouter } from "../../compat/index.ts";
 import { neededScope } from "../../src/server/route-scopes.ts";
+import { DECIDE_PREFIX, isDecidePath } from "../../src/webhooks/links.ts";
 
 const NEST_POST = /^\/api\/nests\/[^/]+\/messages\/?$/;
 
-/** The regexes this replaced. */
+/** The regexes this replaced, and the gate's own rule before them: a decide link asks no token. */
 function formerScope(method: string, pathname: string): string {
+  if (isDecidePath(pathname) && (method === "GET" || method === "HEAD" || method === "POST")) return "link";
   if (pathname === "/metrics") return "metrics";
   if (pathname === "/healthz" || pathname === "/readyz") return "any";
   if (pathname === "/graphql" || pathname === "/graphql/stream") return "graphql";
@@ -23,7 +25,8 @@ function formerScope(method: string, pathname: string): string {
 }
 
 const router = restRouter();
-const concrete = (path: string) => path.replace(/\{(\w+)\}/g, "x1");
+const LINK = `${"A".repeat(12)}.${"B".repeat(43)}`;
+const concrete = (path: string) => path.replace("{link}", LINK).replace(/\{(\w+)\}/g, "x1");
 
 const UNSERVED = [
   "/",
@@ -46,6 +49,8 @@ const UNSERVED = [
   "/graphql/stream",
   "/console/app.js",
   "/decide/abc",
+  `${DECIDE_PREFIX}${LINK}/`,
+  `${DECIDE_PREFIX}${LINK}x`,
 ];
 const METHODS = ["GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"];
 
