@@ -3,7 +3,7 @@
 // it decides, which way, which endpoint it went out on, and until when; the mac is HMAC-SHA256
 // under a key this server made once and keeps in its database (ServerKey), so every instance
 // checks every link and a restart keeps them valid. A GET only shows what the link would do; the
-// POST decides (src/server/webhooks/decide.ts). Used once: the approval or ask itself can only be
+// POST decides (compat/decide.ts). Used once: the approval or ask itself can only be
 // decided once, so a second use finds it decided and changes nothing.
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { PrismaClient } from "../generated/prisma/client.ts";
