@@ -2,17 +2,20 @@
 // Guardrails live in the nest store; refusals leave through the one error handler.
 import { z } from "zod";
 import { ROSTER } from "../src/base/roster.ts";
-import type { NestRecord } from "../src/nests/store.ts";
+import { checkCrowShape, checkNestName, type NestRecord } from "../src/nests/store.ts";
 import { ref } from "./openapi/types.ts";
 import { answer, refused } from "./responses.ts";
-import { bodyObject, defineRoute } from "./route.ts";
+import { defineRoute, judgedBy } from "./route.ts";
 
 export function nestWire(nest: NestRecord): { nest_id: string; name: string; crows: string[] } {
   return { nest_id: nest.id, name: nest.name, crows: [...nest.crows] };
 }
 
-/** Documented here; the nest store checks it (src/nests/store.ts), with the words its tests hold. */
-const NestInput = z.object({ name: z.string(), crows: z.array(z.string()) });
+/** Judged by the nest store's own checks (src/nests/store.ts), with their words and in their order. */
+const NestInput = z.object({
+  name: judgedBy(checkNestName, z.string()),
+  crows: judgedBy(checkCrowShape, z.array(z.string())),
+});
 
 export const nestRoutes = [
   defineRoute({
@@ -35,14 +38,13 @@ export const nestRoutes = [
     operationId: "postNest",
     summary: "Create a nest",
     tags: ["nests"],
-    engineBody: { schema: NestInput, name: "NestInput" },
+    body: { schema: NestInput, name: "NestInput" },
     responses: {
       "201": answer("The nest.", ref("Nest")),
       "400": refused("A bad name or crew."),
       "409": refused("The name is taken."),
     },
-    async handle(app, _input, request) {
-      const body = await bodyObject(request);
+    async handle(app, { body }) {
       const nest = await app.nests.create({ name: body.name, crows: body.crows });
       return { status: 201, json: nestWire(nest) };
     },

@@ -4,7 +4,7 @@
 // (src/server/route-scopes.ts asks the matched record), the validation (the handler gets parsed,
 // typed input) and the OpenAPI document's paths (compat/openapi/derive.ts). Modelled on Hono's
 // createRoute and Fastify's route schemas, in the shape this server already had.
-import type { z } from "zod";
+import { z } from "zod";
 import { BadInputError } from "../src/base/errors.ts";
 import type { App } from "../src/app.ts";
 import type { Scope } from "../src/access/scopes.ts";
@@ -157,3 +157,19 @@ export const engineCheck =
       ctx.addIssue({ code: "custom", message: error.message });
     }
   };
+
+/**
+ * A field the engine's own check judges first, with its words: the check's result (the value
+ * normalised: trimmed, null as absent) goes on to `shape`, which the document shows. `shape` must
+ * accept whatever the check returns.
+ */
+export const judgedBy = <T extends z.ZodType>(check: (value: unknown) => unknown, shape: T) =>
+  z.preprocess((value, ctx) => {
+    try {
+      return check(value);
+    } catch (error) {
+      if (!(error instanceof BadInputError)) throw error;
+      ctx.addIssue({ code: "custom", message: error.message });
+      return value;
+    }
+  }, shape);

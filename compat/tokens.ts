@@ -6,13 +6,14 @@ import { z } from "zod";
 import { SCOPES } from "../src/access/scopes.ts";
 import { ref } from "./openapi/types.ts";
 import { answer, bare, refused } from "./responses.ts";
-import { bodyObject, defineRoute } from "./route.ts";
+import { checkExpires, checkName, checkScopes } from "../src/access/token-store.ts";
+import { defineRoute, judgedBy } from "./route.ts";
 
-/** Documented here; the token store checks it (src/access/token-store.ts), with the words its tests hold. */
+/** Judged by the token store's own checks (src/access/token-store.ts), with their words and in their order. */
 const TokenInput = z.object({
-  name: z.string(),
-  scopes: z.array(z.enum(SCOPES)).min(1),
-  expires_in_s: z.int().min(1).optional(),
+  name: judgedBy(checkName, z.string()),
+  scopes: judgedBy(checkScopes, z.array(z.enum(SCOPES)).min(1)),
+  expires_in_s: judgedBy(checkExpires, z.int().min(1).optional()),
 });
 
 export const tokenRoutes = [
@@ -23,13 +24,12 @@ export const tokenRoutes = [
     operationId: "createToken",
     summary: "Mint a named token (admin scope); the secret is in this answer only",
     tags: ["tokens"],
-    engineBody: { schema: TokenInput, name: "TokenInput" },
+    body: { schema: TokenInput, name: "TokenInput" },
     responses: {
       "201": answer("The token, with its secret.", ref("CreatedToken")),
       "400": refused("A bad name, scope list or lifetime, or a scope the caller does not hold."),
     },
-    async handle(app, _input, request) {
-      const body = await bodyObject(request);
+    async handle(app, { body }, request) {
       const created = await app.tokens.create(
         { name: body.name, scopes: body.scopes, expiresInS: body.expires_in_s },
         request.principal.actor,
