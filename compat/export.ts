@@ -2,10 +2,12 @@
 // whole log, or what it recorded, streamed a page at a time with backpressure from a resume point
 // (`after`: the last id a client saw) up to where the data ended when the export began. Reads, so
 // a read-only token may export (docs/rules.md "Export").
-import type { Route } from "./router.ts";
+import { z } from "zod";
 import type { App } from "../src/app.ts";
 import type { SseBody, SseSink } from "../src/http/sse/types.ts";
-import { intParam, textParam } from "./query-params.ts";
+import { intQuery, textQuery } from "./query-params.ts";
+import { answer, refused } from "./responses.ts";
+import { defineRoute } from "./route.ts";
 import { eventPages, trustHistoryPages, verdictPages, type ExportedEvent } from "../src/log/export-pages.ts";
 import { describeError } from "../src/base/describe-error.ts";
 import {
@@ -55,7 +57,12 @@ function pagedBody<T>(
   };
 }
 
-const afterOf = (query: URLSearchParams) => intParam(query, "after", 0, Number.MAX_SAFE_INTEGER) ?? 0;
+const after = intQuery(
+  "after",
+  0,
+  Number.MAX_SAFE_INTEGER,
+  "Resume after this id: the last one a previous export delivered (default 0: from the start).",
+);
 
 const csvHeaders = (name: string) => ({
   "content-type": "text/csv; charset=utf-8",
@@ -63,40 +70,87 @@ const csvHeaders = (name: string) => ({
   "cache-control": "no-store",
 });
 
-export const exportRoutes: Route[] = [
-  {
+const csv = (description: string, columns: string) =>
+  answer(`${description} Columns, always in this order, after a header row: ${columns}.`, z.string(), "text/csv");
+
+const ExportedLine = z.object({
+  id: z.int(),
+  stream: z.string(),
+  seq: z.int(),
+  name: z.string(),
+  ts: z.string().meta({ format: "date-time" }),
+  payload: z.object({}).loose(),
+});
+
+export const exportRoutes = [
+  defineRoute({
     method: "GET",
     path: "/api/export/events",
-    async handle(app, request) {
-      const after = afterOf(request.query);
-      const stream = textParam(request.query, "stream");
-      const pages = eventPages(app.prisma, after, stream);
+    scope: "read",
+    operationId: "exportEvents",
+    summary: "The log as NDJSON, one event a line, from a resume point to where it ended when the export began",
+    tags: ["export"],
+    query: { after, stream: textQuery("stream", "Only this stream's events (list:<id>, nest:<id>, watch:<id>).") },
+    responses: {
+      "200": answer(
+        "One JSON object a line: id (the resume point), stream, seq, name, ts and payload (the event's wire payload).",
+        ExportedLine,
+        "application/x-ndjson",
+      ),
+      "400": refused("A bad after or stream."),
+    },
+    async handle(app, { query }) {
+      const pages = eventPages(app.prisma, query.after ?? 0, query.stream);
       return {
         stream: pagedBody<ExportedEvent>(app, "events", pages, eventLine),
         init: { status: 200, headers: { "content-type": "application/x-ndjson", "cache-control": "no-store" } },
       };
     },
-  },
-  {
+  }),
+  defineRoute({
     method: "GET",
     path: "/api/export/verdicts",
-    async handle(app, request) {
-      const pages = verdictPages(app.prisma, afterOf(request.query));
+    scope: "read",
+    operationId: "exportVerdicts",
+    summary: "Every verdict the log recorded, as CSV",
+    tags: ["export"],
+    query: { after },
+    responses: {
+      "200": csv(
+        "Verdicts in log order; resume with the last event_id. actor is the verdict's actor kind, with the token's id and name for a token.",
+        "event_id, ts, list_id, item_id, target, verdict, actor, actor_token_id, actor_token_name",
+      ),
+      "400": refused("A bad after."),
+    },
+    async handle(app, { query }) {
+      const pages = verdictPages(app.prisma, query.after ?? 0);
       return {
         stream: pagedBody(app, "verdicts", pages, verdictRow, csvRow(VERDICT_COLUMNS)),
         init: { status: 200, headers: csvHeaders("verdicts") },
       };
     },
-  },
-  {
+  }),
+  defineRoute({
     method: "GET",
     path: "/api/export/trust-history",
-    async handle(app, request) {
-      const pages = trustHistoryPages(app.prisma, app.database.trustReads, afterOf(request.query));
+    scope: "read",
+    operationId: "exportTrustHistory",
+    summary: "The whole trust history, as CSV",
+    tags: ["export"],
+    query: { after },
+    responses: {
+      "200": csv(
+        "Entries by id; resume with the last id. actor is who decided the entry's verdict (for the Sentry's record, who replied to its ask), with the token's id and name for a token; empty on entries older than deciders on the ledger.",
+        "id, at, holder, task_type, verdict, subject, from, to, actor, actor_token_id, actor_token_name",
+      ),
+      "400": refused("A bad after."),
+    },
+    async handle(app, { query }) {
+      const pages = trustHistoryPages(app.prisma, app.database.trustReads, query.after ?? 0);
       return {
         stream: pagedBody(app, "trust history", pages, trustHistoryRow, csvRow(TRUST_HISTORY_COLUMNS)),
         init: { status: 200, headers: csvHeaders("trust-history") },
       };
     },
-  },
+  }),
 ];

@@ -42,7 +42,8 @@ export async function idempotent(
       json: async () => body,
       idempotency: { recordIn: (tx, answer) => kept.recordIn(tx, claim, answer) },
     });
-    if ("stream" in response || response.status >= 500 || response.status === 429) return response;
+    if ("stream" in response || "page" in response || response.status >= 500 || response.status === 429)
+      return response;
     // The work is done: failing to keep its answer must not turn it into an error the client retries.
     await kept
       .record(claim, { status: response.status, body: response.json ?? null })

@@ -1,35 +1,45 @@
-// The compat API: EVENTS.md's REST + SSE surface, exactly. Each file holds one endpoint family.
+// The REST API: EVENTS.md's REST + SSE surface, exactly, and its extensions. Each file holds one
+// endpoint family as route records (compat/route.ts); this table is every REST route, the only one.
 import { Router } from "./router.ts";
+import type { RouteRecord } from "./route.ts";
 import { listRoutes } from "./lists.ts";
 import { eventRoutes } from "./events.ts";
 import { verdictRoutes } from "./verdicts.ts";
 import { trustRoutes } from "./trust.ts";
-import { personaRoutes } from "./personas.ts";
 import { nestRoutes } from "./nests.ts";
-import { crowRoutes } from "./crows.ts";
+import { crowRoutes, personaRoutes } from "./crows.ts";
 import { messageRoutes } from "./messages.ts";
 import { tokenRoutes } from "./tokens.ts";
 import { auditRoutes } from "./audit.ts";
-import { openApiRoutes } from "./openapi/index.ts";
 import { exportRoutes } from "./export.ts";
-import type { Route } from "./router.ts";
+import { webhookRoutes } from "./webhooks.ts";
+import { decideRoutes } from "./decide.ts";
+import { openApiDocument, openApiRoute } from "./openapi/index.ts";
 
-/** Every route of the REST API: the route table test/openapi.test.ts holds the OpenAPI document to. */
-export const compatRoutes: readonly Route[] = [
+/**
+ * Every REST route (and the decide links' pages), in the document's order: the router, the access
+ * check and GET /api/openapi.json read it.
+ */
+export const restRoutes: readonly RouteRecord[] = [
   ...listRoutes,
-  ...eventRoutes,
   ...verdictRoutes,
+  ...eventRoutes,
   ...trustRoutes,
-  ...personaRoutes,
   ...nestRoutes,
-  ...crowRoutes,
   ...messageRoutes,
+  ...personaRoutes,
+  ...crowRoutes,
   ...tokenRoutes,
   ...auditRoutes,
   ...exportRoutes,
-  ...openApiRoutes,
+  ...webhookRoutes,
+  ...decideRoutes,
+  openApiRoute(() => restRoutes),
 ];
 
-export function compatRouter(): Router {
-  return new Router().add(...compatRoutes);
+export function restRouter(): Router<RouteRecord> {
+  return new Router<RouteRecord>().add(...restRoutes);
 }
+
+/** The document as GET /api/openapi.json serves it. */
+export const restDocument = () => openApiDocument(restRoutes);

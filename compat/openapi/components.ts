@@ -1,6 +1,6 @@
 // The shared shapes of the REST answers (EVENTS.md payloads, docs/rules.md), named once.
 import type { Schema } from "./types.ts";
-import { TARGETS, VERDICTS } from "../../src/flock/events.ts";
+import { VERDICTS } from "../../src/flock/events.ts";
 import { LEVEL_NAMES } from "../../src/flock/trust.ts";
 import { KINDS, TAGGED_BY } from "../../src/nests/message.ts";
 
@@ -23,17 +23,7 @@ export const schemas: Record<string, Schema> = {
     { message: str, cooldown_s: { type: "integer", minimum: 1 } },
     { description: "A 429: the poster is in a cooldown." },
   ),
-  ListInput: {
-    type: "object",
-    required: ["text", "requester"],
-    properties: {
-      text: { ...str, description: "The todo list, one item a line." },
-      requester: str,
-      nest_id: { ...str, description: "The nest to work it in; default todo." },
-    },
-  },
   ListAccepted: object({ list_id: str }),
-  VerdictInput: object({ item_id: str, target: { type: "string", enum: [...TARGETS] }, approve: { type: "boolean" } }),
   TrustLedger: object({ ledger: { type: "array", items: { $ref: "#/components/schemas/TrustRecord" } } }),
   TrustRecord: object({
     holder: { ...str, description: "A crow, a spun crow, flock or Sentry." },
@@ -90,7 +80,6 @@ export const schemas: Record<string, Schema> = {
     roster: { type: "array", items: str, description: "The 8 working crows." },
     nests: { type: "array", items: { $ref: "#/components/schemas/Nest" } },
   }),
-  NestInput: object({ name: str, crows: { type: "array", items: str } }),
   MessageRecord: object({
     msg_id: { ...str, description: "<nest_id>-<n>, numbered from 1 in nest order." },
     kind: { type: "string", enum: [...KINDS] },
@@ -105,20 +94,6 @@ export const schemas: Record<string, Schema> = {
     approval_phrase: str,
     resolved: { type: "string", enum: ["", "approved", "rejected"] },
   }),
-  MessageInput: {
-    type: "object",
-    required: ["author", "text"],
-    properties: {
-      author: str,
-      text: str,
-      to: str,
-      kind: { ...str, description: "A crow's kind header." },
-      refers_to: str,
-      approval_phrase: str,
-      mode: str,
-      invited: int,
-    },
-  },
   Persona: object({ name: str, epithet: str, strength: str, backstory: str }),
   SpunCrows: object({
     crows: {

@@ -1,46 +1,21 @@
-// The REST API described as OpenAPI 3.1, served at GET /api/openapi.json. One file per path family;
-// a branch that adds a family adds its file and one line to FAMILIES (and its schemas to SCHEMAS).
-// Webhook deliveries are the document's top-level `webhooks`. test/openapi.test.ts validates the
-// document and fails when the served routes (compat's table, the webhook routes, the decide links)
-// and these paths disagree, or the webhooks and the event types the code sends.
-import type { Route } from "../router.ts";
+// The REST API described as OpenAPI 3.1, served at GET /api/openapi.json. Its paths come from the
+// route records (compat/route.ts, compat/openapi/derive.ts); the answers' shared shapes stay named
+// components (components.ts and beside it). Webhook deliveries are the document's top-level
+// `webhooks`. test/api/openapi.test.ts validates the document and fails when the served routes and
+// these paths disagree, or the webhooks and the event types the code sends;
+// test/unit/openapi-unchanged.test.ts holds it to the hand-written document it replaced.
+import { z } from "zod";
+import { defineRoute, type RouteRecord } from "../route.ts";
+import { answer } from "../responses.ts";
 import { schemas } from "./components.ts";
-import { crowPaths } from "./crows.ts";
-import { exportPaths } from "./export.ts";
-import { listPaths } from "./lists.ts";
-import { nestPaths } from "./nests.ts";
-import { trustPaths } from "./trust.ts";
-import { tokenPaths, tokenSchemas } from "./tokens.ts";
-import { auditPaths, auditSchemas } from "./audit.ts";
-import { webhookPaths, webhookSchemas } from "./webhooks.ts";
-import { decidePaths } from "./decide.ts";
+import { tokenSchemas } from "./tokens.ts";
+import { auditSchemas } from "./audit.ts";
+import { webhookSchemas } from "./webhooks.ts";
 import { webhookEvents } from "./webhook-events.ts";
+import { derivePaths } from "./derive.ts";
 import { json, type Operation, type Paths } from "./types.ts";
 
-const selfPaths: Paths = {
-  "/api/openapi.json": {
-    get: {
-      operationId: "getOpenApi",
-      summary: "This document",
-      tags: ["meta"],
-      responses: { "200": json("OpenAPI 3.1.", { type: "object" }) },
-    },
-  },
-};
-
-/** Every family of paths. */
-const FAMILIES: Paths[] = [
-  listPaths,
-  trustPaths,
-  nestPaths,
-  crowPaths,
-  tokenPaths,
-  auditPaths,
-  exportPaths,
-  webhookPaths,
-  decidePaths,
-  selfPaths,
-];
+/** The named shapes the answers share (the bodies' names come from their records). */
 const SCHEMAS = { ...schemas, ...tokenSchemas, ...auditSchemas, ...webhookSchemas };
 
 /** The 401/403 every path that asks a token can answer once CROWS_TOKEN is set (docs/security.md). */
@@ -67,11 +42,10 @@ function withAccessRefusals(paths: Paths): Paths {
 /** The REST API's own version (not the server's): its minor moves with an addition, its major with a CHANGELOG.md break. */
 export const API_VERSION = "1.4.0";
 
-export function openApiDocument() {
-  const paths: Paths = {};
-  for (const family of FAMILIES) {
-    for (const [path, item] of Object.entries(family)) paths[path] = { ...paths[path], ...item };
-  }
+/** The document of these route records. */
+export function openApiDocument(records: readonly RouteRecord[]) {
+  const derived = derivePaths(records);
+  const paths: Paths = derived.paths;
   return {
     openapi: "3.1.0",
     info: {
@@ -91,7 +65,7 @@ export function openApiDocument() {
     // What crows POSTs to an endpoint, one entry per event type (OpenAPI 3.1's top-level webhooks).
     webhooks: webhookEvents,
     components: {
-      schemas: SCHEMAS,
+      schemas: { ...SCHEMAS, ...derived.components },
       securitySchemes: {
         bearer: {
           type: "http",
@@ -103,15 +77,20 @@ export function openApiDocument() {
   };
 }
 
-let cached: ReturnType<typeof openApiDocument> | undefined;
-
-export const openApiRoutes: Route[] = [
-  {
+/** GET /api/openapi.json: the document of every record `all` gives (the table this route is in). */
+export function openApiRoute(all: () => readonly RouteRecord[]): RouteRecord {
+  let cached: ReturnType<typeof openApiDocument> | undefined;
+  return defineRoute({
     method: "GET",
     path: "/api/openapi.json",
+    scope: "read",
+    operationId: "getOpenApi",
+    summary: "This document",
+    tags: ["meta"],
+    responses: { "200": answer("OpenAPI 3.1.", z.object({}).loose()) },
     async handle() {
       // Built once: the document is the same for the server's life.
-      return { status: 200, json: (cached ??= openApiDocument()) };
+      return { status: 200, json: (cached ??= openApiDocument(all())) };
     },
-  },
-];
+  });
+}

@@ -1,5 +1,4 @@
-// POST/GET /api/tokens and DELETE /api/tokens/{token_id}: named tokens, for the admin scope.
-import { body, json, ref, refusal, type Paths } from "./types.ts";
+// The shapes of named tokens (compat/tokens.ts) and of an actor, named once.
 import { ACTOR_KINDS } from "../../src/base/actor.ts";
 import { SCOPES } from "../../src/access/scopes.ts";
 
@@ -40,51 +39,6 @@ export const tokenSchemas = {
       prefix: { type: "string" },
       created_at: { type: "string", format: "date-time" },
       expires_at: { type: ["string", "null"], format: "date-time" },
-    },
-  },
-  TokenInput: {
-    type: "object",
-    required: ["name", "scopes"],
-    properties: {
-      name: { type: "string" },
-      scopes: { type: "array", minItems: 1, items: { type: "string", enum: [...SCOPES] } },
-      expires_in_s: { type: "integer", minimum: 1 },
-    },
-  },
-};
-
-export const tokenPaths: Paths = {
-  "/api/tokens": {
-    post: {
-      operationId: "createToken",
-      summary: "Mint a named token (admin scope); the secret is in this answer only",
-      tags: ["tokens"],
-      requestBody: body(ref("TokenInput")),
-      responses: {
-        "201": json("The token, with its secret.", ref("CreatedToken")),
-        "400": refusal("A bad name, scope list or lifetime, or a scope the caller does not hold."),
-      },
-    },
-    get: {
-      operationId: "listTokens",
-      summary: "Every named token (never a secret)",
-      tags: ["tokens"],
-      responses: {
-        "200": json("The tokens.", {
-          type: "object",
-          required: ["tokens"],
-          properties: { tokens: { type: "array", items: ref("Token") } },
-        }),
-      },
-    },
-  },
-  "/api/tokens/{token_id}": {
-    delete: {
-      operationId: "revokeToken",
-      summary: "Revoke a named token: it stops working at once, streams included",
-      tags: ["tokens"],
-      parameters: [{ name: "token_id", in: "path", required: true, schema: { type: "string" } }],
-      responses: { "204": { description: "Revoked." }, "404": refusal("No such token.") },
     },
   },
 };

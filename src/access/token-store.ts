@@ -74,7 +74,8 @@ function view(row: TokenRow): TokenView {
   };
 }
 
-function checkName(raw: unknown): string {
+/** A token's name, trimmed (the REST record runs these checks too: compat/tokens.ts). */
+export function checkName(raw: unknown): string {
   if (typeof raw !== "string" || raw.trim() === "") throw new BadInputError('"name" must be a non-empty string.');
   const name = raw.trim();
   if (name.length > 64) throw new BadInputError('"name" may have at most 64 characters.');
@@ -82,14 +83,14 @@ function checkName(raw: unknown): string {
   return name;
 }
 
-function checkScopes(raw: unknown): Scope[] {
+export function checkScopes(raw: unknown): Scope[] {
   const scopes = Array.isArray(raw) ? normaliseScopes(raw) : undefined;
   if (!scopes || scopes.length === 0)
     throw new BadInputError(`"scopes" must be a non-empty list of ${SCOPES.map((s) => `"${s}"`).join(", ")}.`);
   return scopes;
 }
 
-function checkExpires(raw: unknown): number | undefined {
+export function checkExpires(raw: unknown): number | undefined {
   if (raw === undefined || raw === null) return undefined;
   if (typeof raw !== "number" || !Number.isInteger(raw) || raw < 1 || raw > MAX_EXPIRES_S) {
     throw new BadInputError(`"expires_in_s" must be a whole number of seconds from 1 to ${MAX_EXPIRES_S}.`);

@@ -2,6 +2,7 @@
 // markers stripped, each item 1-2,000 characters after trimming, 1-50 items.
 import { BadInputError } from "../base/errors.ts";
 import { requesterKey } from "./rate-limit.ts";
+import { REQUESTER_REQUIRED } from "./refusals.ts";
 
 export const MAX_ITEM_CHARS = 2000;
 export const MAX_ITEMS = 50;
@@ -9,9 +10,7 @@ export const MAX_ITEMS = 50;
 // "-", "*", "+", "•", "1.", "1)", then an optional "[ ]" / "[x]" checkbox.
 const MARKER = /^(?:[-*+•](?:\s+|$)|\d{1,3}[.)](?:\s+|$)|[-*+•](?=\[))?(?:\[[ xX]?\](?:\s+|$))?/;
 
-export function parseTodoText(text: unknown): string[] {
-  if (typeof text !== "string")
-    throw new BadInputError('"text" must be a string holding the todo list, one item per line.');
+export function parseTodoText(text: string): string[] {
   const items: string[] = [];
   const lines = text.split(/\r\n|\r|\n/);
   for (const [index, line] of lines.entries()) {
@@ -35,10 +34,8 @@ export function parseTodoText(text: unknown): string[] {
 export const EMPTY_NAME = (field: string) =>
   `"${field}" has nothing left once invisible characters, surrounding punctuation and spaces are set aside; name someone with a letter or digit.`;
 
-export function parseRequester(requester: unknown): string {
-  if (typeof requester !== "string" || requester.trim() === "") {
-    throw new BadInputError('"requester" must be a non-empty string naming who asks.');
-  }
+export function parseRequester(requester: string): string {
+  if (requester.trim() === "") throw new BadInputError(REQUESTER_REQUIRED);
   const name = requester.trim();
   if (name.length > 100) throw new BadInputError('"requester" may have at most 100 characters.');
   // Names are told apart by requesterKey: one with nothing left would share one key with every other such name.

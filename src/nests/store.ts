@@ -87,9 +87,8 @@ export class NestStore {
   }
 
   async create(input: CreateNestInput): Promise<NestRecord> {
-    const name = checkName(input.name);
+    const name = checkNestName(input.name);
     const id = slugOf(name);
-    if (id === "") throw new BadInputError(`name "${name}" has no letters or digits to make a nest_id from.`);
     const crows = checkCrowShape(input.crows);
     return this.lock.run("nests", () =>
       this.prisma.$transaction(async (tx) => {
@@ -122,17 +121,20 @@ function toRecord(row: { id: string; name: string; members: { crow: string }[] }
   return { id: row.id, name: row.name, crows: row.id === DEFAULT_NEST ? [] : row.members.map((m) => m.crow) };
 }
 
-function checkName(raw: unknown): string {
+/** A nest's name, trimmed, with a slug to be its nest_id (the REST record runs this too: compat/nests.ts). */
+export function checkNestName(raw: unknown): string {
   if (typeof raw !== "string") throw new BadInputError("name must be a string.");
   const name = raw.trim();
   const length = [...name].length;
   if (length < 1 || length > MAX_NEST_NAME) {
     throw new BadInputError(`name must be 1-${MAX_NEST_NAME} characters after trimming, got ${length}.`);
   }
+  if (slugOf(name) === "") throw new BadInputError(`name "${name}" has no letters or digits to make a nest_id from.`);
   return name;
 }
 
-function checkCrowShape(raw: unknown): string[] {
+/** The crew's shape: 1-MAX_CORE names, each once (whether they are crows is checked against the roster). */
+export function checkCrowShape(raw: unknown): string[] {
   if (!Array.isArray(raw)) throw new BadInputError(`crows must be an array of 1-${MAX_CORE} crow names.`);
   if (raw.length < 1 || raw.length > MAX_CORE) {
     throw new BadInputError(`crows must name 1-${MAX_CORE} crows, got ${raw.length}.`);

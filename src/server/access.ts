@@ -9,7 +9,7 @@
 //      or a small HTML page when a browser navigates here asking for text/html);
 //      `GET /?token=` trades the token for the cookie. CROWS_TOKEN is the owner (every scope), a
 //      named token (src/access/token-store.ts) holds its scopes, CROWS_READ_TOKENS read. The scope a
-//      path needs (src/server/route-scopes.ts) is checked here: a 403 naming it. GraphQL operations
+//      request needs (its route record's: src/server/route-scopes.ts) is checked here: a 403 naming it. GraphQL operations
 //      are checked per operation (src/server/graphql/plugins/scopes.ts) against the principal set here.
 //   4. Writes: a body over the limit is a 413, a body that is not application/json a 415.
 // The rules and their reasons are in docs/security.md.
@@ -22,9 +22,8 @@ import { declaredTooLarge, drain, tooLarge } from "../http/body.ts";
 import { missingScopeMessage, type Scope } from "../access/scopes.ts";
 import { LINK_HOLDER, ROOT, type Principal } from "../access/principal.ts";
 import type { TokenStore } from "../access/token-store.ts";
-import { neededScope } from "./route-scopes.ts";
+import type { Needed } from "./route-scopes.ts";
 import type { TokenStreams } from "./token-streams.ts";
-import { isDecidePath } from "../webhooks/links.ts";
 
 export const TOKEN_COOKIE = "crows_token";
 
@@ -152,6 +151,8 @@ export class AccessGate {
 
   constructor(
     private readonly config: Config,
+    /** The scope a request needs (src/server/route-scopes.ts over the route records). */
+    private readonly scopeOf: (method: string, pathname: string) => Needed,
     private readonly tokens?: TokenStore,
     private readonly streams?: TokenStreams,
   ) {
@@ -211,9 +212,10 @@ export class AccessGate {
       }
     }
 
-    if (isDecidePath(url.pathname) && (method === "GET" || method === "HEAD" || method === "POST")) {
-      // A decide link is the credential for its one decision (src/server/webhooks/decide.ts checks
-      // its signature): no token asked, and the principal it gets holds no scope anywhere else.
+    const needed = this.scopeOf(method, url.pathname);
+    if (needed === "link") {
+      // A decide link is the credential for its one decision (compat/decide-pages.ts checks its
+      // signature): no token asked, and the principal it gets holds no scope anywhere else.
       principals.set(req, LINK_HOLDER);
       return this.checkBody(req, method);
     }
@@ -234,7 +236,6 @@ export class AccessGate {
       throw error;
     }
     principals.set(req, principal);
-    const needed = neededScope(method, url.pathname);
     if (needed === "post") {
       // A nest post: write, or decide for the owner's reply to an ask (compat/messages.ts checks which).
       if (!principal.scopes.includes("write") && !principal.scopes.includes("decide")) throw lacksScope("write");

@@ -1,13 +1,14 @@
 // One node:http server. Every request is parsed inside the error handling, passes the access
 // check (src/server/access.ts: Host, Origin/CORS, token, body size and type) and, when it asks for
 // an SSE stream, the stream caps (src/server/stream-caps.ts), then goes to the
-// first handler whose path matches: /api/* to the compat layer (EVENTS.md, exact), /graphql and
-// /graphql/stream to GraphQL. Listens on 127.0.0.1 unless configured otherwise.
+// first handler whose path matches: /api/* to the one REST router (compat/index.ts: every route
+// record, EVENTS.md's exactly), /graphql and /graphql/stream to GraphQL. Listens on 127.0.0.1 unless configured otherwise.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { App } from "../app.ts";
-import { compatRouter } from "../../compat/index.ts";
-import type { CompatRequest, CompatResponse, Router } from "../../compat/router.ts";
+import { restRouter } from "../../compat/index.ts";
+import { MethodNotAllowed, type CompatRequest, type CompatResponse, type Router } from "../../compat/router.ts";
+import type { RouteRecord } from "../../compat/route.ts";
 import { idempotent } from "../../compat/idempotent.ts";
 import { HttpError, sendError, sendJson, toErrorResponse } from "../http/http-error.ts";
 import { createGraphQLHandler, isGraphQLPath } from "./graphql/yoga.ts";
@@ -21,9 +22,7 @@ import { trackInFlight } from "./shutdown.ts";
 import { writeSse } from "../http/sse/node-writer.ts";
 import { refuseUnstorable } from "../http/unstorable-text.ts";
 import { asksForStream, fdLimit, StreamGate, streamCaps } from "./stream-caps.ts";
-import { isWebhookApiPath, webhookRouter } from "./webhooks/routes.ts";
-import { serveDecide } from "./webhooks/decide.ts";
-import { isDecidePath } from "../webhooks/links.ts";
+import { neededScope } from "./route-scopes.ts";
 
 const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
@@ -80,10 +79,10 @@ function arrivalTimes(requestTimeout: number): {
 }
 
 export async function startServer(app: App): Promise<RunningServer> {
-  const router = compatRouter();
-  const webhooks = webhookRouter();
+  const router = restRouter();
   const tokenStreams = new TokenStreams(app.tokens, app.bus, app.config.heartbeatMs);
-  const gate = new AccessGate(app.config, app.tokens, tokenStreams);
+  const scopeOf = (method: string, pathname: string) => neededScope(router, method, pathname);
+  const gate = new AccessGate(app.config, scopeOf, app.tokens, tokenStreams);
   const streams = new StreamGate(streamCaps(app.config, fdLimit()), app.logLine, (reason) =>
     app.metrics.sseRefused.inc({ reason }),
   );
@@ -91,10 +90,9 @@ export async function startServer(app: App): Promise<RunningServer> {
   for (const cap of ["total", "perClient", "headroom"] as const)
     app.metrics.sseCaps.set({ cap: cap === "perClient" ? "per_client" : cap }, streams.caps[cap]);
   const handlers: Handler[] = [
-    { matches: isWebhookApiPath, serve: (req, res, url) => serveCompat(app, webhooks, req, res, url) },
-    { matches: isDecidePath, serve: (req, res, url) => serveDecide(app, req, res, url) },
     {
-      matches: (p) => p === "/api" || p.startsWith("/api/"),
+      // Every REST route, and the decide links' pages; an unknown path under /api is the router's 404.
+      matches: (p) => p === "/api" || p.startsWith("/api/") || router.onPath(p).length > 0,
       serve: (req, res, url) => serveCompat(app, router, req, res, url),
     },
     { matches: isGraphQLPath, serve: createGraphQLHandler(app, { streams }) },
@@ -183,7 +181,7 @@ export async function startServer(app: App): Promise<RunningServer> {
 
 async function serveCompat(
   app: App,
-  router: Router,
+  router: Router<RouteRecord>,
   req: http.IncomingMessage,
   res: http.ServerResponse,
   url: URL,
@@ -193,8 +191,10 @@ async function serveCompat(
   let response: CompatResponse;
   try {
     const { route, params } = router.match(req.method ?? "GET", url.pathname);
-    refuseUnstorable(params);
-    refuseUnstorable(Object.fromEntries(url.searchParams));
+    if (!route.page) {
+      refuseUnstorable(params);
+      refuseUnstorable(Object.fromEntries(url.searchParams));
+    }
     const request: CompatRequest = {
       method: req.method ?? "GET",
       path: url.pathname,
@@ -205,14 +205,24 @@ async function serveCompat(
       signal: abort.signal,
       principal: principalOf(req),
     };
-    response = await idempotent(app, request, (r) => route.handle(app, r));
+    // A page (a decide link) reads nothing but its signed path: no Idempotency-Key applies.
+    response = route.page
+      ? await route.handle(app, request)
+      : await idempotent(app, request, (r) => route.handle(app, r));
   } catch (error) {
     app.database.health.note(error);
-    const { status, body, headers } = toErrorResponse(error, app.logLine);
-    response = { status, json: body, headers };
+    if (error instanceof MethodNotAllowed && error.bare) response = { status: 405, headers: error.headers };
+    else {
+      const { status, body, headers } = toErrorResponse(error, app.logLine);
+      response = { status, json: body, headers };
+    }
   }
   if ("stream" in response) {
     await writeSse(res, response.stream, response.init);
+    return;
+  }
+  if ("page" in response) {
+    res.writeHead(response.status, response.headers).end(req.method === "HEAD" ? undefined : response.page);
     return;
   }
   const headers: Record<string, string> = { ...response.headers };

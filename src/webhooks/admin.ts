@@ -1,5 +1,5 @@
 // Who may manage webhooks: a holder of the admin scope (docs/security.md "Scopes"). REST asks it at
-// the access gate (src/server/route-scopes.ts maps /api/webhooks to admin), GraphQL per operation
+// the access gate (each webhook route record, compat/webhooks.ts, needs admin), GraphQL per operation
 // (src/server/graphql/plugins/scopes.ts) and again in each resolver through this one check. Reads are
 // guarded too: the list names every receiver.
 import type { Principal } from "../access/principal.ts";

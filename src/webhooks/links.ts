@@ -3,7 +3,7 @@
 // it decides, which way, which endpoint it went out on, and until when; the mac is HMAC-SHA256
 // under a key this server made once and keeps in its database (ServerKey), so every instance
 // checks every link and a restart keeps them valid. A GET only shows what the link would do; the
-// POST decides (src/server/webhooks/decide.ts). Used once: the approval or ask itself can only be
+// POST decides (compat/decide.ts). Used once: the approval or ask itself can only be
 // decided once, so a second use finds it decided and changes nothing.
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { PrismaClient } from "../generated/prisma/client.ts";
@@ -11,9 +11,12 @@ import type { LinkSubject } from "./event-types.ts";
 
 export const DECIDE_PREFIX = "/decide/";
 
-/** True for a path a decide link names (the access gate lets exactly these through without the token). */
-export const isDecidePath = (pathname: string): boolean =>
-  /^\/decide\/[A-Za-z0-9_-]{8,2000}\.[A-Za-z0-9_-]{43}$/.test(pathname);
+/** The link segment of the path: <claims>.<mac>, both base64url (the decide route's own pattern). */
+export const LINK_SEGMENT = "[A-Za-z0-9_-]{8,2000}\\.[A-Za-z0-9_-]{43}";
+const DECIDE_PATH = new RegExp(`^\\/decide\\/${LINK_SEGMENT}$`);
+
+/** True for a path a decide link names (its route asks no token: compat/decide.ts). */
+export const isDecidePath = (pathname: string): boolean => DECIDE_PATH.test(pathname);
 
 export type LinkAction = "approve" | "reject";
 

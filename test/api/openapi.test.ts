@@ -1,14 +1,12 @@
 // GET /api/openapi.json: a valid OpenAPI 3.1 document (@readme/openapi-parser), whose paths are
-// exactly what the server routes, method for method (compat's table, the webhook routes, the decide
-// links), whose top-level webhooks are exactly the event types the code sends; the SSE stream is
+// exactly what the server routes, method for method (the REST route table, the decide links), whose top-level webhooks are exactly the event types the code sends; the SSE stream is
 // text/event-stream. The tables are imported here, on top, so compat/ needs no src/server import.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { validate, compileErrors } from "@readme/openapi-parser";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
-import { compatRoutes } from "../../compat/index.ts";
+import { restRoutes } from "../../compat/index.ts";
 import type { Route } from "../../compat/router.ts";
-import { webhookRoutes } from "../../src/server/webhooks/routes.ts";
 import { DECIDE_PREFIX } from "../../src/webhooks/links.ts";
 import { WEBHOOK_TYPES } from "../../src/webhooks/event-types.ts";
 
@@ -78,7 +76,7 @@ test("every route the server serves is documented, and every documented path is 
   const server = await startTestServer();
   try {
     const doc = (await server.get("/api/openapi.json")).body;
-    const served: Served[] = [...compatRoutes, ...webhookRoutes, ...(await decideRoutes(server))];
+    const served: Served[] = [...restRoutes, ...(await decideRoutes(server))];
     assert.equal(mismatch(doc, served), { undocumented: [], unrouted: [] });
     // The check fails both ways: a route the document lacks, a path no route serves.
     const extra: Route = { method: "POST", path: "/api/trust", handle: async () => ({ status: 204 }) };

@@ -5,10 +5,11 @@
 // decides, through the same verdict path as POST /api/verdicts (or, for a nest ask, posts the
 // owner's reply with the approval phrase), with the link as the actor. A link that was tampered
 // with, expired, or whose decision is already made answers a clear page and changes nothing.
-import type http from "node:http";
-import type { App } from "../../app.ts";
-import { NotFoundError } from "../../base/errors.ts";
-import { linkActor, readLink, type LinkClaims } from "../../webhooks/links.ts";
+import type { App } from "../src/app.ts";
+import { NotFoundError } from "../src/base/errors.ts";
+import type { Target } from "../src/flock/events.ts";
+import { linkActor, readLink, type LinkClaims } from "../src/webhooks/links.ts";
+import type { CompatRequest, CompatResponse } from "./router.ts";
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -20,7 +21,8 @@ interface Page {
   button?: string;
 }
 
-function sendPage(req: http.IncomingMessage, res: http.ServerResponse, page: Page): void {
+/** The page as the answer (the server leaves the body out for a HEAD). */
+function sendPage(page: Page): CompatResponse {
   const form = page.button
     ? `<form method="post"><button type="submit">${escapeHtml(page.button)}</button></form>`
     : "";
@@ -43,7 +45,7 @@ ${form}
 </body>
 </html>
 `;
-  res.writeHead(page.status, {
+  const headers = {
     "content-type": "text/html; charset=utf-8",
     "content-length": String(Buffer.byteLength(html)),
     // No script, nothing loaded; the form may only post here. same-origin: the button's POST then
@@ -54,8 +56,8 @@ ${form}
     "x-content-type-options": "nosniff",
     "x-robots-tag": "noindex",
     "cache-control": "no-store",
-  });
-  res.end(req.method === "HEAD" ? undefined : html);
+  };
+  return { status: page.status, page: html, headers };
 }
 
 const quote = (text: string) => `</p><blockquote>${escapeHtml(text)}</blockquote><p>`;
@@ -131,7 +133,7 @@ async function decide(app: App, claims: LinkClaims): Promise<Page> {
     try {
       await app.flock.postVerdict({
         itemId: subject.itemId,
-        target: subject.target,
+        target: subject.target as Target, // readLink admits "triage" or "output" only
         approve,
         actor: linkActor(claims.webhookId),
       });
@@ -166,21 +168,12 @@ async function decide(app: App, claims: LinkClaims): Promise<Page> {
   };
 }
 
-export async function serveDecide(
-  app: App,
-  req: http.IncomingMessage,
-  res: http.ServerResponse,
-  url: URL,
-): Promise<void> {
-  const method = req.method ?? "GET";
-  if (method !== "GET" && method !== "HEAD" && method !== "POST") {
-    res.writeHead(405, { allow: "GET, HEAD, POST" }).end();
-    return;
-  }
-  const claims = readLink(await app.webhooks.linkKey(), url.pathname);
-  if (!claims) return sendPage(req, res, INVALID);
+/** A decide link's answer: GET and HEAD show what it would do, POST decides (compat/decide.ts). */
+export async function answerLink(app: App, request: CompatRequest): Promise<CompatResponse> {
+  const claims = readLink(await app.webhooks.linkKey(), request.path);
+  if (!claims) return sendPage(INVALID);
   const state = await current(app, claims, Date.now());
-  if (!("ok" in state)) return sendPage(req, res, state);
-  if (method !== "POST") return sendPage(req, res, state.ok);
-  sendPage(req, res, await decide(app, claims));
+  if (!("ok" in state)) return sendPage(state);
+  if (request.method !== "POST") return sendPage(state.ok);
+  return sendPage(await decide(app, claims));
 }

@@ -1,0 +1,93 @@
+// The OpenAPI document the route records derive says what the hand-written one said
+// (test/fixtures/openapi-before.json, saved before the records replaced it): the same operations
+// (method, path, operationId), parameters (name, in, required, schema), request bodies and
+// responses (status codes, content types, schemas after resolving $refs), webhooks, security and
+// metadata. Normalized before comparing, because they do not change what a client may send or
+// receive: descriptions, summaries and tags (words for people); the order of `required` (a set);
+// a named component versus its inline copy ($refs are resolved); `additionalProperties` and
+// `$schema` (neither document closes an object, zod's writer may say so explicitly); a one-value
+// `enum` versus `const`.
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { readFileSync } from "node:fs";
+import { restDocument } from "../../compat/index.ts";
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+const before = JSON.parse(readFileSync(new URL("../fixtures/openapi-before.json", import.meta.url), "utf8")) as Json;
+
+const IGNORED = new Set(["description", "summary", "tags", "additionalProperties", "$schema"]);
+
+const isStrings = (value: Json): boolean => Array.isArray(value) && value.every((v) => typeof v === "string");
+
+/** The document with $refs resolved and the spellings above made one. */
+function normalize(doc: Json): Json {
+  const root = doc as { components?: { schemas?: Record<string, Json> } };
+  const schemas = root.components?.schemas ?? {};
+  const walk = (node: Json, seen: readonly string[]): Json => {
+    if (Array.isArray(node)) return node.map((n) => walk(n, seen));
+    if (node === null || typeof node !== "object") return node;
+    const ref = node.$ref;
+    if (typeof ref === "string" && ref.startsWith("#/components/schemas/")) {
+      const name = ref.slice("#/components/schemas/".length);
+      if (seen.includes(name)) return { recursive: name };
+      return walk(schemas[name] ?? { missing: name }, [...seen, name]);
+    }
+    const out: { [key: string]: Json } = {};
+    for (const [key, value] of Object.entries(node)) {
+      // A property may be named "description": only words (and the tag names of an operation) go.
+      if (IGNORED.has(key) && (typeof value !== "object" || (key === "tags" && isStrings(value)))) continue;
+      if (key === "additionalProperties" || key === "$schema") continue;
+      out[key] = walk(value, seen);
+    }
+    if (Array.isArray(out.required) && out.required.every((r) => typeof r === "string"))
+      out.required = [...(out.required as string[])].sort();
+    if (Array.isArray(out.enum) && out.enum.length === 1 && out.const === undefined) {
+      out.const = out.enum[0]!;
+      delete out.enum;
+    }
+    return out;
+  };
+  const { components, ...rest } = doc as { [key: string]: Json };
+  const { schemas: _named, ...otherComponents } = (components ?? {}) as { [key: string]: Json };
+  return walk({ ...rest, components: otherComponents }, []);
+}
+
+/** "post /api/lists" for every operation. */
+function operations(doc: Json): Record<string, Json> {
+  const paths = (doc as { paths: Record<string, Record<string, Json>> }).paths;
+  const out: Record<string, Json> = {};
+  for (const [path, item] of Object.entries(paths))
+    for (const [method, op] of Object.entries(item)) out[`${method} ${path}`] = op;
+  return out;
+}
+
+test("the derived document has the same operations as the hand-written one", () => {
+  const was = operations(normalize(before));
+  const now = operations(normalize(restDocument() as unknown as Json));
+  assert.equal(Object.keys(now).sort(), Object.keys(was).sort());
+  for (const [name, op] of Object.entries(was)) assert.equal(now[name], op, name);
+});
+
+test("the rest of the document (info, webhooks, security) is unchanged", () => {
+  const { paths: _was, ...was } = normalize(before) as { [key: string]: Json };
+  const { paths: _now, ...now } = normalize(restDocument() as unknown as Json) as { [key: string]: Json };
+  assert.equal(now, was);
+});
+
+test("the comparison notices a changed status, parameter or schema", () => {
+  const changed = structuredClone(before) as any;
+  changed.paths["/api/verdicts"].post.responses["409"] = changed.paths["/api/verdicts"].post.responses["404"];
+  assert.not.equal(
+    operations(normalize(changed))["post /api/verdicts"],
+    operations(normalize(before))["post /api/verdicts"],
+  );
+  const param = structuredClone(before) as any;
+  param.paths["/api/trust/history"].get.parameters[0].required = true;
+  assert.not.equal(operations(normalize(param)), operations(normalize(before)));
+  const schema = structuredClone(before) as any;
+  schema.components.schemas.VerdictInput.properties.approve.type = "string";
+  assert.not.equal(operations(normalize(schema)), operations(normalize(before)));
+});
+
+test.run();
