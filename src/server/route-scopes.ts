@@ -15,6 +15,7 @@ export function neededScope(method: string, pathname: string): Needed {
   if (pathname === "/graphql" || pathname === "/graphql/stream") return "graphql";
   if (pathname === "/api/tokens" || pathname.startsWith("/api/tokens/")) return "admin";
   if (pathname === "/api/webhooks" || pathname.startsWith("/api/webhooks/")) return "admin";
+  if (pathname === "/api/tools/servers" || pathname.startsWith("/api/tools/servers/")) return "admin";
   const reading = method === "GET" || method === "HEAD" || method === "OPTIONS";
   if (reading || !(pathname === "/api" || pathname.startsWith("/api/"))) return "read";
   if (pathname === "/api/verdicts" || pathname === "/api/verdicts/") return "decide";
