@@ -74,8 +74,8 @@ export class ToolServers implements ToolCatalog {
     const spec = specs?.find((s) => s.id === id);
     const connection = this.connections.get(id);
     if (!spec && connection) {
+      await connection.stop(); // told as "stopped" while still listed, then gone
       this.connections.delete(id);
-      await connection.stop();
     } else if (spec && connection) this.connectionOf(spec);
     this.notify();
   }

@@ -15,12 +15,16 @@ interface ContentBlock {
   name?: unknown;
 }
 
+/** The size base64 text decodes to, without decoding it. */
+const base64Bytes = (data: string) =>
+  Math.floor((data.length * 3) / 4) - (data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0);
+
 function summaryOf(block: ContentBlock): string {
   const mime = typeof block.mimeType === "string" ? ` ${block.mimeType}` : "";
   switch (block.type) {
     case "image":
     case "audio": {
-      const size = typeof block.data === "string" ? `, ${Math.floor((block.data.length * 3) / 4)} bytes` : "";
+      const size = typeof block.data === "string" ? `, ${base64Bytes(block.data)} bytes` : "";
       return `[${block.type}${mime}${size}]`;
     }
     case "resource_link":
