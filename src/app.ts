@@ -26,6 +26,7 @@ import { observeProviderWeather } from "./telemetry/provider-metrics.ts";
 import { Webhooks, webhookTypeOf } from "./webhooks/index.ts";
 import { ToolServers } from "./tools/catalog.ts";
 import { ToolServerRegistry } from "./tools/registry.ts";
+import { observeToolServers } from "./telemetry/tool-metrics.ts";
 
 export interface AppDeps {
   model?: Model;
@@ -144,6 +145,7 @@ export async function createApp(config: Config, deps: AppDeps = {}): Promise<App
       toolsDir: path.join(config.dataDir, "tools"),
     });
     started.push(() => tools.stop());
+    observeToolServers(metrics.registry, tools);
     const flock = new Flock({
       config,
       prisma,

@@ -14,6 +14,7 @@ import { tokenPaths, tokenSchemas } from "./tokens.ts";
 import { auditPaths, auditSchemas } from "./audit.ts";
 import { webhookPaths, webhookSchemas } from "./webhooks.ts";
 import { decidePaths } from "./decide.ts";
+import { toolPaths, toolSchemas } from "./tools.ts";
 import { webhookEvents } from "./webhook-events.ts";
 import { json, type Operation, type Paths } from "./types.ts";
 
@@ -39,9 +40,10 @@ const FAMILIES: Paths[] = [
   exportPaths,
   webhookPaths,
   decidePaths,
+  toolPaths,
   selfPaths,
 ];
-const SCHEMAS = { ...schemas, ...tokenSchemas, ...auditSchemas, ...webhookSchemas };
+const SCHEMAS = { ...schemas, ...tokenSchemas, ...auditSchemas, ...webhookSchemas, ...toolSchemas };
 
 /** The 401/403 every path that asks a token can answer once CROWS_TOKEN is set (docs/security.md). */
 const ACCESS_REFUSALS = {
@@ -65,7 +67,7 @@ function withAccessRefusals(paths: Paths): Paths {
 }
 
 /** The REST API's own version (not the server's): its minor moves with an addition, its major with a CHANGELOG.md break. */
-export const API_VERSION = "1.4.0";
+export const API_VERSION = "1.5.0";
 
 export function openApiDocument() {
   const paths: Paths = {};
@@ -79,12 +81,12 @@ export function openApiDocument() {
       version: API_VERSION,
       description:
         'EVENTS.md\'s HTTP API and its extensions. Every 4xx is {"message"}; with CROWS_TOKEN set, send Authorization: Bearer <token>. ' +
-        "A GET needs the read scope, POST /api/verdicts decide, /api/tokens and /api/webhooks admin, other writes write (docs/security.md); a decide link is its own credential. " +
+        "A GET needs the read scope, POST /api/verdicts decide, /api/tokens, /api/webhooks and /api/tools/servers admin, other writes write (docs/security.md); a decide link is its own credential. " +
         "The GraphQL API at /graphql is described by its own SDL (schema/schema.graphql).",
     },
     servers: [{ url: "/" }],
     security: [{}, { bearer: [] }],
-    tags: ["lists", "streams", "trust", "nests", "crows", "tokens", "audit", "export", "webhooks", "meta"].map(
+    tags: ["lists", "streams", "trust", "nests", "crows", "tokens", "audit", "export", "webhooks", "tools", "meta"].map(
       (name) => ({ name }),
     ),
     paths: withAccessRefusals(paths),

@@ -123,7 +123,14 @@ test("secrets are write-only: never in an answer, a list, an event or a log line
     added.text,
     (await get("/api/tools/servers")).text,
     (await get(`/api/tools/servers/${id}`)).text,
-    (await server.request("POST", "/graphql", { query: "{ toolServers { id envNames headerNames } }" }, owner)).text,
+    (
+      await server.request(
+        "POST",
+        "/graphql",
+        { query: "{ toolServers { ... on QueryToolServersSuccess { data { id envNames headerNames } } } }" },
+        owner,
+      )
+    ).text,
     JSON.stringify(await server.app.prisma.event.findMany()),
     lines.join("\n"),
   ].join("\n");
@@ -141,6 +148,22 @@ test("Streamable HTTP: non-text content summarised; list_changed refreshes the c
   await listed;
   const after = (await server.app.tools.toolsFor({ nestId: "todo" })).filter((t) => t.serverId === id);
   assert.ok(after.some((t) => t.name === "late_arrival" && t.policy === "allow"));
+});
+
+test("/metrics: per server, up, calls, errors, tools", async () => {
+  const text = await (await fetch(`${server.url}/metrics`, { headers: owner })).text();
+  const value = (line: string) =>
+    Number(
+      text
+        .split("\n")
+        .find((l) => l.startsWith(line))
+        ?.split(" ")
+        .pop(),
+    );
+  assert.is(value('crows_tool_server_up{server="files"}'), 1, text);
+  assert.is(value('crows_tool_server_calls{server="files"}'), 2, "a read and a write (a denied call never reaches it)");
+  assert.is(value('crows_tool_server_errors{server="files"}'), 0);
+  assert.is(value('crows_tool_server_tools{server="remote"}'), 3);
 });
 
 test("which nests may use a server", async () => {
