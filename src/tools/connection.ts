@@ -79,6 +79,8 @@ export class ServerConnection {
   /** Set when crows cuts the connection over what the server sent: in-flight calls are told why. */
   private broken: BreakReason | undefined;
   private stopping = false;
+  /** Since the last time it was up, a start failed or it went down: flights stop waiting on it. */
+  private failing = false;
   private retryAt = 0;
   private backoffMs: number;
   private restartTimer: NodeJS.Timeout | undefined;
@@ -203,6 +205,7 @@ export class ServerConnection {
     this.client = client;
     this.transport = transport;
     this.state.status = "up";
+    this.failing = false;
     this.state.started_at = new Date(this.now()).toISOString();
     this.changed();
     return client;
@@ -211,6 +214,7 @@ export class ServerConnection {
   /** Down until the backoff passes; the wait doubles each time, back to the first after a good call. */
   private wentDown(message: string): void {
     this.state.status = "down";
+    this.failing = true;
     this.retryAt = this.now() + this.backoffMs;
     this.backoffMs = Math.min(this.backoffMs * 2, this.backoff.maxMs);
     this.fail(message);
@@ -261,7 +265,8 @@ export class ServerConnection {
    * tools, so one dead server never slows every flight by its timeout.
    */
   async offerable(): Promise<ListedTool[]> {
-    if (this.state.status === "up" || this.state.status === "idle") return this.listTools();
+    if (!this.failing && this.state.status !== "stopped") return this.listTools();
+    if (this.state.status === "up") return this.listTools();
     if (this.state.status === "down" && this.retryAt <= this.now() && !this.starting)
       void this.listTools().catch(() => undefined);
     return [];
