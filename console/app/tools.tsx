@@ -159,6 +159,7 @@ export function ToolsView() {
         <label>
           {kind === "stdio" ? "Environment" : "Headers"}, NAME=VALUE per line (sent once, never shown again){" "}
           <textarea
+            name="secrets"
             value={secrets}
             autocomplete="off"
             onInput={(event) => setSecrets((event.target as HTMLTextAreaElement).value)}
