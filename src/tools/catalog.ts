@@ -103,8 +103,7 @@ export class ToolServers implements ToolCatalog {
   private sweep(specs: ToolServerSpec[]): void {
     for (const [id, connection] of this.connections) {
       if (specs.some((s) => s.id === id)) continue;
-      this.connections.delete(id);
-      void connection.stop();
+      void connection.stop().finally(() => this.connections.delete(id)); // told as "stopped", then gone
     }
   }
 
