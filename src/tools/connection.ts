@@ -185,25 +185,29 @@ export class ServerConnection {
       void this.listTools().catch(() => undefined); // refreshed now; a failure shows in the state
     });
     this.pending = client;
+    this.transport = transport; // so garbage during initialize cuts it at once, as after
     try {
       await client.connect(transport, { timeout: this.listTimeoutMs });
     } catch (error) {
       this.pending = undefined;
+      this.transport = undefined;
       await client.close().catch(() => undefined);
       const message =
         error instanceof Error && /ENOENT/.test(error.message)
           ? `command not found: ${this.spec.command.slice(0, 200)}`
-          : `could not start: ${describeStart(error)}`;
+          : this.broken
+            ? `could not start: it ${this.broken === "protocol" ? "sent something that is not JSON-RPC" : "sent a message over the size limit"}`
+            : `could not start: ${describeStart(error)}`;
       this.wentDown(message);
       throw new ToolFailure("tool_server_down", `Tool server ${this.spec.name} ${message}.`);
     }
     this.pending = undefined;
     if (this.stopping) {
+      this.transport = undefined;
       await client.close().catch(() => undefined);
       throw new ToolFailure("tool_server_down", `Tool server ${this.spec.name} is stopped.`);
     }
     this.client = client;
-    this.transport = transport;
     this.state.status = "up";
     this.failing = false;
     this.state.started_at = new Date(this.now()).toISOString();
@@ -221,7 +225,7 @@ export class ServerConnection {
   }
 
   private onTransportError(client: Client, error: unknown): void {
-    if (this.client !== client && this.starting === undefined) return;
+    if (this.client !== client && this.pending !== client) return;
     // A stdio server must write nothing but JSON-RPC to stdout: anything else, or a message past
     // the size limit, cuts the connection (calls in flight get the named error) and restarts it.
     if (this.spec.transport === "stdio" && (isTooLarge(error) || isMalformed(error))) {

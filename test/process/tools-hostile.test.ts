@@ -85,6 +85,17 @@ test("malformed JSON-RPC is a tool_protocol_error and the connection is cut", as
   await neighbourAnswers();
 });
 
+test("malformed JSON-RPC in answer to initialize: down at once with the reason, not after the timeout", async () => {
+  const id = await add(hostile("malformed-init", "malformed-init"));
+  const tools = server.app.tools;
+  const started = Date.now();
+  const outcome = await call(tools, id, "anything");
+  assert.is(errorOf(outcome).code, "tool_server_down");
+  assert.match(errorOf(outcome).message, /not JSON-RPC/);
+  assert.ok(Date.now() - started < 10_000, "well inside the 15 s start timeout");
+  await neighbourAnswers();
+});
+
 test("a flood: text cut to the documented size with the original size; a 9 MB line cuts the connection", async () => {
   const id = await add(hostile("flood", "flood"));
   const tools = server.app.tools;
