@@ -15,6 +15,7 @@ import { exportRoutes } from "./export.ts";
 import { webhookRoutes } from "./webhooks.ts";
 import { decideRoutes } from "./decide.ts";
 import { openApiDocument, openApiRoute } from "./openapi/index.ts";
+import { toolServerRoutes } from "./tools.ts";
 
 /**
  * Every REST route (and the decide links' pages), in the document's order: the router, the access
@@ -34,6 +35,7 @@ export const restRoutes: readonly RouteRecord[] = [
   ...exportRoutes,
   ...webhookRoutes,
   ...decideRoutes,
+  ...toolServerRoutes,
   openApiRoute(() => restRoutes),
 ];
 

@@ -1,6 +1,7 @@
 // The application container: configuration, storage, the durable log and its live bus, the model
 // and the classifier, and the engines built on them. HTTP lives outside (src/server, compat/,
 // schema/); tests build an App in-process and may hand in their own model or classifier.
+import path from "node:path";
 import type { Config } from "./base/config.ts";
 import type { PrismaClient } from "./generated/prisma/client.ts";
 import { commitOrderLock, openDatabase, ensureDataDir, type DatabaseHandle } from "./storage/db.ts";
@@ -23,6 +24,9 @@ import { TokenStore } from "./access/token-store.ts";
 import { FlightBoard } from "./flock/flight-board.ts";
 import { observeProviderWeather } from "./telemetry/provider-metrics.ts";
 import { Webhooks, webhookTypeOf } from "./webhooks/index.ts";
+import { ToolServers } from "./tools/catalog.ts";
+import { ToolServerRegistry } from "./tools/registry.ts";
+import { observeToolServers } from "./telemetry/tool-metrics.ts";
 
 export interface AppDeps {
   model?: Model;
@@ -55,6 +59,8 @@ export interface App {
   readonly board: FlightBoard;
   /** Webhook endpoints and the sender of their deliveries (started by the server, which knows its URL). */
   readonly webhooks: Webhooks;
+  /** The MCP tool servers the owner connected, and the ToolCatalog flights call (src/tools/). */
+  readonly tools: ToolServers;
   logLine(line: string): void;
   /** Stops starting new work and waits for the writes already under way. */
   quiesce(): Promise<void>;
@@ -135,6 +141,11 @@ export async function createApp(config: Config, deps: AppDeps = {}): Promise<App
     const registry = new CrowRegistry(prisma, config.maxSpun);
     await nests.ensureDefault(); // todo always exists, before anything lists or posts to it
     const crew = new PrismaCrewDirectory(database, nests);
+    const tools = new ToolServers(new ToolServerRegistry(prisma, log), {
+      toolsDir: path.join(config.dataDir, "tools"),
+    });
+    started.push(() => tools.stop());
+    observeToolServers(metrics.registry, tools);
     const flock = new Flock({
       config,
       prisma,
@@ -179,11 +190,13 @@ export async function createApp(config: Config, deps: AppDeps = {}): Promise<App
       tokens: new TokenStore(prisma, log, database.readVersion),
       board,
       webhooks,
+      tools,
       logLine,
       quiesce: () =>
         (quiescing ??= (async () => {
           await chat.stop();
           await flock.stop();
+          await tools.stop(); // after the flights: none is left calling a stopped server
           await log.drain();
           await webhooks!.sender.stop();
         })()),

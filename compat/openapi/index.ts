@@ -11,12 +11,13 @@ import { schemas } from "./components.ts";
 import { tokenSchemas } from "./tokens.ts";
 import { auditSchemas } from "./audit.ts";
 import { webhookSchemas } from "./webhooks.ts";
+import { toolSchemas } from "./tools.ts";
 import { webhookEvents } from "./webhook-events.ts";
 import { derivePaths } from "./derive.ts";
 import { json, type Operation, type Paths } from "./types.ts";
 
 /** The named shapes the answers share (the bodies' names come from their records). */
-const SCHEMAS = { ...schemas, ...tokenSchemas, ...auditSchemas, ...webhookSchemas };
+const SCHEMAS = { ...schemas, ...tokenSchemas, ...auditSchemas, ...webhookSchemas, ...toolSchemas };
 
 /** The 401/403 every path that asks a token can answer once CROWS_TOKEN is set (docs/security.md). */
 const ACCESS_REFUSALS = {
@@ -40,7 +41,7 @@ function withAccessRefusals(paths: Paths): Paths {
 }
 
 /** The REST API's own version (not the server's): its minor moves with an addition, its major with a CHANGELOG.md break. */
-export const API_VERSION = "1.4.0";
+export const API_VERSION = "1.5.0";
 
 /** The document of these route records. */
 export function openApiDocument(records: readonly RouteRecord[]) {
@@ -53,12 +54,12 @@ export function openApiDocument(records: readonly RouteRecord[]) {
       version: API_VERSION,
       description:
         'EVENTS.md\'s HTTP API and its extensions. Every 4xx is {"message"}; with CROWS_TOKEN set, send Authorization: Bearer <token>. ' +
-        "A GET needs the read scope, POST /api/verdicts decide, /api/tokens and /api/webhooks admin, other writes write (docs/security.md); a decide link is its own credential. " +
+        "A GET needs the read scope, POST /api/verdicts decide, /api/tokens, /api/webhooks and /api/tools/servers admin, other writes write (docs/security.md); a decide link is its own credential. " +
         "The GraphQL API at /graphql is described by its own SDL (schema/schema.graphql).",
     },
     servers: [{ url: "/" }],
     security: [{}, { bearer: [] }],
-    tags: ["lists", "streams", "trust", "nests", "crows", "tokens", "audit", "export", "webhooks", "meta"].map(
+    tags: ["lists", "streams", "trust", "nests", "crows", "tokens", "audit", "export", "webhooks", "tools", "meta"].map(
       (name) => ({ name }),
     ),
     paths: withAccessRefusals(paths),

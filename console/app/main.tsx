@@ -1,5 +1,5 @@
 // The owner console: one page, served by the crows server at /. Views: Lists (send and watch),
-// Trust, Nests, Crows, Classifier, Tokens, Webhooks; the Approvals region (and who decided the latest
+// Trust, Nests, Crows, Classifier, Tokens, Webhooks, Tools; the Approvals region (and who decided the latest
 // ones) stays in view beside them. The view and the open list live in the URL hash, so a reload keeps
 // the owner's place. "Notify me" turns on browser notifications for new approvals and asks (notify.ts).
 import "./styles.css";
@@ -13,11 +13,12 @@ import { ClassifierView, CrowsView } from "./crows.tsx";
 import { TokensView } from "./tokens.tsx";
 import { Decisions } from "./decisions.tsx";
 import { WebhooksView } from "./webhooks.tsx";
+import { ToolsView } from "./tools.tsx";
 import { askPermission, onPermissionChange, permission, startAskPolling } from "./notify.ts";
 import { useStatus } from "./hooks.ts";
 import { dismissError, reportError } from "./status.ts";
 
-const VIEWS = ["Lists", "Trust", "Nests", "Crows", "Classifier", "Tokens", "Webhooks"] as const;
+const VIEWS = ["Lists", "Trust", "Nests", "Crows", "Classifier", "Tokens", "Webhooks", "Tools"] as const;
 type View = (typeof VIEWS)[number];
 
 function readHash(): { view: View; listId: string | null } {
@@ -61,6 +62,7 @@ function App() {
           {place.view === "Classifier" ? <ClassifierView /> : null}
           {place.view === "Tokens" ? <TokensView /> : null}
           {place.view === "Webhooks" ? <WebhooksView /> : null}
+          {place.view === "Tools" ? <ToolsView /> : null}
         </main>
         <aside>
           <Approvals onOpenList={(id) => go("Lists", id)} />

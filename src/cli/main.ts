@@ -1,14 +1,14 @@
 // The `crows` command line (docs/operations.md): serve, up, status, stop, restart, logs, token,
-// webhooks, backup, restore, check, config. Every
+// webhooks, tools, backup, restore, check, config. Every
 // command prints one JSON line on stdout; an error is one JSON line on stderr. Exit codes: 0 done,
 // 1 a step failed, 2 usage, 3 the server cannot run (start-error.json says why).
 import { parseArgs } from "node:util";
 import { EXIT } from "../ops/exit.ts";
 import { up, status, stop, restart, logs, CommandError } from "./commands.ts";
 import { addWebhook, listWebhooks, removeWebhook } from "./webhooks.ts";
+import { TOOLS_USAGE } from "./tools.ts";
 
-const USAGE =
-  "usage: crows serve | up | status | stop | restart [--reason TEXT] | logs [--lines N] | token create --name NAME --scope read,decide,... [--expires 30d] | token list | token revoke ID | webhooks add --url URL [--events a,b] [--description TEXT] | webhooks list | webhooks remove --id ID | backup FILE | restore FILE | check | config [--table]";
+const USAGE = `usage: crows serve | up | status | stop | restart [--reason TEXT] | logs [--lines N] | token create --name NAME --scope read,decide,... [--expires 30d] | token list | token revoke ID | webhooks add --url URL [--events a,b] [--description TEXT] | webhooks list | webhooks remove --id ID | ${TOOLS_USAGE} | backup FILE | restore FILE | check | config [--table]`;
 
 type Flags = Record<string, string>;
 
@@ -104,6 +104,8 @@ async function run(argv: string[]): Promise<void> {
       }
       throw new CommandError(EXIT.usage, "usage", USAGE);
     }
+    case "tools":
+      return print(await (await import("./tools.ts")).toolsCommand(rest));
     case "backup":
     case "restore": {
       const [file, ...extra] = rest;

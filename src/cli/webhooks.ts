@@ -23,7 +23,8 @@ function serverUrl(env: Env): string {
   return state.url;
 }
 
-async function call(method: string, path: string, body: unknown, env: Env): Promise<unknown> {
+/** One request to the running server's REST API; a CommandError for a refusal (its status and message). */
+export async function call(method: string, path: string, body: unknown, env: Env): Promise<unknown> {
   const token = readOne(env, SERVER.token);
   const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
   if (body !== undefined) headers["content-type"] = "application/json";

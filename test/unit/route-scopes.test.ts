@@ -1,6 +1,7 @@
 // The scope a request needs comes from its route record now; what no record serves needs what its
 // neighbours need. Held here to the path rules the records replaced (src/server/route-scopes.ts as
-// it was, copied below), for every route and a spread of paths no route serves.
+// it was, copied below, with the families added since), for every route and a spread of paths no
+// route serves.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { restRouter } from "../../compat/index.ts";
@@ -17,6 +18,8 @@ function formerScope(method: string, pathname: string): string {
   if (pathname === "/graphql" || pathname === "/graphql/stream") return "graphql";
   if (pathname === "/api/tokens" || pathname.startsWith("/api/tokens/")) return "admin";
   if (pathname === "/api/webhooks" || pathname.startsWith("/api/webhooks/")) return "admin";
+  // Families added since, with the rule their records state.
+  if (pathname === "/api/tools" || pathname.startsWith("/api/tools/")) return "admin";
   const reading = method === "GET" || method === "HEAD" || method === "OPTIONS";
   if (reading || !(pathname === "/api" || pathname.startsWith("/api/"))) return "read";
   if (pathname === "/api/verdicts" || pathname === "/api/verdicts/") return "decide";

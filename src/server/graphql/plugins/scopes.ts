@@ -21,8 +21,12 @@ const MUTATION_SCOPES: Record<string, Scope | "post"> = {
   rotateWebhookSecret: "admin",
   redeliverWebhook: "admin",
   recoverWebhook: "admin",
+  addToolServer: "admin",
+  removeToolServer: "admin",
+  setToolPolicies: "admin",
+  setToolServerNests: "admin",
 };
-const ADMIN_QUERIES = new Set(["tokens", "webhooks", "webhookDeliveries"]);
+const ADMIN_QUERIES = new Set(["tokens", "webhooks", "webhookDeliveries", "toolServers", "toolServer"]);
 
 /** Root field names of the operation, through fragments. */
 function rootFields(document: DocumentNode, selectionSet: SelectionSetNode, seen = new Set<string>()): string[] {
