@@ -16,6 +16,7 @@ import type { NestRecord, NestStore } from "./store.ts";
 import { msgIdOf, nestStream } from "../base/streams.ts";
 import {
   MESSAGE_EVENT,
+  SERVER_VOICE,
   recordOf,
   nestMessagePayload,
   type Kind,
@@ -39,13 +40,13 @@ import { tagMessage } from "./tagging.ts";
 import { ASK_ROLES, Membership } from "./membership.ts";
 
 /**
- * How the harness posts on someone's behalf. Client posts pass none of this. Every internal post
+ * How the server posts on someone's behalf. Client posts pass none of this. Every internal post
  * still goes through the quarantine gate (unless `quarantineDecline`), the text rules and (unless
  * `unmetered`) the rate limit.
  */
 export interface InternalPost {
   /**
-   * The kind the harness fixed, tagged_by "harness": every reply the must-respond loop writes
+   * The kind the server fixed, tagged_by "harness" (SERVER_VOICE): every reply the must-respond loop writes
    * (claim, deliver, decline, Quill's relay and say, Boss's say, the Elder's deliver), a nudge, the
    * Sentry's flag. When it is a kind Jev chooses among, Jev is still asked and its answer stored
    * with this kind as the truth (calibration data), but the answer never changes the kind.
@@ -224,7 +225,8 @@ export class NestChat {
     const members = await this.members(nest);
     const isMember = members.includes(author);
     // ask_owner is honored for the owner and the owner-facing roles only; a crow's is dropped.
-    const asking = header === "ask_owner" && (author === "owner" || ASK_ROLES.includes(author) || author === "harness");
+    const asking =
+      header === "ask_owner" && (author === "owner" || ASK_ROLES.includes(author) || author === SERVER_VOICE);
     const crowHeader: CrowKind | undefined =
       header !== undefined && (CROW_KINDS as readonly string[]).includes(header) ? (header as CrowKind) : undefined;
     await this.membership.check(nest, author, isMember, asking, internal);
@@ -253,7 +255,7 @@ export class NestChat {
       to,
       refersTo,
       forced,
-      forcedBy: internal?.forcedKind ? "harness" : "header",
+      forcedBy: internal?.forcedKind ? SERVER_VOICE : "header",
       crowHeader,
       modeHeader,
     });
@@ -317,7 +319,7 @@ export class NestChat {
   }
 
   /**
-   * The harness hands a Jev verdict to one crow so it proceeds on a missed expectation: a nudge,
+   * The server hands a Jev verdict to one crow so it proceeds on a missed expectation: a nudge,
    * to that crow, refers_to the expectation. Its crow answers through the must-respond loop.
    */
   nudge(
@@ -329,7 +331,7 @@ export class NestChat {
   ): Promise<MessageRecord> {
     return this.post(
       nestId,
-      { author: "harness", text, to: crow, refers_to: refersTo },
+      { author: SERVER_VOICE, text, to: crow, refers_to: refersTo },
       { forcedKind: "nudge", unmetered: true, ...(within ? { within } : {}) },
     );
   }
