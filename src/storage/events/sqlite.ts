@@ -210,6 +210,12 @@ export class SqliteEventStore implements EventStore {
     });
   }
 
+  nextSeqIn(_tx: Tx, stream: string): Promise<number> {
+    // appendWith's transaction holds the write-connection lock: no other append moves the counter
+    // before insertNow takes the same number.
+    return Promise.resolve((this.nextSeq.get(stream) ?? (this.sql.writerLastSeq.get(stream) as number)) + 1);
+  }
+
   appendState(stream: string, build: (tx: StateTx) => Promise<NewEvent[]>): Promise<EventRow[]> {
     return retryOnSeqClash(async () => {
       // The gate keeps group commits and Prisma's transactions off the connection meanwhile; the
