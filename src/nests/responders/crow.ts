@@ -7,6 +7,7 @@ import { personaOf, ROSTER } from "../../base/roster.ts";
 import type { MessageRecord } from "../message.ts";
 import type { NestRecord } from "../store.ts";
 import type { ResponderVoice, Within } from "./voice.ts";
+import { clip } from "../../base/util/clip.ts";
 
 /** How many crows a room request (solo or split) goes to, one after another, before it rests. */
 export const ROOM_TRIES = 3;
@@ -156,9 +157,4 @@ export class CrowTurns {
     if (ROSTER.includes(crow) || personaOf(crow)) return crow;
     return (await this.voice.deps.registry.get(crow))?.persona ?? "Corvina";
   }
-}
-
-function clip(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length <= max ? flat : `${flat.slice(0, max - 1).trimEnd()}…`;
 }

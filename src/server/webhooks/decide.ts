@@ -9,8 +9,7 @@ import type http from "node:http";
 import type { App } from "../../app.ts";
 import { NotFoundError } from "../../base/errors.ts";
 import { linkActor, readLink, type LinkClaims } from "../../webhooks/links.ts";
-
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+import { escapeHtml, sendHtmlPage } from "../../http/html-page.ts";
 
 interface Page {
   status: number;
@@ -24,38 +23,23 @@ function sendPage(req: http.IncomingMessage, res: http.ServerResponse, page: Pag
   const form = page.button
     ? `<form method="post"><button type="submit">${escapeHtml(page.button)}</button></form>`
     : "";
-  const html = `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>crows: ${escapeHtml(page.title)}</title>
-<link rel="icon" href="data:,">
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem;color:#1d1d1f}blockquote{margin:1rem 0;padding:.5rem 1rem;background:#f1f1f4;border-radius:4px;white-space:pre-wrap}button{font:inherit;padding:.4em 1.2em}</style>
-</head>
-<body>
-<main>
-<h1>${escapeHtml(page.title)}</h1>
+  const main = `<h1>${escapeHtml(page.title)}</h1>
 ${page.lines.map((line) => `<p>${line}</p>`).join("\n")}
-${form}
-</main>
-</body>
-</html>
-`;
-  res.writeHead(page.status, {
-    "content-type": "text/html; charset=utf-8",
-    "content-length": String(Buffer.byteLength(html)),
-    // No script, nothing loaded; the form may only post here. same-origin: the button's POST then
-    // carries this server's Origin (no-referrer would make it "null", which the gate refuses).
-    "content-security-policy":
-      "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
-    "referrer-policy": "same-origin",
-    "x-content-type-options": "nosniff",
-    "x-robots-tag": "noindex",
-    "cache-control": "no-store",
-  });
-  res.end(req.method === "HEAD" ? undefined : html);
+${form}`;
+  const style =
+    "blockquote{margin:1rem 0;padding:.5rem 1rem;background:#f1f1f4;border-radius:4px;white-space:pre-wrap}button{font:inherit;padding:.4em 1.2em}";
+  // same-origin: the button's POST then carries this server's Origin (no-referrer would make it
+  // "null", which the gate refuses).
+  sendHtmlPage(
+    req,
+    res,
+    page.status,
+    { title: `crows: ${page.title}`, main, style, noindex: true },
+    {
+      "referrer-policy": "same-origin",
+      "x-robots-tag": "noindex",
+    },
+  );
 }
 
 const quote = (text: string) => `</p><blockquote>${escapeHtml(text)}</blockquote><p>`;

@@ -11,13 +11,11 @@ import { GroupQueue, type Pending } from "./group-queue.ts";
 import { retryOnSeqClash } from "./seq-retry.ts";
 import { SqliteOutbox, type OutboxRule } from "../webhook-outbox.ts";
 import type { EventRow, EventStore, NewEvent, RenderedPage, RowTemplate, Tx } from "./types.ts";
+import { sqliteTs } from "../sqlite-ts.ts";
 
 const EMPTY = Buffer.alloc(0);
 
 const SQLITE_COLUMNS = `"id", "stream", "seq", "name", "payload", "ts"`;
-
-/** Prisma's better-sqlite3 adapter stores DateTime as ISO 8601 text with +00:00; the same here. */
-const sqliteTs = (date: Date) => date.toISOString().replace("Z", "+00:00");
 
 /** A row as SQLite returns it: the same columns, `ts` in SQLite's own text form. */
 type SqliteRow = EventRow;
