@@ -8,10 +8,9 @@
 import type { App } from "../src/app.ts";
 import { NotFoundError } from "../src/base/errors.ts";
 import type { Target } from "../src/flock/events.ts";
+import { escapeHtml, htmlPageHeaders, htmlPageText } from "../src/http/html-page.ts";
 import { linkActor, readLink, type LinkClaims } from "../src/webhooks/links.ts";
 import type { CompatRequest, CompatResponse } from "./router.ts";
-
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 interface Page {
   status: number;
@@ -26,37 +25,15 @@ function sendPage(page: Page): CompatResponse {
   const form = page.button
     ? `<form method="post"><button type="submit">${escapeHtml(page.button)}</button></form>`
     : "";
-  const html = `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>crows: ${escapeHtml(page.title)}</title>
-<link rel="icon" href="data:,">
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem;color:#1d1d1f}blockquote{margin:1rem 0;padding:.5rem 1rem;background:#f1f1f4;border-radius:4px;white-space:pre-wrap}button{font:inherit;padding:.4em 1.2em}</style>
-</head>
-<body>
-<main>
-<h1>${escapeHtml(page.title)}</h1>
+  const main = `<h1>${escapeHtml(page.title)}</h1>
 ${page.lines.map((line) => `<p>${line}</p>`).join("\n")}
-${form}
-</main>
-</body>
-</html>
-`;
-  const headers = {
-    "content-type": "text/html; charset=utf-8",
-    "content-length": String(Buffer.byteLength(html)),
-    // No script, nothing loaded; the form may only post here. same-origin: the button's POST then
-    // carries this server's Origin (no-referrer would make it "null", which the gate refuses).
-    "content-security-policy":
-      "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
-    "referrer-policy": "same-origin",
-    "x-content-type-options": "nosniff",
-    "x-robots-tag": "noindex",
-    "cache-control": "no-store",
-  };
+${form}`;
+  const style =
+    "blockquote{margin:1rem 0;padding:.5rem 1rem;background:#f1f1f4;border-radius:4px;white-space:pre-wrap}button{font:inherit;padding:.4em 1.2em}";
+  const html = htmlPageText({ title: `crows: ${page.title}`, main, style, noindex: true });
+  // same-origin: the button's POST then carries this server's Origin (no-referrer would make it
+  // "null", which the gate refuses).
+  const headers = { ...htmlPageHeaders(html), "referrer-policy": "same-origin", "x-robots-tag": "noindex" };
   return { status: page.status, page: html, headers };
 }
 

@@ -86,6 +86,7 @@ const ApprovalChange = builder.objectRef<ApprovalChangeShape>("ApprovalChange").
 
 builder.queryFields((t) => ({
   approvalChangesCursor: t.int({
+    authScopes: { read: true },
     description:
       "The newest approval event's global id. To show what waits without replaying history: read this first, then " +
       "approvals(status: pending), then subscribe to approvalChanges(after: this cursor); a change the read already " +
@@ -101,6 +102,7 @@ builder.queryFields((t) => ({
 
 builder.subscriptionFields((t) => ({
   approvalChanges: t.field({
+    authScopes: { read: true },
     type: ApprovalChange,
     description:
       "Pending approvals as they open and close, across every list: those after global id `after` (default 0: all) from the log, " +

@@ -44,6 +44,7 @@ const AuditPageRef = builder.objectRef<AuditPage>("AuditPage").implement({
 
 builder.queryFields((t) => ({
   auditEntries: t.field({
+    authScopes: { read: true },
     type: AuditPageRef,
     description:
       "Who approved what, when, with which token: events that carry an actor, newest first (REST: GET /api/audit).",

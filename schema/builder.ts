@@ -4,12 +4,15 @@ import SchemaBuilder from "@pothos/core";
 import ErrorsPlugin from "@pothos/plugin-errors";
 import PrismaPlugin from "@pothos/plugin-prisma";
 import RelayPlugin from "@pothos/plugin-relay";
+import ScopeAuthPlugin from "@pothos/plugin-scope-auth";
 import type PrismaTypes from "../src/generated/pothos-types.ts";
 import { getDatamodel } from "../src/generated/pothos-types.ts";
 import type { App } from "../src/app.ts";
 import { BadInputError } from "../src/base/errors.ts";
 import { DEFAULT_CONNECTION_PAGE, MAX_PAGE } from "../src/base/util/clamp.ts";
 import { ROOT, type Principal } from "../src/access/principal.ts";
+import type { Scope } from "../src/access/scopes.ts";
+import { authScopesOf, scopeOfFailure, scopeRefusal } from "./scopes.ts";
 
 /** What every resolver sees: the app container (its prisma client, log and flock), and who asks. */
 export interface Context {
@@ -24,6 +27,8 @@ export const principalOfContext = (ctx: Context): Principal => ctx.principal ?? 
 export const builder = new SchemaBuilder<{
   PrismaTypes: PrismaTypes;
   Context: Context;
+  // Each root field declares the scopes that may run it (schema/scopes.ts).
+  AuthScopes: Record<Scope, boolean>;
   DefaultFieldNullability: false;
   // A connection's edges and nodes are always there (an empty page is an empty list).
   DefaultEdgesNullability: false;
@@ -35,8 +40,15 @@ export const builder = new SchemaBuilder<{
 }>({
   // Fields are non-null unless marked `nullable: true`, so the schema says what is always there.
   defaultFieldNullability: false,
-  // Errors before Prisma, so `errors` also wraps t.prismaField (plugin-errors README).
-  plugins: [ErrorsPlugin, RelayPlugin, PrismaPlugin],
+  // Scope auth first, so no other plugin's wrapper runs before the check (plugin-scope-auth README);
+  // errors before Prisma, so `errors` also wraps t.prismaField (plugin-errors README).
+  plugins: [ScopeAuthPlugin, ErrorsPlugin, RelayPlugin, PrismaPlugin],
+  scopeAuth: {
+    // Checked once when a subscription opens, not on every event.
+    authorizeOnSubscribe: true,
+    authScopes: (ctx) => authScopesOf(principalOfContext(ctx)),
+    unauthorizedError: (_parent, _ctx, _info, result) => scopeRefusal(scopeOfFailure(result.failure)),
+  },
   // Cursor connections (schema/connection.ts): pages of at most MAX_PAGE, opaque String cursors.
   // No global node/nodes query: every row is reached through the field that owns it.
   relay: {

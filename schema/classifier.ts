@@ -48,6 +48,7 @@ builder.prismaObject("ClassifierAnswer", {
 
 builder.queryFields((t) => ({
   classifierAnswers: t.prismaField({
+    authScopes: { read: true },
     type: ["ClassifierAnswer"],
     description:
       "Stored classifier answers, newest first; filter by question id and/or subject. limit defaults to 50, at most 500.",

@@ -92,6 +92,7 @@ export const SpunCrow = builder.prismaObject("SpunCrow", {
 
 builder.queryFields((t) => ({
   crows: t.prismaField({
+    authScopes: { read: true },
     type: ["SpunCrow"],
     description: "The spun-crow registry only (never persona crows), sorted by name (REST: GET /api/crows).",
     resolve: async (query, _root, _args, ctx) => {
@@ -100,6 +101,7 @@ builder.queryFields((t) => ({
     },
   }),
   crow: t.prismaField({
+    authScopes: { read: true },
     type: "SpunCrow",
     nullable: true,
     description: "One spun crow by name, or null.",
@@ -127,6 +129,7 @@ builder.objectType(SpinNameTakenError, {
 
 builder.mutationFields((t) => ({
   spinCrow: t.prismaField({
+    authScopes: { write: true },
     type: "SpunCrow",
     description:
       "Adds a crow to the registry: the write Boss's SPIN order makes. Owner-only by reach: there is no login yet, and the server listens on localhost only by default. A requested trusted starts as regular.",

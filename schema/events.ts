@@ -82,6 +82,7 @@ const COUNT = "Every event of the list (its last seq).";
 builder.queryFields((t) => ({
   eventsConnection: t.connection(
     {
+      authScopes: { read: true },
       type: Event,
       description:
         "A list's stored events in seq order, as a cursor connection (first/after forwards, last/before back; at most 100 a page).",
@@ -94,6 +95,7 @@ builder.queryFields((t) => ({
     },
   ),
   events: t.field({
+    authScopes: { read: true },
     type: [Event],
     deprecationReason: "Use eventsConnection (cursor pages, pageInfo, totalCount).",
     description: "A list's stored events after seq `after`, in order.",
@@ -133,6 +135,7 @@ builder.objectField(TodoList, "events", (t) =>
 
 builder.subscriptionFields((t) => ({
   listEvents: t.field({
+    authScopes: { read: true },
     type: Event,
     description:
       "A list's events: those after seq `after` (default 0: all of them) replayed from the log, then live ones. " +

@@ -84,6 +84,7 @@ const FlightText = builder.objectRef<FlightTextValue>("FlightText").implement({
 
 builder.queryFields((t) => ({
   waitingFlights: t.field({
+    authScopes: { read: true },
     type: [WaitingFlight],
     description: "Flights waiting on the model provider now, of one list or all; oldest wait first.",
     args: { listId: t.arg.id() },
@@ -139,6 +140,7 @@ const asChange = (change: BoardChange): WaitChange =>
 
 builder.subscriptionFields((t) => ({
   flightWaits: t.field({
+    authScopes: { read: true },
     type: FlightWaitChange,
     description: "A list's flights waiting on the provider: those waiting now first, then each change as it happens.",
     args: { listId: t.arg.id({ required: true }) },
@@ -157,6 +159,7 @@ builder.subscriptionFields((t) => ({
     resolve: (change) => change,
   }),
   flightText: t.field({
+    authScopes: { read: true },
     type: FlightText,
     description:
       "A list's flights' answers as the provider streams them, piece by piece. Nothing of it is stored: a client that joins late sees only what comes after.",

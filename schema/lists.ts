@@ -117,6 +117,7 @@ export const Item = builder.prismaObject("Item", {
 builder.queryFields((t) => ({
   listsConnection: t.prismaConnection(
     {
+      authScopes: { read: true },
       type: "TodoList",
       cursor: "id",
       description:
@@ -139,6 +140,7 @@ builder.queryFields((t) => ({
     { name: "TodoListConnection" },
   ),
   list: t.prismaField({
+    authScopes: { read: true },
     type: "TodoList",
     nullable: true,
     description: "One list by id, or null.",
@@ -147,6 +149,7 @@ builder.queryFields((t) => ({
       ctx.app.prisma.todoList.findUnique({ ...query, where: { id: String(args.id) } }),
   }),
   lists: t.prismaField({
+    authScopes: { read: true },
     type: ["TodoList"],
     deprecationReason: "Use listsConnection (cursor pages past the newest 100, filters by status and nest).",
     description: "The newest lists first, optionally one requester's.",
@@ -179,6 +182,7 @@ const SubmittedList = builder.objectRef<{ listId: string }>("SubmittedList").imp
 
 builder.mutationFields((t) => ({
   submitList: t.field({
+    authScopes: { write: true },
     type: SubmittedList,
     description: "Hands a todo list to the flock (REST: POST /api/lists). Follow it with listEvents.",
     args: {

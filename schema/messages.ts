@@ -145,6 +145,7 @@ const MESSAGE_COUNT = "Every message of the nest (its last number).";
 builder.queryFields((t) => ({
   messagesConnection: t.connection(
     {
+      authScopes: { read: true },
       type: Message,
       description:
         "A nest's messages in msg_id order, as a cursor connection: last: 50 is the newest 50, before pages back (at most 100 a page).",
@@ -157,6 +158,7 @@ builder.queryFields((t) => ({
     },
   ),
   messages: t.field({
+    authScopes: { read: true },
     type: [Message],
     deprecationReason: "Use messagesConnection (newest first with last, pages back with before, pageInfo, totalCount).",
     description: "A nest's messages after number `after`, in msg_id order (REST: GET /api/nests/{nest_id}/messages).",
@@ -169,6 +171,7 @@ builder.queryFields((t) => ({
       entries(ctx.app, String(args.nestId), {}, Math.max(0, args.after ?? 0), pageLimit(args.limit, 1000, 1000)),
   }),
   message: t.field({
+    authScopes: { read: true },
     type: Message,
     nullable: true,
     args: { msgId: t.arg.id({ required: true }) },
@@ -178,6 +181,7 @@ builder.queryFields((t) => ({
     },
   }),
   asks: t.field({
+    authScopes: { read: true },
     type: [Ask],
     description: 'A nest\'s ask_owner messages with their resolution; `resolved` filters ("" for open asks).',
     args: { nestId: t.arg.id({ required: true }), resolved: t.arg.string() },
@@ -187,6 +191,7 @@ builder.queryFields((t) => ({
     },
   }),
   quarantines: t.prismaField({
+    authScopes: { read: true },
     type: ["Quarantine"],
     description: "Every quarantine, oldest first; filter by crow and/or status (quarantined, reinstated).",
     args: { crow: t.arg.string(), status: t.arg({ type: QuarantineStatus }) },
@@ -229,6 +234,7 @@ builder.objectField(Nest, "messages", (t) =>
 
 builder.mutationFields((t) => ({
   postMessage: t.field({
+    authScopes: { write: true, decide: true },
     type: Message,
     description:
       "Posts a message (REST: POST /api/nests/{nest_id}/messages). NotFoundError: unknown nest; BadInputError: a broken guardrail; " +
@@ -268,6 +274,7 @@ builder.mutationFields((t) => ({
 
 builder.subscriptionFields((t) => ({
   nestMessages: t.field({
+    authScopes: { read: true },
     type: Message,
     description:
       "A nest's messages: those after `after` (a msg_id or its number; default: from the first) replayed from the log, then live ones. " +

@@ -35,6 +35,7 @@ export const Nest = builder.prismaObject("Nest", {
 
 builder.queryFields((t) => ({
   nests: t.prismaField({
+    authScopes: { read: true },
     type: ["Nest"],
     description: "Every nest: todo first, then in the order they were created (REST: GET /api/nests).",
     resolve: async (query, _root, _args, ctx) => {
@@ -43,6 +44,7 @@ builder.queryFields((t) => ({
     },
   }),
   nest: t.prismaField({
+    authScopes: { read: true },
     type: "Nest",
     nullable: true,
     description: "One nest by nest_id, or null.",
@@ -50,6 +52,7 @@ builder.queryFields((t) => ({
     resolve: (query, _root, args, ctx) => ctx.app.prisma.nest.findUnique({ ...query, where: { id: String(args.id) } }),
   }),
   roster: t.stringList({
+    authScopes: { read: true },
     description: "The 8 working crows in order (never Sentry, Elder, Quill or Boss).",
     resolve: () => [...ROSTER],
   }),
@@ -57,6 +60,7 @@ builder.queryFields((t) => ({
 
 builder.mutationFields((t) => ({
   createNest: t.prismaField({
+    authScopes: { write: true },
     type: "Nest",
     description:
       "Creates a nest (REST: POST /api/nests). BadInputError for a broken guardrail (name 1-40 characters, 1-8 roster or spun crows, no duplicates, no service roles, at most 20 nests, todo included); ConflictError when the nest_id is taken.",

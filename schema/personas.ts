@@ -17,11 +17,13 @@ export const Persona = builder.objectRef<PersonaShape>("Persona").implement({
 
 builder.queryFields((t) => ({
   personas: t.field({
+    authScopes: { read: true },
     type: [Persona],
     description: "Every persona crow, workers first (REST: GET /api/personas).",
     resolve: () => [...PERSONAS],
   }),
   persona: t.field({
+    authScopes: { read: true },
     type: Persona,
     nullable: true,
     args: { name: t.arg.string({ required: true }) },

@@ -1,4 +1,4 @@
-// Named tokens over GraphQL, for a holder of the admin scope (src/server/graphql/plugins/scopes.ts):
+// Named tokens over GraphQL, for a holder of the admin scope (its fields declare `admin`; schema/scopes.ts):
 // tokens (never a secret), createToken (the secret, shown this once) and revokeToken. REST:
 // /api/tokens (compat/tokens.ts). A token never grants a scope it does not hold.
 import { builder, principalOfContext } from "./builder.ts";
@@ -35,6 +35,7 @@ const CreatedTokenRef = builder.objectRef<CreatedToken>("CreatedToken").implemen
 
 builder.queryFields((t) => ({
   tokens: t.field({
+    authScopes: { admin: true },
     type: [Token],
     description: "Every named token, oldest first, revoked ones included (admin scope).",
     resolve: (_root, _args, ctx) => ctx.app.tokens.list(),
@@ -43,6 +44,7 @@ builder.queryFields((t) => ({
 
 builder.mutationFields((t) => ({
   createToken: t.field({
+    authScopes: { admin: true },
     type: CreatedTokenRef,
     description:
       "Makes a named token (REST: POST /api/tokens). ForbiddenError when it would hold a scope the caller lacks.",
@@ -62,6 +64,7 @@ builder.mutationFields((t) => ({
     },
   }),
   revokeToken: t.field({
+    authScopes: { admin: true },
     type: Token,
     description: "Revokes a token for good (REST: DELETE /api/tokens/{id}); its open streams end within a heartbeat.",
     args: { id: t.arg.id({ required: true }) },

@@ -95,12 +95,14 @@ const refusals = () => ({ types: [BadInputError, NotFoundError, ForbiddenError],
 
 builder.queryFields((t) => ({
   toolServers: t.field({
+    authScopes: { admin: true },
     type: [ToolServerRef],
     description: "Every tool server with its state, oldest first (REST: GET /api/tools/servers). Admin scope.",
     errors: { types: [ForbiddenError] },
     resolve: (_root, _args, ctx) => (admin(ctx), ctx.app.tools.statuses()),
   }),
   toolServer: t.field({
+    authScopes: { admin: true },
     type: ToolServerRef,
     description: "One tool server with its tools listed, starting it if needed (REST: GET /api/tools/servers/{id}).",
     args: { id: t.arg.id({ required: true }) },
@@ -111,6 +113,7 @@ builder.queryFields((t) => ({
 
 builder.mutationFields((t) => ({
   addToolServer: t.field({
+    authScopes: { admin: true },
     type: ToolServerRef,
     description:
       "Connects a tool server (REST: POST /api/tools/servers): a command (stdio) or a url (Streamable HTTP).",
@@ -144,6 +147,7 @@ builder.mutationFields((t) => ({
     },
   }),
   removeToolServer: t.field({
+    authScopes: { admin: true },
     type: "Boolean",
     description: "Removes a tool server and stops it (REST: DELETE /api/tools/servers/{id}).",
     args: { id: t.arg.id({ required: true }) },
@@ -155,6 +159,7 @@ builder.mutationFields((t) => ({
     },
   }),
   setToolPolicies: t.field({
+    authScopes: { admin: true },
     type: ToolServerRef,
     description: "Sets tools' policies (REST: POST /api/tools/servers/{id}/policies); audited.",
     args: { id: t.arg.id({ required: true }), policies: t.arg({ type: [ToolPolicyInput], required: true }) },
@@ -167,6 +172,7 @@ builder.mutationFields((t) => ({
     },
   }),
   setToolServerNests: t.field({
+    authScopes: { admin: true },
     type: ToolServerRef,
     description: "Which nests may use a server (REST: POST /api/tools/servers/{id}/nests); null: every nest.",
     args: { id: t.arg.id({ required: true }), nests: t.arg.stringList() },

@@ -131,6 +131,7 @@ export const TrustRecord = builder.objectRef<TrustRow>("TrustRecord").implement(
 builder.queryFields((t) => ({
   trustHistory: t.connection(
     {
+      authScopes: { read: true },
       type: TrustHistoryEntry,
       description:
         "The whole ledger history by entry id, oldest first (filter by holder and/or taskType), as a cursor connection (at most 100 a page).",
@@ -143,6 +144,7 @@ builder.queryFields((t) => ({
     },
   ),
   trust: t.field({
+    authScopes: { read: true },
     type: [TrustRecord],
     description: "The ledger, by holder then task type; filter by holder and/or taskType.",
     args: { holder: t.arg.string(), taskType: t.arg.string() },
@@ -189,6 +191,7 @@ function payloadOf(event: StoredEvent): TrustChangedPayload {
 
 builder.subscriptionFields((t) => ({
   trustChanges: t.field({
+    authScopes: { read: true },
     type: TrustChange,
     description:
       "Every trust.changed across lists and nests: those after global id `after` (default 0: all) from the log, " +

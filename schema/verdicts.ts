@@ -34,6 +34,7 @@ export const Approval = builder.prismaObject("Approval", {
 builder.queryFields((t) => ({
   approvalsConnection: t.prismaConnection(
     {
+      authScopes: { read: true },
       type: "Approval",
       cursor: "id",
       description:
@@ -53,6 +54,7 @@ builder.queryFields((t) => ({
     { name: "ApprovalConnection" },
   ),
   approvals: t.prismaField({
+    authScopes: { read: true },
     type: ["Approval"],
     deprecationReason: "Use approvalsConnection (cursor pages, pageInfo, totalCount).",
     description: "Approvals, oldest first; pass status: pending for what waits on the owner.",
@@ -72,6 +74,7 @@ builder.queryFields((t) => ({
 
 builder.mutationFields((t) => ({
   postVerdict: t.prismaField({
+    authScopes: { decide: true },
     type: "Approval",
     description:
       "The owner's answer to a pending approval (REST: POST /api/verdicts). NotFoundError when nothing waits.",

@@ -88,12 +88,14 @@ const wrappedRefusals = () => ({ types: [BadInputError, NotFoundError, Forbidden
 
 builder.queryFields((t) => ({
   webhooks: t.field({
+    authScopes: { admin: true },
     type: [WebhookEndpoint],
     description: "Every webhook endpoint, oldest first (REST: GET /api/webhooks). The owner only.",
     errors: { types: [ForbiddenError] },
     resolve: (_root, _args, ctx) => (admin(ctx), ctx.app.webhooks.endpoints.list()),
   }),
   webhookDeliveries: t.field({
+    authScopes: { admin: true },
     type: WebhookDeliveryPage,
     description: "An endpoint's deliveries by event id (REST: GET /api/webhooks/{id}/deliveries).",
     args: { id: t.arg.id({ required: true }), cursor: t.arg.string(), limit: t.arg.int() },
@@ -107,6 +109,7 @@ builder.queryFields((t) => ({
 
 builder.mutationFields((t) => ({
   addWebhook: t.field({
+    authScopes: { admin: true },
     type: WebhookSecret,
     description: "Adds an endpoint (REST: POST /api/webhooks); the secret is in this answer only.",
     args: { url: t.arg.string({ required: true }), events: t.arg.stringList(), description: t.arg.string() },
@@ -122,6 +125,7 @@ builder.mutationFields((t) => ({
     },
   }),
   removeWebhook: t.field({
+    authScopes: { admin: true },
     type: "Boolean",
     description: "Removes an endpoint and its deliveries (REST: DELETE /api/webhooks/{id}).",
     args: { id: t.arg.id({ required: true }) },
@@ -129,6 +133,7 @@ builder.mutationFields((t) => ({
     resolve: async (_root, args, ctx) => (admin(ctx), await ctx.app.webhooks.endpoints.remove(String(args.id)), true),
   }),
   rotateWebhookSecret: t.field({
+    authScopes: { admin: true },
     type: WebhookSecret,
     description: "A new secret; the previous one still signs until previousSecretExpiresAt.",
     args: { id: t.arg.id({ required: true }) },
@@ -142,6 +147,7 @@ builder.mutationFields((t) => ({
     },
   }),
   redeliverWebhook: t.field({
+    authScopes: { admin: true },
     type: "Boolean",
     description: "Sends one delivery again, same webhook-id, current secret.",
     args: { id: t.arg.id({ required: true }), deliveryId: t.arg.id({ required: true }) },
@@ -154,6 +160,7 @@ builder.mutationFields((t) => ({
     },
   }),
   recoverWebhook: t.field({
+    authScopes: { admin: true },
     type: WebhookRecovery,
     description: "Queues again every wanted event after sinceEventId, read from the log (same webhook-ids).",
     args: { id: t.arg.id({ required: true }), sinceEventId: t.arg.int({ required: true }) },

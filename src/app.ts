@@ -9,7 +9,7 @@ import { EventLog } from "./log/event-log.ts";
 import { createLocalBus, createRedisBus, type Bus } from "./log/bus.ts";
 import type { Model } from "./models/model.ts";
 import type { Classifier } from "./classifier/jev.ts";
-import { createModel, Gate, ProviderModel } from "./models/index.ts";
+import { createModel, ProviderPacer, ProviderModel } from "./models/index.ts";
 import { createClassifier } from "./classifier/index.ts";
 import { Flock } from "./flock/flock.ts";
 import { PrismaCrewDirectory } from "./flock/crew.ts";
@@ -103,7 +103,7 @@ export async function createApp(config: Config, deps: AppDeps = {}): Promise<App
     // The classifier's System One calls have a gate of their own: a slow model never starves them.
     const classifierGate =
       config.jev === "systemone"
-        ? new Gate("systemone", {
+        ? new ProviderPacer("systemone", {
             concurrency: config.jevConcurrency,
             circuitFailures: config.modelCircuitFailures,
             policy: {

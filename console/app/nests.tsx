@@ -14,6 +14,14 @@ const NEST_MESSAGES = `subscription NestMessages($nestId: ID!, $after: String) {
   nestMessages(nestId: $nestId, after: $after) { ${MESSAGE_FIELDS} }
 }`;
 const PAGE = 50;
+/** What each tagged_by value means, for a person (docs/nests-chat.md "Tagging"); "harness" is the server. */
+const TAGGED_BY_MEANS: Record<string, string> = {
+  jev: "Jev read its kind",
+  header: "its kind from the poster's header",
+  disagreement: "Jev's kind over the poster's header",
+  default: "no kind read, a say",
+  harness: "the server set its kind",
+};
 const MESSAGE_PAGE = `query MessagePage($nestId: ID!, $before: String) {
   messagesConnection(nestId: $nestId, last: ${PAGE}, before: $before) { edges { node { ${MESSAGE_FIELDS} } } pageInfo { hasPreviousPage startCursor } }
 }`;
@@ -185,7 +193,8 @@ function NestRoom({ nest, addressable }: { nest: Nest; addressable: string[] }) 
               <span class="tag">{m.kind}</span> <strong class="author">{m.author}</strong>
               {m.to ? <> → {m.to}</> : null}{" "}
               <span class="quiet">
-                tagged by {m.taggedBy} · {m.msgId}
+                tagged by {m.taggedBy}
+                {TAGGED_BY_MEANS[m.taggedBy] ? `: ${TAGGED_BY_MEANS[m.taggedBy]}` : ""} · {m.msgId}
               </span>
               {m.refersTo ? <span class="quiet"> · re {m.refersTo}</span> : null}
             </p>

@@ -14,7 +14,7 @@ export interface SystemOneOptions {
   timeoutMs: number;
   /** Injected for tests; defaults to the global fetch. */
   fetch?: typeof fetch;
-  /** The classifier's own gate (a cap and a circuit; src/models/gate.ts), apart from the model's. */
+  /** The classifier's own gate (a cap and a circuit; src/models/provider-pacer.ts), apart from the model's. */
   gate?: CallGate;
 }
 

@@ -14,6 +14,7 @@ import { Banter } from "./banter.ts";
 import { stringArray } from "../base/util/json-column.ts";
 import { describeError } from "../base/describe-error.ts";
 import { TERMINAL_STAGES, type ItemStage } from "./stages.ts";
+import pLimit from "p-limit";
 
 /**
  * The item was no longer in the stage this run saw it in when the run came to move it: another
@@ -59,7 +60,8 @@ export class ListRun {
     const items = await this.ctx.prisma.item.findMany({ where: { listId: this.list.id }, orderBy: { n: "asc" } });
     const open = items.filter((item) => !TERMINAL_STAGES.has(item.stage));
     await this.ctx.providerWaits.load(open.map((item) => item.id)); // waits stored before a restart keep their deadline
-    await runLimited(open, this.ctx.config.itemConcurrency, (item) => this.runItem(item));
+    // At most CROWS_ITEM_CONCURRENCY items of the list at once.
+    await pLimit(this.ctx.config.itemConcurrency).map(open, (item) => this.runItem(item));
     if (this.ctx.signal.aborted) return;
     await this.banter.settle(this.ctx.config.banterWaitMs);
     if (this.ctx.signal.aborted) return;
@@ -333,16 +335,4 @@ interface Landed {
 
 function unique(values: string[]): string[] {
   return [...new Set(values)];
-}
-
-/** Runs `task` over `items` with at most `limit` at once. */
-async function runLimited<T>(items: T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const item = items[next++]!;
-      await task(item);
-    }
-  });
-  await Promise.all(workers);
 }

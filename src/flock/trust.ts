@@ -186,15 +186,7 @@ export const historyTotalOf = (r: { approvals: number; rejections: number; autos
   r.approvals + r.rejections + r.autos;
 
 /** A ledger record as clients read it (REST's snake_case fields, with its level's name). */
-export function recordView(r: {
-  holder: string;
-  taskType: string;
-  level: number;
-  streak: number;
-  approvals: number;
-  rejections: number;
-  autos: number;
-}) {
+export function recordView(r: TrustRecordRow) {
   return {
     holder: r.holder,
     task_type: r.taskType,

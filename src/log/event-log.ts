@@ -190,6 +190,11 @@ export class EventLog {
     return this.store.readNamed(typeof name === "string" ? [name] : name, afterId, limit);
   }
 
+  /** Inside appendWith's `build`: the seq the append's first event will take (a message's n). */
+  nextSeqIn(tx: Tx, stream: string): Promise<number> {
+    return this.store.nextSeqIn(tx, stream);
+  }
+
   lastSeq(stream: string): Promise<number> {
     return this.store.lastSeq(stream);
   }

@@ -18,6 +18,6 @@ export function createModel(
 export type { Model, ModelReply, ModelRequest, Role, RoleInput, Usage } from "./model.ts";
 export { renderRequest } from "./prompts.ts";
 export { OfflineBrain } from "./offline.ts";
-export { Gate, type GateStats, type CircuitState, type CallOutcome } from "./gate.ts";
-export { ProviderModel, providerGate } from "./providers.ts";
+export { ProviderPacer, type ProviderPacerStats, type CircuitState, type CallOutcome } from "./provider-pacer.ts";
+export { ProviderModel, providerPacer } from "./providers.ts";
 export { parseBoss, parseQuill, parseTriage, type BossReply, type QuillReply, type TriageReply } from "./formats.ts";

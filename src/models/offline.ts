@@ -14,6 +14,7 @@ import type {
   QuillInput,
 } from "./model.ts";
 import { lensAngle, WORKER_PERSONA_NAMES } from "./prompts.ts";
+import { clip } from "../base/util/clip.ts";
 
 export const OFFLINE_MODEL_NAME = "offline:brain-1";
 export const OFFLINE_LABEL = "[offline] ";
@@ -35,11 +36,6 @@ function hash(text: string): number {
 
 function pick<T>(options: readonly T[], seed: number): T {
   return options[seed % options.length]!;
-}
-
-function clip(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length <= max ? flat : `${flat.slice(0, max - 1).trimEnd()}…`;
 }
 
 /** How each working persona opens and closes an answer: its voice, in a few fixed phrases. */

@@ -1,7 +1,7 @@
 // Real providers through the Vercel AI SDK (FLOCK.md section 8). CROWS_MODEL picks one:
 // openai:<model>, anthropic:<model>, openai-compatible:<model> (with CROWS_MODEL_BASE_URL).
 //
-// A call goes out through the provider's gate (src/models/gate.ts: the concurrency cap, the fair
+// A call goes out through the provider's gate (src/models/provider-pacer.ts: the concurrency cap, the fair
 // queue, the circuit) and under the one retry policy (src/models/retry-policy.ts); the SDK's own
 // retries are off. What a failure means is decided in src/models/provider-errors.ts. Plain-text
 // roles stream (streamText) when the flight listens; the Sentry asks for its JSON schema
@@ -16,7 +16,7 @@ import type { Model, ModelReply, ModelRequest, Role } from "./model.ts";
 import { estimateTokens } from "./offline.ts";
 import { classifyProviderError, ModelCallError, rateLimitsFrom, type RateLimits } from "./provider-errors.ts";
 import { retryPolicyFrom, withRetries, type RetryPolicy } from "./retry-policy.ts";
-import { Gate } from "./gate.ts";
+import { ProviderPacer } from "./provider-pacer.ts";
 import { StructuredTriage } from "./structured-output.ts";
 
 export { ModelCallError } from "./provider-errors.ts";
@@ -41,7 +41,7 @@ export interface ProviderModelOptions {
   /** Whether to ask the Sentry for its JSON schema (structured output) before JSON mode. */
   structuredOutput?: boolean;
   policy: RetryPolicy;
-  gate: Gate;
+  gate: ProviderPacer;
   /** Where the model says what it decided once (a provider that refused a schema); never a prompt. */
   logLine?: (line: string) => void;
 }
@@ -59,7 +59,7 @@ export class ProviderModel implements Model {
     this.structured = new StructuredTriage(name, options.structuredOutput !== false, options.logLine);
   }
 
-  get gate(): Gate {
+  get gate(): ProviderPacer {
     return this.options.gate;
   }
 
@@ -229,7 +229,7 @@ export function createProviderModel(
   const modelOptions: ProviderModelOptions = {
     timeoutMs: config.modelTimeoutMs,
     policy,
-    gate: options.gate ?? providerGate(config, policy),
+    gate: options.gate ?? providerPacer(config, policy),
     ...options,
   };
   const baseURL = config.modelBaseUrl;
@@ -269,8 +269,8 @@ export function createProviderModel(
 }
 
 /** The gate of the configured provider: one per process, shared by every call to it. */
-export function providerGate(config: Config, policy: RetryPolicy = retryPolicyFrom(config)): Gate {
-  return new Gate(config.model, {
+export function providerPacer(config: Config, policy: RetryPolicy = retryPolicyFrom(config)): ProviderPacer {
+  return new ProviderPacer(config.model, {
     concurrency: config.modelConcurrency,
     circuitFailures: config.modelCircuitFailures,
     policy,

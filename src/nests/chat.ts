@@ -7,8 +7,7 @@ import type { Actor } from "../base/actor.ts";
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { EventLog, Tx } from "../log/event-log.ts";
 import type { Classifier } from "../classifier/jev.ts";
-import { BadInputError, ForbiddenError, RateLimitedError } from "../base/errors.ts";
-import { CROW_KINDS, type CrowKind } from "../classifier/questions.ts";
+import { RateLimitedError } from "../base/errors.ts";
 import type { RateLimiter } from "../flock/rate-limit.ts";
 import { TaskRunner } from "../engine/tasks.ts";
 import { describeError } from "../base/describe-error.ts";
@@ -16,6 +15,7 @@ import type { NestRecord, NestStore } from "./store.ts";
 import { msgIdOf, nestStream } from "../base/streams.ts";
 import {
   MESSAGE_EVENT,
+  SERVER_VOICE,
   recordOf,
   nestMessagePayload,
   type Kind,
@@ -23,29 +23,19 @@ import {
   type MessageRecord,
   type MessageRow,
 } from "./message.ts";
-import { addressedIn } from "./addressing.ts";
-import {
-  checkAuthor,
-  checkInvited,
-  checkKindHeader,
-  checkModeHeader,
-  checkOptionalString,
-  checkPhrase,
-  checkText,
-  checkTo,
-  type PostInput,
-} from "./post-input.ts";
-import { tagMessage } from "./tagging.ts";
-import { ASK_ROLES, Membership } from "./membership.ts";
+import type { PostInput } from "./post-input.ts";
+import { checkPost, quarantinedError, type CheckedPost, type PostChecks } from "./post-check.ts";
+import { tagMessage, type Tag } from "./tagging.ts";
+import { Membership } from "./membership.ts";
 
 /**
- * How the harness posts on someone's behalf. Client posts pass none of this. Every internal post
+ * How the server posts on someone's behalf. Client posts pass none of this. Every internal post
  * still goes through the quarantine gate (unless `quarantineDecline`), the text rules and (unless
  * `unmetered`) the rate limit.
  */
 export interface InternalPost {
   /**
-   * The kind the harness fixed, tagged_by "harness": every reply the must-respond loop writes
+   * The kind the server fixed, tagged_by "harness" (SERVER_VOICE): every reply the must-respond loop writes
    * (claim, deliver, decline, Quill's relay and say, Boss's say, the Elder's deliver), a nudge, the
    * Sentry's flag. When it is a kind Jev chooses among, Jev is still asked and its answer stored
    * with this kind as the truth (calibration data), but the answer never changes the kind.
@@ -104,10 +94,13 @@ export class NestChat {
   private readonly membership: Membership;
   readonly now: () => number;
 
+  private readonly postChecks: PostChecks;
+
   constructor(readonly deps: ChatDeps) {
     this.now = deps.now ?? Date.now;
     this.tasks = new TaskRunner((what, error) => deps.logLine(`nests: ${what} failed: ${describeError(error)}`));
     this.membership = new Membership(deps.prisma);
+    this.postChecks = { nests: deps.nests, membership: this.membership, prisma: deps.prisma, config: deps.config };
   }
 
   /** Aborted when the server stops: background responders give up their model calls. */
@@ -210,74 +203,68 @@ export class NestChat {
     return recordOf(row, this.now(), this.deps.config.approvalWindowMs);
   }
 
-  /** POSTs a message: 404, 400, 403, 429 as EVENTS.md says, else the stored record. */
+  /**
+   * POSTs a message: 404, 400, 403, 429 as EVENTS.md says, else the stored record. The steps, in
+   * docs/nests-chat.md "One posting path"'s order: check it, meter it, tag it, address it, store
+   * it with its event, then tell whoever waits on it.
+   */
   async post(nestId: string, input: PostInput, internal?: InternalPost): Promise<MessageRecord> {
-    const nest = await this.requireNest(nestId);
-    const author = checkAuthor(input.author);
-    // The quarantine gate runs before membership: a retired-but-quarantined crow reads 403.
-    const gated = author !== "owner" && !(internal?.quarantineDecline && internal.forcedKind === "decline");
-    if (gated && (await this.isQuarantined(author))) {
-      throw new ForbiddenError(`${author} is quarantined pending the owner's decision.`);
-    }
-    const text = checkText(input.text, internal !== undefined);
-    const header = checkKindHeader(input.kind, internal?.forcedKind);
-    const members = await this.members(nest);
-    const isMember = members.includes(author);
-    // ask_owner is honored for the owner and the owner-facing roles only; a crow's is dropped.
-    const asking = header === "ask_owner" && (author === "owner" || ASK_ROLES.includes(author) || author === "harness");
-    const crowHeader: CrowKind | undefined =
-      header !== undefined && (CROW_KINDS as readonly string[]).includes(header) ? (header as CrowKind) : undefined;
-    await this.membership.check(nest, author, isMember, asking, internal);
-    // No `to`: a client's text that opens with @Name addresses that member or role (addressing.ts).
-    const given = checkTo(input.to, members, internal !== undefined);
-    const to = given !== "" || internal !== undefined ? given : addressedIn(text, members);
-    const refersTo = await this.checkRefersTo(nest.id, input.refers_to);
-    const phrase =
-      asking || internal?.forcedKind === "ask_owner"
-        ? checkPhrase(input.approval_phrase)
-        : checkOptionalString(input.approval_phrase, "approval_phrase");
-    const modeHeader = checkModeHeader(input.mode);
-    const invitedHeader = checkInvited(input.invited, this.deps.config.murderSize);
-
+    const post = await checkPost(this.postChecks, nestId, input, internal);
     if (!internal?.unmetered) {
-      const admission = await this.deps.limiter.admit(author);
+      const admission = await this.deps.limiter.admit(post.author);
       if (!admission.admitted) throw new RateLimitedError(admission.message, admission.cooldownS);
     }
-
-    const provisional = `pending:${nest.id}:${randomUUID()}`;
-    const forced: Kind | undefined = internal?.forcedKind ?? (asking ? "ask_owner" : undefined);
+    const provisional = `pending:${post.nest.id}:${randomUUID()}`;
     const tag = await tagMessage(this.deps.classifier, this.deps.config.jevThreshold, {
       provisional,
-      text,
-      author,
-      to,
-      refersTo,
-      forced,
-      forcedBy: internal?.forcedKind ? "harness" : "header",
-      crowHeader,
-      modeHeader,
+      text: post.text,
+      author: post.author,
+      to: post.to,
+      refersTo: post.refersTo,
+      forced: internal?.forcedKind ?? (post.asking ? "ask_owner" : undefined),
+      forcedBy: internal?.forcedKind ? SERVER_VOICE : "header",
+      crowHeader: post.crowHeader,
+      modeHeader: post.modeHeader,
     });
-    let invited = 0;
-    if (tag.kind === "request" && tag.mode === "conspiracy") invited = invitedHeader ?? this.deps.config.murderSize;
-    // claim/deliver with no `to` answer the requester of what they refer to.
-    let addressed = to;
-    if (addressed === "" && refersTo !== "" && (tag.kind === "claim" || tag.kind === "deliver")) {
-      addressed =
-        (await this.deps.prisma.message.findUnique({ where: { id: refersTo }, select: { author: true } }))?.author ??
-        "";
-    }
-    if (tag.kind === "ask_owner" && addressed === "") addressed = "owner";
+    const addressed = await this.addressee(post, tag);
+    const { record, afterReply } = await this.store(post, tag, addressed, input.actor, internal);
+    await this.announce(record, provisional, afterReply, { nest: post.nest, mayCallForResponse: !internal?.response });
+    return record;
+  }
 
-    let after: (() => Promise<void>) | null = null;
+  /** Who the message is to once tagged: claim/deliver with no `to` answer the requester of what they refer to. */
+  private async addressee(post: CheckedPost, tag: Tag): Promise<string> {
+    if (post.to === "" && post.refersTo !== "" && (tag.kind === "claim" || tag.kind === "deliver")) {
+      const referent = await this.deps.prisma.message.findUnique({
+        where: { id: post.refersTo },
+        select: { author: true },
+      });
+      return referent?.author ?? "";
+    }
+    return post.to === "" && tag.kind === "ask_owner" ? "owner" : post.to;
+  }
+
+  /**
+   * The message, its event and what it promises, in one transaction. Its number is the stream's
+   * next seq, from the event store, so msg_id n and the SSE id always agree.
+   */
+  private async store(
+    post: CheckedPost,
+    tag: Tag,
+    addressed: string,
+    actor: Actor | undefined,
+    internal: InternalPost | undefined,
+  ): Promise<{ record: MessageRecord; afterReply: (() => Promise<void>) | null }> {
+    const { nest, author } = post;
+    const invited =
+      tag.kind === "request" && tag.mode === "conspiracy" ? (post.invitedHeader ?? this.deps.config.murderSize) : 0;
+    let afterReply: (() => Promise<void>) | null = null;
     const stream = nestStream(nest.id);
     const [event] = await this.deps.log.appendWith(stream, async (tx) => {
       // Again inside the transaction: a flag that landed while Jev was tagging still gates this post.
-      if (gated && (await tx.quarantine.count({ where: { crow: author, status: "quarantined" } })) > 0) {
-        throw new ForbiddenError(`${author} is quarantined pending the owner's decision.`);
-      }
-      // The message number is the stream's next seq, so msg_id n and the SSE id always agree.
-      const last = await tx.event.findFirst({ where: { stream }, orderBy: { seq: "desc" }, select: { seq: true } });
-      const n = (last?.seq ?? 0) + 1;
+      if (post.gated && (await tx.quarantine.count({ where: { crow: author, status: "quarantined" } })) > 0)
+        throw quarantinedError(author);
+      const n = await this.deps.log.nextSeqIn(tx, stream);
       const row = await tx.message.create({
         data: {
           id: msgIdOf(nest.id, n),
@@ -285,39 +272,45 @@ export class NestChat {
           n,
           kind: tag.kind,
           author,
-          text,
+          text: post.text,
           to: addressed,
-          refersTo,
+          refersTo: post.refersTo,
           taggedBy: tag.taggedBy,
           mode: tag.mode,
           modeTaggedBy: tag.modeTaggedBy,
           invited,
-          approvalPhrase: tag.kind === "ask_owner" ? phrase : "",
+          approvalPhrase: tag.kind === "ask_owner" ? post.phrase : "",
         },
       });
       if (internal?.within) await internal.within(tx, row);
       if (this.obligationHook) await this.obligationHook.inTx(tx, row, { callsForResponse: !internal?.response });
-      if (this.replyHook) after = await this.replyHook.inTx(tx, row, input.actor);
-      return [
-        { name: MESSAGE_EVENT, payload: nestMessagePayload(nest.id, this.toRecord(row), row.createdAt, input.actor) },
-      ];
+      if (this.replyHook) afterReply = await this.replyHook.inTx(tx, row, actor);
+      return [{ name: MESSAGE_EVENT, payload: nestMessagePayload(nest.id, this.toRecord(row), row.createdAt, actor) }];
     });
     const payload = JSON.parse(event!.payload) as MessageRecord & { nest_id: string; ts: string };
     const { nest_id: _n, ts: _t, actor: _a, ...record } = payload as typeof payload & { actor?: unknown };
+    return { record, afterReply };
+  }
+
+  /** After the commit: the classifier answers get their msg_id, an ask's resolution runs, the listeners hear it. */
+  private async announce(
+    record: MessageRecord,
+    provisional: string,
+    afterReply: (() => Promise<void>) | null,
+    context: PostedContext,
+  ): Promise<void> {
     // The classifier answers were stored before the id existed; give them their msg_id. They are
     // calibration data only: a failed re-key leaves them under the provisional subject, and the
     // message, already stored and sent, must not read as failed for it.
     await this.deps.prisma.classifierAnswer
       .updateMany({ where: { subject: provisional }, data: { subject: record.msg_id } })
       .catch(() => {});
-    if (after) await (after as () => Promise<void>)();
-    const context: PostedContext = { nest, mayCallForResponse: !internal?.response };
+    if (afterReply) await afterReply();
     for (const listener of this.listeners) this.spawn(`listener on ${record.msg_id}`, () => listener(record, context));
-    return record;
   }
 
   /**
-   * The harness hands a Jev verdict to one crow so it proceeds on a missed expectation: a nudge,
+   * The server hands a Jev verdict to one crow so it proceeds on a missed expectation: a nudge,
    * to that crow, refers_to the expectation. Its crow answers through the must-respond loop.
    */
   nudge(
@@ -329,17 +322,8 @@ export class NestChat {
   ): Promise<MessageRecord> {
     return this.post(
       nestId,
-      { author: "harness", text, to: crow, refers_to: refersTo },
+      { author: SERVER_VOICE, text, to: crow, refers_to: refersTo },
       { forcedKind: "nudge", unmetered: true, ...(within ? { within } : {}) },
     );
-  }
-
-  private async checkRefersTo(nestId: string, raw: unknown): Promise<string> {
-    const refersTo = checkOptionalString(raw, "refers_to").trim();
-    if (refersTo === "") return "";
-    const row = await this.deps.prisma.message.findUnique({ where: { id: refersTo }, select: { nestId: true } });
-    if (!row || row.nestId !== nestId)
-      throw new BadInputError(`refers_to "${refersTo}" is not a message of nest "${nestId}".`);
-    return refersTo;
   }
 }

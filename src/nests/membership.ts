@@ -3,6 +3,7 @@ import type { PrismaClient } from "../generated/prisma/client.ts";
 import { BadInputError } from "../base/errors.ts";
 import { ROSTER, SERVICE_ROLE_NAMES } from "../base/roster.ts";
 import { DEFAULT_NEST, type NestRecord } from "./store.ts";
+import { SERVER_VOICE } from "./message.ts";
 
 /** A quarantine's status: quarantined until the owner's exact reinstate, then reinstated (src/nests/asks.ts). */
 export const QUARANTINE_STATUSES = ["quarantined", "reinstated"] as const;
@@ -49,9 +50,9 @@ export class Membership {
     if (author === "owner" || isMember) return;
     if (asking && ASK_ROLES.includes(author)) return;
     if (internal) {
-      // The harness speaks for the service roles, and a crow the Sentry borrowed answers what it was
+      // The server speaks for the service roles, and a crow the Sentry borrowed answers what it was
       // picked for; a stranger to the flock never posts.
-      if (author === "harness" || SERVICE_ROLE_NAMES.includes(author)) return;
+      if (author === SERVER_VOICE || SERVICE_ROLE_NAMES.includes(author)) return;
       if (internal.response && (await this.isFlockCrow(author))) return;
     }
     const role = SERVICE_ROLE_NAMES.find((r) => r === author);

@@ -40,7 +40,7 @@ export function checkAuthor(raw: unknown): string {
 export function checkText(raw: unknown, internal: boolean): string {
   if (typeof raw !== "string") throw new BadInputError('"text" must be a string of 1-2000 characters.');
   let text = raw.trim();
-  // The harness's own voices are clipped rather than refused: a long model reply still lands.
+  // The server's own voices are clipped rather than refused: a long model reply still lands.
   if (internal && text.length > MAX_MESSAGE_CHARS) text = `${text.slice(0, MAX_MESSAGE_CHARS - 1).trimEnd()}…`;
   if (text.length < 1 || text.length > MAX_MESSAGE_CHARS) {
     throw new BadInputError(`"text" must be 1-${MAX_MESSAGE_CHARS} characters after trimming, got ${text.length}.`);

@@ -6,6 +6,7 @@ import type { PrismaClient } from "../generated/prisma/client.ts";
 import { BadInputError, ConflictError } from "../base/errors.ts";
 import { ROSTER, SERVICE_ROLE_NAMES } from "../base/roster.ts";
 import { KeyedLock } from "../base/util/keyed-lock.ts";
+import { SERVER_VOICE } from "./message.ts";
 
 export const SPIN_REFUSALS = {
   capReached: "cap reached",
@@ -40,7 +41,7 @@ export const SPUN_TRUST = ["stranger", "regular"] as const;
 export type SpunTrust = (typeof SPUN_TRUST)[number];
 export const MAX_CROW_NAME = 40;
 /** Names the flock already uses for something that is not a crow (authors, ledger holders). */
-export const RESERVED_NAMES: readonly string[] = ["owner", "flock", "harness"];
+export const RESERVED_NAMES: readonly string[] = ["owner", "flock", SERVER_VOICE];
 
 export interface SpunCrowRecord {
   name: string;

@@ -35,7 +35,7 @@ export interface TagArgs {
 
 // EVENTS.md Tagging: one classifier call; Jev's tag stands at or above the band; unsure falls to
 // the header; a sure Jev that differs from the header wins as "disagreement"; nothing: say.
-// A kind the harness fixed stands whatever Jev says (tagged_by "harness"); Jev is asked anyway
+// A kind the server fixed stands whatever Jev says (tagged_by "harness"); Jev is asked anyway
 // when the kind is one of its choices, so the answer is stored for calibration.
 export async function tagMessage(classifier: Classifier, threshold: number, args: TagArgs): Promise<Tag> {
   const { forced, crowHeader, modeHeader } = args;

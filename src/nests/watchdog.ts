@@ -12,7 +12,7 @@ import { SERVICE_ROLE_NAMES } from "../base/roster.ts";
 import { KeyedLock } from "../base/util/keyed-lock.ts";
 import { ConflictError } from "../base/errors.ts";
 import { reinstatePhrase, retirePhrase } from "./asks.ts";
-import type { MessageRecord } from "./message.ts";
+import { SERVER_VOICE, type MessageRecord } from "./message.ts";
 import { watchStream } from "../base/streams.ts";
 import type { NestChat, PostedContext } from "./chat.ts";
 import type { Obligations, WatchResumer } from "./obligations/index.ts";
@@ -42,7 +42,7 @@ export class Watchdog implements WatchResumer {
   readonly onPosted = async (record: MessageRecord, context: PostedContext): Promise<void> => {
     if (record.kind !== "claim" && record.kind !== "deliver") return;
     const crow = record.author;
-    if (crow === "owner" || crow === "harness" || SERVICE_ROLE_NAMES.includes(crow)) return;
+    if (crow === "owner" || crow === SERVER_VOICE || SERVICE_ROLE_NAMES.includes(crow)) return;
     if (record.refers_to === "") return;
     const request = await this.deps.prisma.message.findUnique({ where: { id: record.refers_to } });
     if (!request || request.kind !== "request" || request.nestId !== context.nest.id) return;

@@ -19,6 +19,7 @@ import os from "node:os";
 import type { Config } from "../base/config.ts";
 import { HttpError } from "../http/http-error.ts";
 import { declaredTooLarge, drain, tooLarge } from "../http/body.ts";
+import { escapeHtml, sendHtmlPage } from "../http/html-page.ts";
 import { missingScopeMessage, type Scope } from "../access/scopes.ts";
 import { LINK_HOLDER, ROOT, type Principal } from "../access/principal.ts";
 import type { TokenStore } from "../access/token-store.ts";
@@ -98,26 +99,13 @@ function wantsPage(req: http.IncomingMessage): boolean {
   return accept.split(",").some((range) => range.split(";")[0]!.trim().toLowerCase() === "text/html");
 }
 
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-
 /**
  * The 401 as a page the owner can read: what went wrong, how to open the console (/?token=<token>,
  * or the form, which does the same), and where the token comes from. Self-contained: no script,
  * no asset, nothing it was sent echoed back; its CSP allows only its inline style and a form to /.
  */
 function sendTokenPage(req: http.IncomingMessage, res: http.ServerResponse, refusal: HttpError): void {
-  const page = `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>crows: token needed</title>
-<link rel="icon" href="data:,">
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem;color:#1d1d1f}code{background:#f1f1f4;padding:0 .25em;border-radius:3px}input{font:inherit;padding:.3em;width:18rem}button{font:inherit;padding:.3em .8em}</style>
-</head>
-<body>
-<main>
-<h1>crows: token needed</h1>
+  const main = `<h1>crows: token needed</h1>
 <p><strong>${escapeHtml(refusal.message)}</strong></p>
 <p>This server runs with <code>CROWS_TOKEN</code> set. To open the console, open <code>/?token=&lt;token&gt;</code>
 once in this browser, with the owner's token in place of <code>&lt;token&gt;</code> (or a named token the
@@ -126,22 +114,19 @@ it out of the address bar.</p>
 <form method="get" action="/">
 <p><label>Token <input type="password" name="token" autocomplete="off" required></label> <button type="submit">Open the console</button></p>
 </form>
-<p>API clients send <code>Authorization: Bearer &lt;token&gt;</code> instead.</p>
-</main>
-</body>
-</html>
-`;
-  res.writeHead(401, {
-    ...refusal.headers,
-    "content-type": "text/html; charset=utf-8",
-    "content-length": String(Buffer.byteLength(page)),
-    "content-security-policy":
-      "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
-    "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
-    "cache-control": "no-store",
-  });
-  res.end(req.method === "HEAD" ? undefined : page);
+<p>API clients send <code>Authorization: Bearer &lt;token&gt;</code> instead.</p>`;
+  sendHtmlPage(
+    req,
+    res,
+    401,
+    {
+      title: "crows: token needed",
+      main,
+      style:
+        "code{background:#f1f1f4;padding:0 .25em;border-radius:3px}input{font:inherit;padding:.3em;width:18rem}button{font:inherit;padding:.3em .8em}",
+    },
+    { ...refusal.headers, "referrer-policy": "no-referrer" },
+  );
 }
 
 export class AccessGate {

@@ -8,6 +8,7 @@ import type pg from "pg";
 import type { Item } from "../generated/prisma/client.ts";
 import { deciderColumns, type Actor } from "../base/actor.ts";
 import type { TrustHistoryRow, TrustRecordRow } from "./trust-history.ts";
+import { sqliteTs } from "./sqlite-ts.ts";
 
 /** Where a holder stands on a task type: what the next verdict moves from. */
 export interface TrustStanding {
@@ -107,9 +108,9 @@ interface Dialect {
   lockCommitOrder(exec: Exec): Promise<void>;
 }
 
-/** Prisma's better-sqlite3 adapter stores DateTime as ISO 8601 text with +00:00 (events/sqlite.ts). */
+/** DateTime as Prisma's better-sqlite3 adapter stores it (sqlite-ts.ts). */
 const SQLITE: Dialect = {
-  ts: (date) => date.toISOString().replace("Z", "+00:00"),
+  ts: sqliteTs,
   tsColumn: (column) => `"${column}"`,
   lockCommitOrder: async () => {}, // one writer: ids already are commit order
 };

@@ -8,6 +8,7 @@
 import type pg from "pg";
 import type Database from "better-sqlite3";
 import { deliveryLineOf } from "../base/streams.ts";
+import { sqliteTs } from "./sqlite-ts.ts";
 
 /** The webhook type a log event fans out as, or null for none. Pure: it may run again on a retry. */
 export type OutboxRule = (name: string, payload: string) => string | null;
@@ -69,7 +70,7 @@ export class SqliteOutbox {
   fanOut(events: readonly OutboxEvent[]): void {
     const rule = this.rule();
     if (!rule) return;
-    const now = new Date().toISOString().replace("Z", "+00:00"); // as Prisma's adapter stores DateTime
+    const now = sqliteTs(new Date());
     for (const event of events) {
       const type = rule(event.name, event.payload);
       if (type) this.insert.run(event.id, deliveryLineOf(event.stream), type, now);

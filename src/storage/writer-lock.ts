@@ -1,5 +1,5 @@
 // SQLite has one write lock per database file, and two threads of one server write the file: the
-// server's own (through its gate, gate.ts) and the webhook sender's (src/webhooks/sender-thread.ts,
+// server's own (through its write-connection lock, write-connection-lock.ts) and the webhook sender's (src/webhooks/sender-thread.ts,
 // on its own connection); the WAL checkpoint thread (checkpointer.ts) takes the word too, for a
 // copy no write may run beside. Left to SQLite, a writer that finds the lock taken sleeps in its busy
 // handler, a millisecond at least, and on the server's thread that sleep stops the whole event

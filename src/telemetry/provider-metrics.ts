@@ -2,14 +2,14 @@
 // gate by outcome, waits begun, queue depth, calls in the air, circuit state and the learned pace.
 // Labels are bounded: a gate is "model" or "classifier", an outcome one of the gate's kinds.
 import { Counter, Gauge, type Registry } from "prom-client";
-import type { CircuitState, Gate } from "../models/gate.ts";
+import type { CircuitState, ProviderPacer } from "../models/provider-pacer.ts";
 import type { FlightBoard } from "../flock/flight-board.ts";
 
 const CIRCUIT_VALUE: Record<CircuitState, number> = { closed: 0, "half-open": 1, open: 2 };
 
 export function observeProviderWeather(
   registry: Registry,
-  gates: Array<{ label: "model" | "classifier"; gate: Gate }>,
+  gates: Array<{ label: "model" | "classifier"; gate: ProviderPacer }>,
   board?: FlightBoard,
 ): void {
   const registers = [registry];
@@ -33,7 +33,7 @@ export function observeProviderWeather(
       },
     });
   }
-  const gauge = (name: string, help: string, read: (gate: Gate) => number) =>
+  const gauge = (name: string, help: string, read: (gate: ProviderPacer) => number) =>
     new Gauge({
       name,
       help,

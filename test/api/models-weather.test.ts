@@ -12,7 +12,7 @@ import {
   retryAfterMs,
 } from "../../src/models/provider-errors.ts";
 import { backoffMs, withRetries, type RetryPolicy } from "../../src/models/retry-policy.ts";
-import { Gate } from "../../src/models/gate.ts";
+import { ProviderPacer } from "../../src/models/provider-pacer.ts";
 import { ADAPTIVE_PACE, AdaptivePace } from "../../src/models/adaptive-pace.ts";
 import { SystemOneClassifier } from "../../src/classifier/systemone.ts";
 import { startFakeSystemOne } from "../helpers/fake-systemone.ts";
@@ -224,7 +224,7 @@ const gatePolicy = { initialIntervalMs: 30, backoffCoefficient: 2, maximumInterv
 
 test("the gate: never more than the cap in the air, and slots go round the lanes", async () => {
   for (const cap of [1, 2, 3]) {
-    const gate = new Gate("test", { concurrency: cap, circuitFailures: 5, policy: gatePolicy });
+    const gate = new ProviderPacer("test", { concurrency: cap, circuitFailures: 5, policy: gatePolicy });
     const order: string[] = [];
     let inAir = 0;
     let most = 0;
@@ -251,7 +251,7 @@ test("the gate: never more than the cap in the air, and slots go round the lanes
 
 test("the circuit opens after failures in a row, holds calls, and one trial call closes it", async () => {
   for (const threshold of [1, 3]) {
-    const gate = new Gate("test", { concurrency: 4, circuitFailures: threshold, policy: gatePolicy });
+    const gate = new ProviderPacer("test", { concurrency: 4, circuitFailures: threshold, policy: gatePolicy });
     const states: string[] = [];
     gate.listen({ circuit: (s) => states.push(s) });
     for (let i = 0; i < threshold; i++) (await gate.acquire("a")).release({ outcome: "weather", status: 503 });
@@ -275,7 +275,7 @@ test("the circuit opens after failures in a row, holds calls, and one trial call
 });
 
 test("a held call whose patience ends behind the open circuit fails as unavailable; a fail-fast call is refused at once", async () => {
-  const gate = new Gate("test", {
+  const gate = new ProviderPacer("test", {
     concurrency: 2,
     circuitFailures: 1,
     policy: { initialIntervalMs: 5_000, backoffCoefficient: 2, maximumIntervalMs: 5_000 },
@@ -296,7 +296,7 @@ test("a 429 holds every queued call of the gate for its Retry-After (or the firs
     [400, 400],
     [undefined, gatePolicy.initialIntervalMs],
   ] as const) {
-    const gate = new Gate("test", { concurrency: 4, circuitFailures: 50, policy: gatePolicy });
+    const gate = new ProviderPacer("test", { concurrency: 4, circuitFailures: 50, policy: gatePolicy });
     const limited = await gate.acquire("a");
     const inAir = await gate.acquire("b");
     const releasedAt = Date.now();
@@ -324,7 +324,7 @@ test("a 429 holds every queued call of the gate for its Retry-After (or the firs
     assert.match((fast as Error).message, /rate limited/);
   }
   // A 503 is the circuit's business, not a hold.
-  const gate = new Gate("test", { concurrency: 4, circuitFailures: 50, policy: gatePolicy });
+  const gate = new ProviderPacer("test", { concurrency: 4, circuitFailures: 50, policy: gatePolicy });
   (await gate.acquire("a")).release({ outcome: "weather", status: 503, retryAfterMs: 5_000 });
   const before = Date.now();
   (await gate.acquire("a")).release({ outcome: "ok" });
@@ -417,7 +417,7 @@ test("the gate paces to the provider's announced limit while its window runs low
   assert.is(rateLimitsFrom({ "x-ratelimit-limit-requests": "600" }), undefined);
   assert.is(rateLimitsFrom({}), undefined);
   for (const perMinute of [600, 1200]) {
-    const gate = new Gate("test", { concurrency: 4, circuitFailures: 5, policy: gatePolicy });
+    const gate = new ProviderPacer("test", { concurrency: 4, circuitFailures: 5, policy: gatePolicy });
     (await gate.acquire("a")).release({ outcome: "ok", limits: { limit: perMinute, remaining: 0 } });
     assert.is(gate.stats().rate, perMinute / 60);
     const starts: number[] = [];
@@ -454,7 +454,7 @@ test("System One calls go through their own gate: capped, and unsure at once whi
     },
   });
   try {
-    const gate = new Gate("systemone", {
+    const gate = new ProviderPacer("systemone", {
       concurrency: 1,
       circuitFailures: 2,
       policy: { initialIntervalMs: 10_000, backoffCoefficient: 2, maximumIntervalMs: 10_000 },

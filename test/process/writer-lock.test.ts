@@ -9,7 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { Worker } from "node:worker_threads";
 import Database from "better-sqlite3";
-import { Gate } from "../../src/storage/gate.ts";
+import { WriteConnectionLock } from "../../src/storage/write-connection-lock.ts";
 import { SENDER_THREAD, SERVER_THREAD, WriterLock } from "../../src/storage/writer-lock.ts";
 
 const ROWS = 400;
@@ -25,7 +25,7 @@ async function race(withLock: boolean): Promise<{ serverBusy: number; senderBusy
   const lock = new WriterLock();
   // Without the lock the sender's side takes a lock of its own that nobody else takes.
   const senderSide = withLock ? lock : new WriterLock();
-  const gate = new Gate(withLock ? lock : undefined);
+  const gate = new WriteConnectionLock(withLock ? lock : undefined);
   const worker = new Worker(new URL("../fixtures/writer-lock-writer.mjs", import.meta.url), {
     workerData: { file, buffer: senderSide.buffer, rows: ROWS },
     execArgv: [],

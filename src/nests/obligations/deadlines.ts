@@ -1,4 +1,4 @@
-// Missed expectations: a claim with no deliver within CROWS_NUDGE_AFTER_MS gets the harness's one
+// Missed expectations: a claim with no deliver within CROWS_NUDGE_AFTER_MS gets the server's one
 // nudge, and one more CROWS_NUDGE_AFTER_MS later the crow declines, so the loop always closes.
 // Timers fire at the stored claimedAt / nudgedAt deadlines, so a takeover arms what is left
 // (docs/nests-chat.md "Obligations: the loop's promises survive kill -9 and other instances").
@@ -72,7 +72,7 @@ export class Deadlines {
     await this.declineFor(row);
   }
 
-  /** The harness's one nudge: a Jev verdict handed to the crow so it proceeds. */
+  /** The server's one nudge: a Jev verdict handed to the crow so it proceeds. */
   async nudge(row: ObligationRow, why: string): Promise<void> {
     const text =
       `Missed expectation on ${row.requestId}: ${why}. ${row.respondent}, please proceed: deliver your answer, ` +

@@ -7,7 +7,7 @@ import type { PrismaClient } from "../../generated/prisma/client.ts";
 import type { EventLog, Tx } from "../../log/event-log.ts";
 import { ConflictError } from "../../base/errors.ts";
 import { SERVICE_ROLE_NAMES } from "../../base/roster.ts";
-import type { MessageRecord, MessageRow } from "../message.ts";
+import { SERVER_VOICE, type MessageRecord, type MessageRow } from "../message.ts";
 import type { NestStore } from "../store.ts";
 
 export const OPEN_STAGES = ["awaiting_claim", "claimed"] as const;
@@ -44,7 +44,7 @@ export const WATCHER = "Sentry";
 /** A crow's claim or deliver on something: the watchdog inspects it when it refers to a request. */
 function mayBeWatched(message: { kind: string; author: string; refersTo: string }): boolean {
   if (message.kind !== "claim" && message.kind !== "deliver") return false;
-  if (message.author === "owner" || message.author === "harness" || SERVICE_ROLE_NAMES.includes(message.author))
+  if (message.author === "owner" || message.author === SERVER_VOICE || SERVICE_ROLE_NAMES.includes(message.author))
     return false;
   return message.refersTo !== "";
 }

@@ -7,7 +7,7 @@ import { CrowsError } from "../../base/errors.ts";
 import { requestedSpinTerms, spinRefusalReason } from "../registry.ts";
 import type { MessageRecord } from "../message.ts";
 import type { NestRecord } from "../store.ts";
-import type { Loop } from "./loop.ts";
+import type { ResponderVoice } from "./voice.ts";
 
 /** Boss orders in progress at once; a request beyond that finds the flock saturated. */
 export const BOSS_ORDERS = 4;
@@ -15,18 +15,18 @@ export const BOSS_ORDERS = 4;
 export class Boss {
   private orders = 0;
 
-  constructor(private readonly loop: Loop) {}
+  constructor(private readonly voice: ResponderVoice) {}
 
   // Boss works through the flock like any crow, and its say is a loop reply like any crow's (not
   // rate-limited: its requester's post already was). A saturated flock (the flock stopping, or
   // BOSS_ORDERS orders already in progress) means no reply, no model call and no write.
   async answer(nest: NestRecord, request: MessageRecord): Promise<void> {
-    if (this.loop.chat.signal.aborted) return;
+    if (this.voice.chat.signal.aborted) return;
     if (this.orders >= BOSS_ORDERS) {
-      this.loop.deps.logLine(
+      this.voice.deps.logLine(
         `nests: Boss is saturated (${this.orders} orders in progress); ${request.msg_id} gets no reply.`,
       );
-      await this.loop.obligations.closeWithoutPost(request.msg_id, "Boss", "Boss is saturated");
+      await this.voice.obligations.closeWithoutPost(request.msg_id, "Boss", "Boss is saturated");
       return;
     }
     this.orders++;
@@ -38,8 +38,8 @@ export class Boss {
   }
 
   private async order(nest: NestRecord, request: MessageRecord): Promise<void> {
-    const [registry, nests] = await Promise.all([this.loop.deps.registry.list(), this.loop.deps.nests.list()]);
-    const text = await this.loop.speak(
+    const [registry, nests] = await Promise.all([this.voice.deps.registry.list(), this.voice.deps.nests.list()]);
+    const text = await this.voice.speak(
       {
         role: "boss",
         input: {
@@ -55,10 +55,10 @@ export class Boss {
       (reason) => `Boss couldn't take that order just now (${reason}).`,
     );
     if (text === undefined) return;
-    await this.loop.reply(
+    await this.voice.reply(
       nest,
       { author: "Boss", kind: "say", to: request.author, refers_to: request.msg_id, text },
-      { within: this.loop.obligations.close(request.msg_id, "Boss", "answered") },
+      { within: this.voice.obligations.close(request.msg_id, "Boss", "answered") },
     );
   }
 
@@ -70,7 +70,7 @@ export class Boss {
           // The requester's explicit persona and trust are what the guardrails check, whatever the
           // model put in the order: an unknown persona is refused, "trusted" is clamped to regular.
           const asked = requestedSpinTerms(request.text);
-          const crow = await this.loop.deps.registry.spin({
+          const crow = await this.voice.deps.registry.spin({
             name: order.name,
             persona: asked.persona ?? order.persona,
             trust: asked.trust ?? order.trust,
@@ -83,7 +83,7 @@ export class Boss {
         }
       case "nest":
         try {
-          const nest = await this.loop.deps.nests.create({ name: order.name, crows: order.crows });
+          const nest = await this.voice.deps.nests.create({ name: order.name, crows: order.crows });
           return `Created nest ${nest.name} (${nest.id}) with ${nest.crows.join(", ")}.`;
         } catch (error) {
           if (!(error instanceof CrowsError)) throw error;

@@ -6,7 +6,8 @@ import { taskTypeOf } from "../../models/heuristics.ts";
 import { personaOf, ROSTER } from "../../base/roster.ts";
 import type { MessageRecord } from "../message.ts";
 import type { NestRecord } from "../store.ts";
-import type { Loop, Within } from "./loop.ts";
+import type { ResponderVoice, Within } from "./voice.ts";
+import { clip } from "../../base/util/clip.ts";
 
 /** How many crows a room request (solo or split) goes to, one after another, before it rests. */
 export const ROOM_TRIES = 3;
@@ -17,16 +18,16 @@ type Turn = "answered" | "declined" | "abandoned";
 type OnDecline = "close" | "handOn";
 
 export class CrowTurns {
-  constructor(private readonly loop: Loop) {}
+  constructor(private readonly voice: ResponderVoice) {}
 
   // A request to one crow: that crow, or its decline when it cannot answer (quarantined: the
   // directed selector skips it and no other crow is substituted, the requester asked for this one).
   // A crow that is no longer a member is not asked.
   async directed(nest: NestRecord, request: MessageRecord): Promise<void> {
     const crow = request.to;
-    const { chat } = this.loop;
+    const { chat } = this.voice;
     if (!(await chat.isQuarantined(crow)) && !(await chat.members(nest)).includes(crow)) {
-      this.loop.deps.logLine(`nests: ${request.msg_id} is addressed to ${crow}, who is no longer a member; it rests.`);
+      this.voice.deps.logLine(`nests: ${request.msg_id} is addressed to ${crow}, who is no longer a member; it rests.`);
       return;
     }
     await this.crowResponds(nest, crow, request, { claim: true });
@@ -38,13 +39,13 @@ export class CrowTurns {
     // decline reopens the obligation for that crow, except the last try's, which closes it.
     const tried = new Set([request.author]);
     for (let attempt = 0; attempt < ROOM_TRIES; attempt++) {
-      const [pick] = await this.loop.deps.picker.pick(nest.id, 1, tried);
+      const [pick] = await this.voice.deps.picker.pick(nest.id, 1, tried);
       if (!pick) {
-        this.loop.deps.logLine(
+        this.voice.deps.logLine(
           `nests: no ${attempt === 0 ? "" : "other "}crow is free to take ${request.msg_id}; it rests.`,
         );
         // Declined and handed on, with nobody left to take it: the decline already posted is the answer.
-        if (attempt > 0) await this.loop.obligations.closeWithoutPost(request.msg_id, "", "no other crow is free");
+        if (attempt > 0) await this.voice.obligations.closeWithoutPost(request.msg_id, "", "no other crow is free");
         return;
       }
       const onDecline: OnDecline = attempt < ROOM_TRIES - 1 ? "handOn" : "close";
@@ -55,19 +56,19 @@ export class CrowTurns {
 
   // Every invitee claims first, each with its own lens, then they deliver side by side.
   private async conspiracy(nest: NestRecord, request: MessageRecord): Promise<void> {
-    const picks = await this.loop.deps.picker.pick(nest.id, Math.max(1, request.invited), new Set([request.author]));
+    const picks = await this.voice.deps.picker.pick(nest.id, Math.max(1, request.invited), new Set([request.author]));
     if (picks.length === 0) {
-      this.loop.deps.logLine(`nests: no crow is free to take ${request.msg_id}; it rests.`);
+      this.voice.deps.logLine(`nests: no crow is free to take ${request.msg_id}; it rests.`);
       return;
     }
     const lenses = picks.map((pick, index) => ({ crow: pick.crow, lens: { index, of: picks.length } }));
     const claimed: typeof lenses = [];
     for (const entry of lenses) {
       const text = `Claiming take ${entry.lens.index + 1} of ${entry.lens.of}: I'll give ${lensAngle(entry.lens.index)}.`;
-      const posted = await this.loop.reply(
+      const posted = await this.voice.reply(
         nest,
         { author: entry.crow, kind: "claim", text, to: request.author, refers_to: request.msg_id },
-        { within: this.loop.obligations.claim(request, entry.crow) },
+        { within: this.voice.obligations.claim(request, entry.crow) },
       );
       if (posted === "posted") claimed.push(entry);
       else if (posted === "quarantined") await this.declineQuarantined(nest, entry.crow, request);
@@ -83,13 +84,13 @@ export class CrowTurns {
     how: { claim: boolean },
     onDecline: OnDecline = "close",
   ): Promise<Turn> {
-    if (await this.loop.chat.isQuarantined(crow)) return this.declineQuarantined(nest, crow, request, onDecline);
+    if (await this.voice.chat.isQuarantined(crow)) return this.declineQuarantined(nest, crow, request, onDecline);
     if (how.claim) {
       const text = `I'll take this one: ${clip(request.text, 120)}`;
-      const claimed = await this.loop.reply(
+      const claimed = await this.voice.reply(
         nest,
         { author: crow, kind: "claim", text, to: request.author, refers_to: request.msg_id },
-        { within: this.loop.obligations.claim(request, crow) },
+        { within: this.voice.obligations.claim(request, crow) },
       );
       if (claimed === "quarantined") return this.declineQuarantined(nest, crow, request, onDecline);
       if (claimed === "dropped") return "abandoned";
@@ -105,7 +106,7 @@ export class CrowTurns {
     lens?: { index: number; of: number },
     onDecline: OnDecline = "close",
   ): Promise<Turn> {
-    const spoken = await this.loop.speak<{ kind: "deliver" | "decline"; text: string }>(
+    const spoken = await this.voice.speak<{ kind: "deliver" | "decline"; text: string }>(
       { role: "crow", input: { task: request.text, taskType: taskTypeOf(request.text), ...(lens ? { lens } : {}) } },
       { speaker: crow, persona: () => this.personaOf(crow) },
       (text) => ({ kind: "deliver", text: text.trim() || "(no answer)" }),
@@ -115,9 +116,9 @@ export class CrowTurns {
     const { kind, text } = spoken;
     const within =
       kind === "deliver"
-        ? this.loop.obligations.close(request.msg_id, crow, "answered")
+        ? this.voice.obligations.close(request.msg_id, crow, "answered")
         : this.declined(request, crow, onDecline);
-    const posted = await this.loop.reply(
+    const posted = await this.voice.reply(
       nest,
       { author: crow, kind, text, to: request.author, refers_to: request.msg_id },
       { within },
@@ -137,7 +138,7 @@ export class CrowTurns {
   ): Promise<Turn> {
     const text = `I can't take this one: ${crow} is quarantined pending the owner's decision.`;
     const within = this.declined(request, crow, onDecline);
-    const posted = await this.loop.reply(
+    const posted = await this.voice.reply(
       nest,
       { author: crow, kind: "decline", text, to: request.author, refers_to: request.msg_id },
       { quarantineDecline: true, within },
@@ -148,17 +149,12 @@ export class CrowTurns {
   /** A decline's write on the obligation: it closes it, or hands it on to the room's next crow. */
   private declined(request: MessageRecord, crow: string, onDecline: OnDecline): Within {
     return onDecline === "handOn"
-      ? this.loop.obligations.handOn(request.msg_id, crow)
-      : this.loop.obligations.close(request.msg_id, crow, "declined");
+      ? this.voice.obligations.handOn(request.msg_id, crow)
+      : this.voice.obligations.close(request.msg_id, crow, "declined");
   }
 
   private async personaOf(crow: string): Promise<string> {
     if (ROSTER.includes(crow) || personaOf(crow)) return crow;
-    return (await this.loop.deps.registry.get(crow))?.persona ?? "Corvina";
+    return (await this.voice.deps.registry.get(crow))?.persona ?? "Corvina";
   }
-}
-
-function clip(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length <= max ? flat : `${flat.slice(0, max - 1).trimEnd()}…`;
 }

@@ -3,19 +3,19 @@
 import { taskTypeOf } from "../../models/heuristics.ts";
 import type { MessageRecord } from "../message.ts";
 import type { NestRecord } from "../store.ts";
-import type { Loop } from "./loop.ts";
+import type { ResponderVoice } from "./voice.ts";
 
-export async function elderAnswers(loop: Loop, nest: NestRecord, request: MessageRecord): Promise<void> {
-  const spoken = await loop.speak<{ kind: "deliver" | "say"; text: string }>(
+export async function elderAnswers(voice: ResponderVoice, nest: NestRecord, request: MessageRecord): Promise<void> {
+  const spoken = await voice.speak<{ kind: "deliver" | "say"; text: string }>(
     { role: "crow", input: { task: request.text, taskType: taskTypeOf(request.text) } },
     { speaker: "Elder", persona: "Elder" },
     (text) => ({ kind: "deliver", text }),
     (reason) => ({ kind: "say", text: `The Elder couldn't answer just now (${reason}).` }),
   );
   if (!spoken) return;
-  await loop.reply(
+  await voice.reply(
     nest,
     { author: "Elder", kind: spoken.kind, to: request.author, refers_to: request.msg_id, text: spoken.text },
-    { within: loop.obligations.close(request.msg_id, "Elder", "answered") },
+    { within: voice.obligations.close(request.msg_id, "Elder", "answered") },
   );
 }

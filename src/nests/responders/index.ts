@@ -8,15 +8,15 @@ import type { NestRecord } from "../store.ts";
 import { Boss } from "./boss.ts";
 import { CrowTurns } from "./crow.ts";
 import { elderAnswers } from "./elder.ts";
-import { Loop, type RespondersDeps } from "./loop.ts";
+import { ResponderVoice, type RespondersDeps } from "./voice.ts";
 import { quillAnswers } from "./quill.ts";
 
 export { BOSS_ORDERS } from "./boss.ts";
 export { ROOM_TRIES } from "./crow.ts";
-export type { LoopKind, LoopReply, RespondersDeps } from "./loop.ts";
+export type { LoopKind, LoopReply, RespondersDeps } from "./voice.ts";
 
 export class Responders implements ObligationRunner {
-  private readonly loop: Loop;
+  private readonly voice: ResponderVoice;
   private readonly crows: CrowTurns;
   private readonly boss: Boss;
 
@@ -24,9 +24,9 @@ export class Responders implements ObligationRunner {
     private readonly chat: NestChat,
     deps: RespondersDeps,
   ) {
-    this.loop = new Loop(chat, deps);
-    this.crows = new CrowTurns(this.loop);
-    this.boss = new Boss(this.loop);
+    this.voice = new ResponderVoice(chat, deps);
+    this.crows = new CrowTurns(this.voice);
+    this.boss = new Boss(this.voice);
   }
 
   readonly onPosted = async (record: MessageRecord, context: PostedContext): Promise<void> => {
@@ -46,11 +46,11 @@ export class Responders implements ObligationRunner {
   async respond(nest: NestRecord, record: MessageRecord): Promise<void> {
     switch (record.to) {
       case "Quill":
-        return quillAnswers(this.loop, nest, record);
+        return quillAnswers(this.voice, nest, record);
       case "Boss":
         return this.boss.answer(nest, record);
       case "Elder":
-        return elderAnswers(this.loop, nest, record);
+        return elderAnswers(this.voice, nest, record);
       case "owner":
       case "Sentry":
         return; // the owner answers for themselves; the Sentry takes no requests

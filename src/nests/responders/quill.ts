@@ -3,11 +3,11 @@
 import { parseQuill } from "../../models/formats.ts";
 import type { MessageRecord } from "../message.ts";
 import type { NestRecord } from "../store.ts";
-import type { Loop } from "./loop.ts";
+import type { ResponderVoice } from "./voice.ts";
 
-export async function quillAnswers(loop: Loop, nest: NestRecord, request: MessageRecord): Promise<void> {
-  const members = await loop.chat.members(nest);
-  const reply = await loop.speak(
+export async function quillAnswers(voice: ResponderVoice, nest: NestRecord, request: MessageRecord): Promise<void> {
+  const members = await voice.chat.members(nest);
+  const reply = await voice.speak(
     { role: "quill", input: { requester: request.author, text: request.text, members } },
     { speaker: "Quill", persona: "Quill" },
     parseQuill,
@@ -15,32 +15,32 @@ export async function quillAnswers(loop: Loop, nest: NestRecord, request: Messag
   );
   if (!reply) return;
   const back = { author: "Quill", to: request.author, refers_to: request.msg_id };
-  const answering = { within: loop.obligations.close(request.msg_id, "Quill", "answered") };
+  const answering = { within: voice.obligations.close(request.msg_id, "Quill", "answered") };
   switch (reply.kind) {
     case "relay":
       if (members.includes(reply.to)) {
         // The relay rides the record shape: a request by Quill to the crow; it calls for that crow.
-        await loop.reply(
+        await voice.reply(
           nest,
           { author: "Quill", kind: "request", text: reply.text, to: reply.to, refers_to: request.msg_id },
           { ...answering, callsForResponse: true },
         );
         return;
       }
-      await loop.reply(
+      await voice.reply(
         nest,
         { ...back, kind: "say", text: `I can't pass this to ${reply.to}: ${reply.to} is not a member of this nest.` },
         answering,
       );
       return;
     case "say":
-      await loop.reply(nest, { ...back, kind: "say", text: reply.text }, answering);
+      await voice.reply(nest, { ...back, kind: "say", text: reply.text }, answering);
       return;
     case "answer":
-      await loop.reply(nest, { ...back, kind: "deliver", text: reply.text }, answering);
+      await voice.reply(nest, { ...back, kind: "deliver", text: reply.text }, answering);
       return;
     case "invalid":
-      await loop.reply(
+      await voice.reply(
         nest,
         { ...back, kind: "say", text: `I couldn't answer that just now (${reply.error}).` },
         answering,

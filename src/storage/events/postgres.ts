@@ -124,16 +124,7 @@ export class PgEventStore implements EventStore {
         const rows = await prisma.$transaction(async (tx) => {
           const events = await build(tx);
           if (events.length === 0) return [];
-          let seq = this.nextSeq.get(stream);
-          if (seq === undefined) {
-            const last = await tx.event.findFirst({
-              where: { stream },
-              orderBy: { seq: "desc" },
-              select: { seq: true },
-            });
-            seq = last?.seq ?? 0;
-          }
-          const first = seq;
+          const first = (await this.nextSeqIn(tx, stream)) - 1;
           const created = await tx.event.createManyAndReturn({
             data: events.map((e, i) => ({ stream, seq: first + i + 1, name: e.name, payload: e.payload, ts: e.ts })),
           });
@@ -155,6 +146,14 @@ export class PgEventStore implements EventStore {
         throw error;
       }
     });
+  }
+
+  /** The cached counter, else the table's last seq read in `tx` (a clash with another instance retries the append). */
+  async nextSeqIn(tx: Tx, stream: string): Promise<number> {
+    const cached = this.nextSeq.get(stream);
+    if (cached !== undefined) return cached + 1;
+    const last = await tx.event.findFirst({ where: { stream }, orderBy: { seq: "desc" }, select: { seq: true } });
+    return (last?.seq ?? 0) + 1;
   }
 
   appendState(stream: string, build: (tx: StateTx) => Promise<NewEvent[]>): Promise<EventRow[]> {

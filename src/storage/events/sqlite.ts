@@ -1,23 +1,21 @@
 // The event store on SQLite: one write connection, Prisma's. Its interactive transactions and the
-// group commits here take turns through the gate (../gate.ts), so a group commit never lands inside
-// an open Prisma transaction, and the seq counters are only touched by whoever holds the gate.
+// group commits here take turns through the write-connection lock (../write-connection-lock.ts), so a group commit never lands inside
+// an open Prisma transaction, and the seq counters are only touched by whoever holds that lock.
 // Reads use a second, read-only connection (WAL: committed rows only). docs/architecture.md says why.
 import Database from "better-sqlite3";
 import type { PrismaClient } from "../../generated/prisma/client.ts";
 import { sqliteState, type StateReads, type StateTx } from "../flock-state.ts";
-import { Gate } from "../gate.ts";
+import { WriteConnectionLock } from "../write-connection-lock.ts";
 import type { WriterLock } from "../writer-lock.ts";
 import { GroupQueue, type Pending } from "./group-queue.ts";
 import { retryOnSeqClash } from "./seq-retry.ts";
 import { SqliteOutbox, type OutboxRule } from "../webhook-outbox.ts";
 import type { EventRow, EventStore, NewEvent, RenderedPage, RowTemplate, Tx } from "./types.ts";
+import { sqliteTs } from "../sqlite-ts.ts";
 
 const EMPTY = Buffer.alloc(0);
 
 const SQLITE_COLUMNS = `"id", "stream", "seq", "name", "payload", "ts"`;
-
-/** Prisma's better-sqlite3 adapter stores DateTime as ISO 8601 text with +00:00; the same here. */
-const sqliteTs = (date: Date) => date.toISOString().replace("Z", "+00:00");
 
 /** A row as SQLite returns it: the same columns, `ts` in SQLite's own text form. */
 type SqliteRow = EventRow;
@@ -37,7 +35,7 @@ const fromSqlite = (row: SqliteRow): EventRow => ({
 });
 
 export class SqliteEventStore implements EventStore {
-  readonly gate: Gate;
+  readonly gate: WriteConnectionLock;
   private readonly nextSeq = new Map<string, number>();
   private readonly queue = new GroupQueue((batch) => this.flush(batch));
   private writer: Database.Database | undefined;
@@ -63,7 +61,7 @@ export class SqliteEventStore implements EventStore {
     private readonly file: string,
     fileLock?: WriterLock,
   ) {
-    this.gate = new Gate(fileLock);
+    this.gate = new WriteConnectionLock(fileLock);
   }
 
   /** Called with Prisma's connection once the adapter opens it. */
@@ -138,7 +136,7 @@ export class SqliteEventStore implements EventStore {
     return this.queue.add(stream, events);
   }
 
-  /** Inserts on the writer connection, inside whatever transaction it has open. Gate held. */
+  /** Inserts on the writer connection, inside whatever transaction it has open. WriteConnectionLock held. */
   private insertNow(stream: string, events: NewEvent[]): EventRow[] {
     const sql = this.sql;
     let seq = this.nextSeq.get(stream) ?? (sql.writerLastSeq.get(stream) as number);
@@ -208,6 +206,12 @@ export class SqliteEventStore implements EventStore {
         throw error;
       }
     });
+  }
+
+  nextSeqIn(_tx: Tx, stream: string): Promise<number> {
+    // appendWith's transaction holds the write-connection lock: no other append moves the counter
+    // before insertNow takes the same number.
+    return Promise.resolve((this.nextSeq.get(stream) ?? (this.sql.writerLastSeq.get(stream) as number)) + 1);
   }
 
   appendState(stream: string, build: (tx: StateTx) => Promise<NewEvent[]>): Promise<EventRow[]> {

@@ -54,6 +54,11 @@ export interface EventStore {
   /** Runs `build` in a Prisma transaction and stores the events it returns in that same transaction. */
   appendWith(prisma: PrismaClient, stream: string, build: (tx: Tx) => Promise<NewEvent[]>): Promise<EventRow[]>;
   /**
+   * Inside appendWith's `build`: the seq the stream's first event from this append will take, so a
+   * row written in the same transaction can carry that number (a message's n is its event's seq).
+   */
+  nextSeqIn(tx: Tx, stream: string): Promise<number>;
+  /**
    * Runs `build` in a transaction on the log's own connection, with the flock's state statements
    * (flock-state.ts), and stores the events it returns in that same transaction: both commit or
    * neither does. `build` may run again after a clash with another instance on the stream's seq.

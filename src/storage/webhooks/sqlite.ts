@@ -16,6 +16,7 @@ import {
   type SenderEndpoint,
   type WebhookStore,
 } from "./types.ts";
+import { sqliteTs } from "../sqlite-ts.ts";
 
 /** Whoever holds it may write on the writer connection. */
 export interface WriteLock {
@@ -23,9 +24,6 @@ export interface WriteLock {
 }
 
 const COLUMNS = `"id", "endpointId", "eventId", "stream", "type", "attempts", "nextAttemptAt"`;
-
-/** Prisma's better-sqlite3 adapter stores DateTime as ISO 8601 text with +00:00; the same here. */
-const sqliteTs = (date: Date) => date.toISOString().replace("Z", "+00:00");
 
 export class SqliteWebhookStore implements WebhookStore {
   private sql: ReturnType<SqliteWebhookStore["prepare"]> | undefined;

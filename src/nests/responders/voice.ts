@@ -1,4 +1,5 @@
-// What every responder shares: the one way a loop reply is posted (its kind is the loop's, it is
+// The voice every responder of the must-respond loop speaks with (it was called Loop, though it
+// loops over nothing): the one way a loop reply is posted (its kind is the loop's, it is
 // not rate-limited) and speak(), the model call with its fallback line (docs/nests-chat.md "The
 // must-respond loop").
 import type { Model, RoleInput } from "../../models/model.ts";
@@ -48,7 +49,8 @@ export interface Speaker {
   persona: string | (() => Promise<string>);
 }
 
-export class Loop {
+/** speak(): a role's model call; reply(): its post. */
+export class ResponderVoice {
   constructor(
     readonly chat: NestChat,
     readonly deps: RespondersDeps,
@@ -82,7 +84,7 @@ export class Loop {
 
   /**
    * Posts one reply of the loop's through the one posting path. Its kind is the loop's (tagged_by
-   * "harness"; Jev is asked only for calibration) and it is not rate-limited: the loop bounds it to
+   * "harness", the server; Jev is asked only for calibration) and it is not rate-limited: the loop bounds it to
    * one per request. A reply never calls for another, except Quill's relay (`callsForResponse`).
    * A guardrail's refusal (403, 400, ...) ends this reply, logged; so does a refusal from `within`
    * (the obligation is no longer this reply's to close: another answer got there first).

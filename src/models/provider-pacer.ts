@@ -1,4 +1,5 @@
-// One gate per provider for the whole process: every model call passes through it.
+// One pacer per provider for the whole process (it was called the gate): every model call passes
+// through it.
 //   - a concurrency cap (CROWS_MODEL_CONCURRENCY): at most that many calls in the air;
 //   - a queue fair across lanes (a lane is a list, or a nest): the next free slot goes to the
 //     lane after the one served last, so a 2-item list posted behind a 50-item one is not held
@@ -22,7 +23,7 @@ import { ModelCallError, ProviderUnavailableError, type RateLimits, type Trouble
 import { AdaptivePace } from "./adaptive-pace.ts";
 import { HeaderPace } from "./header-pace.ts";
 
-export interface GateOptions {
+export interface ProviderPacerOptions {
   concurrency: number;
   /** Weather failures in a row that open the circuit. */
   circuitFailures: number;
@@ -33,7 +34,7 @@ export interface GateOptions {
 
 export type CircuitState = "closed" | "open" | "half-open";
 
-export interface GateStats {
+export interface ProviderPacerStats {
   inFlight: number;
   queued: number;
   /** Queued calls that wait on the circuit rather than on a free slot. */
@@ -83,7 +84,7 @@ export interface GateListener {
   circuit?(state: CircuitState): void;
 }
 
-export class Gate {
+export class ProviderPacer {
   private inFlight = 0;
   // Lane -> its waiters, in arrival order. A Map iterates in insertion order: the lane served is
   // deleted and re-inserted at the end, which is the round robin.
@@ -105,7 +106,7 @@ export class Gate {
 
   constructor(
     readonly name: string,
-    private readonly options: GateOptions,
+    private readonly options: ProviderPacerOptions,
   ) {
     this.now = options.now ?? Date.now;
     this.headers = new HeaderPace(options.concurrency);
@@ -115,7 +116,7 @@ export class Gate {
     this.listeners.push(listener);
   }
 
-  stats(): GateStats {
+  stats(): ProviderPacerStats {
     let queued = 0;
     for (const waiters of this.lanes.values()) queued += waiters.length;
     return {

@@ -1,15 +1,15 @@
-// The gate between Prisma's interactive transactions and the store's group commits on SQLite's one
-// write connection: whoever holds it owns the connection and the seq counters (events/sqlite.ts;
+// The lock on SQLite's one write connection, between Prisma's interactive transactions and the
+// store's group commits: whoever holds it owns the connection and the seq counters (events/sqlite.ts;
 // db.ts makes Prisma's startTransaction take it; read-version.ts watches it). With a writer lock
-// (writer-lock.ts), holding the gate also means holding the database file's write lock against the
+// (writer-lock.ts), holding it also means holding the database file's write lock against the
 // webhook sender's thread.
 import { SERVER_THREAD, type WriterLock } from "./writer-lock.ts";
 
 /** A FIFO lock with a synchronous fast path. */
-export class Gate {
+export class WriteConnectionLock {
   private locked = false;
   private readonly waiters: Array<() => void> = [];
-  /** Times the gate was granted: a writer had the connection if this moved (read-version.ts). */
+  /** Times the lock was granted: a writer had the connection if this moved (read-version.ts). */
   grants = 0;
 
   constructor(private readonly fileLock?: WriterLock) {}
