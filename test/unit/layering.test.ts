@@ -18,7 +18,7 @@ const FLOORS: ReadonlyArray<readonly [floor: string, folders: readonly string[]]
   ["storage", ["src/storage"]],
   ["log", ["src/log"]],
   ["access", ["src/access"]],
-  ["models, classifier", ["src/models", "src/classifier"]],
+  ["models, classifier, tools", ["src/models", "src/classifier", "src/tools"]],
   ["engine", ["src/engine"]],
   ["flock", ["src/flock"]],
   ["nests", ["src/nests"]],
