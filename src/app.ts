@@ -23,6 +23,7 @@ import { TokenStore } from "./access/token-store.ts";
 import { FlightBoard } from "./flock/flight-board.ts";
 import { observeProviderWeather } from "./telemetry/provider-metrics.ts";
 import { Webhooks, webhookTypeOf } from "./webhooks/index.ts";
+import type { ToolCatalog } from "./tools/types.ts";
 
 export interface AppDeps {
   model?: Model;
@@ -31,6 +32,8 @@ export interface AppDeps {
   logLine?: (line: string) => void;
   /** Where counts go; a fresh registry by default (`crows serve` adds process metrics). */
   metrics?: Metrics;
+  /** The tools crows may call (docs/tools.md); none: flights fly without tools, exactly as before. */
+  tools?: ToolCatalog;
 }
 
 export interface App {
@@ -146,6 +149,7 @@ export async function createApp(config: Config, deps: AppDeps = {}): Promise<App
       crew,
       logLine,
       board,
+      ...(deps.tools ? { tools: deps.tools } : {}),
     });
     started.push(() => flock.stop());
     await flock.resume();

@@ -15,6 +15,7 @@ import { auditPaths, auditSchemas } from "./audit.ts";
 import { webhookPaths, webhookSchemas } from "./webhooks.ts";
 import { decidePaths } from "./decide.ts";
 import { webhookEvents } from "./webhook-events.ts";
+import { toolCallPaths, toolCallSchemas } from "./tool-calls.ts";
 import { json, type Operation, type Paths } from "./types.ts";
 
 const selfPaths: Paths = {
@@ -39,9 +40,10 @@ const FAMILIES: Paths[] = [
   exportPaths,
   webhookPaths,
   decidePaths,
+  toolCallPaths,
   selfPaths,
 ];
-const SCHEMAS = { ...schemas, ...tokenSchemas, ...auditSchemas, ...webhookSchemas };
+const SCHEMAS = { ...schemas, ...tokenSchemas, ...auditSchemas, ...webhookSchemas, ...toolCallSchemas };
 
 /** The 401/403 every path that asks a token can answer once CROWS_TOKEN is set (docs/security.md). */
 const ACCESS_REFUSALS = {

@@ -8,6 +8,8 @@ import type { Scope } from "../access/scopes.ts";
 export type Needed = Scope | "any" | "graphql" | "post";
 
 const NEST_POST = /^\/api\/nests\/[^/]+\/messages\/?$/;
+/** Deciding a tool call, or revoking a standing permission: the owner's decisions (docs/tools.md). */
+const TOOL_DECISION = /^\/api\/(tool-calls\/[^/]+\/decision|tool-permissions\/[^/]+)\/?$/;
 
 export function neededScope(method: string, pathname: string): Needed {
   if (pathname === "/metrics") return "metrics";
@@ -19,5 +21,6 @@ export function neededScope(method: string, pathname: string): Needed {
   if (reading || !(pathname === "/api" || pathname.startsWith("/api/"))) return "read";
   if (pathname === "/api/verdicts" || pathname === "/api/verdicts/") return "decide";
   if (NEST_POST.test(pathname)) return "post";
+  if (TOOL_DECISION.test(pathname)) return "decide";
   return "write";
 }
