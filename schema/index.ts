@@ -15,5 +15,6 @@ import "./tokens.ts";
 import "./audit.ts";
 import "./flights.ts";
 import "./webhooks.ts";
+import "./tool-calls.ts";
 
 export const schema = builder.toSchema();

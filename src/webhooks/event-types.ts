@@ -13,6 +13,8 @@ export const WEBHOOK_TYPES = [
   "ask.resolved",
   "crow.flagged",
   "trust.changed",
+  "tool_call.requested",
+  "tool_call.decided",
 ] as const;
 export type WebhookType = (typeof WEBHOOK_TYPES)[number];
 
@@ -26,6 +28,9 @@ const PLAIN: Record<string, WebhookType> = {
   "trust.changed": "trust.changed",
   // An ask nobody answered in its window: silence is no (src/nests/obligations/ask-expiry.ts).
   "ask.expired": "ask.resolved",
+  // A tool call waiting on the owner, and its one decision (docs/tools.md "The approval of a call").
+  "tool.asked": "tool_call.requested",
+  "tool.decided": "tool_call.decided",
 };
 
 /** Every log event name that may fan out (recover reads only these back from the log). */
@@ -47,7 +52,8 @@ const NEEDS_APPROVAL = /"needs_approval":true/;
  * - nest.message: an ask_owner is ask.opened, a flag is crow.flagged, an owner reply that refers to
  *   a message may resolve an ask (ask.resolved; the sender drops it unless it did);
  * - ask.expired (an ask's window ended unanswered): ask.resolved with verdict `timeout`;
- * - list.finished, item.skipped, trust.changed: the same name.
+ * - list.finished, item.skipped, trust.changed: the same name;
+ * - tool.asked / tool.decided (a tool call's approval): tool_call.requested / tool_call.decided.
  */
 export function webhookTypeOf(name: string, payload: string): WebhookType | null {
   const plain = PLAIN[name];

@@ -130,4 +130,48 @@ test("a read token cannot decide a tool call; a decide token can, and is its act
   }
 });
 
+test("GraphQL: pending tool calls with their whole arguments, decideToolCall refusing with a reason, then standing permissions", async () => {
+  const folder = mkdtempSync(path.join(os.tmpdir(), "crows-tools-"));
+  const catalog = await startFilesystemCatalog(folder);
+  const server = await startTestServer({ deps: { tools: catalog }, env: { CROWS_APPROVAL_WINDOW_MS: "60000" } });
+  const gql = async (query: string, variables: Record<string, unknown> = {}) => {
+    const res = await server.post("/graphql", { query, variables });
+    assert.is(res.status, 200, res.text);
+    assert.is(res.body.errors, undefined, JSON.stringify(res.body.errors));
+    return res.body.data;
+  };
+  try {
+    const res = await server.post("/api/lists", { text: "write hello to out.txt", requester: "tools" });
+    const owner = await ownerFollows(server.url, res.body.list_id);
+    const asked = await owner.sse.waitFor((m) => m.event === "tool.asked", 20_000);
+    const pending = await gql("{ pendingToolCalls { callId tool server args status deadline crow } }");
+    assert.equal(pending.pendingToolCalls.length, 1);
+    assert.equal(pending.pendingToolCalls[0].args, { path: "out.txt", content: "hello" });
+    assert.is(pending.pendingToolCalls[0].status, "asked");
+    assert.is(pending.pendingToolCalls[0].deadline, asked.data.deadline);
+    const DECIDE = `mutation ($id: ID!, $reason: String) {
+      decideToolCall(callId: $id, approve: false, reason: $reason) {
+        __typename ... on ToolCallDecided { callId decision } ... on Error { code message }
+      }
+    }`;
+    const decided = await gql(DECIDE, { id: asked.data.call_id, reason: "not now" });
+    assert.equal(decided.decideToolCall, {
+      __typename: "ToolCallDecided",
+      callId: asked.data.call_id,
+      decision: "refused",
+    });
+    const again = await gql(DECIDE, { id: asked.data.call_id });
+    assert.is(again.decideToolCall.code, "not_found", "decided once");
+    const events = await owner.finished;
+    owner.sse.close();
+    assert.is(of(events, "tool.decided")[0]!.data.reason, "not now");
+    assert.is(existsSync(path.join(folder, "out.txt")), false);
+    assert.equal((await gql("{ toolPermissions { permissionId } }")).toolPermissions, []);
+  } finally {
+    await server.close();
+    await catalog.close();
+    rmSync(folder, { recursive: true, force: true });
+  }
+});
+
 test.run();

@@ -14,6 +14,8 @@ const MUTATION_SCOPES: Record<string, Scope | "post"> = {
   spinCrow: "write",
   postMessage: "post",
   postVerdict: "decide",
+  decideToolCall: "decide",
+  revokeToolPermission: "decide",
   createToken: "admin",
   revokeToken: "admin",
   addWebhook: "admin",
