@@ -252,4 +252,41 @@ test("the step limit stops a tool loop: the last step offers no calls, and the c
   }
 });
 
+test("provider weather inside the loop: a 429 between steps is waited out; the call already made is not made again", async () => {
+  let limited = false;
+  const readThen429: FakeScript = (call, i) => {
+    if (roleOfSystemPrompt(call.system) !== "crow") return defaultScript(call, i);
+    const done = toolResults(call).length;
+    if (done === 0)
+      return {
+        toolCalls: [{ id: "read-0", name: "fs__read_text_file", arguments: JSON.stringify({ path: "notes.txt" }) }],
+        usage,
+      };
+    if (!limited) {
+      limited = true;
+      return { status: 429, headers: { "retry-after": "0" } };
+    }
+    return { content: `read it: ${toolResults(call)[0]}`, usage };
+  };
+  const r = await rig(readThen429, { CROWS_MODEL_BACKOFF_MS: "20" });
+  try {
+    const res = await r.server.post("/api/lists", { text: "Pick an espresso machine", requester: "tools" });
+    const owner = await ownerFollows(r.server.url, res.body.list_id);
+    const events = await owner.finished;
+    owner.sse.close();
+    assert.is(limited, true);
+    assert.is(crowCalls(r.fake).length, 3, "step 1, the 429, step 2 again");
+    assert.is(r.catalog.calls.length, 1, "the read was made once");
+    const landed = of(events, "crow.landed").filter((e) => e.data.crow !== "Sentry");
+    assert.equal(
+      landed.map((e) => e.data.ok),
+      [true],
+      "one flight, landed once",
+    );
+    assert.ok(of(events, "item.answered")[0]!.data.answer.includes("Gaggia"));
+  } finally {
+    await r.close();
+  }
+});
+
 test.run();
