@@ -100,7 +100,8 @@ export interface DataContext {
 
 export type LinkSubject =
   | { kind: "approval"; itemId: string; target: string }
-  | { kind: "ask"; nestId: string; msgId: string };
+  | { kind: "ask"; nestId: string; msgId: string }
+  | { kind: "tool"; callId: string };
 
 /**
  * The `data` of a delivery: the log event's payload plus what the type adds, or null when the
@@ -151,6 +152,12 @@ export async function dataOf(
         resolved: "approved",
         verdict: "approved",
       };
+    }
+    case "tool_call.requested": {
+      // The event carries its deadline; the links decide this one call (docs/tools.md).
+      const deadline = new Date(String(payload.deadline ?? ""));
+      if (Number.isNaN(deadline.getTime())) return payload;
+      return { ...payload, ...context.links({ kind: "tool", callId: String(payload.call_id ?? "") }, deadline) };
     }
     default:
       return payload;
