@@ -11,6 +11,7 @@ import { ownerFollows } from "../helpers/owner.ts";
 import { openSse, type SseMessage } from "../helpers/sse.ts";
 import { startFilesystemCatalog } from "../helpers/mcp-catalog.ts";
 import { bearer, makeToken } from "../helpers/tokens.ts";
+import { TASK_TYPES } from "../../src/base/roster.ts";
 
 const of = (events: SseMessage[], name: string) => events.filter((e) => e.event === name);
 
@@ -70,6 +71,39 @@ test("approve always: a standing permission for this crow and task type is liste
     });
     assert.is(of(third, "tool.asked").length, 1, "revoked: it asks again");
     assert.is(existsSync(path.join(folder, "c.txt")), false);
+  } finally {
+    await server.close();
+    await catalog.close();
+    rmSync(folder, { recursive: true, force: true });
+  }
+});
+
+test("trust stands apart: a trusted crow's ask call still asks, and refusing it does not demote the crow", async () => {
+  const folder = mkdtempSync(path.join(os.tmpdir(), "crows-tools-"));
+  const catalog = await startFilesystemCatalog(folder);
+  const server = await startTestServer({ deps: { tools: catalog }, env: { CROWS_APPROVAL_WINDOW_MS: "60000" } });
+  try {
+    assert.is((await server.post("/api/nests", { name: "desk", crows: ["Hugin"] })).status, 201);
+    for (const holder of ["flock", "Hugin"])
+      for (const taskType of TASK_TYPES) await server.app.prisma.trust.create({ data: { holder, taskType, level: 2 } });
+    const res = await server.post("/api/lists", {
+      text: "write hello to out.txt",
+      requester: "tools",
+      nest_id: "desk",
+    });
+    const owner = await ownerFollows(server.url, res.body.list_id);
+    const asked = await owner.sse.waitFor((m) => m.event === "tool.asked", 20_000);
+    assert.is(asked.data.crow, "Hugin");
+    await server.post(`/api/tool-calls/${asked.data.call_id}/decision`, { approve: false, reason: "no" });
+    const events = await owner.finished;
+    owner.sse.close();
+    assert.is(of(events, "item.triaged")[0]!.data.needs_approval, false, "the flock is trusted");
+    assert.is(of(events, "item.answered")[0]!.data.needs_approval, false, "Hugin is trusted");
+    assert.is(of(events, "tool.asked").length, 1, "yet the write asked");
+    assert.is(of(events, "trust.changed").length, 0, "and its refusal moved no trust");
+    const ledger = (await server.get("/api/trust")).body.ledger as Array<{ holder: string; level: number }>;
+    assert.ok(ledger.filter((r) => r.holder === "Hugin").every((r) => r.level === 2));
+    assert.is(existsSync(path.join(folder, "out.txt")), false);
   } finally {
     await server.close();
     await catalog.close();
