@@ -34,7 +34,7 @@ export const toolCallRoutes: Route[] = [
     method: "GET",
     path: "/api/tool-permissions",
     async handle(app, request) {
-      const rows = await app.flock.toolCalls.permissions(request.query.get("revoked") === "true");
+      const rows = await app.flock.toolCalls.permissions.list(request.query.get("revoked") === "true");
       return { status: 200, json: { permissions: rows.map(permissionJson) } };
     },
   },
@@ -42,7 +42,7 @@ export const toolCallRoutes: Route[] = [
     method: "DELETE",
     path: "/api/tool-permissions/{permission_id}",
     async handle(app, request) {
-      await app.flock.toolCalls.revoke(request.params.permission_id!, request.principal.actor);
+      await app.flock.toolCalls.permissions.revoke(request.params.permission_id!, request.principal.actor);
       return { status: 204 };
     },
   },

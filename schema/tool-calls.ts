@@ -70,7 +70,7 @@ builder.queryFields((t) => ({
     type: [ToolPermission],
     description: "Standing permissions, newest first; revoked: true lists revoked ones too.",
     args: { revoked: t.arg.boolean() },
-    resolve: (_root, args, ctx) => ctx.app.flock.toolCalls.permissions(args.revoked === true),
+    resolve: (_root, args, ctx) => ctx.app.flock.toolCalls.permissions.list(args.revoked === true),
   }),
 }));
 
@@ -103,8 +103,8 @@ builder.mutationFields((t) => ({
     errors: { types: [NotFoundError], directResult: true },
     resolve: async (_root, args, ctx) => {
       const id = String(args.id);
-      await ctx.app.flock.toolCalls.revoke(id, principalOfContext(ctx).actor);
-      const row = (await ctx.app.flock.toolCalls.permissions(true)).find((p) => p.id === id);
+      await ctx.app.flock.toolCalls.permissions.revoke(id, principalOfContext(ctx).actor);
+      const row = (await ctx.app.flock.toolCalls.permissions.list(true)).find((p) => p.id === id);
       if (!row) throw new NotFoundError(`No standing permission ${id}.`);
       return row;
     },

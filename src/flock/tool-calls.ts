@@ -6,22 +6,17 @@
 //   or     started -> unknown                            (its end was never recorded: never sent again)
 // Every move is a conditional update committed with its event, so a second decision, a decision
 // after the deadline, or a second start moves nothing. `recordStarted` is the one place a call's
-// "started" record is written: a call goes out only after it committed.
+// "started" record is written: a call goes out only after it committed. The approval itself is
+// tool-approvals.ts's, standing permissions tool-permissions.ts's; the desk is the flock's one front.
 import { randomBytes } from "node:crypto";
 import type { PrismaClient, ToolCall, ToolPermission } from "../generated/prisma/client.ts";
 import type { EventLog, Tx } from "../log/event-log.ts";
-import { topicOf, type Bus, type BusEvent } from "../log/bus.ts";
-import { BadInputError, NotFoundError } from "../base/errors.ts";
+import type { Bus } from "../log/bus.ts";
 import { listStream } from "../base/streams.ts";
-import { deciderColumns, actorOfColumns, SYSTEM, type Actor } from "../base/actor.ts";
-import { StoppedError } from "./approvals.ts";
-import { summary, toolEventPayload, type ToolAllowance, type ToolDecision } from "./tool-events.ts";
-
-/** Where standing permissions' revocations are logged (audited, like every actor's write). */
-export const TOOL_PERMISSIONS_STREAM = "tool-permissions";
-/** The longest reason a refusal may carry (characters). */
-export const MAX_REASON_CHARS = 1_000;
-const TIMEOUT_RETRY_MS = 1_000;
+import { actorOfColumns, type Actor } from "../base/actor.ts";
+import { summary, toolCallFacts, toolEventPayload, type ToolAllowance, type ToolDecision } from "./tool-events.ts";
+import { ToolApprovals } from "./tool-approvals.ts";
+import { grantorOf, ToolPermissions } from "./tool-permissions.ts";
 
 /** A call about to be recorded: what the model asked, resolved to a server's tool. */
 export interface CallDraft {
@@ -45,18 +40,19 @@ export interface CallDraft {
 export type CallEnd = { ok: true; result: string } | { ok: false; result: string; error: string };
 
 export class ToolCallDesk {
-  private readonly waiters = new Map<string, Set<(decision: ToolDecision) => void>>();
-  private readonly failers = new Map<(error: Error) => void, string>(); // -> its list id
-  private readonly timers = new Map<string, NodeJS.Timeout>();
-  private stopped = false;
+  readonly approvals: ToolApprovals;
+  readonly permissions: ToolPermissions;
 
   constructor(
     private readonly prisma: PrismaClient,
     private readonly log: EventLog,
     private readonly windowMs: number,
     private readonly now: () => number = Date.now,
-    private readonly bus?: Bus,
-  ) {}
+    bus?: Bus,
+  ) {
+    this.approvals = new ToolApprovals(prisma, log, now, bus);
+    this.permissions = new ToolPermissions(prisma, log, now);
+  }
 
   // --- reads ----------------------------------------------------------------------------------
 
@@ -91,15 +87,29 @@ export class ToolCallDesk {
 
   /** A standing permission covering this crow, task type and tool, if one stands. */
   permissionFor(crow: string, taskType: string, serverId: string, tool: string): Promise<ToolPermission | null> {
-    return this.prisma.toolPermission.findFirst({ where: { crow, taskType, serverId, tool, revokedAt: null } });
+    return this.permissions.permissionFor(crow, taskType, serverId, tool);
   }
 
-  /** Standing permissions, newest first; revoked ones too when asked (the audit). */
-  permissions(includeRevoked = false): Promise<ToolPermission[]> {
-    return this.prisma.toolPermission.findMany({
-      where: includeRevoked ? {} : { revokedAt: null },
-      orderBy: { grantedAt: "desc" },
-    });
+  /** The owner's decision on an asked call (tool-approvals.ts). */
+  decide(
+    callId: unknown,
+    input: { approve: unknown; reason?: unknown; always?: unknown },
+    actor: Actor,
+  ): Promise<ToolDecision> {
+    return this.approvals.decide(callId, input, actor);
+  }
+
+  /** The decision on an asked call, once made or at its deadline (tool-approvals.ts). */
+  waitFor(call: ToolCall): Promise<ToolDecision> {
+    return this.approvals.waitFor(call);
+  }
+
+  stop(): void {
+    this.approvals.stop();
+  }
+
+  release(listId: string): void {
+    this.approvals.release(listId);
   }
 
   // --- writes ---------------------------------------------------------------------------------
@@ -114,7 +124,7 @@ export class ToolCallDesk {
         {
           name: "tool.asked",
           payload: toolEventPayload<"tool.asked">(draft.listId, {
-            ...facts(draft, id),
+            ...toolCallFacts(draft, id),
             args: summary(draft.args),
             deadline: deadline.toISOString(),
           }),
@@ -130,7 +140,7 @@ export class ToolCallDesk {
     let started = false;
     await this.log.appendWith(listStream(draft.listId), async (tx) => {
       await tx.toolCall.create({ data: { id, ...draft, status: "ready" } });
-      const approvedBy = permission ? actorOfColumns(grantorColumns(permission)) : null;
+      const approvedBy = permission ? grantorOf(permission) : null;
       const events = await this.recordStarted(tx, { ...draft, id }, allowance, approvedBy);
       started = events.length > 0;
       return events;
@@ -171,7 +181,7 @@ export class ToolCallDesk {
         name: "tool.called",
         payload: toolEventPayload<"tool.called">(
           call.listId,
-          { ...facts(call, call.id), args: summary(call.args), allowed_by: allowance, approved_by: approvedBy },
+          { ...toolCallFacts(call, call.id), args: summary(call.args), allowed_by: allowance, approved_by: approvedBy },
           at,
         ),
       },
@@ -192,7 +202,7 @@ export class ToolCallDesk {
           name: "tool.called",
           payload: toolEventPayload<"tool.called">(
             call.listId,
-            { ...facts(call, call.id), args: summary(call.args), allowed_by: "allow", approved_by: null },
+            { ...toolCallFacts(call, call.id), args: summary(call.args), allowed_by: "allow", approved_by: null },
             at,
           ),
         },
@@ -217,7 +227,7 @@ export class ToolCallDesk {
           payload: toolEventPayload<"tool.returned">(
             call.listId,
             {
-              ...facts(call, call.id),
+              ...toolCallFacts(call, call.id),
               ok: end.ok,
               result: summary(end.result),
               error: end.ok ? null : end.error,
@@ -229,243 +239,8 @@ export class ToolCallDesk {
       ];
     });
   }
-
-  // --- the owner's decision -------------------------------------------------------------------
-
-  /**
-   * The owner's decision on an asked call. NotFoundError when nothing waits on it: decided already,
-   * past its deadline (silence is a refusal, whatever arrives after), or no such call.
-   */
-  async decide(
-    callId: unknown,
-    input: { approve: unknown; reason?: unknown; always?: unknown },
-    actor: Actor,
-  ): Promise<ToolDecision> {
-    if (typeof callId !== "string" || callId.trim() === "") throw new BadInputError("A call id is required.");
-    if (typeof input.approve !== "boolean")
-      throw new BadInputError(
-        '"approve" is required and must be true or false; a missing answer is never read as a no.',
-      );
-    if (input.reason !== undefined && input.reason !== null && typeof input.reason !== "string")
-      throw new BadInputError('"reason" must be a string when given.');
-    if (input.always !== undefined && typeof input.always !== "boolean")
-      throw new BadInputError('"always" must be true or false when given.');
-    const reason = typeof input.reason === "string" && input.reason.trim() !== "" ? input.reason.trim() : null;
-    if (reason !== null && reason.length > MAX_REASON_CHARS)
-      throw new BadInputError(`"reason" is at most ${MAX_REASON_CHARS} characters.`);
-    if (input.always === true && !input.approve) throw new BadInputError('"always" goes with an approval only.');
-    const decision: ToolDecision = input.approve ? "approved" : "refused";
-    const call = await this.call(callId);
-    const moved =
-      call !== null && (await this.record(call, decision, actor, { reason, always: input.always === true }));
-    if (!moved) throw new NotFoundError(`No tool call ${callId} is waiting for a decision.`);
-    return decision;
-  }
-
-  /** Revokes a standing permission (an event on the tool-permissions stream, with its actor). */
-  async revoke(permissionId: string, actor: Actor): Promise<void> {
-    const at = new Date(this.now());
-    let revoked = false;
-    await this.log.appendWith(TOOL_PERMISSIONS_STREAM, async (tx) => {
-      const row = await tx.toolPermission.findUnique({ where: { id: permissionId } });
-      if (!row || row.revokedAt !== null) return [];
-      await tx.toolPermission.update({
-        where: { id: permissionId },
-        data: { revokedAt: at, revokedBy: JSON.stringify(actor) },
-      });
-      revoked = true;
-      const payload = {
-        permission_id: row.id,
-        crow: row.crow,
-        task_type: row.taskType,
-        server_id: row.serverId,
-        tool: row.tool,
-        ts: at.toISOString(),
-        actor,
-      };
-      return [{ name: "tool.permission_revoked", payload }];
-    });
-    if (!revoked) throw new NotFoundError(`No standing permission ${permissionId}.`);
-  }
-
-  /**
-   * The decision on an asked call: at once when recorded, else when the owner decides or its
-   * stored deadline passes (then `timeout`, a refusal). The waiter is registered before the row is
-   * read, so a decision landing in between is not missed; another instance's decision wakes it by
-   * the list stream's bus signal.
-   */
-  async waitFor(call: ToolCall): Promise<ToolDecision> {
-    if (this.stopped) throw new StoppedError();
-    let settle!: (decision: ToolDecision) => void;
-    let fail!: (error: Error) => void;
-    const decided = new Promise<ToolDecision>((resolve, reject) => {
-      settle = resolve;
-      fail = reject;
-    });
-    decided.catch(() => {});
-    const set = this.waiters.get(call.id) ?? new Set();
-    set.add(settle);
-    this.waiters.set(call.id, set);
-    this.failers.set(fail, call.listId);
-    const topic = topicOf(listStream(call.listId));
-    const onAppend = (event: BusEvent) => {
-      if (event.detail.name === "tool.decided" || event.detail.seq === 0)
-        void this.settleFromRow(call.id).catch(() => {});
-    };
-    this.bus?.addEventListener(topic, onAppend);
-    try {
-      const row = await this.call(call.id);
-      if (!row) throw new Error(`no tool call ${call.id}`);
-      const known = decisionOf(row.status);
-      if (known) settle(known);
-      else this.arm(row);
-      return await decided;
-    } finally {
-      this.bus?.removeEventListener(topic, onAppend);
-      set.delete(settle);
-      if (set.size === 0) this.waiters.delete(call.id);
-      this.failers.delete(fail);
-    }
-  }
-
-  stop(): void {
-    this.stopped = true;
-    for (const timer of this.timers.values()) clearTimeout(timer);
-    this.timers.clear();
-    for (const fail of [...this.failers.keys()]) fail(new StoppedError());
-  }
-
-  /** Another instance took the list over: its waiters end here, its deadlines are the new owner's. */
-  release(listId: string): void {
-    for (const [fail, list] of [...this.failers]) if (list === listId) fail(new StoppedError());
-  }
-
-  private arm(call: ToolCall): void {
-    if (this.stopped || this.timers.has(call.id) || !call.deadline) return;
-    const deadline = call.deadline;
-    const timer = setTimeout(
-      () => {
-        this.timers.delete(call.id);
-        if (deadline.getTime() > this.now()) return this.arm(call);
-        void this.record(call, "timeout", SYSTEM, { reason: null, always: false })
-          .then((moved) => (moved ? undefined : this.settleFromRow(call.id)))
-          .catch(() => {
-            if (this.stopped || this.timers.has(call.id)) return;
-            const retry = setTimeout(() => {
-              this.timers.delete(call.id);
-              this.arm(call);
-            }, TIMEOUT_RETRY_MS);
-            retry.unref?.();
-            this.timers.set(call.id, retry);
-          });
-      },
-      Math.max(0, deadline.getTime() - this.now()),
-    );
-    timer.unref?.();
-    this.timers.set(call.id, timer);
-  }
-
-  private async settleFromRow(callId: string): Promise<void> {
-    if (!this.waiters.has(callId)) return;
-    const row = await this.call(callId);
-    const decision = row ? decisionOf(row.status) : null;
-    if (!decision) return;
-    clearTimeout(this.timers.get(callId));
-    this.timers.delete(callId);
-    for (const settle of [...(this.waiters.get(callId) ?? [])]) settle(decision);
-  }
-
-  /**
-   * Moves an asked call to `decision` with its tool.decided (and, for "always", the standing
-   * permission it grants) in one transaction; false when it was not asked or its deadline passed.
-   * A tool decision never moves trust (docs/tools.md "Tool approvals and trust").
-   */
-  private async record(
-    call: ToolCall,
-    decision: ToolDecision,
-    actor: Actor,
-    extra: { reason: string | null; always: boolean },
-  ): Promise<boolean> {
-    const at = new Date(this.now());
-    let moved = false;
-    await this.log.appendWith(listStream(call.listId), async (tx) => {
-      // The owner's window ends at the deadline: a decision after it moves nothing (the timeout does).
-      const inTime = decision === "timeout" ? { lte: at } : { gt: at };
-      const { count } = await tx.toolCall.updateMany({
-        where: { id: call.id, status: "asked", deadline: inTime },
-        data: {
-          status: decision,
-          decidedAt: at,
-          reason: extra.reason,
-          always: extra.always,
-          ...deciderColumns(actor),
-        },
-      });
-      if (count === 0) return [];
-      moved = true;
-      if (extra.always) {
-        await tx.toolPermission.create({
-          data: {
-            id: `perm${randomBytes(5).toString("hex")}`,
-            crow: call.crow,
-            taskType: call.taskType,
-            serverId: call.serverId,
-            tool: call.tool,
-            grantedAt: at,
-            callId: call.id,
-            ...grantorFromActor(actor),
-          },
-        });
-      }
-      return [
-        {
-          name: "tool.decided",
-          payload: toolEventPayload<"tool.decided">(
-            call.listId,
-            { ...facts(call, call.id), decision, reason: extra.reason, always: extra.always },
-            at,
-            actor,
-          ),
-        },
-      ];
-    });
-    if (!moved) return false;
-    clearTimeout(this.timers.get(call.id));
-    this.timers.delete(call.id);
-    for (const settle of [...(this.waiters.get(call.id) ?? [])]) settle(decision);
-    return true;
-  }
 }
 
 function newCallId(): string {
   return `tc${randomBytes(6).toString("hex")}`;
-}
-
-function facts(call: Pick<ToolCall, "itemId" | "crow" | "serverName" | "tool">, id: string) {
-  return { item_id: call.itemId, call_id: id, crow: call.crow, server: call.serverName, tool: call.tool };
-}
-
-export function decisionOf(status: string): ToolDecision | null {
-  if (status === "asked") return null;
-  if (status === "refused" || status === "timeout") return status;
-  return "approved"; // approved, started, returned, unknown: it was approved once
-}
-
-function grantorFromActor(actor: Actor) {
-  const columns = deciderColumns(actor);
-  return {
-    grantedBy: columns.decidedBy,
-    grantedByTokenId: columns.decidedByTokenId,
-    grantedByTokenName: columns.decidedByTokenName,
-    grantedByWebhookId: columns.decidedByWebhookId,
-  };
-}
-
-function grantorColumns(permission: ToolPermission) {
-  return {
-    decidedBy: permission.grantedBy,
-    decidedByTokenId: permission.grantedByTokenId,
-    decidedByTokenName: permission.grantedByTokenName,
-    decidedByWebhookId: permission.grantedByWebhookId,
-  };
 }

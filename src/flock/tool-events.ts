@@ -61,3 +61,8 @@ export function summary(text: string): string {
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length <= SUMMARY_CHARS ? flat : `${flat.slice(0, SUMMARY_CHARS - 1)}…`;
 }
+
+/** The facts every tool event of a call carries, in their wire order. */
+export function toolCallFacts(call: { itemId: string; crow: string; serverName: string; tool: string }, id: string) {
+  return { item_id: call.itemId, call_id: id, crow: call.crow, server: call.serverName, tool: call.tool };
+}

@@ -1,14 +1,21 @@
 // The offline brain's tool rule (docs/tools.md "Without a key"): a small deterministic program, as
 // the rest of the brain is. On a crow's first step of a flight with tools:
 //   - "write <text> to <file>" (or "into") asks the write_file tool for that write;
-//   - otherwise an item that names a file (a word with an extension: notes.txt, ./todo.md) reads
-//     it with read_text_file (else read_file), a read-only tool;
+//   - otherwise an item that names a file (a word with a text file's extension: notes.txt,
+//     ./todo.md, data.csv; not .js, so "Node.js" names no file) reads it with read_text_file
+//     (else read_file), a read-only tool;
 //   - anything else calls no tool.
 // After its calls returned (or were refused), it answers in words, quoting what each call gave.
 import type { ToolCallRequest, ToolOffer, ToolTurn } from "./model.ts";
 
-const WRITE = /\bwrite\s+["'“]?(.+?)["'”]?\s+(?:to|into)\s+(\S+\.[A-Za-z0-9]{1,8})\b/i;
-const FILE = /(?:^|[\s"'(])((?:\.{1,2}\/)?[\w][\w\-/]*\.[A-Za-z0-9]{1,8})(?=$|[\s"'),;:!?]|\.(?:\s|$))/;
+// Text files by their extension; `js` is left out on purpose ("learn Node.js" names no file).
+const EXT =
+  "(?:txt|md|markdown|json|csv|tsv|ya?ml|toml|log|ini|cfg|conf|xml|html?|css|tsx?|jsx|mjs|py|rb|go|rs|java|c|h|cpp|sh|sql)";
+const WRITE = new RegExp(`\\bwrite\\s+["'“]?(.+?)["'”]?\\s+(?:to|into)\\s+(\\S+\\.${EXT})\\b`, "i");
+const FILE = new RegExp(
+  `(?:^|[\\s"'(])((?:\\.{1,2}\\/)?[\\w][\\w\\-/]*\\.${EXT})(?=$|[\\s"'),;:!?]|\\.(?:\\s|$))`,
+  "i",
+);
 
 /** The calls the brain asks for on the first step, or none. */
 export function offlineToolCalls(task: string, turn: ToolTurn): ToolCallRequest[] {
