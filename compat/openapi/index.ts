@@ -67,7 +67,7 @@ function withAccessRefusals(paths: Paths): Paths {
 }
 
 /** The REST API's own version (not the server's): its minor moves with an addition, its major with a CHANGELOG.md break. */
-export const API_VERSION = "1.4.0";
+export const API_VERSION = "1.5.0";
 
 export function openApiDocument() {
   const paths: Paths = {};

@@ -3,7 +3,7 @@
 // is never sent again, and the crow is told its outcome is unknown.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { spawn } from "node:child_process";
@@ -22,7 +22,8 @@ function startToolsServer(env: Record<string, string>): Promise<ServerProcess & 
   child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
   const ready = new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no ready line; stderr: ${stderr}`)), 30_000);
+    // Two processes start (this server under tsx, and its MCP server): slow on a loaded machine.
+    const timer = setTimeout(() => reject(new Error(`no ready line; stderr: ${stderr}`)), 90_000);
     child.stdout.on("data", () => {
       const line = stdout.split("\n").find((l) => l.startsWith("{"));
       if (line) {
@@ -141,6 +142,37 @@ test("kill -9 while a call is in the air: it is not sent again; the crow is told
     assert.is(events.filter((e) => e.event === "tool.called").length, 1);
     const answer = events.find((e) => e.event === "item.answered")!.data.answer as string;
     assert.ok(answer.includes("tool_outcome_unknown"), "the crow was told");
+  } finally {
+    await crash(proc);
+    dirs.remove();
+  }
+});
+
+test("kill -9 while a read-only call is in the air: it may be asked again, and the crow reads the file", async () => {
+  const dirs = folders();
+  writeFileSync(path.join(dirs.files, "notes.txt"), "the Gaggia, descaled");
+  const env = { CROWS_PORT: "0", CROWS_DATA_DIR: dirs.data, TOOLS_FOLDER: dirs.files, TOOLS_CALL_LOG: dirs.callLog };
+  let proc = await startToolsServer({ ...env, TOOLS_HANG: "read_text_file" });
+  try {
+    const listId = (await (await post(`${proc.url}/api/lists`, { text: "read notes.txt", requester: "crash" })).json())
+      .list_id as string;
+    const first = await ownerFollows(proc.url, listId);
+    first.finished.catch(() => {});
+    await first.sse.waitFor((m) => m.event === "tool.called", 30_000);
+    while (!existsSync(dirs.callLog)) await new Promise((resolve) => setTimeout(resolve, 20));
+    first.sse.close();
+    await crash(proc);
+    proc = await startToolsServer(env);
+    const owner = await ownerFollows(proc.url, listId, {}, 60_000);
+    const events = await owner.finished;
+    owner.sse.close();
+    assert.is(readFileSync(dirs.callLog, "utf8").trim().split("\n").length, 2, "a read may be sent again");
+    const returned = events.filter((e) => e.event === "tool.returned");
+    assert.equal(
+      returned.map((e) => e.data.ok),
+      [true],
+    );
+    assert.ok((events.find((e) => e.event === "item.answered")!.data.answer as string).includes("descaled"));
   } finally {
     await crash(proc);
     dirs.remove();
