@@ -85,6 +85,7 @@ async function current(app: App, claims: LinkClaims, nowMs: number): Promise<Pag
       },
     };
   }
+  if (subject.kind === "tool") return currentToolCall(app, claims, nowMs);
   const ask = await app.prisma.message.findUnique({ where: { id: subject.msgId } });
   if (!ask || ask.nestId !== subject.nestId || ask.kind !== "ask_owner") return INVALID;
   if (ask.approvedAt) return decided(`This ask was already approved.`);
@@ -127,6 +128,7 @@ async function decide(app: App, claims: LinkClaims): Promise<Page> {
       ],
     };
   }
+  if (subject.kind === "tool") return decideToolCall(app, claims, subject.callId);
   const ask = await app.prisma.message.findUniqueOrThrow({ where: { id: subject.msgId } });
   await app.chat.post(subject.nestId, {
     author: "owner",
@@ -142,6 +144,46 @@ async function decide(app: App, claims: LinkClaims): Promise<Page> {
     lines: [
       `Your reply ${quote(ask.approvalPhrase)} was posted to ${escapeHtml(subject.nestId)}. This link is used up.`,
     ],
+  };
+}
+
+/** A tool call's link: the call's server, tool and whole arguments, while it waits. */
+async function currentToolCall(app: App, claims: LinkClaims, nowMs: number): Promise<Page | { ok: Page }> {
+  const callId = claims.subject.kind === "tool" ? claims.subject.callId : "";
+  const call = await app.flock.toolCalls.call(callId);
+  if (!call) return INVALID;
+  if (call.status !== "asked") return decided(`This tool call was already decided.`);
+  if (!call.deadline || nowMs >= Math.min(claims.expiresMs, call.deadline.getTime())) return EXPIRED;
+  const verb = claims.action === "approve" ? "Approve" : "Refuse";
+  let args = call.args;
+  try {
+    args = JSON.stringify(JSON.parse(call.args), null, 2);
+  } catch {}
+  return {
+    ok: {
+      status: 200,
+      title: `${verb} ${call.crow}'s call of ${call.tool}?`,
+      lines: [
+        `On item ${escapeHtml(call.itemId)}, ${escapeHtml(call.crow)} asks to call ${escapeHtml(call.tool)} on ${escapeHtml(call.serverName)} with: ${quote(args)}`,
+        `Waits until ${escapeHtml(call.deadline.toISOString())}. Opening this page changed nothing; the button decides.`,
+      ],
+      button: verb,
+    },
+  };
+}
+
+async function decideToolCall(app: App, claims: LinkClaims, callId: string): Promise<Page> {
+  const approve = claims.action === "approve";
+  try {
+    await app.flock.toolCalls.decide(callId, { approve }, linkActor(claims.webhookId));
+  } catch (error) {
+    if (error instanceof NotFoundError) return decided("This tool call was already decided, or its deadline passed.");
+    throw error;
+  }
+  return {
+    status: 200,
+    title: approve ? "Approved" : "Refused",
+    lines: [`The tool call ${escapeHtml(callId)} is ${approve ? "approved" : "refused"}. This link is used up.`],
   };
 }
 

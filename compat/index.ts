@@ -16,6 +16,7 @@ import { webhookRoutes } from "./webhooks.ts";
 import { decideRoutes } from "./decide.ts";
 import { openApiDocument, openApiRoute } from "./openapi/index.ts";
 import { toolServerRoutes } from "./tools.ts";
+import { toolCallRoutes } from "./tool-calls.ts";
 
 /**
  * Every REST route (and the decide links' pages), in the document's order: the router, the access
@@ -36,6 +37,7 @@ export const restRoutes: readonly RouteRecord[] = [
   ...webhookRoutes,
   ...decideRoutes,
   ...toolServerRoutes,
+  ...toolCallRoutes,
   openApiRoute(() => restRoutes),
 ];
 

@@ -16,5 +16,6 @@ import "./audit.ts";
 import "./flights.ts";
 import "./webhooks.ts";
 import "./tools.ts";
+import "./tool-calls.ts";
 
 export const schema = builder.toSchema();

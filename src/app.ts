@@ -27,6 +27,7 @@ import { Webhooks, webhookTypeOf } from "./webhooks/index.ts";
 import { ToolServers } from "./tools/catalog.ts";
 import { ToolServerRegistry } from "./tools/registry.ts";
 import { observeToolServers } from "./telemetry/tool-metrics.ts";
+import type { ToolCatalog } from "./tools/types.ts";
 
 export interface AppDeps {
   model?: Model;
@@ -35,6 +36,8 @@ export interface AppDeps {
   logLine?: (line: string) => void;
   /** Where counts go; a fresh registry by default (`crows serve` adds process metrics). */
   metrics?: Metrics;
+  /** The tools crows may call (docs/tools.md); none: the owner's tool servers (app.tools). */
+  tools?: ToolCatalog;
 }
 
 export interface App {
@@ -157,6 +160,8 @@ export async function createApp(config: Config, deps: AppDeps = {}): Promise<App
       crew,
       logLine,
       board,
+      // The owner's tool servers, unless a test brings its own catalog.
+      tools: deps.tools ?? tools,
     });
     started.push(() => flock.stop());
     await flock.resume();

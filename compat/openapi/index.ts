@@ -12,12 +12,13 @@ import { tokenSchemas } from "./tokens.ts";
 import { auditSchemas } from "./audit.ts";
 import { webhookSchemas } from "./webhooks.ts";
 import { toolSchemas } from "./tools.ts";
+import { toolCallSchemas } from "./tool-calls.ts";
 import { webhookEvents } from "./webhook-events.ts";
 import { derivePaths } from "./derive.ts";
 import { json, type Operation, type Paths } from "./types.ts";
 
 /** The named shapes the answers share (the bodies' names come from their records). */
-const SCHEMAS = { ...schemas, ...tokenSchemas, ...auditSchemas, ...webhookSchemas, ...toolSchemas };
+const SCHEMAS = { ...schemas, ...tokenSchemas, ...auditSchemas, ...webhookSchemas, ...toolSchemas, ...toolCallSchemas };
 
 /** The 401/403 every path that asks a token can answer once CROWS_TOKEN is set (docs/security.md). */
 const ACCESS_REFUSALS = {

@@ -73,6 +73,15 @@ const EVENTS: Record<WebhookType, Described> = {
     adds: {},
   },
   "trust.changed": { summary: "A trust level changed (the log's trust.changed)", adds: {} },
+  "tool_call.requested": {
+    summary:
+      "A crow's tool call waits on the owner (the log's tool.asked: call_id, server, tool, a summary of its args, deadline); its whole arguments are at GET /api/tool-calls and on its links' pages",
+    adds: { approve_url: url, reject_url: url },
+  },
+  "tool_call.decided": {
+    summary: "A tool call's one decision (the log's tool.decided): approved, refused (with a reason) or timeout",
+    adds: {},
+  },
 };
 
 const header = (name: string, description: string, pattern: string) => ({

@@ -12,6 +12,8 @@ import type { TrustLedger } from "./trust.ts";
 import type { FlightBoard } from "./flight-board.ts";
 import type { ProviderWaits } from "./flight-watch.ts";
 import type { TrustReads } from "../storage/trust-history.ts";
+import type { ToolCatalog } from "../tools/types.ts";
+import type { ToolCallDesk } from "./tool-calls.ts";
 
 export interface FlockDeps {
   config: Config;
@@ -28,6 +30,8 @@ export interface FlockDeps {
   now?: () => number;
   /** Where flights waiting on the provider, and their streamed text, are shown. */
   board?: FlightBoard;
+  /** The tools crows may call (docs/tools.md); none: every flight flies without tools, as ever. */
+  tools?: ToolCatalog;
 }
 
 /** What a list run needs from the flock. */
@@ -38,4 +42,6 @@ export interface FlockContext extends FlockDeps {
   signal: AbortSignal;
   /** Stored patience deadlines of flights waiting on the provider. */
   providerWaits: ProviderWaits;
+  /** Tool calls: their approvals, their at-most-once records. */
+  toolCalls: ToolCallDesk;
 }

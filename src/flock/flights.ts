@@ -12,6 +12,7 @@ import { isProviderTrouble } from "../models/provider-errors.ts";
 import { StoppedError } from "./approvals.ts";
 import type { FlightBoard } from "./flight-board.ts";
 import { flightWatch, type ProviderWaits } from "./flight-watch.ts";
+import type { ToolFlights } from "./tool-flight.ts";
 
 export class BudgetSpentError extends Error {
   constructor(readonly listId: string) {
@@ -34,6 +35,8 @@ export interface FlightPlan {
   persona: string;
   borrowed: boolean;
   work: RoleInput;
+  /** A crow's flight that may use its nest's tools (docs/tools.md); absent: no tools, as ever. */
+  tools?: { slot: string; taskType: string; nestId: string };
 }
 
 /**
@@ -55,12 +58,14 @@ export class Flights {
     private readonly model: Model,
     private readonly signal: AbortSignal,
     private readonly weather?: FlightWeather,
+    private readonly tools?: ToolFlights,
   ) {}
 
   async fly(plan: FlightPlan): Promise<FlightResult> {
     const { list, itemId, crow } = plan;
     if (this.signal.aborted) throw new StoppedError();
     if (list.tokensUsed >= list.tokenBudget) throw new BudgetSpentError(list.listId);
+    const prepared = plan.tools && this.tools ? await this.tools.prepare({ itemId, crow, ...plan.tools }) : null;
     const stream = listStream(list.listId);
     await this.log.append(
       stream,
@@ -68,6 +73,7 @@ export class Flights {
       listEventPayload<"crow.flying">(list.listId, { item_id: itemId, crow, borrowed: plan.borrowed }),
     );
     let result: FlightResult;
+    let budgetSpent = false;
     // One flight is one crow.flying and one crow.landed, however long the provider makes it wait:
     // the waits show on the FlightBoard, not as landings (docs/rules.md, "Provider weather").
     const watch = this.weather
@@ -80,10 +86,42 @@ export class Flights {
       : undefined;
     try {
       const request = renderRequest({ ...plan.work, speaker: crow, persona: plan.persona, signal: this.signal });
-      const reply = await this.model.generate({ ...request, lane: list.listId, ...(watch ? { watch } : {}) });
-      result = { ok: true, text: reply.text, tokens: totalTokens(reply.usage), reply };
+      if (prepared && plan.tools && this.tools) {
+        const flown = await this.tools.run(
+          {
+            listId: list.listId,
+            itemId,
+            crow,
+            ...plan.tools,
+            budget: list,
+            request: { ...request, lane: list.listId, ...(watch ? { watch } : {}) },
+          },
+          prepared,
+        );
+        budgetSpent = flown.budgetSpent === true;
+        result = flown.ok
+          ? {
+              ok: true,
+              text: flown.text,
+              tokens: flown.tokens,
+              reply: {
+                text: flown.text,
+                usage: { inputTokens: flown.tokens, outputTokens: 0 },
+                model: this.model.name,
+              },
+            }
+          : {
+              ok: false,
+              error: flown.error ?? "error",
+              tokens: flown.tokens,
+              ...(flown.provider ? { provider: true } : {}),
+            };
+      } else {
+        const reply = await this.model.generate({ ...request, lane: list.listId, ...(watch ? { watch } : {}) });
+        result = { ok: true, text: reply.text, tokens: totalTokens(reply.usage), reply };
+      }
     } catch (error) {
-      if (this.signal.aborted) throw new StoppedError();
+      if (error instanceof StoppedError || this.signal.aborted) throw new StoppedError();
       result = {
         ok: false,
         error: safeMessage(error),
@@ -94,7 +132,9 @@ export class Flights {
       watch?.resumed?.();
     }
     await this.land(plan, result);
+    if (prepared) await this.tools?.desk.landed(prepared.flightKey);
     if (result.ok || result.provider) await this.weather?.waits.clear(itemId);
+    if (budgetSpent) throw new BudgetSpentError(list.listId);
     return result;
   }
 

@@ -17,6 +17,7 @@ import { LeaseKeeper, type LeaseTable } from "../engine/lease.ts";
 import type { FlockContext, FlockDeps } from "./context.ts";
 import { OWNER, type Actor } from "../base/actor.ts";
 import { ProviderWaits } from "./flight-watch.ts";
+import { ToolCallDesk } from "./tool-calls.ts";
 import type { Tx } from "../storage/events/types.ts";
 
 export class Flock {
@@ -24,6 +25,7 @@ export class Flock {
   readonly approvals: ApprovalDesk;
   readonly picker: CrewPicker;
   readonly limiter: RateLimiter;
+  readonly toolCalls: ToolCallDesk;
   private readonly ctx: FlockContext;
   private readonly stopping = new AbortController();
   private readonly runs = new Map<string, Promise<void>>();
@@ -40,6 +42,7 @@ export class Flock {
     this.approvals = new ApprovalDesk(deps.log, this.trust, deps.config.approvalWindowMs, now, deps.bus);
     this.picker = new CrewPicker(deps.crew);
     this.limiter = new RateLimiter(deps.prisma, now);
+    this.toolCalls = new ToolCallDesk(deps.prisma, deps.log, deps.config.approvalWindowMs, now, deps.bus);
     this.ctx = {
       ...deps,
       trust: this.trust,
@@ -47,6 +50,7 @@ export class Flock {
       picker: this.picker,
       signal: this.stopping.signal,
       providerWaits: new ProviderWaits(deps.prisma),
+      toolCalls: this.toolCalls,
     };
     this.leases = new LeaseKeeper(this.listLeases(), {
       instanceId: this.instanceId,
@@ -135,6 +139,7 @@ export class Flock {
     this.stopping.abort();
     await this.leases.stop();
     this.approvals.stop();
+    this.toolCalls.stop();
     await Promise.allSettled([...this.runs.values()]);
   }
 
@@ -161,6 +166,7 @@ export class Flock {
         this.deps.logLine(`flock: list ${id} was taken over by another instance; stopping here`);
         lost?.abort();
         this.approvals.release(id);
+        this.toolCalls.release(id);
       },
       claimable: async (where) =>
         (await prisma.todoList.findMany({ where: { status: "running", ...where }, select: { id: true } })).map(

@@ -3,11 +3,14 @@
 //   pending -> awaiting_triage -> working -> awaiting_output -> done
 //   (or skipped, with reason rejected | timeout | budget | failure, from any stage before done)
 // list.finished follows once every item is done or skipped and banter has landed (or waited out).
+import { toolFlightConfig } from "../base/tool-flight-config.ts";
 import type { Item, TodoList } from "../generated/prisma/client.ts";
 import type { FlockContext } from "./context.ts";
 import { listEventPayload, type Mode, type SkipReason } from "./events.ts";
 import { listStream } from "../base/streams.ts";
 import { BudgetSpentError, Flights, type FlightResult, type ListBudget } from "./flights.ts";
+import { ToolFlights } from "./tool-flight.ts";
+import { DEFAULT_NEST } from "../base/default-nest.ts";
 import { StoppedError, approvalSubject } from "./approvals.ts";
 import { classifierHints, readTriage, type Triage } from "./triage.ts";
 import { Banter } from "./banter.ts";
@@ -48,10 +51,15 @@ export class ListRun {
     private readonly list: TodoList,
   ) {
     this.budget = { listId: list.id, tokenBudget: list.tokenBudget, tokensUsed: list.tokensUsed };
-    this.flights = new Flights(ctx.log, ctx.model, ctx.signal, {
-      waits: ctx.providerWaits,
-      ...(ctx.board ? { board: ctx.board } : {}),
-    });
+    this.flights = new Flights(
+      ctx.log,
+      ctx.model,
+      ctx.signal,
+      { waits: ctx.providerWaits, ...(ctx.board ? { board: ctx.board } : {}) },
+      ctx.tools
+        ? new ToolFlights(ctx.tools, ctx.toolCalls, ctx.model, toolFlightConfig(ctx.config), ctx.signal, ctx.logLine)
+        : undefined,
+    );
     this.stream = listStream(list.id);
     this.banter = new Banter(ctx, list, this.budget);
   }
@@ -174,12 +182,13 @@ export class ListRun {
     if (mode === "split" && subtasks.length > 0) {
       const parts = await this.crew(subtasks.length);
       const results = await Promise.all(
-        subtasks.map((subtask, i) =>
+        subtasks.map(async (subtask, i) =>
           this.flyWithRetry(
             item,
-            parts[i % Math.max(1, parts.length)],
+            await this.resumedPick(item, `split-${i}`, parts[i % Math.max(1, parts.length)]),
             { role: "crow", input: { task: item.text, subtask, taskType } },
             parts,
+            `split-${i}`,
           ),
         ),
       );
@@ -191,12 +200,13 @@ export class ListRun {
       const size = this.ctx.config.murderSize;
       const murder = await this.crew(size);
       const results = await Promise.all(
-        murder.map((pick, i) =>
+        murder.map(async (pick, i) =>
           this.flyWithRetry(
             item,
-            pick,
+            await this.resumedPick(item, `murder-${i}`, pick),
             { role: "crow", input: { task: item.text, taskType, lens: { index: i, of: size } } },
             murder,
+            `murder-${i}`,
           ),
         ),
       );
@@ -205,12 +215,14 @@ export class ListRun {
       answer = await this.merge(item, "murder", partials);
       crows = unique(partials.map((p) => p.crow));
     } else {
-      const [pick] = await this.crew(1);
+      const [picked] = await this.crew(1);
+      const pick = await this.resumedPick(item, "solo", picked);
       const result = await this.flyWithRetry(
         item,
         pick,
         { role: "crow", input: { task: item.text, taskType } },
         pick ? [pick] : [],
+        "solo",
       );
       if (!result) throw new SkipItem("failure");
       answer = result.text;
@@ -242,6 +254,22 @@ export class ListRun {
   }
 
   /**
+   * The crow of a flight with tools that a restart interrupted flies that slot again, so its stored
+   * calls (an approval still waiting, a call in the air) resume in the flight that asked them.
+   */
+  private async resumedPick(
+    item: Item,
+    slot: string,
+    pick: { crow: string; borrowed: boolean } | undefined,
+  ): Promise<{ crow: string; borrowed: boolean } | undefined> {
+    if (!this.ctx.tools) return pick;
+    const crow = await this.ctx.toolCalls.resumableCrow(item.id, slot);
+    if (!crow || crow === pick?.crow) return pick;
+    const core = (await this.ctx.crew.core(this.list.nestId)) ?? [];
+    return { crow, borrowed: this.list.nestId !== DEFAULT_NEST && !core.includes(crow) };
+  }
+
+  /**
    * Flies `pick`; a failed flight is retried once by another crow (none of `crew`). Returns null
    * when neither landed with an answer. The provider's weather never gets here as a failure: the
    * flight itself waits it out (src/models/retry-policy.ts).
@@ -251,6 +279,7 @@ export class ListRun {
     pick: { crow: string; borrowed: boolean } | undefined,
     work: Parameters<Flights["fly"]>[0]["work"],
     crew: Array<{ crow: string; borrowed: boolean }>,
+    slot: string,
   ): Promise<Landed | null> {
     const tried = new Set(crew.map((c) => c.crow));
     let current = pick;
@@ -263,6 +292,7 @@ export class ListRun {
         persona: await this.ctx.crew.personaOf(current.crow),
         borrowed: current.borrowed,
         work,
+        tools: { slot, taskType: item.taskType ?? "other", nestId: this.list.nestId },
       });
       if (result.ok && result.text.trim() !== "") return { crow: current.crow, text: result.text.trim() };
       // Another crow would ask the same provider: its refusal or its outage fails the item at once.

@@ -68,7 +68,40 @@ export type ModelRequest = RoleInput & {
   lane?: string;
   /** The flight's hooks: its stored patience, its waits, its text as it streams. */
   watch?: FlightWatch;
+  /** A crow's flight with tools (docs/tools.md): what it is offered, and its steps so far. */
+  tools?: ToolTurn;
 };
+
+/** A tool as the model is offered it: `name` is unique within the flight (the server's prefix and the tool's name). */
+export interface ToolOffer {
+  name: string;
+  /** The tool's own name on its server (the offline brain picks by it). */
+  tool: string;
+  description: string;
+  /** Its arguments' JSON Schema, exactly as the server gave it. */
+  inputSchema: Record<string, unknown>;
+  readOnly: boolean;
+}
+
+/** A call the model asks for: its own id, the offered name, the arguments. */
+export interface ToolCallRequest {
+  id: string;
+  name: string;
+  args: Record<string, unknown>;
+}
+
+/** One earlier model call of the flight: the text it wrote, the calls it asked and what each returned (as the model reads it). */
+export interface ToolStepRecord {
+  text: string;
+  calls: Array<ToolCallRequest & { result: string }>;
+}
+
+export interface ToolTurn {
+  offered: ToolOffer[];
+  /** The flight's last allowed step: the tools stay declared, but the model must answer in words. */
+  final: boolean;
+  steps: ToolStepRecord[];
+}
 
 /** What a flight hears of its call while the provider makes it wait, and of the text as it comes. */
 export interface FlightWatch {
@@ -92,6 +125,8 @@ export interface ModelReply {
   usage: Usage;
   /** e.g. "offline:brain-1" or "openai:gpt-4o-mini". */
   model: string;
+  /** The calls a flight with tools asked for (then `text` may be empty). */
+  toolCalls?: ToolCallRequest[];
 }
 
 export interface Model {

@@ -15,6 +15,7 @@ import type {
 } from "./model.ts";
 import { lensAngle, WORKER_PERSONA_NAMES } from "./prompts.ts";
 import { clip } from "../base/util/clip.ts";
+import { offlineToolCalls, offlineToolSummary } from "./offline-tools.ts";
 
 export const OFFLINE_MODEL_NAME = "offline:brain-1";
 export const OFFLINE_LABEL = "[offline] ";
@@ -239,7 +240,16 @@ export class OfflineBrain implements Model {
 
   async generate(request: ModelRequest): Promise<ModelReply> {
     if (request.signal?.aborted) throw new Error("aborted");
-    const text = this.answer(request);
+    if (request.role === "crow" && request.tools) {
+      const calls = offlineToolCalls(request.input.task, request.tools);
+      if (calls.length > 0) {
+        const usage = { inputTokens: estimateTokens(request.system + request.prompt), outputTokens: 8 };
+        return { text: "", usage, model: OFFLINE_MODEL_NAME, toolCalls: calls };
+      }
+    }
+    let text = this.answer(request);
+    const summary = request.role === "crow" && request.tools ? offlineToolSummary(request.tools) : "";
+    if (summary) text = `${text}\n\n${summary}`;
     if (request.watch?.text && (request.role === "crow" || request.role === "elder"))
       streamInChunks(text, request.watch.text);
     return {

@@ -10,9 +10,19 @@
 import { createAnthropic } from "@ai-sdk/anthropic";
 import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
-import { generateText, NoObjectGeneratedError, Output, streamText, type LanguageModel } from "ai";
+import {
+  generateText,
+  jsonSchema,
+  NoObjectGeneratedError,
+  Output,
+  streamText,
+  tool,
+  type LanguageModel,
+  type ModelMessage,
+  type ToolSet,
+} from "ai";
 import { ConfigError, type Config } from "../base/config.ts";
-import type { Model, ModelReply, ModelRequest, Role } from "./model.ts";
+import type { Model, ModelReply, ModelRequest, Role, ToolCallRequest, ToolTurn } from "./model.ts";
 import { estimateTokens } from "./offline.ts";
 import { classifyProviderError, ModelCallError, rateLimitsFrom, type RateLimits } from "./provider-errors.ts";
 import { retryPolicyFrom, withRetries, type RetryPolicy } from "./retry-policy.ts";
@@ -130,6 +140,7 @@ export class ProviderModel implements Model {
         );
         if (asked) return this.reply(asked.text, asked.usage, request, asked.headers);
       }
+      if (request.tools) return await this.toolStep(request, request.tools, signal);
       if (STREAMED_ROLES.has(request.role) && request.watch?.text) return await this.stream(request, signal);
       const result = await generateText({
         ...this.base(request, signal),
@@ -183,13 +194,60 @@ export class ProviderModel implements Model {
     return this.reply(text, usage, request, (await result.response).headers);
   }
 
+  /**
+   * One step of a flight with tools (docs/tools.md): the model is offered the tools with no
+   * `execute`, so the SDK hands their calls back instead of running them; the flock runs them
+   * (approval first where asked, at most once) and sends their results on the next step.
+   */
+  private async toolStep(
+    request: ModelRequest,
+    turn: ToolTurn,
+    signal: AbortSignal,
+  ): Promise<{ reply: ModelReply; limits?: RateLimits }> {
+    const tools: ToolSet = {};
+    for (const offer of turn.offered) {
+      tools[offer.name] = tool({
+        description: offer.description,
+        inputSchema: jsonSchema(offer.inputSchema as Parameters<typeof jsonSchema>[0]),
+      });
+    }
+    const { prompt: _prompt, ...base } = this.base(request, signal);
+    const result = streamText({
+      ...base,
+      messages: toolMessages(request.prompt, turn),
+      ...(turn.offered.length > 0 ? { tools, toolChoice: turn.final ? ("none" as const) : ("auto" as const) } : {}),
+      onError: () => {},
+    });
+    let text = "";
+    let usage: SdkUsage;
+    const calls: ToolCallRequest[] = [];
+    for await (const part of result.fullStream) {
+      if (part.type === "text-delta") {
+        if (part.text) request.watch?.text?.(part.text, text === "");
+        text += part.text;
+      } else if (part.type === "tool-call") {
+        const args =
+          part.input !== null && typeof part.input === "object" ? (part.input as Record<string, unknown>) : {};
+        calls.push({ id: part.toolCallId, name: part.toolName, args });
+      } else if (part.type === "error") {
+        throw part.error;
+      } else if (part.type === "finish") {
+        usage = part.totalUsage;
+      } else if (part.type === "abort") {
+        throw new Error("aborted");
+      }
+    }
+    return this.reply(text, usage, request, (await result.response).headers, calls);
+  }
+
   private reply(
     text: string,
     usage: SdkUsage,
     request: ModelRequest,
     headers?: Record<string, string>,
+    toolCalls: ToolCallRequest[] = [],
   ): { reply: ModelReply; limits?: RateLimits } {
-    if (text.trim().length === 0)
+    if (text.trim().length === 0 && toolCalls.length === 0)
       throw new ModelCallError("model provider sent a malformed reply (empty text)", "answer");
     const limits = rateLimitsFrom(headers);
     // Token counts come from the provider; a provider that omits them is estimated like offline.
@@ -200,9 +258,39 @@ export class ProviderModel implements Model {
         outputTokens: usage?.outputTokens ?? estimateTokens(text),
       },
       model: this.name,
+      ...(toolCalls.length > 0 ? { toolCalls } : {}),
     };
     return limits ? { reply, limits } : { reply };
   }
+}
+
+/** The conversation of a flight with tools: the task, then each step's calls and what they returned. */
+function toolMessages(prompt: string, turn: ToolTurn): ModelMessage[] {
+  const messages: ModelMessage[] = [{ role: "user", content: prompt }];
+  for (const step of turn.steps) {
+    messages.push({
+      role: "assistant",
+      content: [
+        ...(step.text ? [{ type: "text" as const, text: step.text }] : []),
+        ...step.calls.map((call) => ({
+          type: "tool-call" as const,
+          toolCallId: call.id,
+          toolName: call.name,
+          input: call.args,
+        })),
+      ],
+    });
+    messages.push({
+      role: "tool",
+      content: step.calls.map((call) => ({
+        type: "tool-result" as const,
+        toolCallId: call.id,
+        toolName: call.name,
+        output: { type: "text" as const, value: call.result },
+      })),
+    });
+  }
+  return messages;
 }
 
 /** Splits CROWS_MODEL ("openai:gpt-4o-mini") into a provider kind and a model id. */

@@ -32,9 +32,9 @@ export function dataContext(deps: {
       const link = (action: "approve" | "reject") =>
         deps.baseUrl +
         signLink(deps.key, { subject, action, webhookId: deps.endpointId, expiresMs: deadline.getTime() });
-      return subject.kind === "approval"
-        ? { approve_url: link("approve"), reject_url: link("reject") }
-        : { approve_url: link("approve") };
+      return subject.kind === "ask"
+        ? { approve_url: link("approve") }
+        : { approve_url: link("approve"), reject_url: link("reject") };
     },
   };
 }

@@ -13,6 +13,8 @@ export const WEBHOOK_TYPES = [
   "ask.resolved",
   "crow.flagged",
   "trust.changed",
+  "tool_call.requested",
+  "tool_call.decided",
 ] as const;
 export type WebhookType = (typeof WEBHOOK_TYPES)[number];
 
@@ -26,6 +28,9 @@ const PLAIN: Record<string, WebhookType> = {
   "trust.changed": "trust.changed",
   // An ask nobody answered in its window: silence is no (src/nests/obligations/ask-expiry.ts).
   "ask.expired": "ask.resolved",
+  // A tool call waiting on the owner, and its one decision (docs/tools.md "The approval of a call").
+  "tool.asked": "tool_call.requested",
+  "tool.decided": "tool_call.decided",
 };
 
 /** Every log event name that may fan out (recover reads only these back from the log). */
@@ -47,7 +52,8 @@ const NEEDS_APPROVAL = /"needs_approval":true/;
  * - nest.message: an ask_owner is ask.opened, a flag is crow.flagged, an owner reply that refers to
  *   a message may resolve an ask (ask.resolved; the sender drops it unless it did);
  * - ask.expired (an ask's window ended unanswered): ask.resolved with verdict `timeout`;
- * - list.finished, item.skipped, trust.changed: the same name.
+ * - list.finished, item.skipped, trust.changed: the same name;
+ * - tool.asked / tool.decided (a tool call's approval): tool_call.requested / tool_call.decided.
  */
 export function webhookTypeOf(name: string, payload: string): WebhookType | null {
   const plain = PLAIN[name];
@@ -94,7 +100,8 @@ export interface DataContext {
 
 export type LinkSubject =
   | { kind: "approval"; itemId: string; target: string }
-  | { kind: "ask"; nestId: string; msgId: string };
+  | { kind: "ask"; nestId: string; msgId: string }
+  | { kind: "tool"; callId: string };
 
 /**
  * The `data` of a delivery: the log event's payload plus what the type adds, or null when the
@@ -145,6 +152,12 @@ export async function dataOf(
         resolved: "approved",
         verdict: "approved",
       };
+    }
+    case "tool_call.requested": {
+      // The event carries its deadline; the links decide this one call (docs/tools.md).
+      const deadline = new Date(String(payload.deadline ?? ""));
+      if (Number.isNaN(deadline.getTime())) return payload;
+      return { ...payload, ...context.links({ kind: "tool", callId: String(payload.call_id ?? "") }, deadline) };
     }
     default:
       return payload;

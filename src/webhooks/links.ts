@@ -1,5 +1,5 @@
 // Decide links (docs/webhooks.md "Decide links"): capability URLs that each decide one approval,
-// or approve one nest ask, and nothing else. A link is /decide/<claims>.<mac>: the claims say what
+// one tool call (docs/tools.md), or approve one nest ask, and nothing else. A link is /decide/<claims>.<mac>: the claims say what
 // it decides, which way, which endpoint it went out on, and until when; the mac is HMAC-SHA256
 // under a key this server made once and keeps in its database (ServerKey), so every instance
 // checks every link and a restart keeps them valid. A GET only shows what the link would do; the
@@ -53,14 +53,17 @@ const mac = (key: Buffer, claims: string) => createHmac("sha256", key).update(cl
 
 type Wire =
   | { k: "approval"; i: string; t: string; a: LinkAction; w: string; e: number }
-  | { k: "ask"; n: string; m: string; a: LinkAction; w: string; e: number };
+  | { k: "ask"; n: string; m: string; a: LinkAction; w: string; e: number }
+  | { k: "tool"; c: string; a: LinkAction; w: string; e: number };
 
 export function signLink(key: Buffer, claims: LinkClaims): string {
   const { subject, action, webhookId, expiresMs } = claims;
   const wire: Wire =
     subject.kind === "approval"
       ? { k: "approval", i: subject.itemId, t: subject.target, a: action, w: webhookId, e: expiresMs }
-      : { k: "ask", n: subject.nestId, m: subject.msgId, a: action, w: webhookId, e: expiresMs };
+      : subject.kind === "ask"
+        ? { k: "ask", n: subject.nestId, m: subject.msgId, a: action, w: webhookId, e: expiresMs }
+        : { k: "tool", c: subject.callId, a: action, w: webhookId, e: expiresMs };
   const text = Buffer.from(JSON.stringify(wire)).toString("base64url");
   return `${DECIDE_PREFIX}${text}.${mac(key, text)}`;
 }
@@ -85,6 +88,8 @@ export function readLink(key: Buffer, pathname: string): LinkClaims | undefined 
       ? { kind: "approval", itemId: wire.i, target: wire.t }
       : wire.k === "ask" && typeof wire.n === "string" && typeof wire.m === "string"
         ? { kind: "ask", nestId: wire.n, msgId: wire.m }
-        : undefined;
+        : wire.k === "tool" && typeof wire.c === "string"
+          ? { kind: "tool", callId: wire.c }
+          : undefined;
   return subject ? { subject, action: wire.a, webhookId: wire.w, expiresMs: wire.e } : undefined;
 }

@@ -32,6 +32,8 @@ export interface FakeReply {
   chunkDelayMs?: number;
   /** When streaming, drop the connection after this many pieces (a reset mid-answer). */
   resetAfterChunks?: number;
+  /** Tool calls the assistant asks for (finish_reason tool_calls); arguments are JSON text. */
+  toolCalls?: Array<{ id: string; name: string; arguments: string }>;
 }
 
 export type FakeScript = (call: FakeCall, index: number) => FakeReply | Promise<FakeReply>;
@@ -115,7 +117,31 @@ async function streamCompletion(
     }
     send({ ...base, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] });
   }
-  send({ ...base, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] });
+  for (const [i, call] of (reply.toolCalls ?? []).entries()) {
+    // As OpenAI streams a call: its id and name first, then its arguments in pieces.
+    send({
+      ...base,
+      choices: [
+        {
+          index: 0,
+          delta: {
+            tool_calls: [{ index: i, id: call.id, type: "function", function: { name: call.name, arguments: "" } }],
+          },
+          finish_reason: null,
+        },
+      ],
+    });
+    for (const piece of call.arguments.match(/[\s\S]{1,10}/g) ?? []) {
+      send({
+        ...base,
+        choices: [
+          { index: 0, delta: { tool_calls: [{ index: i, function: { arguments: piece } }] }, finish_reason: null },
+        ],
+      });
+    }
+  }
+  const finish = reply.toolCalls?.length ? "tool_calls" : "stop";
+  send({ ...base, choices: [{ index: 0, delta: {}, finish_reason: finish }] });
   if (reply.usage)
     send({
       ...base,
@@ -201,7 +227,23 @@ export async function startFakeOpenAI(script: FakeScript = defaultScript): Promi
         object: "chat.completion",
         created: Math.floor(Date.now() / 1000),
         model: typeof body.model === "string" ? body.model : "fake",
-        choices: [{ index: 0, message: { role: "assistant", content: reply.content ?? "" }, finish_reason: "stop" }],
+        choices: [
+          reply.toolCalls?.length
+            ? {
+                index: 0,
+                message: {
+                  role: "assistant",
+                  content: reply.content ?? null,
+                  tool_calls: reply.toolCalls.map((c) => ({
+                    id: c.id,
+                    type: "function",
+                    function: { name: c.name, arguments: c.arguments },
+                  })),
+                },
+                finish_reason: "tool_calls",
+              }
+            : { index: 0, message: { role: "assistant", content: reply.content ?? "" }, finish_reason: "stop" },
+        ],
       };
       if (reply.usage) {
         completion.usage = { ...reply.usage, total_tokens: reply.usage.prompt_tokens + reply.usage.completion_tokens };

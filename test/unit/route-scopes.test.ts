@@ -8,6 +8,8 @@ import { restRouter } from "../../compat/index.ts";
 import { neededScope } from "../../src/server/route-scopes.ts";
 import { DECIDE_PREFIX, isDecidePath } from "../../src/webhooks/links.ts";
 
+/** Deciding a tool call, or revoking a standing permission: the owner's decisions (added since). */
+const TOOL_DECISION = /^\/api\/(tool-calls\/[^/]+\/decision|tool-permissions\/[^/]+)\/?$/;
 const NEST_POST = /^\/api\/nests\/[^/]+\/messages\/?$/;
 
 /** The regexes this replaced, and the gate's own rule before them: a decide link asks no token. */
@@ -23,6 +25,7 @@ function formerScope(method: string, pathname: string): string {
   const reading = method === "GET" || method === "HEAD" || method === "OPTIONS";
   if (reading || !(pathname === "/api" || pathname.startsWith("/api/"))) return "read";
   if (pathname === "/api/verdicts" || pathname === "/api/verdicts/") return "decide";
+  if (TOOL_DECISION.test(pathname)) return "decide";
   if (NEST_POST.test(pathname)) return "post";
   return "write";
 }

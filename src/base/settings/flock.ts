@@ -61,4 +61,37 @@ export const FLOCK = {
     describe:
       'a claimed nest request with no deliver this long after its claim is a missed expectation: the harness nudges the crow once, and if it still has not answered this long after the nudge it declines (docs/nests-chat.md "Obligations"). Twice the model timeout\'s default, so a healthy slow call answers or declines on its own first',
   }),
+  toolSteps: setting<number>({
+    env: "CROWS_TOOL_STEPS",
+    group: "flock",
+    kind: whole(1, 100),
+    audience: "tuning",
+    default: 8,
+    describe:
+      'model calls one flight with tools may make; the last is offered no tools (docs/tools.md "A flight with tools")',
+  }),
+  toolTimeoutMs: setting<number>({
+    env: "CROWS_TOOL_TIMEOUT_MS",
+    group: "flock",
+    kind: ms(10, 3_600_000),
+    audience: "tuning",
+    default: 60_000,
+    describe: "one tool call's timeout",
+  }),
+  toolOutputBytes: setting<number>({
+    env: "CROWS_TOOL_OUTPUT_BYTES",
+    group: "flock",
+    kind: whole(256, 1_048_576, "bytes"),
+    audience: "tuning",
+    default: 16_384,
+    describe: "a tool's output is cut to this many bytes (UTF-8) before the model sees it",
+  }),
+  toolArgsBytes: setting<number>({
+    env: "CROWS_TOOL_ARGS_BYTES",
+    group: "flock",
+    kind: whole(256, 1_048_576, "bytes"),
+    audience: "tuning",
+    default: 65_536,
+    describe: "a tool call whose arguments (JSON) are larger is refused before it is asked or run",
+  }),
 };

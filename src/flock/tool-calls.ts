@@ -1,0 +1,246 @@
+// The tool calls of flights (docs/tools.md): each one's durable row (ToolCall), its approval when
+// its policy asks, and the records that make it run at most once. A row moves:
+//   ask:   asked -> approved | refused | timeout        (tool.asked, then tool.decided)
+//   allow: ready (a call allowed by its policy or a standing permission, never seen by anyone)
+//   then   ready | approved -> started -> returned       (tool.called, then tool.returned)
+//   or     started -> unknown                            (its end was never recorded: never sent again)
+// Every move is a conditional update committed with its event, so a second decision, a decision
+// after the deadline, or a second start moves nothing. `recordStarted` is the one place a call's
+// "started" record is written: a call goes out only after it committed. The approval itself is
+// tool-approvals.ts's, standing permissions tool-permissions.ts's; the desk is the flock's one front.
+import { randomBytes } from "node:crypto";
+import type { PrismaClient, ToolCall, ToolPermission } from "../generated/prisma/client.ts";
+import type { EventLog, Tx } from "../log/event-log.ts";
+import type { Bus } from "../log/bus.ts";
+import { listStream } from "../base/streams.ts";
+import { actorOfColumns, type Actor } from "../base/actor.ts";
+import { summary, toolCallFacts, toolEventPayload, type ToolAllowance, type ToolDecision } from "./tool-events.ts";
+import { ToolApprovals } from "./tool-approvals.ts";
+import { grantorOf, ToolPermissions } from "./tool-permissions.ts";
+
+/** A call about to be recorded: what the model asked, resolved to a server's tool. */
+export interface CallDraft {
+  listId: string;
+  itemId: string;
+  flightKey: string;
+  crow: string;
+  taskType: string;
+  step: number;
+  n: number;
+  modelCallId: string;
+  offeredName: string;
+  serverId: string;
+  serverName: string;
+  tool: string;
+  args: string;
+  policy: "allow" | "ask";
+  readOnly: boolean;
+}
+
+export type CallEnd = { ok: true; result: string } | { ok: false; result: string; error: string };
+
+export class ToolCallDesk {
+  readonly approvals: ToolApprovals;
+  readonly permissions: ToolPermissions;
+
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly log: EventLog,
+    private readonly windowMs: number,
+    private readonly now: () => number = Date.now,
+    bus?: Bus,
+  ) {
+    this.approvals = new ToolApprovals(prisma, log, now, bus);
+    this.permissions = new ToolPermissions(prisma, log, now);
+  }
+
+  // --- reads ----------------------------------------------------------------------------------
+
+  /** A flight's calls so far, in order (a restarted flight resumes from them). */
+  flightCalls(flightKey: string): Promise<ToolCall[]> {
+    return this.prisma.toolCall.findMany({ where: { flightKey }, orderBy: { n: "asc" } });
+  }
+
+  /** The crow of an unlanded flight with calls in this slot of the item (a restart flies it again). */
+  async resumableCrow(itemId: string, slot: string): Promise<string | null> {
+    const row = await this.prisma.toolCall.findFirst({
+      where: { itemId, landed: false, flightKey: { startsWith: `${itemId}/${slot}/` } },
+      orderBy: { createdAt: "desc" },
+      select: { crow: true },
+    });
+    return row?.crow ?? null;
+  }
+
+  /** The flight landed: a later run of the item starts its own. */
+  async landed(flightKey: string): Promise<void> {
+    await this.prisma.toolCall.updateMany({ where: { flightKey, landed: false }, data: { landed: true } });
+  }
+
+  /** Calls waiting for the owner, oldest first. */
+  pending(): Promise<ToolCall[]> {
+    return this.prisma.toolCall.findMany({ where: { status: "asked" }, orderBy: { createdAt: "asc" } });
+  }
+
+  call(callId: string): Promise<ToolCall | null> {
+    return this.prisma.toolCall.findUnique({ where: { id: callId } });
+  }
+
+  /** A standing permission covering this crow, task type and tool, if one stands. */
+  permissionFor(crow: string, taskType: string, serverId: string, tool: string): Promise<ToolPermission | null> {
+    return this.permissions.permissionFor(crow, taskType, serverId, tool);
+  }
+
+  /** The owner's decision on an asked call (tool-approvals.ts). */
+  decide(
+    callId: unknown,
+    input: { approve: unknown; reason?: unknown; always?: unknown },
+    actor: Actor,
+  ): Promise<ToolDecision> {
+    return this.approvals.decide(callId, input, actor);
+  }
+
+  /** The decision on an asked call, once made or at its deadline (tool-approvals.ts). */
+  waitFor(call: ToolCall): Promise<ToolDecision> {
+    return this.approvals.waitFor(call);
+  }
+
+  stop(): void {
+    this.approvals.stop();
+  }
+
+  release(listId: string): void {
+    this.approvals.release(listId);
+  }
+
+  // --- writes ---------------------------------------------------------------------------------
+
+  /** An `ask` call parks with its deadline (tool.asked); the row and the event commit together. */
+  async openAsked(draft: CallDraft): Promise<ToolCall> {
+    const id = newCallId();
+    const deadline = new Date(this.now() + this.windowMs);
+    await this.log.appendWith(listStream(draft.listId), async (tx) => {
+      await tx.toolCall.create({ data: { id, ...draft, status: "asked", deadline } });
+      return [
+        {
+          name: "tool.asked",
+          payload: toolEventPayload<"tool.asked">(draft.listId, {
+            ...toolCallFacts(draft, id),
+            args: summary(draft.args),
+            deadline: deadline.toISOString(),
+          }),
+        },
+      ];
+    });
+    return (await this.call(id))!;
+  }
+
+  /** A call its policy (or a standing permission) allows: recorded ready and started in one transaction. */
+  async openAllowed(draft: CallDraft, allowance: ToolAllowance, permission?: ToolPermission): Promise<ToolCall | null> {
+    const id = newCallId();
+    let started = false;
+    await this.log.appendWith(listStream(draft.listId), async (tx) => {
+      await tx.toolCall.create({ data: { id, ...draft, status: "ready" } });
+      const approvedBy = permission ? grantorOf(permission) : null;
+      const events = await this.recordStarted(tx, { ...draft, id }, allowance, approvedBy);
+      started = events.length > 0;
+      return events;
+    });
+    return started ? this.call(id) : null;
+  }
+
+  /** An approved call goes out: false when it was not approved and unstarted (it must not run). */
+  async start(call: ToolCall): Promise<boolean> {
+    let started = false;
+    await this.log.appendWith(listStream(call.listId), async (tx) => {
+      const events = await this.recordStarted(tx, call, "approved", actorOfColumns(call));
+      started = events.length > 0;
+      return events;
+    });
+    return started;
+  }
+
+  /**
+   * THE place a call's "started" record is written, in the transaction of its tool.called. A call
+   * goes out only when this moved its row (ready or approved -> started); otherwise it never runs.
+   * Fencing (list ownership epochs) adds its check here: a writer that lost the list moves nothing.
+   */
+  private async recordStarted(
+    tx: Tx,
+    call: Pick<ToolCall, "id" | "listId" | "itemId" | "crow" | "serverName" | "tool" | "args">,
+    allowance: ToolAllowance,
+    approvedBy: Actor | null,
+  ): Promise<Array<{ name: string; payload: object }>> {
+    const at = new Date(this.now());
+    const { count } = await tx.toolCall.updateMany({
+      where: { id: call.id, status: { in: ["ready", "approved"] } },
+      data: { status: "started", startedAt: at },
+    });
+    if (count === 0) return [];
+    return [
+      {
+        name: "tool.called",
+        payload: toolEventPayload<"tool.called">(
+          call.listId,
+          { ...toolCallFacts(call, call.id), args: summary(call.args), allowed_by: allowance, approved_by: approvedBy },
+          at,
+        ),
+      },
+    ];
+  }
+
+  /** A read-only call found started after a restart goes out again (docs/tools.md "At most once"). */
+  async restartReadOnly(call: ToolCall): Promise<void> {
+    const at = new Date(this.now());
+    await this.log.appendWith(listStream(call.listId), async (tx) => {
+      const { count } = await tx.toolCall.updateMany({
+        where: { id: call.id, status: "started", readOnly: true, policy: "allow" },
+        data: { startedAt: at },
+      });
+      if (count === 0) return [];
+      return [
+        {
+          name: "tool.called",
+          payload: toolEventPayload<"tool.called">(
+            call.listId,
+            { ...toolCallFacts(call, call.id), args: summary(call.args), allowed_by: "allow", approved_by: null },
+            at,
+          ),
+        },
+      ];
+    });
+  }
+
+  /** The call's end (tool.returned): `unknown` when it was started and its end was never recorded. */
+  async recordEnd(call: ToolCall, end: CallEnd, status: "returned" | "unknown" = "returned"): Promise<void> {
+    const at = new Date(this.now());
+    const durationMs =
+      call.startedAt && status === "returned" ? Math.max(0, at.getTime() - call.startedAt.getTime()) : 0;
+    await this.log.appendWith(listStream(call.listId), async (tx) => {
+      const { count } = await tx.toolCall.updateMany({
+        where: { id: call.id, status: "started" },
+        data: { status, endedAt: at, result: end.result, errorCode: end.ok ? null : end.error },
+      });
+      if (count === 0) return [];
+      return [
+        {
+          name: "tool.returned",
+          payload: toolEventPayload<"tool.returned">(
+            call.listId,
+            {
+              ...toolCallFacts(call, call.id),
+              ok: end.ok,
+              result: summary(end.result),
+              error: end.ok ? null : end.error,
+              duration_ms: durationMs,
+            },
+            at,
+          ),
+        },
+      ];
+    });
+  }
+}
+
+function newCallId(): string {
+  return `tc${randomBytes(6).toString("hex")}`;
+}
