@@ -113,11 +113,14 @@ test("the scan for unstorable text walks 100,000 levels without recursion", () =
 });
 
 test("every POST under /api: deep JSON at the top level, in a field's value and in an unknown extra field", async () => {
-  // The webhook routes joined the one router later; this test covers the POSTs it always did (the
-  // webhook POSTs that read no body, rotate-secret and redeliver, never judge one).
+  // The webhook routes and the decide links' pages joined the one router later; this test covers
+  // the POSTs it always did (the webhook POSTs that read no body, rotate-secret and redeliver,
+  // never judge one; a decide link's POST reads none).
   const posts = restRouter()
     .list()
-    .filter((route) => route.method === "POST" && !route.path.startsWith("/api/webhooks"))
+    .filter(
+      (route) => route.method === "POST" && route.path.startsWith("/api/") && !route.path.startsWith("/api/webhooks"),
+    )
     .map((route) => route.path);
   assert.ok(posts.length >= 4, `found the POST routes: ${posts.join(", ")}`);
   const listsBefore = await server.app.prisma.todoList.count();
