@@ -9,6 +9,7 @@ import type { DatabaseHandle } from "../storage/db.ts";
 import type { EventStore, NewEvent, RenderedPage, RowTemplate, Tx } from "../storage/events/types.ts";
 import type { StateReads, StateTx } from "../storage/flock-state.ts";
 import { StreamTap } from "./stream-tap.ts";
+import { fencedPrisma, type Fence } from "../storage/fence.ts";
 import { flatten, tail } from "./follow.ts";
 
 export type { RenderedPage, RowTemplate, StateReads, StateTx, Tx };
@@ -139,6 +140,28 @@ export class EventLog {
         return events.map((e) => toNew(e.name, e.payload));
       });
       return this.announce(stream, stored);
+    });
+  }
+
+  /**
+   * appendState for a lease holder (a list's owner, an obligation's): the fence (storage/fence.ts)
+   * is the transaction's first statement, so the state and events `build` returns commit only
+   * while `fence.epoch` is still the leased row's epoch. Refused, it rejects with StaleEpochError
+   * and nothing is written. Every write a holder makes on behalf of its lease goes through here or
+   * fencedAppendWith (docs/rules.md "One owner's story").
+   */
+  fencedAppend(stream: string, fence: Fence, build: (tx: StateTx) => Promise<EventDraft[]>): Promise<StoredEvent[]> {
+    return this.appendState(stream, async (tx) => {
+      await tx.fenced(fence);
+      return build(tx);
+    });
+  }
+
+  /** appendWith for a lease holder, fenced like fencedAppend (the fence through Prisma). */
+  fencedAppendWith(stream: string, fence: Fence, build: (tx: Tx) => Promise<EventDraft[]>): Promise<StoredEvent[]> {
+    return this.appendWith(stream, async (tx) => {
+      await fencedPrisma(tx, fence);
+      return build(tx);
     });
   }
 

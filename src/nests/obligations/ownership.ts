@@ -95,11 +95,13 @@ export class Ownership {
         ).map((r) => r.id),
       take: (id) => this.take(id),
       claim: async (id, where, owner, until) => {
-        const { count } = await prisma.obligation.updateMany({
+        // The claim grows the epoch in the same statement, and hands back the one it won.
+        const won = await prisma.obligation.updateManyAndReturn({
           where: { id, stage: { in: [...OPEN_STAGES] }, ...where },
-          data: { ownerId: owner, leaseUntil: until },
+          data: { ownerId: owner, leaseUntil: until, epoch: { increment: 1 } },
+          select: { epoch: true },
         });
-        return count === 1;
+        return won[0]?.epoch ?? null;
       },
     };
   }
@@ -107,7 +109,7 @@ export class Ownership {
   /** One conditional update takes the lease, so exactly one instance wins; the winner drives it. */
   private async take(id: string): Promise<void> {
     if (this.chat.signal.aborted || this.lease.holds(id)) return;
-    if (!(await this.lease.claim(id)) || this.lease.holds(id)) return;
+    if ((await this.lease.claim(id)) === null || this.lease.holds(id)) return;
     this.lease.hold(id, this.now());
     const row = await this.deps.prisma.obligation.findUniqueOrThrow({ where: { id } });
     this.deps.logLine(`nests: resuming obligation ${id} (${row.stage}${row.respondent ? `, ${row.respondent}` : ""})`);
