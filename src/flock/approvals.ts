@@ -15,7 +15,7 @@ import { listStream } from "../base/streams.ts";
 import type { TrustLedger } from "./trust.ts";
 import { SYSTEM, type Actor } from "../base/actor.ts";
 import { StaleEpochError } from "../storage/fence.ts";
-import type { ListOwner } from "./context.ts";
+import type { ListOwner } from "./list-owner.ts";
 
 /** How soon a timeout whose write failed (the database restarting) is written again. */
 const TIMEOUT_RETRY_MS = 1_000;

@@ -12,7 +12,6 @@ import type { TrustLedger } from "./trust.ts";
 import type { FlightBoard } from "./flight-board.ts";
 import type { ProviderWaits } from "./flight-watch.ts";
 import type { TrustReads } from "../storage/trust-history.ts";
-import type { Fence, StaleEpochError } from "../storage/fence.ts";
 
 export interface FlockDeps {
   config: Config;
@@ -39,14 +38,4 @@ export interface FlockContext extends FlockDeps {
   signal: AbortSignal;
   /** Stored patience deadlines of flights waiting on the provider. */
   providerWaits: ProviderWaits;
-}
-
-/**
- * What a list's run writes under: the fence of the lease its instance claimed (every write to the
- * list carries it, EventLog.fencedAppend), and what to do when the database refuses one (the
- * instance steps down from the list: Flock.stepDown).
- */
-export interface ListOwner {
-  fence: Fence;
-  fencedOut(error: StaleEpochError): void;
 }

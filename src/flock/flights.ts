@@ -14,7 +14,7 @@ import type { FlightBoard } from "./flight-board.ts";
 import { flightWatch, type ProviderWaits } from "./flight-watch.ts";
 import type { EventDraft, StateTx } from "../log/event-log.ts";
 import { StaleEpochError } from "../storage/fence.ts";
-import type { ListOwner } from "./context.ts";
+import type { ListOwner } from "./list-owner.ts";
 
 export class BudgetSpentError extends Error {
   constructor(readonly listId: string) {

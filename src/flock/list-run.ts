@@ -4,7 +4,8 @@
 //   (or skipped, with reason rejected | timeout | budget | failure, from any stage before done)
 // list.finished follows once every item is done or skipped and banter has landed (or waited out).
 import type { Item, TodoList } from "../generated/prisma/client.ts";
-import type { FlockContext, ListOwner } from "./context.ts";
+import type { FlockContext } from "./context.ts";
+import type { ListOwner } from "./list-owner.ts";
 import type { EventDraft, StateTx } from "../log/event-log.ts";
 import { StaleEpochError } from "../storage/fence.ts";
 import { landLostFlights } from "./lost-flights.ts";
