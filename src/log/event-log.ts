@@ -130,15 +130,19 @@ export class EventLog {
    * the state and the events it returns still commit together or not at all. `build` may run again
    * after a clash with another instance on the stream's seq.
    */
-  appendState(stream: string, build: (tx: StateTx) => Promise<EventDraft[]>): Promise<StoredEvent[]> {
+  appendState(stream: string, build: (tx: StateTx) => Promise<EventDraft[]>, fence?: Fence): Promise<StoredEvent[]> {
     return this.appends.run(stream, async () => {
       await this.settleQueued(stream);
       const ordered = this.options.commitOrderLock !== undefined;
-      const stored = await this.store.appendState(stream, async (tx) => {
-        const events = await build(tx);
-        if (ordered && events.some((e) => ORDERED_NAMES.has(e.name))) await tx.lockCommitOrder();
-        return events.map((e) => toNew(e.name, e.payload));
-      });
+      const stored = await this.store.appendState(
+        stream,
+        async (tx) => {
+          const events = await build(tx);
+          if (ordered && events.some((e) => ORDERED_NAMES.has(e.name))) await tx.lockCommitOrder();
+          return events.map((e) => toNew(e.name, e.payload));
+        },
+        fence,
+      );
       return this.announce(stream, stored);
     });
   }
@@ -151,10 +155,7 @@ export class EventLog {
    * fencedAppendWith (docs/rules.md "One owner's story").
    */
   fencedAppend(stream: string, fence: Fence, build: (tx: StateTx) => Promise<EventDraft[]>): Promise<StoredEvent[]> {
-    return this.appendState(stream, async (tx) => {
-      await tx.fenced(fence);
-      return build(tx);
-    });
+    return this.appendState(stream, build, fence);
   }
 
   /** appendWith for a lease holder, fenced like fencedAppend (the fence through Prisma). */

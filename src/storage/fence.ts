@@ -8,6 +8,7 @@
 // `fencedPrisma` (a Prisma transaction) first; EventLog.fencedAppend / fencedAppendWith do it for
 // a stream.
 import type { PrismaClient } from "../generated/prisma/client.ts";
+import type { PgBegin } from "./pg-pool.ts";
 
 /** A Prisma interactive transaction (as events/types.ts's Tx, named here so no import cycles back). */
 type Tx = Parameters<Parameters<PrismaClient["$transaction"]>[0]>[0];
@@ -68,4 +69,23 @@ export async function fencedPrisma(tx: Tx, fence: Fence): Promise<void> {
       ? await tx.todoList.findUnique({ where: { id: fence.id }, select: { epoch: true } })
       : await tx.obligation.findUnique({ where: { id: fence.id }, select: { epoch: true } });
   throw new StaleEpochError(fence, row?.epoch ?? null);
+}
+
+/**
+ * On PostgreSQL the fence travels with the BEGIN, in one round trip (the simple protocol takes
+ * several statements, so the id and epoch are inlined: the id through the driver's own literal
+ * escaping, the epoch checked to be an integer). Same statement, same refusal as `fenced`.
+ */
+export function pgFencedBegin(fence: Fence): PgBegin {
+  if (!Number.isSafeInteger(fence.epoch)) throw new Error(`a fence's epoch is an integer, not ${fence.epoch}`);
+  const sql = FENCE_SQL[fence.table];
+  return {
+    text: (client) =>
+      `BEGIN; ${sql.hold.replace("?", client.escapeLiteral(fence.id)).replace("?", String(fence.epoch))}`,
+    check: async (results, client) => {
+      if (results[0]?.rowCount === 1) return;
+      const { rows } = await client.query<{ epoch: number }>(sql.current.replace("?", "$1"), [fence.id]);
+      throw new StaleEpochError(fence, rows[0]?.epoch ?? null);
+    },
+  };
 }
