@@ -99,8 +99,8 @@ export class Flights {
     } finally {
       watch?.resumed?.();
     }
-    // Stepped down while it flew: the reply is dropped (the new owner lands this flight as lost).
-    if (this.signal.aborted) throw new StoppedError();
+    // Stepped down while it flew: the fence refuses the landing, so the reply is dropped (the new
+    // owner lands this flight as lost).
     await this.land(plan, result);
     if (result.ok || result.provider) await this.weather?.waits.clear(itemId);
     return result;
