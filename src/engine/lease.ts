@@ -20,8 +20,11 @@ export interface LeaseTable<H> {
   claimable(where: LeaseWhere): Promise<string[]>;
   /** Takes up one claimable row not held here: claims it (LeaseKeeper.claim), then drives it. */
   take(id: string): Promise<void> | void;
-  /** One conditional update that gives `owner` the row if it matches `where`; true when it won. */
-  claim(id: string, where: LeaseWhere, owner: string, until: Date): Promise<boolean>;
+  /**
+   * One conditional update that gives `owner` the row if it matches `where` and grows its epoch by
+   * one (storage/fence.ts); the epoch it won, or null when it lost.
+   */
+  claim(id: string, where: LeaseWhere, owner: string, until: Date): Promise<number | null>;
 }
 
 export interface LeaseKeeperOptions {
@@ -66,8 +69,11 @@ export class LeaseKeeper<H> {
     };
   }
 
-  /** Takes the row's lease if nobody else holds it: one conditional update, so one winner. */
-  claim(id: string): Promise<boolean> {
+  /**
+   * Takes the row's lease if nobody else holds it: one conditional update, so one winner. Returns
+   * the epoch this claim won (every write made under the lease carries it), null when it lost.
+   */
+  claim(id: string): Promise<number | null> {
     return this.table.claim(id, this.claimableWhere(), this.instanceId, this.leaseEnd());
   }
 

@@ -14,6 +14,8 @@ import { listEventPayload, VERDICTS, type Target, type VerdictValue } from "./ev
 import { listStream } from "../base/streams.ts";
 import type { TrustLedger } from "./trust.ts";
 import { SYSTEM, type Actor } from "../base/actor.ts";
+import { StaleEpochError } from "../storage/fence.ts";
+import type { ListOwner } from "./list-owner.ts";
 
 /** How soon a timeout whose write failed (the database restarting) is written again. */
 const TIMEOUT_RETRY_MS = 1_000;
@@ -38,6 +40,11 @@ export interface ApprovalSubject {
   taskType: string;
   /** Whose ledger records the verdict moves: "flock" for triage, the item's crows for output. */
   holders: string[];
+  /**
+   * The list's owner, when its run waits: the timeout at the deadline is the owner's write, fenced
+   * by its epoch. (An answer is anyone's: a verdict may be recorded by any instance.)
+   */
+  owner?: ListOwner;
 }
 
 /** The approval a target of `item` waits on, and whose ledger records its verdict moves. */
@@ -172,6 +179,11 @@ export class ApprovalDesk {
       // Not moved: someone (maybe another instance, its signal lost) decided first; hand that on.
       void this.record(subject, "timeout", SYSTEM)
         .then((moved) => (moved ? undefined : this.settleFromRow(subject)))
+        .catch((error: unknown) => {
+          // Refused by the fence: this instance no longer owns the list; it steps down, no retry.
+          if (!(error instanceof StaleEpochError)) throw error;
+          subject.owner?.fencedOut(error);
+        })
         // Fails only when the database does. At shutdown the row stays pending, and on the next start
         // the list waits on it again, finds the deadline past and records the timeout then. A
         // database that restarted or stalled under a live server is tried again shortly, or the
@@ -207,11 +219,15 @@ export class ApprovalDesk {
    */
   private async record(subject: ApprovalSubject, decision: Decision, actor: Actor): Promise<boolean> {
     let moved = false;
-    await this.log.appendState(listStream(subject.listId), async (tx) => {
+    const build = async (tx: StateTx) => {
       const events = await this.decideIn(tx, subject, decision, false, actor);
       moved = events !== null;
       return events ?? [];
-    });
+    };
+    const stream = listStream(subject.listId);
+    // Only the owner's own verdict (the timeout) is fenced; an answer may come through any instance.
+    if (subject.owner && decision === "timeout") await this.log.fencedAppend(stream, subject.owner.fence, build);
+    else await this.log.appendState(stream, build);
     if (!moved) return false;
     const k = key(subject.itemId, subject.target);
     clearTimeout(this.timers.get(k));

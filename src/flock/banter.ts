@@ -10,6 +10,8 @@ import { listEventPayload } from "./events.ts";
 import { listStream } from "../base/streams.ts";
 import type { ListBudget } from "./flights.ts";
 import type { FlockContext } from "./context.ts";
+import type { ListOwner } from "./list-owner.ts";
+import { StaleEpochError } from "../storage/fence.ts";
 import { personaOf, relationshipOf } from "../base/roster.ts";
 import { describeError } from "../base/describe-error.ts";
 
@@ -28,6 +30,7 @@ export class Banter {
     private readonly ctx: FlockContext,
     private readonly list: TodoList,
     private readonly budget: ListBudget,
+    private readonly owner: ListOwner,
   ) {
     this.count = list.banterCount;
   }
@@ -43,6 +46,9 @@ export class Banter {
     if (!speaker || !to) return;
     this.count += 1;
     const line = this.speak(itemId, speaker, to).catch((error: unknown) => {
+      // Refused by the fence: the instance steps down (its one line says so); nothing more here.
+      if (error instanceof StaleEpochError) return this.owner.fencedOut(error);
+      if (this.ctx.signal.aborted) return; // stepped down or stopping: the line is abandoned
       this.ctx.logLine(`flock: banter dropped on ${itemId}: ${describeError(error)}`);
     });
     this.inFlight.add(line);
@@ -65,7 +71,11 @@ export class Banter {
   private async speak(itemId: string, speaker: string, to: string): Promise<void> {
     const stream = listStream(this.list.id);
     // The slot is spent whether or not the line is usable, so a flaky model cannot retry forever.
-    await this.ctx.prisma.todoList.update({ where: { id: this.list.id }, data: { banterCount: { increment: 1 } } });
+    // Fenced like every write of the owner: a stale owner's slot is refused and its line never asked for.
+    await this.ctx.log.fencedAppend(stream, this.owner.fence, async (tx) => {
+      await tx.spendBanterSlot(this.list.id);
+      return [];
+    });
     const [speakerPersona, toPersona, recent] = await Promise.all([
       this.ctx.crew.personaOf(speaker),
       this.ctx.crew.personaOf(to),
@@ -95,7 +105,7 @@ export class Banter {
     const text = reply.text.trim();
     const usable = text !== "" && !text.includes("\n") && text.length <= MAX_LINE_CHARS;
     let counted = false;
-    await this.ctx.log.appendState(stream, async (tx) => {
+    await this.ctx.log.fencedAppend(stream, this.owner.fence, async (tx) => {
       if (this.closed) return [];
       await tx.addTokens(this.list.id, tokens);
       counted = true;

@@ -13,6 +13,9 @@ import { StoppedError } from "./approvals.ts";
 import type { FlightBoard } from "./flight-board.ts";
 import { flightWatch, type ProviderWaits } from "./flight-watch.ts";
 import type { ToolFlights } from "./tool-flight.ts";
+import type { EventDraft, StateTx } from "../log/event-log.ts";
+import { StaleEpochError } from "../storage/fence.ts";
+import type { ListOwner } from "./list-owner.ts";
 
 export class BudgetSpentError extends Error {
   constructor(readonly listId: string) {
@@ -57,6 +60,7 @@ export class Flights {
     private readonly log: EventLog,
     private readonly model: Model,
     private readonly signal: AbortSignal,
+    private readonly owner: ListOwner,
     private readonly weather?: FlightWeather,
     private readonly tools?: ToolFlights,
   ) {}
@@ -66,12 +70,14 @@ export class Flights {
     if (this.signal.aborted) throw new StoppedError();
     if (list.tokensUsed >= list.tokenBudget) throw new BudgetSpentError(list.listId);
     const prepared = plan.tools && this.tools ? await this.tools.prepare({ itemId, crow, ...plan.tools }) : null;
-    const stream = listStream(list.listId);
-    await this.log.append(
-      stream,
-      "crow.flying",
-      listEventPayload<"crow.flying">(list.listId, { item_id: itemId, crow, borrowed: plan.borrowed }),
-    );
+    // Fenced like every write of the list's owner: a crow.flying from a stale owner would be one
+    // the new owner never lands (so not a group commit: those take no fence).
+    await this.write(list.listId, async () => [
+      {
+        name: "crow.flying",
+        payload: listEventPayload<"crow.flying">(list.listId, { item_id: itemId, crow, borrowed: plan.borrowed }),
+      },
+    ]);
     let result: FlightResult;
     let budgetSpent = false;
     // One flight is one crow.flying and one crow.landed, however long the provider makes it wait:
@@ -131,6 +137,8 @@ export class Flights {
     } finally {
       watch?.resumed?.();
     }
+    // Stepped down while it flew: the fence refuses the landing, so the reply is dropped (the new
+    // owner lands this flight as lost).
     await this.land(plan, result);
     if (prepared) await this.tools?.desk.landed(prepared.flightKey);
     if (result.ok || result.provider) await this.weather?.waits.clear(itemId);
@@ -141,14 +149,25 @@ export class Flights {
   /** Closes a flight; a reply the caller later finds unusable is landed through here as a failure. */
   private async land(plan: FlightPlan, result: FlightResult): Promise<void> {
     const { list, itemId, crow } = plan;
-    list.tokensUsed += result.tokens;
     const payload = result.ok
       ? { item_id: itemId, crow, ok: true, tokens: result.tokens }
       : { item_id: itemId, crow, ok: false, tokens: result.tokens, error: result.error };
-    await this.log.appendState(listStream(list.listId), async (tx) => {
+    await this.write(list.listId, async (tx) => {
       await tx.addTokens(list.listId, result.tokens);
       return [{ name: "crow.landed", payload: listEventPayload<"crow.landed">(list.listId, payload) }];
     });
+    list.tokensUsed += result.tokens; // after the commit: a refused landing counts nothing
+  }
+
+  /** A write of the list's owner, fenced; refused, the owner steps down and the flight stops. */
+  private async write(listId: string, build: (tx: StateTx) => Promise<EventDraft[]>): Promise<void> {
+    try {
+      await this.log.fencedAppend(listStream(listId), this.owner.fence, build);
+    } catch (error) {
+      if (!(error instanceof StaleEpochError)) throw error;
+      this.owner.fencedOut(error);
+      throw new StoppedError();
+    }
   }
 }
 

@@ -19,6 +19,18 @@ import { OWNER, type Actor } from "../base/actor.ts";
 import { ProviderWaits } from "./flight-watch.ts";
 import { ToolCallDesk } from "./tool-calls.ts";
 import type { Tx } from "../storage/events/types.ts";
+import { listFence, type StaleEpochError } from "../storage/fence.ts";
+
+/**
+ * A list this instance holds: the epoch its claim won (every write of the run carries it), and the
+ * controller that stops the run. `steppedDown` keeps the step-down to one, whichever notices first:
+ * a refused write or the lease sweep.
+ */
+interface ListHold {
+  epoch: number;
+  lost: AbortController;
+  steppedDown: boolean;
+}
 
 export class Flock {
   readonly trust: TrustLedger;
@@ -31,9 +43,10 @@ export class Flock {
   private readonly runs = new Map<string, Promise<void>>();
   // Several instances may share one database: a running list is run by the one instance holding
   // its lease (TodoList.ownerId/leaseUntil, docs/architecture.md "Scaling out"); a finished list's
-  // lease is cleared. Each held list's AbortController stops its run if the lease is lost.
+  // lease is cleared. Each held list's AbortController stops its run if the lease is lost, and its
+  // epoch fences every write the run makes (storage/fence.ts, docs/rules.md "One owner's story").
   readonly instanceId: string;
-  private readonly leases: LeaseKeeper<AbortController>;
+  private readonly leases: LeaseKeeper<ListHold>;
 
   constructor(private readonly deps: FlockDeps) {
     const now = deps.now ?? Date.now;
@@ -144,29 +157,37 @@ export class Flock {
   }
 
   /** The TodoList table's side of the lease: its queries, and what holding a list means here. */
-  private listLeases(): LeaseTable<AbortController> {
+  private listLeases(): LeaseTable<ListHold> {
     const { prisma } = this.deps;
+    // The epoch each list let go of was found at, for the step-down's line (lost -> letGo).
+    const foundAt = new Map<string, number | null>();
     return {
       renew: async (ids, owner, until) => {
         await prisma.todoList.updateMany({ where: { id: { in: ids }, ownerId: owner }, data: { leaseUntil: until } });
       },
-      lost: async (ids) => {
-        const still = new Set(
+      lost: async (ids, held) => {
+        const rows = new Map(
           (
             await prisma.todoList.findMany({
-              where: { id: { in: ids }, ownerId: this.instanceId },
-              select: { id: true },
+              where: { id: { in: ids } },
+              select: { id: true, ownerId: true, epoch: true },
             })
-          ).map((l) => l.id),
+          ).map((l) => [l.id, l]),
         );
-        return ids.filter((id) => !still.has(id));
+        return ids.filter((id) => {
+          const row = rows.get(id);
+          if (row?.ownerId === this.instanceId && row.epoch === held(id)?.epoch) return false;
+          foundAt.set(id, row?.epoch ?? null);
+          return true;
+        });
       },
-      letGo: (id, lost) => {
-        // This instance stalled past its lease and another took the list over: stop running it.
-        this.deps.logLine(`flock: list ${id} was taken over by another instance; stopping here`);
-        lost?.abort();
-        this.approvals.release(id);
-        this.toolCalls.release(id);
+      letGo: (id, hold) => {
+        const current = foundAt.get(id) ?? null;
+        foundAt.delete(id);
+        if (!hold) return;
+        // Still at our epoch: the run finished the list and cleared its lease; nobody took it.
+        if (current === hold.epoch) return hold.lost.abort();
+        this.stepDown(id, hold, current);
       },
       claimable: async (where) =>
         (await prisma.todoList.findMany({ where: { status: "running", ...where }, select: { id: true } })).map(
@@ -174,13 +195,32 @@ export class Flock {
         ),
       take: (id) => this.start(id),
       claim: async (id, where, owner, until) => {
-        const { count } = await prisma.todoList.updateMany({
+        // The claim grows the epoch in the same statement, and hands back the one it won.
+        const won = await prisma.todoList.updateManyAndReturn({
           where: { id, status: "running", ...where },
-          data: { ownerId: owner, leaseUntil: until },
+          data: { ownerId: owner, leaseUntil: until, epoch: { increment: 1 } },
+          select: { epoch: true },
         });
-        return count === 1;
+        return won[0]?.epoch ?? null;
       },
     };
+  }
+
+  /**
+   * This instance no longer owns the list (another claimed it while this one stalled past its
+   * lease): it drops the list at once, once. Its run stops, its flights in the air are abandoned
+   * (what they return is dropped) and its approval waits end; nothing is retried.
+   */
+  private stepDown(listId: string, hold: ListHold, current: number | null): void {
+    if (hold.steppedDown) return;
+    hold.steppedDown = true;
+    if (this.leases.heldValue(listId) === hold) this.leases.release(listId);
+    this.deps.logLine(
+      `flock: stepped down from list ${listId}: this instance held epoch ${hold.epoch}, the list is at epoch ${current ?? "(gone)"} (another instance took it over); its flights in the air are abandoned`,
+    );
+    hold.lost.abort();
+    this.approvals.release(listId);
+    this.toolCalls.release(listId);
   }
 
   /** The lists whose lease this instance holds and runs now (tests, diagnostics). */
@@ -200,16 +240,27 @@ export class Flock {
 
   private start(listId: string): void {
     if (this.runs.has(listId) || this.stopping.signal.aborted) return;
-    const lost = new AbortController();
+    let hold: ListHold | undefined;
     const run = (async () => {
-      if (!(await this.leases.claim(listId))) return; // another instance runs it
-      this.leases.hold(listId, lost);
+      const epoch = await this.leases.claim(listId);
+      if (epoch === null) return; // another instance runs it
+      hold = { epoch, lost: new AbortController(), steppedDown: false };
+      this.leases.hold(listId, hold);
+      const owned = hold;
       const list = await this.deps.prisma.todoList.findUniqueOrThrow({ where: { id: listId } });
-      await new ListRun({ ...this.ctx, signal: AbortSignal.any([this.stopping.signal, lost.signal]) }, list).run();
+      const owner = {
+        fence: listFence(listId, epoch),
+        fencedOut: (error: StaleEpochError) => this.stepDown(listId, owned, error.current),
+      };
+      await new ListRun(
+        { ...this.ctx, signal: AbortSignal.any([this.stopping.signal, owned.lost.signal]) },
+        list,
+        owner,
+      ).run();
       // Finished: nobody needs to hold it any more. (Stopped: the lease lapses, or this instance
       // reclaims it on restart.)
       await this.deps.prisma.todoList.updateMany({
-        where: { id: listId, ownerId: this.instanceId, status: "finished" },
+        where: { id: listId, ownerId: this.instanceId, epoch, status: "finished" },
         data: { ownerId: null, leaseUntil: null },
       });
     })()
@@ -218,7 +269,7 @@ export class Flock {
       )
       .finally(() => {
         this.runs.delete(listId);
-        if (this.leases.heldValue(listId) === lost) this.leases.release(listId);
+        if (hold && this.leases.heldValue(listId) === hold) this.leases.release(listId);
       });
     this.runs.set(listId, run);
   }

@@ -6,6 +6,10 @@
 import { toolFlightConfig } from "../base/tool-flight-config.ts";
 import type { Item, TodoList } from "../generated/prisma/client.ts";
 import type { FlockContext } from "./context.ts";
+import type { ListOwner } from "./list-owner.ts";
+import type { EventDraft, StateTx } from "../log/event-log.ts";
+import { StaleEpochError } from "../storage/fence.ts";
+import { landLostFlights } from "./lost-flights.ts";
 import { listEventPayload, type Mode, type SkipReason } from "./events.ts";
 import { listStream } from "../base/streams.ts";
 import { BudgetSpentError, Flights, type FlightResult, type ListBudget } from "./flights.ts";
@@ -49,22 +53,37 @@ export class ListRun {
   constructor(
     private readonly ctx: FlockContext,
     private readonly list: TodoList,
+    private readonly owner: ListOwner,
   ) {
     this.budget = { listId: list.id, tokenBudget: list.tokenBudget, tokensUsed: list.tokensUsed };
     this.flights = new Flights(
       ctx.log,
       ctx.model,
       ctx.signal,
+      owner,
       { waits: ctx.providerWaits, ...(ctx.board ? { board: ctx.board } : {}) },
       ctx.tools
         ? new ToolFlights(ctx.tools, ctx.toolCalls, ctx.model, toolFlightConfig(ctx.config), ctx.signal, ctx.logLine)
         : undefined,
     );
     this.stream = listStream(list.id);
-    this.banter = new Banter(ctx, list, this.budget);
+    this.banter = new Banter(ctx, list, this.budget, owner);
   }
 
   async run(): Promise<void> {
+    try {
+      await this.runOwned();
+    } catch (error) {
+      if (error instanceof StoppedError && this.ctx.signal.aborted) return; // stepped down, or stopping
+      throw error;
+    }
+  }
+
+  private async runOwned(): Promise<void> {
+    // A claim after the first (a takeover, or this instance's restart): the flights the last owner
+    // left in the air land first, as lost, so every crow.flying has its crow.landed before the
+    // items fly again (docs/rules.md "One owner's story").
+    if (this.owner.fence.epoch > 1) await landLostFlights(this.ctx.log, this.list.id, (build) => this.write(build));
     const items = await this.ctx.prisma.item.findMany({ where: { listId: this.list.id }, orderBy: { n: "asc" } });
     const open = items.filter((item) => !TERMINAL_STAGES.has(item.stage));
     await this.ctx.providerWaits.load(open.map((item) => item.id)); // waits stored before a restart keep their deadline
@@ -73,7 +92,7 @@ export class ListRun {
     if (this.ctx.signal.aborted) return;
     await this.banter.settle(this.ctx.config.banterWaitMs);
     if (this.ctx.signal.aborted) return;
-    await this.ctx.log.appendState(this.stream, async (tx) => {
+    await this.write(async (tx) => {
       const list = await tx.finishList(this.list.id, new Date());
       // Finished already: an instance that took the list over while this one stalled (a database
       // pause outlasting the lease) finished it first. A list finishes once, so nothing is appended.
@@ -97,21 +116,29 @@ export class ListRun {
         item = await this.step(item);
       }
     } catch (error) {
-      if (error instanceof StoppedError || this.ctx.signal.aborted) return; // resumes on the next start
-      if (error instanceof ItemMovedOn) {
-        this.ctx.logLine(
-          `flock: item ${item.id} left ${error.from} under this run (the list was taken over, or the item skipped); this run lets it go`,
-        );
-        return;
-      }
-      if (error instanceof SkipItem) return this.skip(item, error.reason);
-      if (error instanceof BudgetSpentError) return this.skip(item, "budget");
-      this.ctx.logLine(`flock: item ${item.id} failed unexpectedly: ${describeError(error)}`);
-      await this.skip(item, "failure").catch((skipError: unknown) => {
-        // The item stays where it was and resumes on the next start; say why it could not be skipped.
-        this.ctx.logLine(`flock: item ${item.id} could not be skipped: ${describeError(skipError)}`);
+      await this.itemEnded(item, error).catch((ending: unknown) => {
+        // Stepped down (a refused write) or stopping while it skipped the item: the next owner carries it on.
+        if (!(ending instanceof StoppedError)) throw ending;
       });
     }
+  }
+
+  private async itemEnded(item: Item, error: unknown): Promise<void> {
+    if (error instanceof StoppedError || this.ctx.signal.aborted) return; // resumes on the next start
+    if (error instanceof ItemMovedOn) {
+      this.ctx.logLine(
+        `flock: item ${item.id} left ${error.from} under this run (the list was taken over, or the item skipped); this run lets it go`,
+      );
+      return;
+    }
+    if (error instanceof SkipItem) return this.skip(item, error.reason);
+    if (error instanceof BudgetSpentError) return this.skip(item, "budget");
+    this.ctx.logLine(`flock: item ${item.id} failed unexpectedly: ${describeError(error)}`);
+    await this.skip(item, "failure").catch((skipError: unknown) => {
+      if (skipError instanceof StoppedError) throw skipError;
+      // The item stays where it was and resumes on the next start; say why it could not be skipped.
+      this.ctx.logLine(`flock: item ${item.id} could not be skipped: ${describeError(skipError)}`);
+    });
   }
 
   private async step(item: Item): Promise<Item> {
@@ -119,14 +146,14 @@ export class ListRun {
       case "pending":
         return this.triage(item);
       case "awaiting_triage": {
-        const decision = await this.ctx.approvals.waitFor(approvalSubject(item, "triage"));
+        const decision = await this.ctx.approvals.waitFor({ ...approvalSubject(item, "triage"), owner: this.owner });
         if (decision === "rejected" || decision === "timeout") throw new SkipItem(decision);
         return this.setStage(item, "working");
       }
       case "working":
         return this.work(item);
       case "awaiting_output":
-        await this.ctx.approvals.waitFor(approvalSubject(item, "output"));
+        await this.ctx.approvals.waitFor({ ...approvalSubject(item, "output"), owner: this.owner });
         return this.setStage(item, "done");
       default:
         throw new Error(`item ${item.id} is in an unknown stage ${item.stage}`);
@@ -148,7 +175,7 @@ export class ListRun {
     if (!flight.ok && flight.provider) throw new SkipItem("failure"); // the provider's trouble, not the Sentry's: no fallback
     const triage: Triage = readTriage(flight, hints);
     const needsApproval = !(await this.ctx.trust.isTrusted(["flock"], triage.taskType));
-    await this.ctx.log.appendState(this.stream, async (tx) => {
+    await this.write(async (tx) => {
       const triaged = await tx.moveItem(item.id, "pending", {
         stage: "awaiting_triage",
         mode: triage.mode,
@@ -229,7 +256,7 @@ export class ListRun {
       crows = [result.crow];
     }
     const needsApproval = !(await this.ctx.trust.isTrusted(crows, taskType));
-    await this.ctx.log.appendState(this.stream, async (tx) => {
+    await this.write(async (tx) => {
       const updated = await tx.moveItem(item.id, "working", {
         stage: "awaiting_output",
         answer,
@@ -328,12 +355,27 @@ export class ListRun {
   // A stage move with no event of its own; it still takes the list stream's turn, like every write.
   private async setStage(item: Item, stage: ItemStage): Promise<Item> {
     let moved: Item | null = null;
-    await this.ctx.log.appendState(this.stream, async (tx) => {
+    await this.write(async (tx) => {
       moved = await tx.moveItem(item.id, item.stage, { stage });
       return [];
     });
     if (!moved) throw new ItemMovedOn(item.id, item.stage);
     return moved;
+  }
+
+  /**
+   * Every write the run makes to its list: fenced by the epoch its instance claimed, so the
+   * database refuses it once another instance took the list over. Refused, the instance steps
+   * down (one line, the run stops) and the write's caller ends with StoppedError.
+   */
+  private async write(build: (tx: StateTx) => Promise<EventDraft[]>): Promise<void> {
+    try {
+      await this.ctx.log.fencedAppend(this.stream, this.owner.fence, build);
+    } catch (error) {
+      if (!(error instanceof StaleEpochError)) throw error;
+      this.owner.fencedOut(error);
+      throw new StoppedError();
+    }
   }
 
   private async reload(item: Item): Promise<Item> {
@@ -343,7 +385,7 @@ export class ListRun {
   }
 
   private async skip(item: Item, reason: SkipReason): Promise<void> {
-    await this.ctx.log.appendState(this.stream, async (tx) => {
+    await this.write(async (tx) => {
       const skipped = await tx.skipItem(item.id, reason);
       return skipped
         ? [

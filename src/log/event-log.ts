@@ -9,6 +9,7 @@ import type { DatabaseHandle } from "../storage/db.ts";
 import type { EventStore, NewEvent, RenderedPage, RowTemplate, Tx } from "../storage/events/types.ts";
 import type { StateReads, StateTx } from "../storage/flock-state.ts";
 import { StreamTap } from "./stream-tap.ts";
+import { fencedPrisma, type Fence } from "../storage/fence.ts";
 import { flatten, tail } from "./follow.ts";
 
 export type { RenderedPage, RowTemplate, StateReads, StateTx, Tx };
@@ -129,16 +130,39 @@ export class EventLog {
    * the state and the events it returns still commit together or not at all. `build` may run again
    * after a clash with another instance on the stream's seq.
    */
-  appendState(stream: string, build: (tx: StateTx) => Promise<EventDraft[]>): Promise<StoredEvent[]> {
+  appendState(stream: string, build: (tx: StateTx) => Promise<EventDraft[]>, fence?: Fence): Promise<StoredEvent[]> {
     return this.appends.run(stream, async () => {
       await this.settleQueued(stream);
       const ordered = this.options.commitOrderLock !== undefined;
-      const stored = await this.store.appendState(stream, async (tx) => {
-        const events = await build(tx);
-        if (ordered && events.some((e) => ORDERED_NAMES.has(e.name))) await tx.lockCommitOrder();
-        return events.map((e) => toNew(e.name, e.payload));
-      });
+      const stored = await this.store.appendState(
+        stream,
+        async (tx) => {
+          const events = await build(tx);
+          if (ordered && events.some((e) => ORDERED_NAMES.has(e.name))) await tx.lockCommitOrder();
+          return events.map((e) => toNew(e.name, e.payload));
+        },
+        fence,
+      );
       return this.announce(stream, stored);
+    });
+  }
+
+  /**
+   * appendState for a lease holder (a list's owner, an obligation's): the fence (storage/fence.ts)
+   * is the transaction's first statement, so the state and events `build` returns commit only
+   * while `fence.epoch` is still the leased row's epoch. Refused, it rejects with StaleEpochError
+   * and nothing is written. Every write a holder makes on behalf of its lease goes through here or
+   * fencedAppendWith (docs/rules.md "One owner's story").
+   */
+  fencedAppend(stream: string, fence: Fence, build: (tx: StateTx) => Promise<EventDraft[]>): Promise<StoredEvent[]> {
+    return this.appendState(stream, build, fence);
+  }
+
+  /** appendWith for a lease holder, fenced like fencedAppend (the fence through Prisma). */
+  fencedAppendWith(stream: string, fence: Fence, build: (tx: Tx) => Promise<EventDraft[]>): Promise<StoredEvent[]> {
+    return this.appendWith(stream, async (tx) => {
+      await fencedPrisma(tx, fence);
+      return build(tx);
     });
   }
 

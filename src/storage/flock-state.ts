@@ -9,6 +9,7 @@ import type { Item } from "../generated/prisma/client.ts";
 import { deciderColumns, type Actor } from "../base/actor.ts";
 import type { TrustHistoryRow, TrustRecordRow } from "./trust-history.ts";
 import { sqliteTs } from "./sqlite-ts.ts";
+import { FENCE_SQL, StaleEpochError, type Fence } from "./fence.ts";
 
 /** Where a holder stands on a task type: what the next verdict moves from. */
 export interface TrustStanding {
@@ -49,6 +50,8 @@ export interface StateTx extends StateReads {
   /** Skips an item that is not done or skipped yet; false when it already was. */
   skipItem(id: string, reason: string): Promise<boolean>;
   addTokens(listId: string, tokens: number): Promise<void>;
+  /** One of the list's banter slots spent (TodoList.banterCount). */
+  spendBanterSlot(listId: string): Promise<void>;
   /** Marks the list finished; its token counters after. */
   /** Only a running list finishes: null when it is gone or already finished (by another instance that took it over). */
   finishList(listId: string, at: Date): Promise<{ tokensUsed: number; tokenBudget: number } | null>;
@@ -66,6 +69,11 @@ export interface StateTx extends StateReads {
   recordPick(nestId: string, ring: string, crow: string): Promise<void>;
   /** PostgreSQL's commit-order lock (db.ts commitOrderLock), held to commit; nothing on SQLite. */
   lockCommitOrder(): Promise<void>;
+  /**
+   * The fence (fence.ts): the leased row at `fence.epoch`, locked to commit; StaleEpochError when
+   * the database refuses (the row's epoch moved on), which rolls the whole transaction back.
+   */
+  fenced(fence: Fence): Promise<void>;
 }
 
 /** Who decided, in the columns Approval and TrustEntry keep it in (src/base/actor.ts, deciderColumns). */
@@ -251,6 +259,10 @@ class Statements implements StateTx {
     await this.exec.run(`UPDATE "TodoList" SET "tokensUsed" = "tokensUsed" + ? WHERE "id" = ?`, [tokens, listId]);
   }
 
+  async spendBanterSlot(listId: string): Promise<void> {
+    await this.exec.run(`UPDATE "TodoList" SET "banterCount" = "banterCount" + 1 WHERE "id" = ?`, [listId]);
+  }
+
   async finishList(listId: string, at: Date): Promise<{ tokensUsed: number; tokenBudget: number } | null> {
     return (
       (await this.exec.get<{ tokensUsed: number; tokenBudget: number }>(
@@ -327,6 +339,13 @@ class Statements implements StateTx {
 
   lockCommitOrder(): Promise<void> {
     return this.dialect.lockCommitOrder(this.exec);
+  }
+
+  async fenced(fence: Fence): Promise<void> {
+    const sql = FENCE_SQL[fence.table];
+    if ((await this.exec.run(sql.hold, [fence.id, fence.epoch])) === 1) return;
+    const row = await this.exec.get<{ epoch: number }>(sql.current, [fence.id]);
+    throw new StaleEpochError(fence, row?.epoch ?? null);
   }
 }
 

@@ -46,16 +46,29 @@ export function watchPool(pool: pg.Pool, logLine: (line: string) => void): void 
   });
 }
 
+/** How a transaction begins: BEGIN, or BEGIN and a first statement in the same round trip (a fence). */
+export interface PgBegin {
+  /** The text sent to begin (simple protocol: several statements in one message); its values already inlined. */
+  text(client: pg.PoolClient): string;
+  /** Checks what the statements after BEGIN returned; throws to roll the transaction back. */
+  check(results: pg.QueryResult[], client: pg.PoolClient): Promise<void>;
+}
+
 /**
  * Runs `work` in a transaction on one pooled connection: COMMIT when it resolves, ROLLBACK when it
  * throws. A connection whose ROLLBACK failed is dropped, never handed on mid-transaction.
  */
-export async function inPgTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+export async function inPgTransaction<T>(
+  pool: pg.Pool,
+  work: (client: pg.PoolClient) => Promise<T>,
+  begin?: PgBegin,
+): Promise<T> {
   const client = await pool.connect();
   let broken: Error | undefined;
   try {
-    await client.query("BEGIN");
+    const started = await client.query(begin ? begin.text(client) : "BEGIN");
     try {
+      if (begin) await begin.check((started as unknown as pg.QueryResult[]).slice(1), client);
       const result = await work(client);
       await client.query("COMMIT");
       return result;

@@ -22,7 +22,8 @@ export function startProcess(env: Record<string, string>): ServerProcess {
   child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
   child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
   const ready = new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no ready line; stderr: ${stderr}`)), 20_000);
+    // Generous: a loaded machine compiles the whole server through tsx before it listens.
+    const timer = setTimeout(() => reject(new Error(`no ready line; stderr: ${stderr}`)), 90_000);
     child.stdout.on("data", () => {
       const line = stdout.split("\n").find((l) => l.startsWith("{"));
       if (line) {

@@ -13,7 +13,8 @@ import { SYSTEM, withActor } from "../../base/actor.ts";
 import { watchStream } from "../../base/streams.ts";
 import type { Tx } from "../../log/event-log.ts";
 import type { MessageRow } from "../message.ts";
-import { OPEN_STAGES, type HeldTimers, type ObligationRow, type ObligationsDeps } from "./stages.ts";
+import { OPEN_STAGES, refuseIfStale, type HeldTimers, type ObligationRow, type ObligationsDeps } from "./stages.ts";
+import { FIRST_EPOCH } from "./fencing.ts";
 
 export const ASK_EXPIRED_EVENT = "ask.expired";
 /** Who an ask's obligation waits on. */
@@ -56,6 +57,7 @@ export class AskExpiry {
         respondent: ASKED,
         ownerId: this.deps.instanceId,
         leaseUntil: this.effects.leaseEnd(),
+        epoch: FIRST_EPOCH,
       },
     });
     this.effects.hold(id);
@@ -103,10 +105,12 @@ export class AskExpiry {
     const at = new Date(this.now());
     await this.deps.log
       .appendWith(watchStream(ask.nestId), async (tx) => {
+        // The holder's expiry: fenced by the epoch it holds (fencing.ts); the owner's reply is not.
         const closed = await tx.obligation.updateMany({
-          where: { id: row.id, stage: { in: [...OPEN_STAGES] } },
+          where: { id: row.id, stage: { in: [...OPEN_STAGES] }, ...this.effects.fences.where([row.id]) },
           data: { stage: "declined", closedAt: at },
         });
+        if (closed.count !== 1) await refuseIfStale(this.effects, tx, [row.id]);
         if (closed.count !== 1) throw new ConflictError(`${ask.id} was answered or expired already.`);
         return [{ name: ASK_EXPIRED_EVENT, payload: askExpiredPayload(ask, due, at) }];
       })
@@ -117,7 +121,7 @@ export class AskExpiry {
 
   private async close(row: ObligationRow, stage: "answered" | "declined"): Promise<void> {
     await this.deps.prisma.obligation.updateMany({
-      where: { id: row.id, stage: { in: [...OPEN_STAGES] } },
+      where: { id: row.id, stage: { in: [...OPEN_STAGES] }, ...this.effects.fences.where([row.id]) },
       data: { stage, closedAt: new Date(this.now()) },
     });
   }

@@ -8,12 +8,17 @@ import { describeError } from "../../base/describe-error.ts";
 import type { NestChat } from "../chat.ts";
 import { isAskObligation } from "./ask-expiry.ts";
 import { OPEN_STAGES, type ObligationRow, type ObligationsDeps, type Outcome, type Within } from "./stages.ts";
+import type { Prisma } from "../../generated/prisma/client.ts";
+import type { Tx } from "../../log/event-log.ts";
 
 /** The answers a deadline may write: the crow's decline closes the obligation, or it closes bare; an ask expires. */
 export interface DeadlineAnswers {
   close(requestId: string, author: string, outcome: Outcome): Within;
   closeWithoutPost(requestId: string, respondent: string, why: string): Promise<void>;
   expireAsk(row: ObligationRow): Promise<void>;
+  /** The fence of a holder's move on `ids` (fencing.ts), and the step-down when it refused one. */
+  fence(ids: string[]): Prisma.ObligationWhereInput;
+  refuseIfStale(tx: Tx, ids: string[]): Promise<void>;
 }
 
 /** setTimeout fires at once past ~24.8 days; a longer wait wakes early and re-arms (each handler re-checks its due time). */
@@ -80,9 +85,10 @@ export class Deadlines {
     try {
       await this.chat.nudge(row.nestId, row.respondent, text, row.requestId, async (tx, nudge) => {
         const marked = await tx.obligation.updateMany({
-          where: { id: row.id, stage: "claimed", nudgeId: "" },
+          where: { id: row.id, stage: "claimed", nudgeId: "", ...this.answers.fence([row.id]) },
           data: { nudgeId: nudge.id, nudgedAt: nudge.createdAt },
         });
+        if (marked.count !== 1) await this.answers.refuseIfStale(tx, [row.id]);
         if (marked.count !== 1) throw new ConflictError(`${row.id} was answered or nudged already.`);
       });
     } catch (error) {

@@ -3,12 +3,21 @@
 // (stages.ts), the lease over who drives each one (ownership.ts), the nudge deadlines
 // (deadlines.ts) and an ask's expiry (ask-expiry.ts).
 import type { Tx } from "../../log/event-log.ts";
+import type { StaleEpochError } from "../../storage/fence.ts";
 import type { NestChat, ObligationHook } from "../chat.ts";
 import type { MessageRecord, MessageRow } from "../message.ts";
 import { AskExpiry } from "./ask-expiry.ts";
 import { Deadlines } from "./deadlines.ts";
 import { Ownership, type ObligationRunner, type WatchResumer } from "./ownership.ts";
-import { Stages, type ObligationRow, type ObligationsDeps, type Outcome, type Within } from "./stages.ts";
+import { FIRST_EPOCH } from "./fencing.ts";
+import {
+  refuseIfStale,
+  Stages,
+  type ObligationRow,
+  type ObligationsDeps,
+  type Outcome,
+  type Within,
+} from "./stages.ts";
 
 export { OPEN_STAGES, WATCHER, respondentOf, watchObligationId, type ObligationsDeps, type Outcome } from "./stages.ts";
 export type { ObligationRunner, WatchResumer } from "./ownership.ts";
@@ -34,11 +43,17 @@ export class Obligations implements ObligationHook {
       now,
     );
     const lease = this.ownership.lease;
+    const ownership = this.ownership;
+    const held = {
+      hold: (id: string) => lease.hold(id, { takenAt: now(), epoch: FIRST_EPOCH }),
+      leaseEnd: () => lease.leaseEnd(),
+      fences: ownership.fences,
+      fencedOut: (error: StaleEpochError) => ownership.fencedOut(error),
+    };
     this.stages = new Stages(
       deps,
       {
-        hold: (id) => lease.hold(id, now()),
-        leaseEnd: () => lease.leaseEnd(),
+        ...held,
         armAt: (id, dueMs) => this.deadlines.armAt(id, dueMs),
         disarm: (requestId, respondent) => this.deadlines.disarm(requestId, respondent),
       },
@@ -48,8 +63,7 @@ export class Obligations implements ObligationHook {
       deps,
       {
         stopping: () => chat.signal.aborted,
-        hold: (id) => lease.hold(id, now()),
-        leaseEnd: () => lease.leaseEnd(),
+        ...held,
         armAt: (id, dueMs) => this.deadlines.armAt(id, dueMs),
       },
       now,
@@ -93,6 +107,17 @@ export class Obligations implements ObligationHook {
   /** An ask's deadline fired here (Deadlines): it expires, once. */
   expireAsk(row: ObligationRow): Promise<void> {
     return this.asks.fire(row);
+  }
+
+  /** The fence of a holder's move that may touch `ids` (fencing.ts): a where clause. */
+  fence(ids: string[]) {
+    return this.ownership.fences.where(ids);
+  }
+
+  /** After a holder's move matched no row: steps down and refuses the message when the fence refused it. */
+  refuseIfStale(tx: Tx, ids: string[]): Promise<void> {
+    const ownership = this.ownership;
+    return refuseIfStale({ fences: ownership.fences, fencedOut: (e) => ownership.fencedOut(e) }, tx, ids);
   }
 
   /** The watch verdict on `msgId` is being logged (Stages.judged). */

@@ -10,6 +10,14 @@ import type { NestRecord } from "../store.ts";
 import type { Deadlines } from "./deadlines.ts";
 import { isAskObligation } from "./ask-expiry.ts";
 import { OPEN_STAGES, watchObligationId, type ObligationRow, type ObligationsDeps } from "./stages.ts";
+import { ObligationFences } from "./fencing.ts";
+import type { StaleEpochError } from "../../storage/fence.ts";
+
+/** An obligation driven here: when this instance took it, and the epoch its claim won. */
+export interface HeldObligation {
+  takenAt: number;
+  epoch: number;
+}
 
 /** What the watchdog does for an inspection it resumes (Watchdog implements it). */
 export interface WatchResumer {
@@ -28,7 +36,8 @@ export interface ObligationRunner {
 export class Ownership {
   // Obligations this instance drives, with when it took them. An id enters before its creating
   // transaction commits, so a sweep that can see the row also sees it is already running here.
-  readonly lease: LeaseKeeper<number>;
+  readonly lease: LeaseKeeper<HeldObligation>;
+  readonly fences: ObligationFences;
   runner: ObligationRunner | undefined;
   watcher: WatchResumer | undefined;
 
@@ -39,6 +48,7 @@ export class Ownership {
     private readonly closeWithoutPost: (requestId: string, respondent: string, why: string) => Promise<void>,
     private readonly now: () => number,
   ) {
+    this.fences = new ObligationFences((id) => this.lease.heldValue(id)?.epoch);
     this.lease = new LeaseKeeper(this.obligationLeases(), {
       instanceId: deps.instanceId,
       leaseMs: deps.config.leaseMs,
@@ -51,7 +61,7 @@ export class Ownership {
   }
 
   /** The Obligation table's side of the lease: its queries, and what holding one means here. */
-  private obligationLeases(): LeaseTable<number> {
+  private obligationLeases(): LeaseTable<HeldObligation> {
     const { prisma } = this.deps;
     const open = (stage: string) => (OPEN_STAGES as readonly string[]).includes(stage);
     return {
@@ -61,31 +71,31 @@ export class Ownership {
           data: { leaseUntil: until },
         });
       },
-      lost: async (ids, takenAt) => {
+      lost: async (ids, heldValue) => {
         const rows = new Map(
           (
             await prisma.obligation.findMany({
               where: { id: { in: ids } },
-              select: { id: true, ownerId: true, stage: true },
+              select: { id: true, ownerId: true, stage: true, epoch: true },
             })
           ).map((r) => [r.id, r]),
         );
         const lost: string[] = [];
         for (const id of ids) {
           const row = rows.get(id);
+          const held = heldValue(id)!;
           // Not committed yet (or rolled back): keep it a while, its transaction may still be running.
-          if (!row && this.now() - takenAt(id)! < this.deps.config.leaseMs) continue;
-          if (row && row.ownerId === this.deps.instanceId && open(row.stage)) continue;
-          if (row && row.ownerId !== this.deps.instanceId && open(row.stage)) {
-            this.deps.logLine(
-              `nests: obligation ${id} was taken over by another instance; a late answer from here will be refused`,
-            );
-          }
+          if (!row && this.now() - held.takenAt < this.deps.config.leaseMs) continue;
+          if (row && row.ownerId === this.deps.instanceId && row.epoch === held.epoch && open(row.stage)) continue;
+          if (row && row.epoch !== held.epoch) this.logStepDown(id, held.epoch, row.epoch);
           lost.push(id);
         }
         return lost;
       },
-      letGo: (id) => this.deadlines.clearTimer(id),
+      letGo: (id, held) => {
+        if (held) this.fences.retire(id, held.epoch);
+        this.deadlines.clearTimer(id);
+      },
       claimable: async (where) =>
         (
           await prisma.obligation.findMany({
@@ -95,11 +105,13 @@ export class Ownership {
         ).map((r) => r.id),
       take: (id) => this.take(id),
       claim: async (id, where, owner, until) => {
-        const { count } = await prisma.obligation.updateMany({
+        // The claim grows the epoch in the same statement, and hands back the one it won.
+        const won = await prisma.obligation.updateManyAndReturn({
           where: { id, stage: { in: [...OPEN_STAGES] }, ...where },
-          data: { ownerId: owner, leaseUntil: until },
+          data: { ownerId: owner, leaseUntil: until, epoch: { increment: 1 } },
+          select: { epoch: true },
         });
-        return count === 1;
+        return won[0]?.epoch ?? null;
       },
     };
   }
@@ -107,11 +119,33 @@ export class Ownership {
   /** One conditional update takes the lease, so exactly one instance wins; the winner drives it. */
   private async take(id: string): Promise<void> {
     if (this.chat.signal.aborted || this.lease.holds(id)) return;
-    if (!(await this.lease.claim(id)) || this.lease.holds(id)) return;
-    this.lease.hold(id, this.now());
+    const epoch = await this.lease.claim(id);
+    if (epoch === null || this.lease.holds(id)) return;
+    this.lease.hold(id, { takenAt: this.now(), epoch });
     const row = await this.deps.prisma.obligation.findUniqueOrThrow({ where: { id } });
     this.deps.logLine(`nests: resuming obligation ${id} (${row.stage}${row.respondent ? `, ${row.respondent}` : ""})`);
     this.chat.spawn(`obligation ${id}`, () => this.drive(row));
+  }
+
+  /**
+   * A move of this instance's was refused by the fence: another instance claimed the obligation
+   * while this one stalled past its lease. It lets the obligation go at once (no retry, no timer),
+   * with one line.
+   */
+  fencedOut(error: StaleEpochError): void {
+    const id = error.fence.id;
+    const held = this.lease.heldValue(id);
+    if (held?.epoch !== error.fence.epoch) return; // let go already (the sweep, or an earlier refusal)
+    this.lease.release(id);
+    this.fences.retire(id, held.epoch);
+    this.deadlines.clearTimer(id);
+    this.logStepDown(id, held.epoch, error.current);
+  }
+
+  private logStepDown(id: string, held: number, current: number | null): void {
+    this.deps.logLine(
+      `nests: stepped down from obligation ${id}: this instance held epoch ${held}, it is at epoch ${current ?? "(gone)"} (another instance took it over); a late answer from here is refused`,
+    );
   }
 
   /** Carries a resumed obligation on from its stored stage. */

@@ -9,6 +9,8 @@ import { ConflictError } from "../../base/errors.ts";
 import { SERVICE_ROLE_NAMES } from "../../base/roster.ts";
 import { SERVER_VOICE, type MessageRecord, type MessageRow } from "../message.ts";
 import type { NestStore } from "../store.ts";
+import { FIRST_EPOCH, type ObligationFences } from "./fencing.ts";
+import type { StaleEpochError } from "../../storage/fence.ts";
 
 export const OPEN_STAGES = ["awaiting_claim", "claimed"] as const;
 export type Outcome = "answered" | "declined";
@@ -52,10 +54,29 @@ function mayBeWatched(message: { kind: string; author: string; refersTo: string 
 /** What a move leaves for this instance to do: hold the obligations it made, arm or drop deadlines. */
 /** The obligations' lease and deadline timers, as the stages and the ask expiry use them (index.ts gives them). */
 export interface HeldTimers {
-  /** This instance now drives `id` (it made it, so it holds its lease). */
+  /** This instance now drives `id` (it made it, so it holds its lease, at FIRST_EPOCH). */
   hold(id: string): void;
   leaseEnd(): Date;
   armAt(id: string, dueMs: number): void;
+  /** The epochs this instance holds: every move it makes as a holder is fenced by them (fencing.ts). */
+  fences: ObligationFences;
+  /** A move was refused by the fence: this instance steps down from the obligation (Ownership). */
+  fencedOut(error: StaleEpochError): void;
+}
+
+/**
+ * After a holder's move matched no row: when the fence refused it (the obligation's epoch moved
+ * past the one held here), this instance steps down and the message is not stored.
+ */
+export async function refuseIfStale(
+  effects: Pick<HeldTimers, "fences" | "fencedOut">,
+  tx: Tx,
+  ids: string[],
+): Promise<void> {
+  const stale = await effects.fences.stale(tx, ids);
+  if (!stale) return;
+  effects.fencedOut(stale);
+  throw new ConflictError(`${stale.fence.id} was taken over by another instance; this instance stepped down from it.`);
 }
 
 export interface StageEffects extends HeldTimers {
@@ -73,6 +94,11 @@ export class Stages {
     return this.deps.instanceId;
   }
 
+  /** The fence of a holder's move that may touch `ids` (fencing.ts). */
+  private fence(ids: string[]) {
+    return this.effects.fences.where(ids);
+  }
+
   /** Stores what the message promises, owned by this instance: its response, the Sentry's inspection. */
   async inTx(tx: Tx, row: MessageRow, context: { callsForResponse: boolean }): Promise<void> {
     const respondent = context.callsForResponse ? respondentOf(row) : null;
@@ -85,6 +111,7 @@ export class Stages {
           respondent,
           ownerId: this.instanceId,
           leaseUntil: this.effects.leaseEnd(),
+          epoch: FIRST_EPOCH,
         },
       });
       this.effects.hold(row.id);
@@ -104,6 +131,7 @@ export class Stages {
           respondent: WATCHER,
           ownerId: this.instanceId,
           leaseUntil: this.effects.leaseEnd(),
+          epoch: FIRST_EPOCH,
         },
       });
       this.effects.hold(id);
@@ -119,9 +147,10 @@ export class Stages {
       const id = watchObligationId(msgId);
       const at = new Date(this.now());
       const moved = await tx.obligation.updateMany({
-        where: { id, stage: "awaiting_claim" },
+        where: { id, stage: "awaiting_claim", ...this.fence([id]) },
         data: breach ? { stage: "claimed", claimedAt: at } : { stage: "answered", closedAt: at },
       });
+      if (moved.count === 0) await refuseIfStale(this.effects, tx, [id]);
       if (moved.count === 0 && (await tx.obligation.count({ where: { id } })) > 0)
         throw new ConflictError(`${msgId} was inspected already.`);
     };
@@ -130,10 +159,12 @@ export class Stages {
   /** The Sentry's ask_owner after a breach: closes the inspection of `msgId` in the ask's transaction. */
   asked(msgId: string): Within {
     return async (tx, row) => {
-      await tx.obligation.updateMany({
-        where: { id: watchObligationId(msgId), stage: { in: [...OPEN_STAGES] } },
+      const id = watchObligationId(msgId);
+      const closed = await tx.obligation.updateMany({
+        where: { id, stage: { in: [...OPEN_STAGES] }, ...this.fence([id]) },
         data: { stage: "answered", answerId: row.id, closedAt: row.createdAt },
       });
+      if (closed.count === 0) await refuseIfStale(this.effects, tx, [id]);
     };
   }
 
@@ -146,9 +177,15 @@ export class Stages {
     return async (tx, row) => {
       const at = row.createdAt;
       const took = await tx.obligation.updateMany({
-        where: { id: request.msg_id, stage: "awaiting_claim", respondent: { in: ["", crow] } },
+        where: {
+          id: request.msg_id,
+          stage: "awaiting_claim",
+          respondent: { in: ["", crow] },
+          ...this.fence([request.msg_id]),
+        },
         data: { respondent: crow, stage: "claimed", claimedAt: at },
       });
+      if (took.count === 0) await refuseIfStale(this.effects, tx, [request.msg_id]);
       if (took.count === 1) return this.effects.armAt(request.msg_id, at.getTime() + this.deps.config.nudgeAfterMs);
       const promised = await tx.obligation.findMany({
         where: { requestId: request.msg_id },
@@ -172,6 +209,7 @@ export class Stages {
             claimedAt: at,
             ownerId: this.instanceId,
             leaseUntil: this.effects.leaseEnd(),
+            epoch: FIRST_EPOCH,
           },
         });
         this.effects.hold(id);
@@ -187,11 +225,13 @@ export class Stages {
    */
   close(requestId: string, author: string, outcome: Outcome): Within {
     return async (tx, row) => {
+      const held = [requestId, `${requestId}/${author}`];
       const closed = await tx.obligation.updateMany({
-        where: { requestId, respondent: { in: [author, ""] }, stage: { in: [...OPEN_STAGES] } },
+        where: { requestId, respondent: { in: [author, ""] }, stage: { in: [...OPEN_STAGES] }, ...this.fence(held) },
         data: { respondent: author, stage: outcome, answerId: row.id, closedAt: row.createdAt },
       });
       if (closed.count > 0) return this.effects.disarm(requestId, author);
+      await refuseIfStale(this.effects, tx, held);
       if ((await tx.obligation.count({ where: { requestId } })) === 0) return; // nothing was promised
       throw new ConflictError(`${requestId} is already answered; ${author}'s ${row.kind} is not stored.`);
     };
@@ -212,10 +252,12 @@ export class Stages {
             { respondent: crow, stage: "claimed" },
             { respondent: "", stage: "awaiting_claim" },
           ],
+          ...this.fence([requestId]),
         },
         data: { respondent: "", stage: "awaiting_claim", claimedAt: null, nudgeId: "", nudgedAt: null },
       });
       if (reopened.count > 0) return this.effects.disarm(requestId, crow);
+      await refuseIfStale(this.effects, tx, [requestId]);
       if ((await tx.obligation.count({ where: { requestId } })) === 0) return;
       throw new ConflictError(`${requestId} is no longer ${crow}'s to hand on; ${crow}'s ${row.kind} is not stored.`);
     };
@@ -223,15 +265,21 @@ export class Stages {
 
   /** Closes an obligation that ends with no post (Boss saturated, the respondent refused by a guardrail). */
   async closeWithoutPost(requestId: string, respondent: string, why: string): Promise<void> {
+    const held = [requestId, `${requestId}/${respondent}`, watchObligationId(requestId)];
     const closed = await this.deps.prisma.obligation.updateMany({
       where: {
         requestId,
         respondent: { in: respondent === WATCHER ? [WATCHER] : [respondent, ""] },
         stage: { in: [...OPEN_STAGES] },
+        ...this.fence(held),
       },
       data: { stage: "declined", closedAt: new Date(this.now()) },
     });
     if (closed.count > 0) this.deps.logLine(`nests: ${requestId} closed without a reply from ${respondent}: ${why}`);
+    else {
+      const stale = await this.effects.fences.stale(this.deps.prisma, held);
+      if (stale) this.effects.fencedOut(stale);
+    }
     this.effects.disarm(requestId, respondent);
   }
 }

@@ -3,6 +3,7 @@
 // instance re-reads the counters and tries again (seq-retry.ts). docs/architecture.md says why.
 import type pg from "pg";
 import { inPgTransaction } from "../pg-pool.ts";
+import { pgFencedBegin as fencedBegin, type Fence } from "../fence.ts";
 import type { PrismaClient } from "../../generated/prisma/client.ts";
 import { pgState, type StateReads, type StateTx } from "../flock-state.ts";
 import { GroupQueue, type Pending } from "./group-queue.ts";
@@ -156,10 +157,10 @@ export class PgEventStore implements EventStore {
     return (last?.seq ?? 0) + 1;
   }
 
-  appendState(stream: string, build: (tx: StateTx) => Promise<NewEvent[]>): Promise<EventRow[]> {
+  appendState(stream: string, build: (tx: StateTx) => Promise<NewEvent[]>, fence?: Fence): Promise<EventRow[]> {
     return retryOnSeqClash(async () => {
       try {
-        return await this.stateTransaction(stream, build);
+        return await this.stateTransaction(stream, build, fence);
       } catch (error) {
         this.nextSeq.delete(stream); // rolled back: the counter may be ahead of the table
         throw error;
@@ -168,14 +169,21 @@ export class PgEventStore implements EventStore {
   }
 
   /** One transaction on a connection of its own from the pool: state statements, then the events. */
-  private async stateTransaction(stream: string, build: (tx: StateTx) => Promise<NewEvent[]>): Promise<EventRow[]> {
-    const rows = await this.writeState(async (tx, client) => {
+  private async stateTransaction(
+    stream: string,
+    build: (tx: StateTx) => Promise<NewEvent[]>,
+    fence?: Fence,
+  ): Promise<EventRow[]> {
+    const work = async (tx: StateTx, client: pg.PoolClient) => {
       const events = await build(tx);
       if (events.length === 0) return [];
       const rows = await this.insertIn(client, stream, events);
       await pgFanOut(clientRun(client), this.outboxRule, rows);
       return rows;
-    });
+    };
+    const rows = fence
+      ? await inPgTransaction(this.pool, (client) => work(pgState(client), client), fencedBegin(fence))
+      : await this.writeState(work);
     if (rows.length > 0) this.nextSeq.set(stream, rows[rows.length - 1]!.seq);
     return rows;
   }

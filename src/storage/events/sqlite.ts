@@ -3,6 +3,7 @@
 // an open Prisma transaction, and the seq counters are only touched by whoever holds that lock.
 // Reads use a second, read-only connection (WAL: committed rows only). docs/architecture.md says why.
 import Database from "better-sqlite3";
+import type { Fence } from "../fence.ts";
 import type { PrismaClient } from "../../generated/prisma/client.ts";
 import { sqliteState, type StateReads, type StateTx } from "../flock-state.ts";
 import { WriteConnectionLock } from "../write-connection-lock.ts";
@@ -214,7 +215,7 @@ export class SqliteEventStore implements EventStore {
     return Promise.resolve((this.nextSeq.get(stream) ?? (this.sql.writerLastSeq.get(stream) as number)) + 1);
   }
 
-  appendState(stream: string, build: (tx: StateTx) => Promise<NewEvent[]>): Promise<EventRow[]> {
+  appendState(stream: string, build: (tx: StateTx) => Promise<NewEvent[]>, fence?: Fence): Promise<EventRow[]> {
     return retryOnSeqClash(async () => {
       // The gate keeps group commits and Prisma's transactions off the connection meanwhile; the
       // state statements run on the writer connection, inside this transaction.
@@ -222,6 +223,7 @@ export class SqliteEventStore implements EventStore {
       const sql = this.sql;
       try {
         sql.begin.run();
+        if (fence) await this.writerState!.fenced(fence);
         const events = await build(this.writerState!);
         const rows = events.length === 0 ? [] : this.insertNow(stream, events);
         sql.commit.run();

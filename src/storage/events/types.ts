@@ -4,6 +4,7 @@
 import type { PrismaClient } from "../../generated/prisma/client.ts";
 import type { StateReads, StateTx } from "../flock-state.ts";
 import type { OutboxRule } from "../webhook-outbox.ts";
+import type { Fence } from "../fence.ts";
 
 export type Tx = Parameters<Parameters<PrismaClient["$transaction"]>[0]>[0];
 
@@ -63,7 +64,11 @@ export interface EventStore {
    * (flock-state.ts), and stores the events it returns in that same transaction: both commit or
    * neither does. `build` may run again after a clash with another instance on the stream's seq.
    */
-  appendState(stream: string, build: (tx: StateTx) => Promise<NewEvent[]>): Promise<EventRow[]>;
+  /**
+   * `fence`: the transaction is a lease holder's, fenced (../fence.ts) before `build` runs; refused,
+   * it rejects with StaleEpochError and nothing is written. (PostgreSQL sends it with the BEGIN.)
+   */
+  appendState(stream: string, build: (tx: StateTx) => Promise<NewEvent[]>, fence?: Fence): Promise<EventRow[]>;
   /** The flock's hot rows as committed (on SQLite, the read connection). */
   readonly state: StateReads;
   /** A state change with no event beside it, in a transaction of its own (a crew rotation's move). */
