@@ -12,6 +12,7 @@ import { tokenRoutes } from "./tokens.ts";
 import { auditRoutes } from "./audit.ts";
 import { openApiRoutes } from "./openapi/index.ts";
 import { exportRoutes } from "./export.ts";
+import { cancelRoutes } from "./cancel.ts";
 import type { Route } from "./router.ts";
 
 /** Every route of the REST API: the route table test/openapi.test.ts holds the OpenAPI document to. */
@@ -27,6 +28,7 @@ export const compatRoutes: readonly Route[] = [
   ...tokenRoutes,
   ...auditRoutes,
   ...exportRoutes,
+  ...cancelRoutes,
   ...openApiRoutes,
 ];
 

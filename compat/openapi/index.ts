@@ -14,6 +14,7 @@ import { tokenPaths, tokenSchemas } from "./tokens.ts";
 import { auditPaths, auditSchemas } from "./audit.ts";
 import { webhookPaths, webhookSchemas } from "./webhooks.ts";
 import { decidePaths } from "./decide.ts";
+import { cancelPaths, cancelSchemas } from "./cancel.ts";
 import { webhookEvents } from "./webhook-events.ts";
 import { json, type Operation, type Paths } from "./types.ts";
 
@@ -39,9 +40,10 @@ const FAMILIES: Paths[] = [
   exportPaths,
   webhookPaths,
   decidePaths,
+  cancelPaths,
   selfPaths,
 ];
-const SCHEMAS = { ...schemas, ...tokenSchemas, ...auditSchemas, ...webhookSchemas };
+const SCHEMAS = { ...schemas, ...tokenSchemas, ...auditSchemas, ...webhookSchemas, ...cancelSchemas };
 
 /** The 401/403 every path that asks a token can answer once CROWS_TOKEN is set (docs/security.md). */
 const ACCESS_REFUSALS = {
@@ -65,7 +67,7 @@ function withAccessRefusals(paths: Paths): Paths {
 }
 
 /** The REST API's own version (not the server's): its minor moves with an addition, its major with a CHANGELOG.md break. */
-export const API_VERSION = "1.4.0";
+export const API_VERSION = "1.5.0";
 
 export function openApiDocument() {
   const paths: Paths = {};

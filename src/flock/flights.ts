@@ -12,6 +12,7 @@ import { isProviderTrouble } from "../models/provider-errors.ts";
 import { StoppedError } from "./approvals.ts";
 import type { FlightBoard } from "./flight-board.ts";
 import { flightWatch, type ProviderWaits } from "./flight-watch.ts";
+import { CANCELLED_FLIGHT_ERROR, ListCancelledError } from "./cancel.ts";
 
 export class BudgetSpentError extends Error {
   constructor(readonly listId: string) {
@@ -42,7 +43,7 @@ export interface FlightPlan {
  */
 export type FlightResult =
   | { ok: true; text: string; tokens: number; reply: ModelReply }
-  | { ok: false; error: string; tokens: number; provider?: boolean };
+  | { ok: false; error: string; tokens: number; provider?: boolean; cancelled?: boolean };
 
 export interface FlightWeather {
   waits: ProviderWaits;
@@ -55,11 +56,14 @@ export class Flights {
     private readonly model: Model,
     private readonly signal: AbortSignal,
     private readonly weather?: FlightWeather,
+    /** The list's cancel: a flight does not start after it, and one in the air is abandoned. */
+    private readonly cancel?: AbortSignal,
   ) {}
 
   async fly(plan: FlightPlan): Promise<FlightResult> {
     const { list, itemId, crow } = plan;
     if (this.signal.aborted) throw new StoppedError();
+    if (this.cancel?.aborted) throw new ListCancelledError(list.listId);
     if (list.tokensUsed >= list.tokenBudget) throw new BudgetSpentError(list.listId);
     const stream = listStream(list.listId);
     await this.log.append(
@@ -79,22 +83,27 @@ export class Flights {
         })
       : undefined;
     try {
-      const request = renderRequest({ ...plan.work, speaker: crow, persona: plan.persona, signal: this.signal });
+      const signal = this.cancel ? AbortSignal.any([this.signal, this.cancel]) : this.signal;
+      const request = renderRequest({ ...plan.work, speaker: crow, persona: plan.persona, signal });
       const reply = await this.model.generate({ ...request, lane: list.listId, ...(watch ? { watch } : {}) });
       result = { ok: true, text: reply.text, tokens: totalTokens(reply.usage), reply };
     } catch (error) {
       if (this.signal.aborted) throw new StoppedError();
-      result = {
-        ok: false,
-        error: safeMessage(error),
-        tokens: 0,
-        ...(isProviderTrouble(error) ? { provider: true } : {}),
-      };
+      // Cancelled in the air: the flight still lands, once, saying so (every crow.flying lands).
+      if (this.cancel?.aborted) result = { ok: false, error: CANCELLED_FLIGHT_ERROR, tokens: 0, cancelled: true };
+      else
+        result = {
+          ok: false,
+          error: safeMessage(error),
+          tokens: 0,
+          ...(isProviderTrouble(error) ? { provider: true } : {}),
+        };
     } finally {
       watch?.resumed?.();
     }
     await this.land(plan, result);
     if (result.ok || result.provider) await this.weather?.waits.clear(itemId);
+    if (!result.ok && result.cancelled) throw new ListCancelledError(list.listId);
     return result;
   }
 

@@ -1,7 +1,7 @@
 // The flock engine's front: what the compat API and GraphQL call. It knows nothing of HTTP; it
 // refuses with the domain errors of src/base/errors.ts and appends everything it does to the log.
 import { randomBytes } from "node:crypto";
-import { BadInputError, NotFoundError, RateLimitedError } from "../base/errors.ts";
+import { BadInputError, ConflictError, NotFoundError, RateLimitedError } from "../base/errors.ts";
 import { ApprovalDesk, approvalSubject } from "./approvals.ts";
 import { CrewPicker, DEFAULT_NEST } from "./crew.ts";
 import { listEventPayload, type Target } from "./events.ts";
@@ -17,6 +17,8 @@ import type { FlockContext, FlockDeps } from "./context.ts";
 import { OWNER, type Actor } from "../base/actor.ts";
 import { ProviderWaits } from "./flight-watch.ts";
 import type { Tx } from "../storage/events/types.ts";
+import { ListCancel, storedActor } from "./cancel.ts";
+import { NUDGE, topicOf, type BusEvent } from "../log/bus.ts";
 
 export class Flock {
   readonly trust: TrustLedger;
@@ -26,6 +28,8 @@ export class Flock {
   private readonly ctx: FlockContext;
   private readonly stopping = new AbortController();
   private readonly runs = new Map<string, Promise<void>>();
+  /** The cancel of each list running here (docs/rules.md "Cancelling a list"). */
+  private readonly cancels = new Map<string, ListCancel>();
   // Several instances may share one database: a running list is run by the one instance holding
   // its lease (TodoList.ownerId/leaseUntil, docs/architecture.md "Scaling out"); a finished list's
   // lease is cleared. Each held list's AbortController stops its run if the lease is lost.
@@ -124,6 +128,41 @@ export class Flock {
     await this.approvals.answer(approvalSubject(item, target), input.approve, input.actor ?? OWNER);
   }
 
+  /**
+   * Cancels a running list (POST /api/lists/{list_id}/cancel): recorded once in the list's row by
+   * whichever instance is asked; the instance running the list ends its items (docs/rules.md
+   * "Cancelling a list"). A list already cancelling answers the same; a finished one is a
+   * ConflictError; an unknown one a NotFoundError.
+   */
+  async cancelList(input: { listId: unknown; actor?: Actor }): Promise<{ listId: string; cancelledAt: Date }> {
+    if (typeof input.listId !== "string" || input.listId.trim() === "")
+      throw new BadInputError('"list_id" must be a non-empty string.');
+    const listId = input.listId;
+    const now = new Date();
+    await this.deps.prisma.todoList.updateMany({
+      where: { id: listId, status: "running", cancelledAt: null },
+      data: { cancelledAt: now, cancelledBy: storedActor(input.actor ?? OWNER) },
+    });
+    const list = await this.deps.prisma.todoList.findUnique({
+      where: { id: listId },
+      select: { status: true, cancelledAt: true, cancelledBy: true },
+    });
+    if (!list) throw new NotFoundError(`No list ${listId}.`);
+    if (list.status === "finished") {
+      throw new ConflictError(
+        list.cancelledAt
+          ? `List ${listId} was cancelled and has finished; there is nothing left to cancel.`
+          : `List ${listId} has finished; there is nothing left to cancel.`,
+      );
+    }
+    if (!list.cancelledAt) throw new Error(`list ${listId} is running and was not marked cancelled`); // cannot be: the update above
+    // Running here: end it now. Elsewhere: nudge its stream, and its owner reads the row (its lease
+    // sweep reads it too, should the nudge be lost).
+    this.cancels.get(listId)?.cancelFromRow(list.cancelledBy);
+    this.deps.bus?.dispatchEvent(new CustomEvent(topicOf(listStream(listId)), { detail: NUDGE }) as BusEvent);
+    return { listId, cancelledAt: list.cancelledAt };
+  }
+
   async listExists(listId: string): Promise<boolean> {
     return (await this.deps.prisma.todoList.count({ where: { id: listId } })) > 0;
   }
@@ -150,6 +189,7 @@ export class Flock {
     return {
       renew: async (ids, owner, until) => {
         await prisma.todoList.updateMany({ where: { id: { in: ids }, ownerId: owner }, data: { leaseUntil: until } });
+        await this.readCancels(ids); // a cancel whose nudge was lost is heard here at the latest
       },
       lost: async (ids) => {
         const still = new Set(
@@ -198,14 +238,35 @@ export class Flock {
     await this.runs.get(listId);
   }
 
+  /** Cancels the runs here of those `listIds` whose rows say they were cancelled. */
+  private async readCancels(listIds: string[]): Promise<void> {
+    const open = listIds.filter((id) => this.cancels.get(id)?.cancelled === false);
+    if (open.length === 0) return;
+    const cancelled = await this.deps.prisma.todoList.findMany({
+      where: { id: { in: open }, cancelledAt: { not: null } },
+      select: { id: true, cancelledBy: true },
+    });
+    for (const list of cancelled) this.cancels.get(list.id)?.cancelFromRow(list.cancelledBy);
+  }
+
   private start(listId: string): void {
     if (this.runs.has(listId) || this.stopping.signal.aborted) return;
     const lost = new AbortController();
+    const cancel = new ListCancel();
+    // Another instance cancelling nudges the list's stream: read the row then (a nudge only).
+    const topic = topicOf(listStream(listId));
+    const onNudge = (event: BusEvent) => {
+      if (event.detail.seq === 0 && !cancel.cancelled) void this.readCancels([listId]).catch(() => {});
+    };
     const run = (async () => {
       if (!(await this.leases.claim(listId))) return; // another instance runs it
       this.leases.hold(listId, lost);
+      this.cancels.set(listId, cancel);
+      this.deps.bus?.addEventListener(topic, onNudge);
       const list = await this.deps.prisma.todoList.findUniqueOrThrow({ where: { id: listId } });
-      await new ListRun({ ...this.ctx, signal: AbortSignal.any([this.stopping.signal, lost.signal]) }, list).run();
+      if (list.cancelledAt) cancel.cancelFromRow(list.cancelledBy);
+      const signal = AbortSignal.any([this.stopping.signal, lost.signal]);
+      await new ListRun({ ...this.ctx, signal }, list, cancel).run();
       // Finished: nobody needs to hold it any more. (Stopped: the lease lapses, or this instance
       // reclaims it on restart.)
       await this.deps.prisma.todoList.updateMany({
@@ -218,6 +279,8 @@ export class Flock {
       )
       .finally(() => {
         this.runs.delete(listId);
+        this.deps.bus?.removeEventListener(topic, onNudge);
+        if (this.cancels.get(listId) === cancel) this.cancels.delete(listId);
         if (this.leases.heldValue(listId) === lost) this.leases.release(listId);
       });
     this.runs.set(listId, run);

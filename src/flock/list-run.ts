@@ -14,6 +14,9 @@ import { Banter } from "./banter.ts";
 import { stringArray } from "../base/util/json-column.ts";
 import { describeError } from "../base/describe-error.ts";
 import { TERMINAL_STAGES, type ItemStage } from "./stages.ts";
+import { ListCancel, ListCancelledError, actorOfStored } from "./cancel.ts";
+import { withActor } from "../base/actor.ts";
+import type { ApprovalSubject, Decision } from "./approvals.ts";
 
 /**
  * The item was no longer in the stage this run saw it in when the run came to move it: another
@@ -45,12 +48,17 @@ export class ListRun {
   constructor(
     private readonly ctx: FlockContext,
     private readonly list: TodoList,
+    /** The list's cancel (docs/rules.md "Cancelling a list"): set, every open item ends at once. */
+    private readonly cancel: ListCancel = new ListCancel(),
   ) {
     this.budget = { listId: list.id, tokenBudget: list.tokenBudget, tokensUsed: list.tokensUsed };
-    this.flights = new Flights(ctx.log, ctx.model, ctx.signal, {
-      waits: ctx.providerWaits,
-      ...(ctx.board ? { board: ctx.board } : {}),
-    });
+    this.flights = new Flights(
+      ctx.log,
+      ctx.model,
+      ctx.signal,
+      { waits: ctx.providerWaits, ...(ctx.board ? { board: ctx.board } : {}) },
+      cancel.signal,
+    );
     this.stream = listStream(list.id);
     this.banter = new Banter(ctx, list, this.budget);
   }
@@ -61,22 +69,24 @@ export class ListRun {
     await this.ctx.providerWaits.load(open.map((item) => item.id)); // waits stored before a restart keep their deadline
     await runLimited(open, this.ctx.config.itemConcurrency, (item) => this.runItem(item));
     if (this.ctx.signal.aborted) return;
-    await this.banter.settle(this.ctx.config.banterWaitMs);
+    // A cancelled list waits for no banter: a line still in the air is dropped.
+    await this.banter.settle(this.cancel.cancelled ? 0 : this.ctx.config.banterWaitMs);
     if (this.ctx.signal.aborted) return;
     await this.ctx.log.appendState(this.stream, async (tx) => {
       const list = await tx.finishList(this.list.id, new Date());
       // Finished already: an instance that took the list over while this one stalled (a database
       // pause outlasting the lease) finished it first. A list finishes once, so nothing is appended.
       if (!list) return [];
-      return [
-        {
-          name: "list.finished",
-          payload: listEventPayload<"list.finished">(this.list.id, {
-            tokens_used: list.tokensUsed,
-            token_budget: list.tokenBudget,
-          }),
-        },
-      ];
+      const finished = listEventPayload<"list.finished">(this.list.id, {
+        tokens_used: list.tokensUsed,
+        token_budget: list.tokenBudget,
+      });
+      // A cancelled list (the row says so, even if this run never heard) says it, and who, last.
+      const payload =
+        list.cancelledBy === null
+          ? finished
+          : withActor({ ...finished, cancelled: true }, actorOfStored(list.cancelledBy));
+      return [{ name: "list.finished", payload }];
     });
   }
 
@@ -84,10 +94,14 @@ export class ListRun {
     let item = start;
     try {
       while (!TERMINAL_STAGES.has(item.stage)) {
+        // Cancelled: an item not waiting on the owner ends here; one waiting has its approval rejected (decide).
+        if (this.cancel.cancelled && (item.stage === "pending" || item.stage === "working"))
+          throw new ListCancelledError(this.list.id);
         item = await this.step(item);
       }
     } catch (error) {
       if (error instanceof StoppedError || this.ctx.signal.aborted) return; // resumes on the next start
+      if (error instanceof ListCancelledError) return this.skip(item, "rejected");
       if (error instanceof ItemMovedOn) {
         this.ctx.logLine(
           `flock: item ${item.id} left ${error.from} under this run (the list was taken over, or the item skipped); this run lets it go`,
@@ -109,17 +123,38 @@ export class ListRun {
       case "pending":
         return this.triage(item);
       case "awaiting_triage": {
-        const decision = await this.ctx.approvals.waitFor(approvalSubject(item, "triage"));
+        const decision = await this.decide(approvalSubject(item, "triage"));
         if (decision === "rejected" || decision === "timeout") throw new SkipItem(decision);
         return this.setStage(item, "working");
       }
       case "working":
         return this.work(item);
       case "awaiting_output":
-        await this.ctx.approvals.waitFor(approvalSubject(item, "output"));
+        await this.decide(approvalSubject(item, "output"));
         return this.setStage(item, "done");
       default:
         throw new Error(`item ${item.id} is in an unknown stage ${item.stage}`);
+    }
+  }
+
+  /**
+   * The owner's decision on `subject`; once the list is cancelled (before or while waiting) a
+   * pending approval is rejected by the canceller, as the owner's own no would be.
+   */
+  private async decide(subject: ApprovalSubject): Promise<Decision> {
+    const reject = () => {
+      void this.ctx.approvals.rejectForCancel(subject, this.cancel.actor).catch((error: unknown) => {
+        this.ctx.logLine(
+          `flock: cancelling ${subject.itemId}'s ${subject.target} approval failed: ${describeError(error)}`,
+        );
+      });
+    };
+    if (this.cancel.cancelled) reject();
+    else this.cancel.signal.addEventListener("abort", reject, { once: true });
+    try {
+      return await this.ctx.approvals.waitFor(subject);
+    } finally {
+      this.cancel.signal.removeEventListener("abort", reject);
     }
   }
 
@@ -171,7 +206,7 @@ export class ListRun {
     let crows: string[];
     if (mode === "split" && subtasks.length > 0) {
       const parts = await this.crew(subtasks.length);
-      const results = await Promise.all(
+      const results = await allLanded(
         subtasks.map((subtask, i) =>
           this.flyWithRetry(
             item,
@@ -188,7 +223,7 @@ export class ListRun {
     } else if (mode === "murder") {
       const size = this.ctx.config.murderSize;
       const murder = await this.crew(size);
-      const results = await Promise.all(
+      const results = await allLanded(
         murder.map((pick, i) =>
           this.flyWithRetry(
             item,
@@ -329,6 +364,18 @@ export class ListRun {
 interface Landed {
   crow: string;
   text: string;
+}
+
+/**
+ * Like Promise.all, but settles only once every flight has landed: a cancel (or a skip) raised by
+ * one must not end the item while its siblings are still in the air, or their landings could
+ * follow list.finished.
+ */
+async function allLanded<T>(flights: Array<Promise<T>>): Promise<T[]> {
+  const settled = await Promise.allSettled(flights);
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
+  if (failed) throw failed.reason;
+  return settled.map((s) => (s as PromiseFulfilledResult<T>).value);
 }
 
 function unique(values: string[]): string[] {

@@ -48,9 +48,9 @@ export interface StateTx extends StateReads {
   /** Skips an item that is not done or skipped yet; false when it already was. */
   skipItem(id: string, reason: string): Promise<boolean>;
   addTokens(listId: string, tokens: number): Promise<void>;
-  /** Marks the list finished; its token counters after. */
+  /** Marks the list finished; its token counters after, and its canceller (null: not cancelled). */
   /** Only a running list finishes: null when it is gone or already finished (by another instance that took it over). */
-  finishList(listId: string, at: Date): Promise<{ tokensUsed: number; tokenBudget: number } | null>;
+  finishList(listId: string, at: Date): Promise<FinishedList | null>;
   /** A pending approval with its deadline, unless the target already has one. */
   openApproval(itemId: string, target: string, deadline: Date): Promise<void>;
   /** An approval decided at once (trust skipped it): fails if the target already has one. */
@@ -65,6 +65,13 @@ export interface StateTx extends StateReads {
   recordPick(nestId: string, ring: string, crow: string): Promise<void>;
   /** PostgreSQL's commit-order lock (db.ts commitOrderLock), held to commit; nothing on SQLite. */
   lockCommitOrder(): Promise<void>;
+}
+
+/** A list as it finished: its token counters, and who cancelled it (null: it ran to its end). */
+export interface FinishedList {
+  tokensUsed: number;
+  tokenBudget: number;
+  cancelledBy: string | null;
 }
 
 /** Who decided, in the columns Approval and TrustEntry keep it in (src/base/actor.ts, deciderColumns). */
@@ -250,10 +257,10 @@ class Statements implements StateTx {
     await this.exec.run(`UPDATE "TodoList" SET "tokensUsed" = "tokensUsed" + ? WHERE "id" = ?`, [tokens, listId]);
   }
 
-  async finishList(listId: string, at: Date): Promise<{ tokensUsed: number; tokenBudget: number } | null> {
+  async finishList(listId: string, at: Date): Promise<FinishedList | null> {
     return (
-      (await this.exec.get<{ tokensUsed: number; tokenBudget: number }>(
-        `UPDATE "TodoList" SET "status" = 'finished', "finishedAt" = ? WHERE "id" = ? AND "status" = 'running' RETURNING "tokensUsed", "tokenBudget"`,
+      (await this.exec.get<FinishedList>(
+        `UPDATE "TodoList" SET "status" = 'finished', "finishedAt" = ? WHERE "id" = ? AND "status" = 'running' RETURNING "tokensUsed", "tokenBudget", "cancelledBy"`,
         [this.dialect.ts(at), listId],
       )) ?? null
     );

@@ -10,6 +10,7 @@ import { missingScopeMessage, type Scope } from "../../../access/scopes.ts";
 
 const MUTATION_SCOPES: Record<string, Scope | "post"> = {
   submitList: "write",
+  cancelList: "write",
   createNest: "write",
   spinCrow: "write",
   postMessage: "post",
