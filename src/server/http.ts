@@ -24,6 +24,7 @@ import { asksForStream, fdLimit, StreamGate, streamCaps } from "./stream-caps.ts
 import { isWebhookApiPath, webhookRouter } from "./webhooks/routes.ts";
 import { serveDecide } from "./webhooks/decide.ts";
 import { isDecidePath } from "../webhooks/links.ts";
+import { createMcpDoor } from "./mcp/index.ts";
 
 const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
@@ -90,7 +91,9 @@ export async function startServer(app: App): Promise<RunningServer> {
   app.metrics.fdLimit.set(streams.caps.fdLimit ?? 0);
   for (const cap of ["total", "perClient", "headroom"] as const)
     app.metrics.sseCaps.set({ cap: cap === "perClient" ? "per_client" : cap }, streams.caps[cap]);
+  const mcp = createMcpDoor(app);
   const handlers: Handler[] = [
+    { matches: mcp.matches, serve: (req, res) => mcp.serve(req, res) },
     { matches: isWebhookApiPath, serve: (req, res, url) => serveCompat(app, webhooks, req, res, url) },
     { matches: isDecidePath, serve: (req, res, url) => serveDecide(app, req, res, url) },
     {
@@ -170,6 +173,7 @@ export async function startServer(app: App): Promise<RunningServer> {
       (closing ??= (async () => {
         stopping = true;
         tokenStreams.close();
+        await mcp.close(); // its streams end with their sessions
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         app.log.close(); // ends every open SSE stream and subscription
         server.closeIdleConnections();
