@@ -25,6 +25,7 @@ import { isWebhookApiPath, webhookRouter } from "./webhooks/routes.ts";
 import { serveDecide } from "./webhooks/decide.ts";
 import { isDecidePath } from "../webhooks/links.ts";
 import { createMcpDoor } from "./mcp/index.ts";
+import { createA2aDoor } from "./a2a/index.ts";
 
 const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
@@ -92,8 +93,11 @@ export async function startServer(app: App): Promise<RunningServer> {
   for (const cap of ["total", "perClient", "headroom"] as const)
     app.metrics.sseCaps.set({ cap: cap === "perClient" ? "per_client" : cap }, streams.caps[cap]);
   const mcp = createMcpDoor(app);
+  let baseUrl = ""; // known once listening; the agent card names it
+  const a2a = createA2aDoor(app, () => app.config.webhooks.publicUrl ?? baseUrl);
   const handlers: Handler[] = [
     { matches: mcp.matches, serve: (req, res) => mcp.serve(req, res) },
+    { matches: a2a.matches, serve: (req, res) => a2a.serve(req, res) },
     { matches: isWebhookApiPath, serve: (req, res, url) => serveCompat(app, webhooks, req, res, url) },
     { matches: isDecidePath, serve: (req, res, url) => serveDecide(app, req, res, url) },
     {
@@ -163,6 +167,7 @@ export async function startServer(app: App): Promise<RunningServer> {
   const { port } = server.address() as AddressInfo;
   const host = app.config.host.includes(":") ? `[${app.config.host}]` : app.config.host;
   const url = `http://${host}:${port}`;
+  baseUrl = url;
   await app.webhooks.sender.start(url); // decide links point here unless CROWS_PUBLIC_URL says otherwise
   let closing: Promise<void> | undefined;
   return {
