@@ -110,6 +110,46 @@ test("a sent task waits as input-required; cancelling it cancels its list", asyn
   assert.equal([events[events.length - 1]!.name, finished.cancelled], ["list.finished", true]);
 });
 
+test("a stream dropped mid-list: resubscribing to the task gets the rest, to completed (a caller without decide: the owner decides elsewhere)", async () => {
+  const writer = await makeToken(server, "a2a-writer", ["read", "write"], bearer(OWNER));
+  const client = await clientFor(writer.secret);
+  let taskId: string | undefined;
+  let listId: string | undefined;
+  for await (const event of client.sendMessageStream(send(userMessage("Buy milk\nCall the plumber")))) {
+    if (event.payload?.$case === "task") {
+      taskId = event.payload.value.id;
+      listId = event.payload.value.metadata?.list_id as string;
+      break; // the connection drops here
+    }
+  }
+  assert.ok(taskId && listId);
+  const states: TaskState[] = [];
+  const artifacts: string[] = [];
+  const resubscribed = (async () => {
+    for await (const event of client.resubscribeTask({ tenant: "", id: taskId! })) {
+      if (event.payload?.$case === "statusUpdate") states.push(event.payload.value.status!.state);
+      if (event.payload?.$case === "artifactUpdate") artifacts.push(event.payload.value.artifact!.artifactId);
+    }
+  })();
+  // The owner decides through REST meanwhile; this caller was never asked (no decide scope).
+  let over = false;
+  void resubscribed.finally(() => (over = true));
+  while (!over) {
+    for (const a of await server.app.prisma.approval.findMany({ where: { status: "pending", item: { listId } } }))
+      await server.request(
+        "POST",
+        "/api/verdicts",
+        { item_id: a.itemId, target: a.target, approve: true },
+        bearer(OWNER),
+      );
+    await new Promise((r) => setTimeout(r, 50)); // polling for work to do, never to prove an absence
+  }
+  await resubscribed;
+  assert.is(states[states.length - 1], TaskState.TASK_STATE_COMPLETED);
+  assert.not.ok(states.includes(TaskState.TASK_STATE_INPUT_REQUIRED), "a caller without decide is never asked");
+  assert.equal(artifacts.sort(), [`${listId}-1`, `${listId}-2`]);
+});
+
 test("scopes: a read token reads the card but cannot send", async () => {
   const reader = await makeToken(server, "a2a-reader", ["read"], bearer(OWNER));
   const client = await clientFor(reader.secret);
