@@ -57,7 +57,7 @@ test("the card names the skills, streaming, and the bearer scheme; without a tok
   assert.is(card.name, "crows");
   assert.equal(
     card.skills.map((s) => s.id),
-    ["work-a-todo-list"],
+    ["work-a-todo-list", "talk-in-a-nest"],
   );
   assert.is(card.capabilities?.streaming, true);
   assert.is(card.securitySchemes.bearer?.scheme?.$case, "httpAuthSecurityScheme");
@@ -148,6 +148,28 @@ test("a stream dropped mid-list: resubscribing to the task gets the rest, to com
   assert.is(states[states.length - 1], TaskState.TASK_STATE_COMPLETED);
   assert.not.ok(states.includes(TaskState.TASK_STATE_INPUT_REQUIRED), "a caller without decide is never asked");
   assert.equal(artifacts.sort(), [`${listId}-1`, `${listId}-2`]);
+});
+
+test("the nest skill: a message with a nest_id is a post in that nest, answered with its record; a read token is refused naming write", async () => {
+  const client = await clientFor(OWNER);
+  const message = userMessage("Hello from another agent");
+  message.metadata = { nest_id: "todo" };
+  const reply = (await client.sendMessage(send(message))) as Message;
+  const record = reply.metadata?.record as { msg_id: string; author: string; text: string };
+  assert.equal([record.author, record.text], ["owner", "Hello from another agent"]);
+  const stored = await server.request("GET", "/api/nests/todo/messages", undefined, bearer(OWNER));
+  assert.ok((stored.body as Array<{ msg_id: string }>).some((m) => m.msg_id === record.msg_id));
+
+  const reader = await makeToken(server, "a2a-nest-reader", ["read"], bearer(OWNER));
+  const readOnly = await clientFor(reader.secret);
+  const refused = userMessage("Not allowed");
+  refused.metadata = { nest_id: "todo" };
+  try {
+    await readOnly.sendMessage(send(refused));
+    assert.unreachable("a read token posted");
+  } catch (error) {
+    assert.match(String(error), /"write"/);
+  }
 });
 
 test("scopes: a read token reads the card but cannot send", async () => {

@@ -8,6 +8,7 @@ import { Role, TaskState, type Message, type Part } from "@a2a-js/sdk";
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from "@a2a-js/sdk/server";
 import type { App } from "../../app.ts";
 import { requireScope, ROOT, type Principal } from "../../access/principal.ts";
+import { requirePostScope } from "../../access/post-scope.ts";
 import { listStream } from "../../base/streams.ts";
 import { ListProgress, readList, waitingApprovals } from "../agents/list-view.ts";
 
@@ -93,6 +94,11 @@ export class CrowsExecutor implements AgentExecutor {
         });
         state.asked = undefined;
       }
+    } else if (typeof ctx.userMessage.metadata?.nest_id === "string") {
+      // The nest skill: the message is a post in the nest (as POST /api/nests/{id}/messages); the
+      // answer is a message holding the stored record, not a task.
+      await this.postInNest(ctx, bus, principal, ctx.userMessage.metadata.nest_id);
+      return;
     } else {
       requireScope(principal, "write");
       const { listId } = await this.app.flock.submitList({
@@ -117,6 +123,24 @@ export class CrowsExecutor implements AgentExecutor {
     await this.following.run(ctx.taskId, () =>
       this.follow(ctx.taskId, ctx.contextId, state, bus, principal.scopes.includes("decide")),
     );
+    bus.finished();
+  }
+
+  private async postInNest(ctx: RequestContext, bus: ExecutionEventBus, principal: Principal, nestId: string) {
+    const meta = ctx.userMessage.metadata ?? {};
+    const author = typeof meta.author === "string" ? meta.author : "owner";
+    await this.app.chat.requireNest(nestId);
+    await requirePostScope(this.app.prisma, principal, nestId, { author, refers_to: meta.refers_to });
+    const record = await this.app.chat.post(nestId, {
+      author,
+      text: textOf(ctx.userMessage),
+      to: meta.to,
+      refers_to: meta.refers_to,
+      actor: principal.actor,
+    });
+    const reply = agentMessage("", ctx.contextId, `${record.msg_id} posted in ${nestId} (${record.kind}).`);
+    reply.metadata = { record };
+    bus.publish(AgentEvent.message(reply));
     bus.finished();
   }
 

@@ -14,16 +14,22 @@ import { principalOf } from "../access.ts";
 import { missingScopeMessage, type Scope } from "../../access/scopes.ts";
 import { API_VERSION } from "../../../compat/openapi/index.ts";
 import { CrowsExecutor, callerOf } from "./executor.ts";
-import { ConflictError } from "../../base/errors.ts";
+import { ConflictError, ForbiddenError } from "../../base/errors.ts";
+import { requirePostScope } from "../../access/post-scope.ts";
 
 export const A2A_PATH = "/a2a";
 export const AGENT_CARD_PATH = "/.well-known/agent-card.json";
 
 /** The scope each JSON-RPC method needs (a message that continues a task is a reply: decide). */
-function scopeOf(body: { method?: unknown; params?: { message?: { taskId?: unknown } } }): Scope {
+function scopeOf(body: {
+  method?: unknown;
+  params?: { message?: { taskId?: unknown; metadata?: { nest_id?: unknown } } };
+}): Scope {
   switch (body.method) {
     case "SendMessage":
     case "SendStreamingMessage":
+      // A nest post: write, or decide for the owner's reply to an ask (the executor applies that rule).
+      if (body.params?.message?.metadata?.nest_id !== undefined) return "read";
       return typeof body.params?.message?.taskId === "string" && body.params.message.taskId !== "" ? "decide" : "write";
     case "CancelTask":
     case "CreateTaskPushNotificationConfig":
@@ -59,6 +65,17 @@ export function agentCard(baseUrl: string): AgentCard {
           "Send a todo list, one item a line (1-50). Each item is triaged, worked and answered; approvals it needs come back as input-required for a caller with the decide scope (reply approve or reject). Needs write.",
         tags: ["todo", "tasks", "approval"],
         examples: ["Buy milk\nWrite a haiku about crows"],
+        inputModes: ["text/plain"],
+        outputModes: ["text/plain"],
+        securityRequirements: [],
+      },
+      {
+        id: "talk-in-a-nest",
+        name: "Talk in a nest",
+        description:
+          'Post a message in a nest: send it with metadata {"nest_id", "author"?, "to"?, "refers_to"?}; the answer is a message holding the stored record (its kind as the nest tagged it). Needs write, or decide for the owner\'s reply to an ask.',
+        tags: ["nest", "chat"],
+        examples: ["@Quill what is on the list today?"],
         inputModes: ["text/plain"],
         outputModes: ["text/plain"],
         securityRequirements: [],
@@ -107,13 +124,29 @@ export function createA2aDoor(app: App, baseUrl: () => string): A2aDoor {
     const wireCard = { ...agentCard(baseUrl()), securitySchemes: { bearer: { httpAuthSecurityScheme: BEARER } } };
     server.use(AGENT_CARD_PATH, agentCardHandler({ agentCardProvider: async () => wireCard as unknown as AgentCard }));
     server.use(A2A_PATH, express.json({ limit: "1mb" }), (req, res, next) => {
-      const principal = principalOf(req);
-      const scope = scopeOf(req.body ?? {});
-      if (!principal.scopes.includes(scope)) {
-        res.status(403).json({ message: missingScopeMessage(scope), scope });
-        return;
-      }
-      callerOf.run(principal, next);
+      void (async () => {
+        const principal = principalOf(req);
+        const scope = scopeOf(req.body ?? {});
+        if (!principal.scopes.includes(scope)) {
+          res.status(403).json({ message: missingScopeMessage(scope), scope });
+          return;
+        }
+        const meta = req.body?.params?.message?.metadata;
+        if (typeof meta?.nest_id === "string") {
+          // A nest post: REST's rule (write, or decide for the owner's reply to an ask).
+          try {
+            await requirePostScope(app.prisma, principal, meta.nest_id, {
+              author: meta.author ?? "owner",
+              refers_to: meta.refers_to,
+            });
+          } catch (error) {
+            if (!(error instanceof ForbiddenError)) throw error;
+            res.status(403).json({ message: error.message, scope: "write" });
+            return;
+          }
+        }
+        callerOf.run(principal, next);
+      })().catch(next);
     });
     server.use(
       A2A_PATH,
