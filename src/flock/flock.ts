@@ -189,7 +189,8 @@ export class Flock {
     return {
       renew: async (ids, owner, until) => {
         await prisma.todoList.updateMany({ where: { id: { in: ids }, ownerId: owner }, data: { leaseUntil: until } });
-        await this.readCancels(ids); // a cancel whose nudge was lost is heard here at the latest
+        // A cancel whose nudge was lost is heard here at the latest; beside the sweep, not in its way.
+        void this.readCancels(ids).catch(() => {});
       },
       lost: async (ids) => {
         const still = new Set(
