@@ -17,6 +17,7 @@ import { decideRoutes } from "./decide.ts";
 import { openApiDocument, openApiRoute } from "./openapi/index.ts";
 import { toolServerRoutes } from "./tools.ts";
 import { toolCallRoutes } from "./tool-calls.ts";
+import { cancelRoutes } from "./cancel.ts";
 
 /**
  * Every REST route (and the decide links' pages), in the document's order: the router, the access
@@ -38,6 +39,7 @@ export const restRoutes: readonly RouteRecord[] = [
   ...decideRoutes,
   ...toolServerRoutes,
   ...toolCallRoutes,
+  ...cancelRoutes,
   openApiRoute(() => restRoutes),
 ];
 

@@ -3,6 +3,7 @@ import { builder } from "./builder.ts";
 import "./errors.ts";
 import "./personas.ts";
 import "./lists.ts";
+import "./cancel.ts";
 import "./verdicts.ts";
 import "./approvals.ts";
 import "./events.ts";

@@ -33,6 +33,11 @@ export const TodoList = builder.prismaObject("TodoList", {
     tokensUsed: t.exposeInt("tokensUsed"),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
     finishedAt: t.expose("finishedAt", { type: "DateTime", nullable: true }),
+    cancelledAt: t.expose("cancelledAt", {
+      type: "DateTime",
+      nullable: true,
+      description: "When the list was cancelled (cancelList), null when it was not.",
+    }),
     items: t.relation("items", { query: { orderBy: { n: "asc" } } }),
   }),
 });

@@ -104,6 +104,14 @@ export class ApprovalDesk {
   }
 
   /**
+   * A cancelled list's pending approval, rejected by whoever cancelled (docs/rules.md "Cancelling a
+   * list"): a rejection like the owner's own. False when it was decided already.
+   */
+  rejectForCancel(subject: ApprovalSubject, actor: Actor): Promise<boolean> {
+    return this.record(subject, "rejected", actor);
+  }
+
+  /**
    * The decision for a target: at once when it is already recorded, otherwise when the owner
    * answers or the deadline passes. The waiter is registered before the row is read, so an
    * answer landing in between is not missed.

@@ -16,6 +16,7 @@ import type { ToolFlights } from "./tool-flight.ts";
 import type { EventDraft, StateTx } from "../log/event-log.ts";
 import { StaleEpochError } from "../storage/fence.ts";
 import type { ListOwner } from "./list-owner.ts";
+import { CANCELLED_FLIGHT_ERROR, ListCancelledError } from "./cancel.ts";
 
 export class BudgetSpentError extends Error {
   constructor(readonly listId: string) {
@@ -48,7 +49,7 @@ export interface FlightPlan {
  */
 export type FlightResult =
   | { ok: true; text: string; tokens: number; reply: ModelReply }
-  | { ok: false; error: string; tokens: number; provider?: boolean };
+  | { ok: false; error: string; tokens: number; provider?: boolean; cancelled?: boolean };
 
 export interface FlightWeather {
   waits: ProviderWaits;
@@ -63,11 +64,14 @@ export class Flights {
     private readonly owner: ListOwner,
     private readonly weather?: FlightWeather,
     private readonly tools?: ToolFlights,
+    /** The list's cancel: a flight does not start after it, and one in the air is abandoned. */
+    private readonly cancel?: AbortSignal,
   ) {}
 
   async fly(plan: FlightPlan): Promise<FlightResult> {
     const { list, itemId, crow } = plan;
     if (this.signal.aborted) throw new StoppedError();
+    if (this.cancel?.aborted) throw new ListCancelledError(list.listId);
     if (list.tokensUsed >= list.tokenBudget) throw new BudgetSpentError(list.listId);
     const prepared = plan.tools && this.tools ? await this.tools.prepare({ itemId, crow, ...plan.tools }) : null;
     // Fenced like every write of the list's owner: a crow.flying from a stale owner would be one
@@ -91,7 +95,8 @@ export class Flights {
         })
       : undefined;
     try {
-      const request = renderRequest({ ...plan.work, speaker: crow, persona: plan.persona, signal: this.signal });
+      const signal = this.cancel ? AbortSignal.any([this.signal, this.cancel]) : this.signal;
+      const request = renderRequest({ ...plan.work, speaker: crow, persona: plan.persona, signal });
       if (prepared && plan.tools && this.tools) {
         const flown = await this.tools.run(
           {
@@ -126,14 +131,20 @@ export class Flights {
         const reply = await this.model.generate({ ...request, lane: list.listId, ...(watch ? { watch } : {}) });
         result = { ok: true, text: reply.text, tokens: totalTokens(reply.usage), reply };
       }
+      // Cancelled while its tool loop ran: it lands saying so, as a model call cut short does.
+      if (!result.ok && this.cancel?.aborted)
+        result = { ok: false, error: CANCELLED_FLIGHT_ERROR, tokens: result.tokens, cancelled: true };
     } catch (error) {
       if (error instanceof StoppedError || this.signal.aborted) throw new StoppedError();
-      result = {
-        ok: false,
-        error: safeMessage(error),
-        tokens: 0,
-        ...(isProviderTrouble(error) ? { provider: true } : {}),
-      };
+      // Cancelled in the air: the flight still lands, once, saying so (every crow.flying lands).
+      if (this.cancel?.aborted) result = { ok: false, error: CANCELLED_FLIGHT_ERROR, tokens: 0, cancelled: true };
+      else
+        result = {
+          ok: false,
+          error: safeMessage(error),
+          tokens: 0,
+          ...(isProviderTrouble(error) ? { provider: true } : {}),
+        };
     } finally {
       watch?.resumed?.();
     }
@@ -143,6 +154,7 @@ export class Flights {
     if (prepared) await this.tools?.desk.landed(prepared.flightKey);
     if (result.ok || result.provider) await this.weather?.waits.clear(itemId);
     if (budgetSpent) throw new BudgetSpentError(list.listId);
+    if (!result.ok && result.cancelled) throw new ListCancelledError(list.listId);
     return result;
   }
 

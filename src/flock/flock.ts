@@ -1,7 +1,7 @@
 // The flock engine's front: what the compat API and GraphQL call. It knows nothing of HTTP; it
 // refuses with the domain errors of src/base/errors.ts and appends everything it does to the log.
 import { randomBytes } from "node:crypto";
-import { BadInputError, NotFoundError, RateLimitedError } from "../base/errors.ts";
+import { BadInputError, ConflictError, NotFoundError, RateLimitedError } from "../base/errors.ts";
 import { ApprovalDesk, approvalSubject } from "./approvals.ts";
 import { CrewPicker, DEFAULT_NEST } from "./crew.ts";
 import { listEventPayload, type Target } from "./events.ts";
@@ -31,6 +31,8 @@ interface ListHold {
   lost: AbortController;
   steppedDown: boolean;
 }
+import { ListCancel, storedActor } from "./cancel.ts";
+import { NUDGE, topicOf, type BusEvent } from "../log/bus.ts";
 
 export class Flock {
   readonly trust: TrustLedger;
@@ -41,6 +43,8 @@ export class Flock {
   private readonly ctx: FlockContext;
   private readonly stopping = new AbortController();
   private readonly runs = new Map<string, Promise<void>>();
+  /** The cancel of each list running here (docs/rules.md "Cancelling a list"). */
+  private readonly cancels = new Map<string, ListCancel>();
   // Several instances may share one database: a running list is run by the one instance holding
   // its lease (TodoList.ownerId/leaseUntil, docs/architecture.md "Scaling out"); a finished list's
   // lease is cleared. Each held list's AbortController stops its run if the lease is lost, and its
@@ -135,6 +139,41 @@ export class Flock {
     await this.approvals.answer(approvalSubject(item, target), input.approve, input.actor ?? OWNER);
   }
 
+  /**
+   * Cancels a running list (POST /api/lists/{list_id}/cancel): recorded once in the list's row by
+   * whichever instance is asked; the instance running the list ends its items (docs/rules.md
+   * "Cancelling a list"). A list already cancelling answers the same; a finished one is a
+   * ConflictError; an unknown one a NotFoundError.
+   */
+  async cancelList(input: { listId: unknown; actor?: Actor }): Promise<{ listId: string; cancelledAt: Date }> {
+    if (typeof input.listId !== "string" || input.listId.trim() === "")
+      throw new BadInputError('"list_id" must be a non-empty string.');
+    const listId = input.listId;
+    const now = new Date();
+    await this.deps.prisma.todoList.updateMany({
+      where: { id: listId, status: "running", cancelledAt: null },
+      data: { cancelledAt: now, cancelledBy: storedActor(input.actor ?? OWNER) },
+    });
+    const list = await this.deps.prisma.todoList.findUnique({
+      where: { id: listId },
+      select: { status: true, cancelledAt: true, cancelledBy: true },
+    });
+    if (!list) throw new NotFoundError(`No list ${listId}.`);
+    if (list.status === "finished") {
+      throw new ConflictError(
+        list.cancelledAt
+          ? `List ${listId} was cancelled and has finished; there is nothing left to cancel.`
+          : `List ${listId} has finished; there is nothing left to cancel.`,
+      );
+    }
+    if (!list.cancelledAt) throw new Error(`list ${listId} is running and was not marked cancelled`); // cannot be: the update above
+    // Running here: end it now. Elsewhere: nudge its stream, and its owner reads the row (its lease
+    // sweep reads it too, should the nudge be lost).
+    this.cancels.get(listId)?.cancelFromRow(list.cancelledBy);
+    this.deps.bus?.dispatchEvent(new CustomEvent(topicOf(listStream(listId)), { detail: NUDGE }) as BusEvent);
+    return { listId, cancelledAt: list.cancelledAt };
+  }
+
   async listExists(listId: string): Promise<boolean> {
     return (await this.deps.prisma.todoList.count({ where: { id: listId } })) > 0;
   }
@@ -164,6 +203,8 @@ export class Flock {
     return {
       renew: async (ids, owner, until) => {
         await prisma.todoList.updateMany({ where: { id: { in: ids }, ownerId: owner }, data: { leaseUntil: until } });
+        // A cancel whose nudge was lost is heard here at the latest; beside the sweep, not in its way.
+        void this.readCancels(ids).catch(() => {});
       },
       lost: async (ids, held) => {
         const rows = new Map(
@@ -238,16 +279,36 @@ export class Flock {
     await this.runs.get(listId);
   }
 
+  /** Cancels the runs here of those `listIds` whose rows say they were cancelled. */
+  private async readCancels(listIds: string[]): Promise<void> {
+    const open = listIds.filter((id) => this.cancels.get(id)?.cancelled === false);
+    if (open.length === 0) return;
+    const cancelled = await this.deps.prisma.todoList.findMany({
+      where: { id: { in: open }, cancelledAt: { not: null } },
+      select: { id: true, cancelledBy: true },
+    });
+    for (const list of cancelled) this.cancels.get(list.id)?.cancelFromRow(list.cancelledBy);
+  }
+
   private start(listId: string): void {
     if (this.runs.has(listId) || this.stopping.signal.aborted) return;
     let hold: ListHold | undefined;
+    const cancel = new ListCancel();
+    // Another instance cancelling nudges the list's stream: read the row then (a nudge only).
+    const topic = topicOf(listStream(listId));
+    const onNudge = (event: BusEvent) => {
+      if (event.detail.seq === 0 && !cancel.cancelled) void this.readCancels([listId]).catch(() => {});
+    };
     const run = (async () => {
       const epoch = await this.leases.claim(listId);
       if (epoch === null) return; // another instance runs it
       hold = { epoch, lost: new AbortController(), steppedDown: false };
       this.leases.hold(listId, hold);
       const owned = hold;
+      this.cancels.set(listId, cancel);
+      this.deps.bus?.addEventListener(topic, onNudge);
       const list = await this.deps.prisma.todoList.findUniqueOrThrow({ where: { id: listId } });
+      if (list.cancelledAt) cancel.cancelFromRow(list.cancelledBy);
       const owner = {
         fence: listFence(listId, epoch),
         fencedOut: (error: StaleEpochError) => this.stepDown(listId, owned, error.current),
@@ -256,6 +317,7 @@ export class Flock {
         { ...this.ctx, signal: AbortSignal.any([this.stopping.signal, owned.lost.signal]) },
         list,
         owner,
+        cancel,
       ).run();
       // Finished: nobody needs to hold it any more. (Stopped: the lease lapses, or this instance
       // reclaims it on restart.)
@@ -269,6 +331,8 @@ export class Flock {
       )
       .finally(() => {
         this.runs.delete(listId);
+        this.deps.bus?.removeEventListener(topic, onNudge);
+        if (this.cancels.get(listId) === cancel) this.cancels.delete(listId);
         if (hold && this.leases.heldValue(listId) === hold) this.leases.release(listId);
       });
     this.runs.set(listId, run);

@@ -22,6 +22,9 @@ import { stringArray } from "../base/util/json-column.ts";
 import { describeError } from "../base/describe-error.ts";
 import { TERMINAL_STAGES, type ItemStage } from "./stages.ts";
 import pLimit from "p-limit";
+import { ListCancel, ListCancelledError, actorOfStored } from "./cancel.ts";
+import { withActor } from "../base/actor.ts";
+import type { ApprovalSubject, Decision } from "./approvals.ts";
 
 /**
  * The item was no longer in the stage this run saw it in when the run came to move it: another
@@ -54,6 +57,8 @@ export class ListRun {
     private readonly ctx: FlockContext,
     private readonly list: TodoList,
     private readonly owner: ListOwner,
+    /** The list's cancel (docs/rules.md "Cancelling a list"): set, every open item ends at once. */
+    private readonly cancel: ListCancel = new ListCancel(),
   ) {
     this.budget = { listId: list.id, tokenBudget: list.tokenBudget, tokensUsed: list.tokensUsed };
     this.flights = new Flights(
@@ -65,6 +70,7 @@ export class ListRun {
       ctx.tools
         ? new ToolFlights(ctx.tools, ctx.toolCalls, ctx.model, toolFlightConfig(ctx.config), ctx.signal, ctx.logLine)
         : undefined,
+      cancel.signal,
     );
     this.stream = listStream(list.id);
     this.banter = new Banter(ctx, list, this.budget, owner);
@@ -90,22 +96,24 @@ export class ListRun {
     // At most CROWS_ITEM_CONCURRENCY items of the list at once.
     await pLimit(this.ctx.config.itemConcurrency).map(open, (item) => this.runItem(item));
     if (this.ctx.signal.aborted) return;
-    await this.banter.settle(this.ctx.config.banterWaitMs);
+    // A cancelled list waits for no banter: a line still in the air is dropped.
+    await this.banter.settle(this.cancel.cancelled ? 0 : this.ctx.config.banterWaitMs);
     if (this.ctx.signal.aborted) return;
     await this.write(async (tx) => {
       const list = await tx.finishList(this.list.id, new Date());
       // Finished already: an instance that took the list over while this one stalled (a database
       // pause outlasting the lease) finished it first. A list finishes once, so nothing is appended.
       if (!list) return [];
-      return [
-        {
-          name: "list.finished",
-          payload: listEventPayload<"list.finished">(this.list.id, {
-            tokens_used: list.tokensUsed,
-            token_budget: list.tokenBudget,
-          }),
-        },
-      ];
+      const finished = listEventPayload<"list.finished">(this.list.id, {
+        tokens_used: list.tokensUsed,
+        token_budget: list.tokenBudget,
+      });
+      // A cancelled list (the row says so, even if this run never heard) says it, and who, last.
+      const payload =
+        list.cancelledBy === null
+          ? finished
+          : withActor({ ...finished, cancelled: true }, actorOfStored(list.cancelledBy));
+      return [{ name: "list.finished", payload }];
     });
   }
 
@@ -113,6 +121,9 @@ export class ListRun {
     let item = start;
     try {
       while (!TERMINAL_STAGES.has(item.stage)) {
+        // Cancelled: an item not waiting on the owner ends here; one waiting has its approval rejected (decide).
+        if (this.cancel.cancelled && (item.stage === "pending" || item.stage === "working"))
+          throw new ListCancelledError(this.list.id);
         item = await this.step(item);
       }
     } catch (error) {
@@ -125,6 +136,7 @@ export class ListRun {
 
   private async itemEnded(item: Item, error: unknown): Promise<void> {
     if (error instanceof StoppedError || this.ctx.signal.aborted) return; // resumes on the next start
+    if (error instanceof ListCancelledError) return this.skip(item, "rejected");
     if (error instanceof ItemMovedOn) {
       this.ctx.logLine(
         `flock: item ${item.id} left ${error.from} under this run (the list was taken over, or the item skipped); this run lets it go`,
@@ -146,17 +158,38 @@ export class ListRun {
       case "pending":
         return this.triage(item);
       case "awaiting_triage": {
-        const decision = await this.ctx.approvals.waitFor({ ...approvalSubject(item, "triage"), owner: this.owner });
+        const decision = await this.decide(approvalSubject(item, "triage"));
         if (decision === "rejected" || decision === "timeout") throw new SkipItem(decision);
         return this.setStage(item, "working");
       }
       case "working":
         return this.work(item);
       case "awaiting_output":
-        await this.ctx.approvals.waitFor({ ...approvalSubject(item, "output"), owner: this.owner });
+        await this.decide(approvalSubject(item, "output"));
         return this.setStage(item, "done");
       default:
         throw new Error(`item ${item.id} is in an unknown stage ${item.stage}`);
+    }
+  }
+
+  /**
+   * The owner's decision on `subject`; once the list is cancelled (before or while waiting) a
+   * pending approval is rejected by the canceller, as the owner's own no would be.
+   */
+  private async decide(subject: ApprovalSubject): Promise<Decision> {
+    const reject = () => {
+      void this.ctx.approvals.rejectForCancel(subject, this.cancel.actor).catch((error: unknown) => {
+        this.ctx.logLine(
+          `flock: cancelling ${subject.itemId}'s ${subject.target} approval failed: ${describeError(error)}`,
+        );
+      });
+    };
+    if (this.cancel.cancelled) reject();
+    else this.cancel.signal.addEventListener("abort", reject, { once: true });
+    try {
+      return await this.ctx.approvals.waitFor({ ...subject, owner: this.owner });
+    } finally {
+      this.cancel.signal.removeEventListener("abort", reject);
     }
   }
 
@@ -208,7 +241,7 @@ export class ListRun {
     let crows: string[];
     if (mode === "split" && subtasks.length > 0) {
       const parts = await this.crew(subtasks.length);
-      const results = await Promise.all(
+      const results = await allLanded(
         subtasks.map(async (subtask, i) =>
           this.flyWithRetry(
             item,
@@ -226,7 +259,7 @@ export class ListRun {
     } else if (mode === "murder") {
       const size = this.ctx.config.murderSize;
       const murder = await this.crew(size);
-      const results = await Promise.all(
+      const results = await allLanded(
         murder.map(async (pick, i) =>
           this.flyWithRetry(
             item,
@@ -403,6 +436,18 @@ export class ListRun {
 interface Landed {
   crow: string;
   text: string;
+}
+
+/**
+ * Like Promise.all, but settles only once every flight has landed: a cancel (or a skip) raised by
+ * one must not end the item while its siblings are still in the air, or their landings could
+ * follow list.finished.
+ */
+async function allLanded<T>(flights: Array<Promise<T>>): Promise<T[]> {
+  const settled = await Promise.allSettled(flights);
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
+  if (failed) throw failed.reason;
+  return settled.map((s) => (s as PromiseFulfilledResult<T>).value);
 }
 
 function unique(values: string[]): string[] {

@@ -23,6 +23,8 @@ import { writeSse } from "../http/sse/node-writer.ts";
 import { refuseUnstorable } from "../http/unstorable-text.ts";
 import { asksForStream, fdLimit, StreamGate, streamCaps } from "./stream-caps.ts";
 import { neededScope } from "./route-scopes.ts";
+import { createMcpDoor } from "./mcp/index.ts";
+import { createA2aDoor } from "./a2a/index.ts";
 
 const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
@@ -89,7 +91,12 @@ export async function startServer(app: App): Promise<RunningServer> {
   app.metrics.fdLimit.set(streams.caps.fdLimit ?? 0);
   for (const cap of ["total", "perClient", "headroom"] as const)
     app.metrics.sseCaps.set({ cap: cap === "perClient" ? "per_client" : cap }, streams.caps[cap]);
+  const mcp = createMcpDoor(app);
+  let baseUrl = ""; // known once listening; the agent card names it
+  const a2a = createA2aDoor(app, () => app.config.webhooks.publicUrl ?? baseUrl);
   const handlers: Handler[] = [
+    { matches: mcp.matches, serve: (req, res) => mcp.serve(req, res) },
+    { matches: a2a.matches, serve: (req, res) => a2a.serve(req, res) },
     {
       // Every REST route, and the decide links' pages; an unknown path under /api is the router's 404.
       matches: (p) => p === "/api" || p.startsWith("/api/") || router.onPath(p).length > 0,
@@ -158,6 +165,7 @@ export async function startServer(app: App): Promise<RunningServer> {
   const { port } = server.address() as AddressInfo;
   const host = app.config.host.includes(":") ? `[${app.config.host}]` : app.config.host;
   const url = `http://${host}:${port}`;
+  baseUrl = url;
   await app.webhooks.sender.start(url); // decide links point here unless CROWS_PUBLIC_URL says otherwise
   let closing: Promise<void> | undefined;
   return {
@@ -168,6 +176,7 @@ export async function startServer(app: App): Promise<RunningServer> {
       (closing ??= (async () => {
         stopping = true;
         tokenStreams.close();
+        await mcp.close(); // its streams end with their sessions
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         app.log.close(); // ends every open SSE stream and subscription
         server.closeIdleConnections();

@@ -52,9 +52,9 @@ export interface StateTx extends StateReads {
   addTokens(listId: string, tokens: number): Promise<void>;
   /** One of the list's banter slots spent (TodoList.banterCount). */
   spendBanterSlot(listId: string): Promise<void>;
-  /** Marks the list finished; its token counters after. */
+  /** Marks the list finished; its token counters after, and its canceller (null: not cancelled). */
   /** Only a running list finishes: null when it is gone or already finished (by another instance that took it over). */
-  finishList(listId: string, at: Date): Promise<{ tokensUsed: number; tokenBudget: number } | null>;
+  finishList(listId: string, at: Date): Promise<FinishedList | null>;
   /** A pending approval with its deadline, unless the target already has one. */
   openApproval(itemId: string, target: string, deadline: Date): Promise<void>;
   /** An approval decided at once (trust skipped it): fails if the target already has one. */
@@ -74,6 +74,13 @@ export interface StateTx extends StateReads {
    * the database refuses (the row's epoch moved on), which rolls the whole transaction back.
    */
   fenced(fence: Fence): Promise<void>;
+}
+
+/** A list as it finished: its token counters, and who cancelled it (null: it ran to its end). */
+export interface FinishedList {
+  tokensUsed: number;
+  tokenBudget: number;
+  cancelledBy: string | null;
 }
 
 /** Who decided, in the columns Approval and TrustEntry keep it in (src/base/actor.ts, deciderColumns). */
@@ -263,10 +270,10 @@ class Statements implements StateTx {
     await this.exec.run(`UPDATE "TodoList" SET "banterCount" = "banterCount" + 1 WHERE "id" = ?`, [listId]);
   }
 
-  async finishList(listId: string, at: Date): Promise<{ tokensUsed: number; tokenBudget: number } | null> {
+  async finishList(listId: string, at: Date): Promise<FinishedList | null> {
     return (
-      (await this.exec.get<{ tokensUsed: number; tokenBudget: number }>(
-        `UPDATE "TodoList" SET "status" = 'finished', "finishedAt" = ? WHERE "id" = ? AND "status" = 'running' RETURNING "tokensUsed", "tokenBudget"`,
+      (await this.exec.get<FinishedList>(
+        `UPDATE "TodoList" SET "status" = 'finished', "finishedAt" = ? WHERE "id" = ? AND "status" = 'running' RETURNING "tokensUsed", "tokenBudget", "cancelledBy"`,
         [this.dialect.ts(at), listId],
       )) ?? null
     );

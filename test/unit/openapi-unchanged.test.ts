@@ -79,6 +79,8 @@ const ADDED_SINCE = new Set([
   "post /api/tool-calls/{call_id}/decision",
   "get /api/tool-permissions",
   "delete /api/tool-permissions/{permission_id}",
+  // cancelling a list (docs/rules.md "Cancelling a list")
+  "post /api/lists/{list_id}/cancel",
 ]);
 
 /** Values added since to an enum the old document had (the webhook types a receiver may ask for). */

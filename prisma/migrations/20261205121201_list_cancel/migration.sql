@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "TodoList" ADD COLUMN "cancelledAt" DATETIME;
+ALTER TABLE "TodoList" ADD COLUMN "cancelledBy" TEXT;

@@ -1,0 +1,167 @@
+// crows as an A2A agent (docs/integrations.md "A2A"), through the official SDK's request handler and
+// its express helpers: the agent card at /.well-known/agent-card.json, JSON-RPC at /a2a. The access
+// gate has already admitted the request (401 without a token where one is configured); this door
+// checks each method's scope the way REST does (a 403 naming it) and hands the principal to the
+// executor, which calls the engine.
+import type http from "node:http";
+import express from "express";
+import type { AgentCard } from "@a2a-js/sdk";
+import { DefaultRequestHandler, InMemoryTaskStore, type ServerCallContext } from "@a2a-js/sdk/server";
+import { agentCardHandler, jsonRpcHandler } from "@a2a-js/sdk/server/express";
+import type { CancelTaskRequest } from "@a2a-js/sdk";
+import type { App } from "../../app.ts";
+import { principalOf } from "../access.ts";
+import { missingScopeMessage, type Scope } from "../../access/scopes.ts";
+import { API_VERSION } from "../../../compat/openapi/index.ts";
+import { CrowsExecutor, callerOf } from "./executor.ts";
+import { ConflictError, ForbiddenError } from "../../base/errors.ts";
+import { requirePostScope } from "../../access/post-scope.ts";
+
+export const A2A_PATH = "/a2a";
+export const AGENT_CARD_PATH = "/.well-known/agent-card.json";
+
+/** The scope each JSON-RPC method needs (a message that continues a task is a reply: decide). */
+function scopeOf(body: {
+  method?: unknown;
+  params?: { message?: { taskId?: unknown; metadata?: { nest_id?: unknown } } };
+}): Scope {
+  switch (body.method) {
+    case "SendMessage":
+    case "SendStreamingMessage":
+      // A nest post: write, or decide for the owner's reply to an ask (the executor applies that rule).
+      if (body.params?.message?.metadata?.nest_id !== undefined) return "read";
+      return typeof body.params?.message?.taskId === "string" && body.params.message.taskId !== "" ? "decide" : "write";
+    case "CancelTask":
+    case "CreateTaskPushNotificationConfig":
+    case "DeleteTaskPushNotificationConfig":
+      return "write";
+    default:
+      return "read";
+  }
+}
+
+const BEARER = { description: "A crows token (CROWS_TOKEN or a named token).", scheme: "bearer", bearerFormat: "" };
+
+export function agentCard(baseUrl: string): AgentCard {
+  return {
+    name: "crows",
+    description:
+      "A flock of LLM-backed crows that works a todo list under its owner's approval: send a list (one item a line) and get each item's answer as an artifact.",
+    supportedInterfaces: [
+      { url: `${baseUrl}${A2A_PATH}`, protocolBinding: "JSONRPC", tenant: "", protocolVersion: "1.0" },
+    ],
+    provider: undefined,
+    version: API_VERSION,
+    capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
+    securitySchemes: { bearer: { scheme: { $case: "httpAuthSecurityScheme", value: BEARER } } },
+    securityRequirements: [{ schemes: { bearer: { list: [] } } }],
+    defaultInputModes: ["text/plain"],
+    defaultOutputModes: ["text/plain"],
+    skills: [
+      {
+        id: "work-a-todo-list",
+        name: "Work a todo list",
+        description:
+          "Send a todo list, one item a line (1-50). Each item is triaged, worked and answered; approvals it needs come back as input-required for a caller with the decide scope (reply approve or reject). Needs write.",
+        tags: ["todo", "tasks", "approval"],
+        examples: ["Buy milk\nWrite a haiku about crows"],
+        inputModes: ["text/plain"],
+        outputModes: ["text/plain"],
+        securityRequirements: [],
+      },
+      {
+        id: "talk-in-a-nest",
+        name: "Talk in a nest",
+        description:
+          'Post a message in a nest: send it with metadata {"nest_id", "author"?, "to"?, "refers_to"?}; the answer is a message holding the stored record (its kind as the nest tagged it). Needs write, or decide for the owner\'s reply to an ask.',
+        tags: ["nest", "chat"],
+        examples: ["@Quill what is on the list today?"],
+        inputModes: ["text/plain"],
+        outputModes: ["text/plain"],
+        securityRequirements: [],
+      },
+    ],
+    signatures: [],
+  };
+}
+
+/** Cancels the task's list first (docs/rules.md "Cancelling a list"), then lets the SDK settle the task. */
+class CrowsRequestHandler extends DefaultRequestHandler {
+  constructor(
+    card: AgentCard,
+    private readonly app: App,
+    private readonly crows: CrowsExecutor,
+  ) {
+    super(card, new InMemoryTaskStore(), crows);
+  }
+
+  override async cancelTask(params: CancelTaskRequest, context: ServerCallContext) {
+    const listId = this.crows.listOf(params.id);
+    if (listId) {
+      const principal = callerOf.getStore();
+      await this.app.flock.cancelList({ listId, actor: principal?.actor }).catch((error: unknown) => {
+        if (!(error instanceof ConflictError)) throw error; // finished: the SDK answers not cancelable
+      });
+    }
+    return super.cancelTask(params, context);
+  }
+}
+
+export interface A2aDoor {
+  matches(pathname: string): boolean;
+  serve(req: http.IncomingMessage, res: http.ServerResponse): void;
+}
+
+export function createA2aDoor(app: App, baseUrl: () => string): A2aDoor {
+  let router: express.Express | undefined;
+  const build = () => {
+    const executor = new CrowsExecutor(app);
+    const handler = new CrowsRequestHandler(agentCard(baseUrl()), app, executor);
+    const server = express();
+    server.disable("x-powered-by");
+    // Served in the protocol's JSON form (a security scheme is keyed by its kind), which the SDK's
+    // card resolver reads back into its own types; the handler keeps the typed card.
+    const wireCard = { ...agentCard(baseUrl()), securitySchemes: { bearer: { httpAuthSecurityScheme: BEARER } } };
+    server.use(AGENT_CARD_PATH, agentCardHandler({ agentCardProvider: async () => wireCard as unknown as AgentCard }));
+    server.use(A2A_PATH, express.json({ limit: "1mb" }), (req, res, next) => {
+      void (async () => {
+        const principal = principalOf(req);
+        const scope = scopeOf(req.body ?? {});
+        if (!principal.scopes.includes(scope)) {
+          res.status(403).json({ message: missingScopeMessage(scope), scope });
+          return;
+        }
+        const meta = req.body?.params?.message?.metadata;
+        if (typeof meta?.nest_id === "string") {
+          // A nest post: REST's rule (write, or decide for the owner's reply to an ask).
+          try {
+            await requirePostScope(app.prisma, principal, meta.nest_id, {
+              author: meta.author ?? "owner",
+              refers_to: meta.refers_to,
+            });
+          } catch (error) {
+            if (!(error instanceof ForbiddenError)) throw error;
+            res.status(403).json({ message: error.message, scope: "write" });
+            return;
+          }
+        }
+        callerOf.run(principal, next);
+      })().catch(next);
+    });
+    server.use(
+      A2A_PATH,
+      jsonRpcHandler({
+        requestHandler: handler,
+        userBuilder: async () => ({ isAuthenticated: true, userName: "crows" }),
+      }),
+    );
+    return server;
+  };
+  return {
+    matches: (pathname) => pathname === A2A_PATH || pathname === `${A2A_PATH}/` || pathname === AGENT_CARD_PATH,
+    serve(req, res) {
+      router ??= build();
+      router(req as express.Request, res as express.Response);
+    },
+  };
+}
