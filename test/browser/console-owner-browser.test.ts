@@ -194,12 +194,22 @@ it("on a phone: approvals first, 44 px targets, nothing wider than the screen on
     navHeights.every((h) => h >= 44),
     JSON.stringify(navHeights),
   );
-  for (const view of ["lists", `lists/${listId}`, "trust", "nests", "crows", "classifier", "tokens", "webhooks"]) {
+  // Each view with its data in: the widest thing it shows is on the page before the width is read.
+  const loaded: Array<[string, string]> = [
+    ["lists", "nav[aria-label='Recent lists'] li"],
+    [`lists/${listId}`, "article.list li.item"],
+    ["trust", "table.ledger"],
+    ["nests", "article.nest form.post"],
+    ["crows", "ul.personas li"],
+    ["classifier", "img.diagram"],
+    ["tokens", "table[aria-label='Tokens']"],
+    ["webhooks", "form[aria-label='Add a webhook']"],
+  ];
+  for (const [view, selector] of loaded) {
     await page.evaluate((v) => {
       location.hash = v;
     }, view);
-    await until(watched, `${view} shown`, () => document.querySelector("main section") !== null);
-    await new Promise((resolve) => setTimeout(resolve, 300)); // let the view's data render
+    await page.waitForSelector(selector, { timeout: 15_000 });
     const widths = await page.evaluate(() => ({ scroll: document.scrollingElement!.scrollWidth, inner: innerWidth }));
     assert.ok(widths.scroll <= widths.inner, `${view}: ${JSON.stringify(widths)}`);
   }
