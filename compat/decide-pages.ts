@@ -8,8 +8,9 @@
 import type { App } from "../src/app.ts";
 import { NotFoundError } from "../src/base/errors.ts";
 import type { Target } from "../src/flock/events.ts";
-import { escapeHtml, htmlPageHeaders, htmlPageText } from "../src/http/html-page.ts";
-import { linkActor, readLink, type LinkClaims } from "../src/webhooks/links.ts";
+import { createHash } from "node:crypto";
+import { escapeHtml } from "../src/http/html-page.ts";
+import { linkActor, readLink, signLink, type LinkClaims } from "../src/webhooks/links.ts";
 import type { CompatRequest, CompatResponse } from "./router.ts";
 
 interface Page {
@@ -18,6 +19,24 @@ interface Page {
   lines: string[];
   /** The button that POSTs this link, on a confirmation page. */
   button?: string;
+  /** A second button posting the other link of the pair (an approve link's page offers "Reject instead"). */
+  instead?: { label: string; path: string };
+}
+
+/**
+ * The page's one script: each <time datetime> shown in the reader's own time zone (the server
+ * writes UTC, not knowing it). Allowed by its hash alone; without it the UTC text stays.
+ */
+const LOCAL_TIME_SCRIPT =
+  'for(const t of document.querySelectorAll("time[datetime]"))t.textContent=new Date(t.dateTime).toLocaleString([],{dateStyle:"medium",timeStyle:"short"})+" your time";';
+const LOCAL_TIME_HASH = createHash("sha256").update(LOCAL_TIME_SCRIPT).digest("base64");
+
+/** "9 min 32 s", "1 h 5 min": what is left until `deadlineMs`. */
+export function timeLeftText(deadlineMs: number, nowMs: number): string {
+  const s = Math.max(0, Math.floor((deadlineMs - nowMs) / 1000));
+  if (s >= 3600) return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+  if (s >= 60) return `${Math.floor(s / 60)} min ${s % 60} s`;
+  return `${s} s`;
 }
 
 /** The page as the answer (the server leaves the body out for a HEAD). */
@@ -25,15 +44,41 @@ function sendPage(page: Page): CompatResponse {
   const form = page.button
     ? `<form method="post"><button type="submit">${escapeHtml(page.button)}</button></form>`
     : "";
-  const main = `<h1>${escapeHtml(page.title)}</h1>
+  const instead = page.instead
+    ? `\n<form method="post" action="${escapeHtml(page.instead.path)}"><button type="submit" class="instead">${escapeHtml(page.instead.label)}</button></form>`
+    : "";
+  const html = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>crows: ${escapeHtml(page.title)}</title>
+<link rel="icon" href="data:,">
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem;color:#1d1d1f}blockquote{margin:1rem 0;padding:.5rem 1rem;background:#f1f1f4;border-radius:4px;white-space:pre-wrap}button{font:inherit;padding:.6em 1.4em;min-height:44px;min-width:44px;margin:.25rem 0}form{display:inline-block;margin-right:.75rem}button.instead{background:#fff;color:#b3261e;border:1px solid #b3261e;border-radius:6px}nav{margin-top:2rem;font-size:14px}</style>
+</head>
+<body>
+<main>
+<h1>${escapeHtml(page.title)}</h1>
 ${page.lines.map((line) => `<p>${line}</p>`).join("\n")}
-${form}`;
-  const style =
-    "blockquote{margin:1rem 0;padding:.5rem 1rem;background:#f1f1f4;border-radius:4px;white-space:pre-wrap}button{font:inherit;padding:.4em 1.2em}";
-  const html = htmlPageText({ title: `crows: ${page.title}`, main, style, noindex: true });
-  // same-origin: the button's POST then carries this server's Origin (no-referrer would make it
-  // "null", which the gate refuses).
-  const headers = { ...htmlPageHeaders(html), "referrer-policy": "same-origin", "x-robots-tag": "noindex" };
+${form}${instead}
+<nav><a href="/">Open the crows console</a> to see every approval and the whole list.</nav>
+</main>
+<script>${LOCAL_TIME_SCRIPT}</script>
+</body>
+</html>
+`;
+  const headers = {
+    "content-type": "text/html; charset=utf-8",
+    "content-length": String(Buffer.byteLength(html)),
+    // No script, nothing loaded; the form may only post here. same-origin: the button's POST then
+    // carries this server's Origin (no-referrer would make it "null", which the gate refuses).
+    "content-security-policy": `default-src 'none'; script-src 'sha256-${LOCAL_TIME_HASH}'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`,
+    "referrer-policy": "same-origin",
+    "x-content-type-options": "nosniff",
+    "x-robots-tag": "noindex",
+    "cache-control": "no-store",
+  };
   return { status: page.status, page: html, headers };
 }
 
@@ -56,7 +101,7 @@ const decided = (what: string): Page => ({
 });
 
 /** What the link would decide, as it stands now: the confirmation page, or why it cannot. */
-async function current(app: App, claims: LinkClaims, nowMs: number): Promise<Page | { ok: Page }> {
+async function current(app: App, key: Buffer, claims: LinkClaims, nowMs: number): Promise<Page | { ok: Page }> {
   const verb = claims.action === "approve" ? "Approve" : "Reject";
   const { subject } = claims;
   if (subject.kind === "approval") {
@@ -72,16 +117,25 @@ async function current(app: App, claims: LinkClaims, nowMs: number): Promise<Pag
       subject.target === "triage"
         ? `Triage: ${item.mode ?? "?"} (${item.taskType ?? "other"})${item.reason ? `, because ${item.reason}` : ""}`
         : `Answer: ${item.answer ?? ""}`;
+    const deadlineMs = Math.min(claims.expiresMs, row.deadline.getTime());
+    const iso = new Date(deadlineMs).toISOString();
     return {
       ok: {
         status: 200,
-        title: `${verb} the ${subject.target} of ${subject.itemId}?`,
+        title: `${verb} the ${subject.target} of “${escapeHtml(item.text)}”?`,
         lines: [
           `The item: ${quote(item.text)}`,
           `What is proposed: ${quote(proposal)}`,
-          `Waits until ${escapeHtml(row.deadline.toISOString())}. Opening this page changed nothing; the button decides.`,
+          `<strong>${timeLeftText(deadlineMs, nowMs)} left</strong>: it waits until <time datetime="${iso}">${escapeHtml(iso.replace("T", " ").slice(0, 16))} UTC</time>, then silence counts as no. Opening this page changed nothing; the button decides.`,
         ],
         button: verb,
+        // The approve link's page also offers no: the reject link of the same pair (the same signed
+        // claims with the other action, exactly the reject_url delivered beside it). Never the other
+        // way: a reject link's page offers no approval, so a leaked reject link can only say no.
+        instead:
+          claims.action === "approve"
+            ? { label: "Reject instead", path: signLink(key, { ...claims, action: "reject" }) }
+            : undefined,
       },
     };
   }
@@ -189,9 +243,10 @@ async function decideToolCall(app: App, claims: LinkClaims, callId: string): Pro
 
 /** A decide link's answer: GET and HEAD show what it would do, POST decides (compat/decide.ts). */
 export async function answerLink(app: App, request: CompatRequest): Promise<CompatResponse> {
-  const claims = readLink(await app.webhooks.linkKey(), request.path);
+  const key = await app.webhooks.linkKey();
+  const claims = readLink(key, request.path);
   if (!claims) return sendPage(INVALID);
-  const state = await current(app, claims, Date.now());
+  const state = await current(app, key, claims, Date.now());
   if (!("ok" in state)) return sendPage(state);
   if (request.method !== "POST") return sendPage(state.ok);
   return sendPage(await decide(app, claims));

@@ -186,7 +186,8 @@ export function Approvals({ onOpenList }: { onOpenList: (listId: string) => void
   return (
     <section class="approvals" aria-labelledby="approvals-heading">
       <h2 id="approvals-heading">Approvals</h2>
-      {rows.length === 0 ? <p class="quiet">Nothing waits on you.</p> : null}
+      {!loaded ? <p class="loading">Loading approvals…</p> : null}
+      {loaded && rows.length === 0 ? <p class="quiet">Nothing waits on you.</p> : null}
       {truncated ? (
         <p class="quiet">
           More than {PENDING_LIMIT} approvals waited at load; the oldest {PENDING_LIMIT} are shown with every new one.
@@ -233,8 +234,8 @@ export function Approvals({ onOpenList }: { onOpenList: (listId: string) => void
               )}
               <p class="deadline">
                 <span>{c.approval ? timeLeft(c.approval.deadline, now) : ""}</span>{" "}
-                <button type="button" class="link" onClick={() => onOpenList(c.listId)}>
-                  list {c.listId}
+                <button type="button" class="link" title={c.listId} onClick={() => onOpenList(c.listId)}>
+                  open its list
                 </button>
               </p>
               <div class="actions">

@@ -2,8 +2,9 @@
 // who decided it (the owner, a named token as it was called then, or the system: a timeout, or
 // trust skipping the approval). Read from the audit trail (auditEntries, the durable log), and
 // read again whenever an approval closes.
-import { useEffect } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { approvalListeners } from "./approvals.tsx";
+import { gql } from "./api.ts";
 import { useQuery } from "./hooks.ts";
 
 const DECISIONS = `query Decisions($kinds: [String!]) { auditEntries(kinds: $kinds, limit: 15) {
@@ -35,6 +36,7 @@ export function Decisions() {
     return () => void approvalListeners.delete(onChange);
   }, [reload]);
   const entries = data?.auditEntries.entries ?? [];
+  const texts = useItemTexts(entries.map((e) => e.payload.item_id));
   return (
     <section class="decisions" aria-labelledby="decisions-heading">
       <h3 id="decisions-heading">Decided</h3>
@@ -42,7 +44,9 @@ export function Decisions() {
       <ul aria-label="Decided approvals">
         {entries.map((e) => (
           <li key={e.id}>
-            <span class={`tag ${e.payload.target}`}>{e.payload.target}</span> {e.payload.item_id}{" "}
+            <span class={`tag ${e.payload.target}`}>{e.payload.target}</span>{" "}
+            {texts.get(e.payload.item_id) ? <span class="item-text">{texts.get(e.payload.item_id)} </span> : null}
+            <span class="quiet">{e.payload.item_id} </span>
             <strong>{e.payload.verdict}</strong>{" "}
             <span class="quiet">
               by {who(e.actor)}, {new Date(e.ts).toLocaleTimeString()}
@@ -52,4 +56,39 @@ export function Decisions() {
       </ul>
     </section>
   );
+}
+
+/** An item id's list: ids read `<listId>-<n>`. */
+const listOf = (itemId: string) => itemId.replace(/-\d+$/, "");
+
+/**
+ * The text of each item named (the audit carries only ids): one query reading each distinct list's
+ * items under an alias, at most 15 lists (the audit page's size, and the alias limit).
+ */
+function useItemTexts(itemIds: string[]): Map<string, string> {
+  const [texts, setTexts] = useState<Map<string, string>>(new Map());
+  const lists = [...new Set(itemIds.map(listOf))].slice(0, 15);
+  const key = lists.join(",");
+  useEffect(() => {
+    if (lists.length === 0) return;
+    let live = true;
+    const fields = lists.map((_, i) => `l${i}: list(id: $l${i}) { items { id text } }`).join(" ");
+    const params = lists.map((_, i) => `$l${i}: ID!`).join(", ");
+    const variables = Object.fromEntries(lists.map((id, i) => [`l${i}`, id]));
+    gql<Record<string, { items: Array<{ id: string; text: string }> } | null>>(
+      `query DecidedItems(${params}) { ${fields} }`,
+      variables,
+    )
+      .then((data) => {
+        if (!live) return;
+        const next = new Map<string, string>();
+        for (const list of Object.values(data)) for (const item of list?.items ?? []) next.set(item.id, item.text);
+        setTexts(next);
+      })
+      .catch(() => {}); // the ids still show: the text is a courtesy
+    return () => {
+      live = false;
+    };
+  }, [key]);
+  return texts;
 }

@@ -6,6 +6,7 @@ import { attempt } from "./status.ts";
 import { useDebounced, useQuery } from "./hooks.ts";
 import { approvalListeners } from "./approvals.tsx";
 import { ItemWeather, useFlightWeather } from "./weather.tsx";
+import { clock, latency, summarize, usePersonas } from "./steps.ts";
 
 const SUBMIT = `mutation Submit($text: String!, $requester: String!, $nestId: String) {
   submitList(text: $text, requester: $requester, nestId: $nestId) {
@@ -13,7 +14,7 @@ const SUBMIT = `mutation Submit($text: String!, $requester: String!, $nestId: St
   }
 }`;
 
-const LISTS = `query Lists { lists(limit: 20) { id requester nestId status createdAt items { id } } nests { id name } }`;
+const LISTS = `query Lists { lists(limit: 20) { id requester nestId status createdAt items { id text } } nests { id name } }`;
 const LIST = `query List($id: ID!) { list(id: $id) { id requester nestId tokenBudget } }`;
 const LIST_EVENTS = `subscription ListEvents($id: ID!, $after: Int) { listEvents(listId: $id, after: $after) { seq name ts payload } }`;
 
@@ -24,7 +25,7 @@ interface ListsData {
     nestId: string;
     status: string;
     createdAt: string;
-    items: Array<{ id: string }>;
+    items: Array<{ id: string; text: string }>;
   }>;
   nests: Array<{ id: string; name: string }>;
 }
@@ -63,9 +64,9 @@ export function ListsView({ selected, onSelect }: { selected: string | null; onS
                   aria-current={selected === l.id ? "true" : undefined}
                   onClick={() => onSelect(l.id)}
                 >
-                  {l.id}{" "}
+                  <span class="list-name">{listName(l.items)}</span>{" "}
                   <span class="quiet">
-                    · {l.items.length} items · {l.nestId} · {l.status}
+                    · {plural(l.items.length, "item")} · {l.nestId} · {l.status} · {l.id}
                   </span>
                 </button>
               </li>
@@ -80,6 +81,18 @@ export function ListsView({ selected, onSelect }: { selected: string | null; onS
       </div>
     </section>
   );
+}
+
+/** "3 items", "1 item". */
+export function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
+/** A list's name as a person reads it: its first item's text, and how many more. */
+export function listName(items: Array<{ text: string }>): string {
+  if (items.length === 0) return "(empty list)";
+  const first = items[0]!.text.length > 48 ? `${items[0]!.text.slice(0, 47)}…` : items[0]!.text;
+  return items.length === 1 ? first : `${first} +${items.length - 1} more`;
 }
 
 function SendForm({ nests, onSent }: { nests: Array<{ id: string; name: string }>; onSent: (listId: string) => void }) {
@@ -143,6 +156,14 @@ interface ListEvent {
   payload: any;
 }
 
+interface Flight {
+  crow: string;
+  borrowed: boolean;
+  /** When it took off and landed (the events' ts): the flight's latency as the owner sees it. */
+  flewAt?: string;
+  landed?: { ok: boolean; tokens: number; error?: string; at?: string };
+}
+
 interface ItemState {
   id: string;
   text: string;
@@ -153,7 +174,7 @@ interface ItemState {
   reason?: string;
   answer?: string;
   crows: string[];
-  flights: Array<{ crow: string; borrowed: boolean; landed?: { ok: boolean; tokens: number; error?: string } }>;
+  flights: Flight[];
   verdicts: Array<{ target: string; verdict: string }>;
 }
 
@@ -168,6 +189,24 @@ interface ListState {
 }
 
 const EMPTY: ListState = { events: [], items: [], banter: [], pranks: [], tokens: 0, finished: false };
+
+/**
+ * Where a verdict leaves an item: an approved (or auto) output is done, a rejected one or a
+ * timeout ends it with that word; a triage approved goes to work, a rejected one waits for the
+ * item.skipped that follows. Any other value (a later EVENTS.md value) is shown as it is.
+ */
+export function stageAfterVerdict(target: string, verdict: string, stage: string): string {
+  if (target === "output") {
+    if (verdict === "approved" || verdict === "auto") return "done";
+    if (verdict === "rejected") return "rejected";
+    if (verdict === "timeout") return "timed out (rejected)";
+    return `output ${verdict}`;
+  }
+  if (verdict === "approved" || verdict === "auto") return "working";
+  if (verdict === "rejected") return "triage rejected";
+  if (verdict === "timeout") return "triage timed out";
+  return stage;
+}
 
 function reduce(state: ListState, event: ListEvent): ListState {
   const p = event.payload ?? {};
@@ -200,20 +239,16 @@ function reduce(state: ListState, event: ListEvent): ListState {
       break;
     case "crow.flying":
       if (item) {
-        item.flights.push({ crow: p.crow, borrowed: !!p.borrowed });
+        item.flights.push({ crow: p.crow, borrowed: !!p.borrowed, flewAt: event.ts });
         if (item.stage === "pending" || item.stage === "awaiting triage") item.stage = "working";
       }
       break;
     case "crow.landed":
       if (item) {
         const flight = [...item.flights].reverse().find((f) => f.crow === p.crow && !f.landed);
-        if (flight) flight.landed = { ok: !!p.ok, tokens: p.tokens ?? 0, error: p.error };
-        else
-          item.flights.push({
-            crow: p.crow,
-            borrowed: false,
-            landed: { ok: !!p.ok, tokens: p.tokens ?? 0, error: p.error },
-          });
+        const landed = { ok: !!p.ok, tokens: p.tokens ?? 0, error: p.error, at: event.ts };
+        if (flight) flight.landed = { ...landed };
+        else item.flights.push({ crow: p.crow, borrowed: false, landed });
       }
       next.tokens += p.tokens ?? 0;
       break;
@@ -228,8 +263,7 @@ function reduce(state: ListState, event: ListEvent): ListState {
     case "verdict":
       if (item) {
         item.verdicts.push({ target: p.target, verdict: p.verdict });
-        if (p.target === "output" && (p.verdict === "approved" || p.verdict === "auto")) item.stage = "done";
-        if (p.target === "triage" && (p.verdict === "approved" || p.verdict === "auto")) item.stage = "working";
+        item.stage = stageAfterVerdict(p.target, p.verdict, item.stage);
       }
       break;
     case "item.skipped":
@@ -277,10 +311,14 @@ function ListView({ listId, onFinished }: { listId: string; onFinished: () => vo
   // flight can wait or stream, and two idle streams per finished list would cost for nothing.
   const weather = useFlightWeather(listId, state.events.length > 0 && !state.finished);
   const budget = state.budget ?? data?.list?.tokenBudget;
+  const itemTexts = new Map(state.items.map((i) => [i.id, i.text]));
+  const personas = usePersonas();
+  const persona = (crow: string) => personas.get(crow);
   return (
     <article class="list" aria-label={`List ${listId}`}>
       <header class="list-head">
-        <h3>List {listId}</h3>
+        {state.items.length ? <p class="list-title">{listName(state.items)}</p> : null}
+        <h3 class="list-id">List {listId}</h3>
         <p>
           {data?.list ? `${data.list.requester} · nest ${data.list.nestId} · ` : ""}
           <span class="tokens">
@@ -314,12 +352,14 @@ function ListView({ listId, onFinished }: { listId: string; onFinished: () => vo
                 {item.flights.map((f, i) => (
                   <li key={i}>
                     {f.crow}
-                    {f.borrowed ? " (borrowed)" : ""}:{" "}
+                    {f.borrowed ? " (borrowed)" : ""}
+                    {persona(f.crow) ? <span class="quiet"> ({persona(f.crow)})</span> : null}:{" "}
                     {f.landed
                       ? f.landed.ok
                         ? `landed, ${f.landed.tokens} tokens`
                         : `landed with an error: ${f.landed.error ?? "failed"}`
                       : "flying"}
+                    {f.landed ? <span class="quiet latency"> · {latency(f.flewAt, f.landed.at)}</span> : null}
                   </li>
                 ))}
               </ul>
@@ -363,7 +403,12 @@ function ListView({ listId, onFinished }: { listId: string; onFinished: () => vo
         <ol class="events" aria-label="Events">
           {state.events.map((e) => (
             <li key={e.seq} data-seq={e.seq}>
-              {e.seq} {e.name}
+              <span class="quiet">{e.seq}</span> <time dateTime={e.ts}>{clock(e.ts)}</time> <strong>{e.name}</strong>{" "}
+              <span class="summary">{summarize(e, itemTexts)}</span>
+              <details class="payload">
+                <summary>payload</summary>
+                <pre>{JSON.stringify(e.payload, null, 2)}</pre>
+              </details>
             </li>
           ))}
         </ol>

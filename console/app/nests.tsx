@@ -3,8 +3,10 @@
 // with reinstate / retire (the owner's exact reply on the Sentry's ask).
 import { useEffect, useState } from "preact/hooks";
 import { follow, gql, mutate } from "./api.ts";
+import { clock, TAGGERS } from "./steps.ts";
 import { attempt } from "./status.ts";
 import { timeLeft, useDebounced, useNow, useQuery } from "./hooks.ts";
+import { NewNestForm, SpinCrowForm } from "./nest-forms.tsx";
 
 const MESSAGE_FIELDS = `msgId n kind author text to refersTo taggedBy ts`;
 const NESTS = `query Nests { nests { id name crows } roster crows { name } }`;
@@ -14,14 +16,6 @@ const NEST_MESSAGES = `subscription NestMessages($nestId: ID!, $after: String) {
   nestMessages(nestId: $nestId, after: $after) { ${MESSAGE_FIELDS} }
 }`;
 const PAGE = 50;
-/** What each tagged_by value means, for a person (docs/nests-chat.md "Tagging"); "harness" is the server. */
-const TAGGED_BY_MEANS: Record<string, string> = {
-  jev: "Jev read its kind",
-  header: "its kind from the poster's header",
-  disagreement: "Jev's kind over the poster's header",
-  default: "no kind read, a say",
-  harness: "the server set its kind",
-};
 const MESSAGE_PAGE = `query MessagePage($nestId: ID!, $before: String) {
   messagesConnection(nestId: $nestId, last: ${PAGE}, before: $before) { edges { node { ${MESSAGE_FIELDS} } } pageInfo { hasPreviousPage startCursor } }
 }`;
@@ -71,7 +65,7 @@ interface OpenData {
 }
 
 export function NestsView() {
-  const { data } = useQuery<{ nests: Nest[]; roster: string[]; crows: Array<{ name: string }> }>(
+  const { data, reload } = useQuery<{ nests: Nest[]; roster: string[]; crows: Array<{ name: string }> }>(
     "Loading nests",
     NESTS,
   );
@@ -110,6 +104,15 @@ export function NestsView() {
             ]}
           />
         ) : null}
+      </div>
+      <div class="grow-forms">
+        <NewNestForm
+          crows={[...(data?.roster ?? []), ...(data?.crows ?? []).map((c) => c.name)]}
+          onCreated={(id) => {
+            void reload().then(() => setSelected(id));
+          }}
+        />
+        <SpinCrowForm personas={data?.roster ?? []} onSpun={() => void reload()} />
       </div>
     </section>
   );
@@ -188,13 +191,19 @@ function NestRoom({ nest, addressable }: { nest: Nest; addressable: string[] }) 
       ) : null}
       <ol class="messages" aria-label="Messages">
         {messages.map((m) => (
-          <li key={m.msgId} class={`message kind-${m.kind}`} data-kind={m.kind} aria-label={`${m.author} ${m.kind}`}>
+          <li
+            key={m.msgId}
+            title={m.msgId}
+            class={`message kind-${m.kind}`}
+            data-kind={m.kind}
+            aria-label={`${m.author} ${m.kind}`}
+          >
             <p class="meta">
               <span class="tag">{m.kind}</span> <strong class="author">{m.author}</strong>
               {m.to ? <> → {m.to}</> : null}{" "}
               <span class="quiet">
-                tagged by {m.taggedBy}
-                {TAGGED_BY_MEANS[m.taggedBy] ? `: ${TAGGED_BY_MEANS[m.taggedBy]}` : ""} · {m.msgId}
+                {TAGGERS[m.taggedBy] ?? "kind tagged"} <span class="tagged-by">(tagged by {m.taggedBy})</span> ·{" "}
+                {clock(m.ts)} · {m.msgId}
               </span>
               {m.refersTo ? <span class="quiet"> · re {m.refersTo}</span> : null}
             </p>

@@ -1,6 +1,7 @@
 // The Tokens view (admin scope): make a named token (its secret shown once, with a copy button),
 // list every token (name, prefix, scopes, last use, expiry) and revoke one. A console opened with
 // a token that lacks admin sees the server's refusal naming the scope, and nothing else changes.
+import { ConfirmButton } from "./confirm.tsx";
 import { useState } from "preact/hooks";
 import { mutate } from "./api.ts";
 import { useQuery } from "./hooks.ts";
@@ -153,9 +154,12 @@ export function TokensView() {
                   ) : expired ? (
                     "expired"
                   ) : (
-                    <button type="button" class="reject" onClick={() => void revoke(t)}>
-                      Revoke
-                    </button>
+                    <ConfirmButton
+                      label="Revoke"
+                      question={`Revoke "${t.name}"? It stops working at once.`}
+                      confirmLabel="Yes, revoke"
+                      onConfirm={() => void revoke(t)}
+                    />
                   )}
                 </td>
               </tr>

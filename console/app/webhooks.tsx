@@ -1,5 +1,6 @@
 // The Webhooks view: every endpoint (never a secret), adding one (its secret shown this once),
 // rotating a secret, removing an endpoint, and an endpoint's recent deliveries with their attempts.
+import { ConfirmButton, CopyButton } from "./confirm.tsx";
 import { useState } from "preact/hooks";
 import { mutate } from "./api.ts";
 import { useQuery } from "./hooks.ts";
@@ -86,6 +87,7 @@ export function WebhooksView() {
       {shown ? (
         <p role="status" class="secret">
           Secret for {shown.id}, shown only now: <code>{shown.secret}</code>{" "}
+          <CopyButton text={shown.secret} what="webhook secret" />{" "}
           <button type="button" onClick={() => setShown(null)}>
             I have kept it
           </button>
@@ -111,9 +113,12 @@ export function WebhooksView() {
               <button type="button" onClick={() => void rotate(e.id)}>
                 Rotate secret
               </button>
-              <button type="button" class="reject" onClick={() => void remove(e.id)}>
-                Remove
-              </button>
+              <ConfirmButton
+                label="Remove"
+                question={`Remove ${e.url}? Its deliveries stop.`}
+                confirmLabel="Yes, remove"
+                onConfirm={() => void remove(e.id)}
+              />
             </div>
             {open === e.id ? <Deliveries id={e.id} /> : null}
           </li>

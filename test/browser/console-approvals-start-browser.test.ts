@@ -165,7 +165,10 @@ it.before(async () => {
   page = watched.page;
   page.on("request", (request) => {
     if (!isApprovalsStream(request)) return;
-    subscribedAfter.push(JSON.parse(request.postData() ?? "{}").variables?.after);
+    // One connection carries the tab's streams (console/app/streams.ts): the approvals operation's cursor.
+    const body = JSON.parse(request.postData() ?? "{}");
+    const ops: Array<{ query: string; variables?: { after?: number } }> = Object.values(body.operations ?? {});
+    subscribedAfter.push(ops.find((op) => op.query.includes("approvalChanges"))?.variables?.after);
   });
   await page.setViewport({ width: 1360, height: 900 });
 });

@@ -134,6 +134,10 @@ it("the Webhooks view: add an endpoint (its secret shown once), see it listed wi
     await (await page.waitForSelector(
       "xpath/.//li[@aria-label='Webhook http://127.0.0.1:9/hook']//button[text()='Remove']",
     ))!.click();
+    // Removing asks first, in place (issue 33).
+    await (await page.waitForSelector(
+      "xpath/.//li[@aria-label='Webhook http://127.0.0.1:9/hook']//button[text()='Yes, remove']",
+    ))!.click();
     await page.waitForSelector("xpath/.//p[text()='No endpoints yet.']", { timeout: 10_000 });
     assert.is(await server.app.prisma.webhookEndpoint.count(), 0);
     assert.equal(watched.errors, []);

@@ -106,6 +106,8 @@ if (executable) {
     assert.not.ok((await page.content()).includes(secret), "nor after a reload");
 
     await page.locator("tr[aria-label='Token ci bot'] button").click();
+    // Revoking asks first, in place (issue 33).
+    await page.locator("tr[aria-label='Token ci bot'] button.confirm-yes").click();
     await until(watched, "revoked", () =>
       (document.querySelector("tr[aria-label='Token ci bot']") as HTMLElement | null)?.innerText.includes("revoked"),
     );

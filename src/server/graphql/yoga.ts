@@ -25,6 +25,7 @@ import { graphqlLimits } from "./plugins/limits.ts";
 import { decodeBody, refuseUnstorableText } from "../../http/unstorable-text.ts";
 import { MAX_JSON_DEPTH, tooDeep, tooDeepError } from "../../http/json-depth.ts";
 import { useGraphQLStream } from "./stream.ts";
+import { MultiplexRefusal, multiplexedOperations, openMultiplexed } from "./multiplex.ts";
 import { openSubscription, subscriptionParamsOf } from "./subscriptions.ts";
 import { writeSse } from "../../http/sse/node-writer.ts";
 import { asksForStream, type StreamGate } from "../stream-caps.ts";
@@ -277,6 +278,23 @@ export function createGraphQLHandler(
       )
     )
       options.streams.admit(req, res);
+    if (native && url.pathname === GRAPHQL_SSE_PATH) {
+      // Several subscriptions on one connection (multiplex.ts): a page's streams, one socket.
+      let operations: ReturnType<typeof multiplexedOperations>;
+      try {
+        operations = multiplexedOperations(req.method, req.headers, body);
+      } catch (error) {
+        if (!(error instanceof MultiplexRefusal)) throw error;
+        throw new HttpError(400, error.message, { errors: [{ message: error.message }] });
+      }
+      if (operations)
+        return writeSse(
+          res,
+          ...(await openMultiplexed(yoga, operations, { req, res }, (error) =>
+            app.logLine(`graphql: subscription failed: ${describeError(error)}`),
+          )),
+        );
+    }
     const params = native ? subscriptionParamsOf(req.method, req.headers, url.searchParams, body) : undefined;
     if (params) {
       const protocol = url.pathname === GRAPHQL_SSE_PATH ? "graphql-sse" : "yoga";
