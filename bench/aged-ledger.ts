@@ -1,5 +1,5 @@
 // Benchmark: the ledger's reads on a database aged to ~1,000,000 events against a fresh one, in the
-// same run (the bounded-answers rule, FLOCK.md section 3: no answer grows with the database's age).
+// same run (the bounded-answers rule, docs/flock.md §3: no answer grows with the database's age).
 // Both databases are written by direct SQL inserts (bench/aged-database.ts), not by running the
 // flock; the fresh one has the same holders and shapes with a short log. Both servers are real, on ephemeral loopback ports, with
 // GraphQL's read cache off (every read runs afresh). Prints each request's median time on both and

@@ -1,4 +1,4 @@
-// GET /api/crows: the spun-crow registry only, sorted by name (EVENTS.md "Personas and banter"), and
+// GET /api/crows: the spun-crow registry only, sorted by name (docs/contract.md "Personas and banter"), and
 // GET /api/personas: every persona crow (the 8 workers, then Sentry, Elder, Quill, Boss) with
 // exactly the four fields of the contract.
 import { PERSONAS } from "../src/base/roster.ts";

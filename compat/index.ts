@@ -1,4 +1,4 @@
-// The REST API: EVENTS.md's REST + SSE surface, exactly, and its extensions. Each file holds one
+// The REST API: docs/contract.md's REST + SSE surface, exactly, and its extensions. Each file holds one
 // endpoint family as route records (compat/route.ts); this table is every REST route, the only one.
 import { Router } from "./router.ts";
 import type { RouteRecord } from "./route.ts";

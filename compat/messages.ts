@@ -1,4 +1,4 @@
-// GET/POST /api/nests/{nest_id}/messages (EVENTS.md "Nest messages", HTTP API); GET also pages:
+// GET/POST /api/nests/{nest_id}/messages (docs/contract.md "Nest messages", HTTP API); GET also pages:
 // ?limit=N gives the newest N, &before=<msg_id> the N before it, still in msg_id order. The rules live in
 // the posting path (src/nests/chat.ts); refusals leave through the one error handler: 404
 // unknown nest, 400 {"message"}, 403 {"message"} for a quarantined crow, 429 {"message","cooldown_s"}.

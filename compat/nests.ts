@@ -1,4 +1,4 @@
-// GET /api/nests (the roster and every nest, todo first) and POST /api/nests (EVENTS.md "Nests").
+// GET /api/nests (the roster and every nest, todo first) and POST /api/nests (docs/contract.md "Nests").
 // Guardrails live in the nest store; refusals leave through the one error handler.
 import { z } from "zod";
 import { ROSTER } from "../src/base/roster.ts";

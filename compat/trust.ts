@@ -1,5 +1,5 @@
 // GET /api/trust: every ledger record with its counts, its newest history rows and history_total
-// (FLOCK.md section 3: bounded); GET /api/trust/history pages the whole history back by entry id,
+// (docs/flock.md §3: bounded); GET /api/trust/history pages the whole history back by entry id,
 // each entry with who decided it (`actor`, null on entries older than deciders on the ledger).
 import { MAX_PAGE } from "../src/base/util/clamp.ts";
 import { ref } from "./openapi/types.ts";

@@ -1,4 +1,4 @@
-// Classifier answers (FLOCK.md sections 7 and 10): every Jev answer is stored with its
+// Classifier answers (docs/flock.md §7 and §10): every Jev answer is stored with its
 // probabilities so calibration can be measured; this exposes them read-only, newest first.
 import { builder } from "./builder.ts";
 import { ClassifierBackend, QuestionType } from "./enums.ts";

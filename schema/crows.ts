@@ -1,7 +1,7 @@
-// Spun crows (EVENTS.md "Spun crows") and every crow's trust across task types, plus spinCrow:
+// Spun crows (docs/contract.md "Spun crows") and every crow's trust across task types, plus spinCrow:
 // the registry write Boss's SPIN order makes, through the same registry (and guardrails).
 //
-// Owner-only: there is no login yet (EVENTS.md: requester names are self-asserted), so "the owner"
+// Owner-only: there is no login yet (docs/contract.md: requester names are self-asserted), so "the owner"
 // is whoever can reach the server, which listens on localhost only by default. spinCrow therefore
 // relies on that boundary; it grants nothing beyond what Boss's order could, and the registry's
 // guardrails (cap, name clashes, persona, trust clamped to regular) hold whoever calls it.

@@ -46,7 +46,7 @@ export const SkipReason = builder.enumType("SkipReason", {
 });
 
 export const MessageKind = builder.enumType("MessageKind", {
-  description: "A nest message's kind (EVENTS.md payload table).",
+  description: "A nest message's kind (docs/contract.md payload table).",
   values: KINDS,
 });
 

@@ -1,4 +1,4 @@
-// A list's events (EVENTS.md), from the durable log: a query for what is stored and a subscription
+// A list's events (docs/contract.md), from the durable log: a query for what is stored and a subscription
 // that resumes — everything after `after` from the log, then live appends, with no gap.
 import { builder } from "./builder.ts";
 import { TodoList } from "./lists.ts";
@@ -16,7 +16,7 @@ export const Event = builder.objectRef<StoredEvent>("Event").implement({
   description: "One event of a list's stream, exactly as the REST SSE stream carries it.",
   fields: (t) => ({
     seq: t.exposeInt("seq", { description: "Position in the stream from 1; the SSE id and the resume point." }),
-    name: t.exposeString("name", { description: "list.started, item.triaged, crow.flying, ... (EVENTS.md)." }),
+    name: t.exposeString("name", { description: "list.started, item.triaged, crow.flying, ... (docs/contract.md)." }),
     ts: t.field({ type: "DateTime", resolve: (e) => e.ts }),
     stream: t.exposeString("stream", { description: "list:<list_id>." }),
     payload: t.field({ type: "JSON", description: "The payload, parsed.", resolve: (e) => parsedPayload(e) }),

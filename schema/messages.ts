@@ -16,7 +16,8 @@ import { MessageKind, QuarantineStatus, TaggedBy } from "./enums.ts";
 import { keyWhere, keyedConnection, totalCountOf, type ConnectionArgs } from "./connection.ts";
 
 export const Message = builder.objectRef<MessageEntry>("Message").implement({
-  description: "One nest message record (EVENTS.md payload table), as stored, with `resolved` computed when read.",
+  description:
+    "One nest message record (docs/contract.md payload table), as stored, with `resolved` computed when read.",
   fields: (t) => ({
     msgId: t.exposeID("msg_id", { description: "<nest_id>-<n>, numbered from 1 in nest order." }),
     nestId: t.exposeID("nest_id"),

@@ -1,4 +1,4 @@
-// Nests (EVENTS.md "Nests"): rooms with a core of crows, read through the Prisma plugin, and the
+// Nests (docs/contract.md "Nests"): rooms with a core of crows, read through the Prisma plugin, and the
 // createNest mutation, which goes through the same nest store (and guardrails) as POST /api/nests.
 import { builder } from "./builder.ts";
 import { BadInputError, ConflictError } from "../src/base/errors.ts";

@@ -1,4 +1,4 @@
-// The persona crows (FLOCK.md section 2): the eight workers and the four service roles.
+// The persona crows (docs/flock.md §2): the eight workers and the four service roles.
 import { builder } from "./builder.ts";
 import { PERSONAS, SERVICE_ROLE_NAMES, type Persona as PersonaShape } from "../src/base/roster.ts";
 

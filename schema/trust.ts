@@ -1,4 +1,4 @@
-// The trust ledger (FLOCK.md section 3), in full with counts and history: the same snapshot
+// The trust ledger (docs/flock.md §3), in full with counts and history: the same snapshot
 // GET /api/trust serves, so the two surfaces cannot disagree.
 import { builder } from "./builder.ts";
 import { BadInputError } from "../src/base/errors.ts";

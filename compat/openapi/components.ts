@@ -1,4 +1,4 @@
-// The shared shapes of the REST answers (EVENTS.md payloads, docs/rules.md), named once.
+// The shared shapes of the REST answers (docs/contract.md payloads, docs/rules.md), named once.
 import type { Schema } from "./types.ts";
 import { VERDICTS } from "../../src/flock/events.ts";
 import { LEVEL_NAMES } from "../../src/flock/trust.ts";

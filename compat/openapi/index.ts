@@ -54,7 +54,7 @@ export function openApiDocument(records: readonly RouteRecord[]) {
       title: "crows REST API",
       version: API_VERSION,
       description:
-        'EVENTS.md\'s HTTP API and its extensions. Every 4xx is {"message"}; with CROWS_TOKEN set, send Authorization: Bearer <token>. ' +
+        'docs/contract.md\'s HTTP API and its extensions. Every 4xx is {"message"}; with CROWS_TOKEN set, send Authorization: Bearer <token>. ' +
         "A GET needs the read scope, POST /api/verdicts decide, /api/tokens, /api/webhooks and /api/tools/servers admin, other writes write (docs/security.md); a decide link is its own credential. " +
         "The GraphQL API at /graphql is described by its own SDL (schema/schema.graphql).",
     },

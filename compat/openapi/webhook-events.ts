@@ -117,7 +117,7 @@ function delivery(type: WebhookType, { summary, adds }: Described): PathItem {
       timestamp: { ...at, description: "The event's moment (webhook-timestamp is the send's)." },
       data: {
         type: "object",
-        description: "The log event's own payload (EVENTS.md), plus what the type adds.",
+        description: "The log event's own payload (docs/contract.md), plus what the type adds.",
         properties: adds,
         additionalProperties: true,
       },

@@ -193,7 +193,7 @@ const EMPTY: ListState = { events: [], items: [], banter: [], pranks: [], tokens
 /**
  * Where a verdict leaves an item: an approved (or auto) output is done, a rejected one or a
  * timeout ends it with that word; a triage approved goes to work, a rejected one waits for the
- * item.skipped that follows. Any other value (a later EVENTS.md value) is shown as it is.
+ * item.skipped that follows. Any other value (a later docs/contract.md value) is shown as it is.
  */
 export function stageAfterVerdict(target: string, verdict: string, stage: string): string {
   if (target === "output") {

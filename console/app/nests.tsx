@@ -10,7 +10,7 @@ import { NewNestForm, SpinCrowForm } from "./nest-forms.tsx";
 
 const MESSAGE_FIELDS = `msgId n kind author text to refersTo taggedBy ts`;
 const NESTS = `query Nests { nests { id name crows } roster crows { name } }`;
-/** Service roles a message may be addressed to in every nest (EVENTS.md); the Sentry takes no requests. */
+/** Service roles a message may be addressed to in every nest (docs/contract.md); the Sentry takes no requests. */
 const ADDRESSABLE_ROLES = ["Elder", "Quill", "Boss"];
 const NEST_MESSAGES = `subscription NestMessages($nestId: ID!, $after: String) {
   nestMessages(nestId: $nestId, after: $after) { ${MESSAGE_FIELDS} }

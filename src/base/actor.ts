@@ -32,7 +32,7 @@ export function actorWire(actor: Actor): Actor {
   return wire;
 }
 
-/** A payload with `actor` appended after every field it already has (EVENTS.md's fields keep their order). */
+/** A payload with `actor` appended after every field it already has (docs/contract.md's fields keep their order). */
 export function withActor<P extends object>(payload: P, actor: Actor | undefined): P & { actor?: Actor } {
   return actor === undefined ? payload : { ...payload, actor: actorWire(actor) };
 }

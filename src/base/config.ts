@@ -1,4 +1,4 @@
-// Configuration from the environment (FLOCK.md section 11). Every setting is declared once in
+// Configuration from the environment (docs/flock.md §11). Every setting is declared once in
 // src/base/settings/ (its variable, kind, default, bounds, who sets it, whether it is a secret);
 // this is what the rest of the code reads. Every variable has a default that serves on a fresh
 // machine; a bad value is a startup error of one line that names the variable.

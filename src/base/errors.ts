@@ -1,5 +1,5 @@
 // Domain errors: what the engine says when it refuses. They know nothing of HTTP; the compat layer
-// maps each code to the status EVENTS.md names (src/http/http-error.ts) and GraphQL turns each class
+// maps each code to the status docs/contract.md names (src/http/http-error.ts) and GraphQL turns each class
 // into a member of an error union (schema/errors.ts).
 
 /** Every refusal's stable code, one per class below. */

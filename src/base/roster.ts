@@ -1,4 +1,4 @@
-// The cast (FLOCK.md section 2): eight working crows in a fixed order, and four service roles that
+// The cast (docs/flock.md §2): eight working crows in a fixed order, and four service roles that
 // serve every nest but are never members. Each persona has one strength, tied to a task type.
 
 export const TASK_TYPES = ["research", "writing", "code", "planning", "errand", "other"] as const;

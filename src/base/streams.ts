@@ -1,5 +1,5 @@
 // Every stream name of the durable log, and the msg_id rule that ties a nest's messages to their
-// stream's seq (EVENTS.md; docs/architecture.md "One durable log"). Spelled here and nowhere else.
+// stream's seq (docs/contract.md; docs/architecture.md "One durable log"). Spelled here and nowhere else.
 
 /** A list's events: list.started ... list.finished. */
 export const listStream = (listId: string) => `list:${listId}`;

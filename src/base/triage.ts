@@ -1,4 +1,4 @@
-// The Sentry's triage calls (FLOCK.md section 4): one crow (solo), one crow per subtask (split), or
+// The Sentry's triage calls (docs/flock.md §4): one crow (solo), one crow per subtask (split), or
 // several crows each attempting it, the Elder merging (murder). The models' parsers, the offline
 // brain, the classifier's question, the flock's events and the schema all take the set from here.
 // No imports: every floor may use it.

@@ -1,4 +1,4 @@
-// The classifier interface (Jev, FLOCK.md section 7): questions about a state, answered with
+// The classifier interface (Jev, docs/flock.md §7): questions about a state, answered with
 // probabilities, batched per call the way System One takes them. Two backends implement it: the
 // System One HTTP API and the embedded offline model. A backend that cannot answer (timeout, error,
 // a question it was never trained for) answers "unsure", and every caller falls back the way the

@@ -182,7 +182,7 @@ function sortKeys(value: unknown): unknown {
   return value;
 }
 
-// The band rule (FLOCK.md section 7, EVENTS.md Tagging): a choice stands only at or above the
+// The band rule (docs/flock.md §7, docs/contract.md Tagging): a choice stands only at or above the
 // threshold; below it the answer is unsure and the caller falls back (header, default, no action).
 
 export type Banded = { sure: true; choice: string; confidence: number } | { sure: false; reason: string };
@@ -210,7 +210,7 @@ export interface WatchVerdict {
   scores: { answers_request?: number; states_fact_without_source?: number; contradicts_earlier?: number };
 }
 
-/** EVENTS.md Guardrails: a breach is any score at or above the band, or answers_request at or below
+/** docs/contract.md Guardrails: a breach is any score at or above the band, or answers_request at or below
  * 1 - band. Only judged when all three answered. */
 export function watchVerdict(answers: Record<string, Answer>, threshold: number): WatchVerdict {
   const scores = {

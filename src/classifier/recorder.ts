@@ -1,5 +1,5 @@
 // Records every answer in ClassifierAnswer with its probabilities, so calibration can be measured
-// later (FLOCK.md section 7). Recording is best effort: a storage failure is reported through
+// later (docs/flock.md §7). Recording is best effort: a storage failure is reported through
 // onError and never reaches the caller, and a backend that throws still yields unsure answers.
 import { createHash } from "node:crypto";
 import type { Answer, AskRequest, Classifier } from "./jev.ts";

@@ -1,4 +1,4 @@
-// The System One HTTP client (FLOCK.md section 7): POST {base}/v1/systemone with a Bearer key, at
+// The System One HTTP client (docs/flock.md §7): POST {base}/v1/systemone with a Bearer key, at
 // most 10 questions per request, so larger asks are batched. Fail closed: a timeout, a refused
 // connection, a 429/5xx or an unreadable answer makes every question of that batch "unsure", and
 // callers never quarantine or clear on unsure.

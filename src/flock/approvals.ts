@@ -1,4 +1,4 @@
-// Approvals (FLOCK.md section 4.4, EVENTS.md "Pending approvals"): every target (an item's triage,
+// Approvals (docs/flock.md §4.4, docs/contract.md "Settled details"): every target (an item's triage,
 // its output) gets exactly one verdict. A pending approval waits for POST /api/verdicts until its
 // deadline; no answer by then is `timeout`, which counts as a rejection (fail safe). The deadline
 // is stored, so after a restart a pending approval still times out at its original moment.

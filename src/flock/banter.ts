@@ -1,4 +1,4 @@
-// Banter (EVENTS.md "Personas and banter"): a generated aside between two crows that worked the
+// Banter (docs/contract.md "Personas and banter"): a generated aside between two crows that worked the
 // list. The speaker's line is written from both crows' backstories, their relationship and the
 // list's recent events. At most 2 per list, tokens counted against the list's budget, never
 // blocking work: it runs beside the items, and a failed or unusable line is dropped without an

@@ -1,4 +1,4 @@
-// Who flies (FLOCK.md section 4.5, EVENTS.md "Nests"): crows are picked core-first, rotating within
+// Who flies (docs/flock.md §4.5, docs/contract.md "Nests"): crows are picked core-first, rotating within
 // the nest's core, then borrowed from the rest of the flock, rotating, skipping quarantined crows
 // and any crow already tried on the item. The default nest `todo` has an empty core: its crows come
 // from the whole flock and are never "borrowed". The flock is the persona roster, then the spun

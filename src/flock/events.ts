@@ -1,4 +1,4 @@
-// The list events of EVENTS.md, one builder each, with the payload fields in the contract's order.
+// The list events of docs/contract.md, one builder each, with the payload fields in the contract's order.
 // Every payload carries list_id and ts (RFC 3339). The stream a list's events live on is
 // listStream (src/base/streams.ts). The closed sets the payloads carry are arrays here (the schema's
 // enums are made from them), each with its type.

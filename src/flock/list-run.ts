@@ -1,4 +1,4 @@
-// One list, start to finish (FLOCK.md section 4). Items are worked concurrently up to a limit, each
+// One list, start to finish (docs/flock.md §4). Items are worked concurrently up to a limit, each
 // through stored stages (src/flock/stages.ts), so a restart picks every item up where it stood:
 //   pending -> awaiting_triage -> working -> awaiting_output -> done
 //   (or skipped, with reason rejected | timeout | budget | failure, from any stage before done)

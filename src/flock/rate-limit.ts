@@ -1,4 +1,4 @@
-// Abuse limits (FLOCK.md section 5), keyed by requester for lists and by author for nest posts.
+// Abuse limits (docs/flock.md §5), keyed by requester for lists and by author for nest posts.
 // More than 5 submissions in 60 seconds earns a strike; 3 strikes within 10 minutes prank the
 // poster: a 429 with a playful line and a cooldown of 60 s, doubling on each repeat prank, capped at
 // an hour. During a cooldown every submission is refused with the seconds left. State is stored,

@@ -1,4 +1,4 @@
-// Where a list and each of its items stand, as stored (FLOCK.md section 4; the walk is ListRun's):
+// Where a list and each of its items stand, as stored (docs/flock.md §4; the walk is ListRun's):
 //   pending -> awaiting_triage -> working -> awaiting_output -> done
 //   or skipped (with a SkipReason) from any stage before done.
 // A list is running until every item is done or skipped, then finished. The schema's enums are

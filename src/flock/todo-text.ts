@@ -1,4 +1,4 @@
-// How a posted todo list becomes items (FLOCK.md section 4.1): one item per non-empty line, list
+// How a posted todo list becomes items (docs/flock.md §4.1): one item per non-empty line, list
 // markers stripped, each item 1-2,000 characters after trimming, 1-50 items.
 import { BadInputError } from "../base/errors.ts";
 import { requesterKey } from "./rate-limit.ts";

@@ -1,6 +1,6 @@
 // The events of a flight's tool calls (docs/tools.md "In the log"), on the list's own stream beside
-// EVENTS.md's. They are new names, never new fields or values on EVENTS.md's events, so a client
-// built on EVENTS.md alone (an EventSource listening by name) never hears them:
+// docs/contract.md's. They are new names, never new fields or values on docs/contract.md's events, so a client
+// built on docs/contract.md alone (an EventSource listening by name) never hears them:
 //   tool.asked     an `ask` call parks for the owner's approval, until `deadline`;
 //   tool.decided   its one decision: approved, refused (with the owner's reason) or timeout;
 //   tool.called    a call goes out (its "started" record committed with it), with how it was allowed;

@@ -1,4 +1,4 @@
-// The Sentry's call on an item (FLOCK.md section 4.3): mode (solo, split, murder), task_type,
+// The Sentry's call on an item (docs/flock.md §4.3): mode (solo, split, murder), task_type,
 // subtasks (2-4 for split, else none) and a one-line reason. The classifier is asked first for the
 // task type and mode (it is quick, cheap and calibrated); the model writes the subtasks and the
 // reason. Output that cannot be parsed or validated falls back to solo/other with the reason

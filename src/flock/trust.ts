@@ -1,4 +1,4 @@
-// The trust ledger (FLOCK.md section 3). A record per (holder, task_type); levels 0 stranger,
+// The trust ledger (docs/flock.md §3). A record per (holder, task_type); levels 0 stranger,
 // 1 regular, 2 trusted. approved: streak + 1, promoting stranger -> regular after 3 approvals in a
 // row and regular -> trusted after 5 more; rejected or timeout: down one level, streak reset;
 // auto: no change. The caller emits trust.changed for every level change this returns.

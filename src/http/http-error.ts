@@ -1,6 +1,6 @@
 // One HTTP error type and one error handler, for every path the server answers (the compat API,
 // the access check, request parsing). Every refusal leaves as JSON with a "message" (plus
-// "cooldown_s" on a 429, with Retry-After saying the same), with the status EVENTS.md names;
+// "cooldown_s" on a 429, with Retry-After saying the same), with the status docs/contract.md names;
 // storage trouble is a 503 with Retry-After that says the storage is failing; anything unexpected
 // is a 500 whose body says nothing about internals.
 import { CrowsError, RateLimitedError } from "../base/errors.ts";

@@ -22,7 +22,7 @@ export interface EventDraft {
 }
 
 /**
- * The moment an event happened: its payload's own `ts` when it has one (EVENTS.md payloads do), so
+ * The moment an event happened: its payload's own `ts` when it has one (docs/contract.md payloads do), so
  * the log's column and the wire's field are one moment; otherwise now.
  */
 function momentOf(payload: object): Date {

@@ -1,4 +1,4 @@
-// The embedded offline brain (FLOCK.md section 8): a small deterministic program, not a language
+// The embedded offline brain (docs/flock.md §8): a small deterministic program, not a language
 // model. It reads the structured input of a request (never the English prompt), follows each
 // role's output format exactly (docs/models.md), labels what it says as offline, and reports token
 // counts estimated from text length so budgets behave as they would with a real provider.

@@ -1,4 +1,4 @@
-// Real providers through the Vercel AI SDK (FLOCK.md section 8). CROWS_MODEL picks one:
+// Real providers through the Vercel AI SDK (docs/flock.md §8). CROWS_MODEL picks one:
 // openai:<model>, anthropic:<model>, openai-compatible:<model> (with CROWS_MODEL_BASE_URL).
 //
 // A call goes out through the provider's gate (src/models/provider-pacer.ts: the concurrency cap, the fair

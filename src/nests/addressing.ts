@@ -1,4 +1,4 @@
-// @-addressing (FLOCK.md section 6): a post with no `to` whose text opens with `@Name`, naming a
+// @-addressing (docs/flock.md §6): a post with no `to` whose text opens with `@Name`, naming a
 // member of the nest or an addressable service role (Elder, Quill, Boss), is addressed to that
 // name, and the stored record's `to` holds the name as the nest spells it. Names are compared like
 // requester names (requesterKey: NFKC, case folded, invisible characters dropped, surrounding

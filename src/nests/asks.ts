@@ -1,4 +1,4 @@
-// ask_owner (EVENTS.md "Kinds", "resolved"; FLOCK.md section 6): a decision only the owner can
+// ask_owner (docs/contract.md "Kinds", "resolved"; docs/flock.md §6): a decision only the owner can
 // make, parked with an exact approval_phrase. An owner reply that refers_to the ask and whose
 // trimmed, lowercased text equals the trimmed, lowercased phrase approves it; on the Sentry's
 // watchdog ask the exact `retire <crow>` is a yes too. Anything else is not a yes, and an ask left

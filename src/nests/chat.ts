@@ -204,7 +204,7 @@ export class NestChat {
   }
 
   /**
-   * POSTs a message: 404, 400, 403, 429 as EVENTS.md says, else the stored record. The steps, in
+   * POSTs a message: 404, 400, 403, 429 as docs/contract.md says, else the stored record. The steps, in
    * docs/nests-chat.md "One posting path"'s order: check it, meter it, tag it, address it, store
    * it with its event, then tell whoever waits on it.
    */

@@ -12,12 +12,12 @@ export const KINDS = [...CROW_KINDS, "ask_owner", "nudge", "flag"] as const;
 export type Kind = (typeof KINDS)[number];
 /**
  * The server itself, on the wire: the author of its nudges and the tagger of the kinds it fixes.
- * The contract spells it "harness" (EVENTS.md); in this repository harness/ is the test harness,
+ * The contract spells it "harness" (docs/contract.md); in this repository harness/ is the test harness,
  * so code says SERVER_VOICE and the console and docs say "the server".
  */
 export const SERVER_VOICE = "harness";
 /**
- * Who decided a message's kind (EVENTS.md Tagging, src/nests/tagging.ts): a sure Jev, the poster's
+ * Who decided a message's kind (docs/contract.md Tagging, src/nests/tagging.ts): a sure Jev, the poster's
  * header, a sure Jev over a differing header, the default (say), or the server for its own kinds.
  */
 export const TAGGED_BY = ["jev", "header", "disagreement", "default", SERVER_VOICE] as const;

@@ -8,7 +8,7 @@ import type { Actor } from "../base/actor.ts";
 import { requesterKey } from "../flock/rate-limit.ts";
 import { EMPTY_NAME } from "../flock/todo-text.ts";
 
-/** Who a message may be addressed to besides members and the owner (EVENTS.md: addressable roles). */
+/** Who a message may be addressed to besides members and the owner (docs/contract.md: addressable roles). */
 export const ADDRESSABLE_ROLES: readonly string[] = ["Elder", "Quill", "Boss"];
 
 /** What a client sends (REST body or GraphQL args), unchecked. */

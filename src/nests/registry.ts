@@ -1,4 +1,4 @@
-// The spun-crow registry (EVENTS.md "Spun crows"): crows Boss creates, each a name, a working persona
+// The spun-crow registry (docs/contract.md "Spun crows"): crows Boss creates, each a name, a working persona
 // and a starting trust; once spun, an ordinary crow. Every refusal carries a stable `reason`
 // (SPIN_REFUSALS), and the rules where the contract is silent (name clashes, case, former crows'
 // names, trust clamping, checking the requester's own words) are in docs/nests.md "Spun crows".

@@ -1,4 +1,4 @@
-// `resolved` (EVENTS.md Payload): computed whenever a record is read, never stored. (The expiry is
+// `resolved` (docs/contract.md Payload): computed whenever a record is read, never stored. (The expiry is
 // also logged, once, as `ask.expired` by the ask's obligation, obligations/ask-expiry.ts; the
 // record's `resolved` does not wait for that event.) It sits below both the posting path (chat.ts)
 // and the ask desk (asks.ts), so neither has to import the other for it.

@@ -1,4 +1,4 @@
-// The nest store (EVENTS.md "Nests"): rooms with a core of crows. Creating one enforces every
+// The nest store (docs/contract.md "Nests"): rooms with a core of crows. Creating one enforces every
 // guardrail; the default nest `todo` (empty core: its crows are the whole flock) always exists.
 // REST, GraphQL and Boss's NEST order all create through here.
 //

@@ -33,7 +33,7 @@ export interface TagArgs {
   modeHeader: RequestMode | undefined;
 }
 
-// EVENTS.md Tagging: one classifier call; Jev's tag stands at or above the band; unsure falls to
+// docs/contract.md Tagging: one classifier call; Jev's tag stands at or above the band; unsure falls to
 // the header; a sure Jev that differs from the header wins as "disagreement"; nothing: say.
 // A kind the server fixed stands whatever Jev says (tagged_by "harness"); Jev is asked anyway
 // when the kind is one of its choices, so the answer is stored for calibration.

@@ -1,4 +1,4 @@
-// The Sentry's watchdog (EVENTS.md Guardrails "Watchdog", "flag"; FLOCK.md section 6): one classifier
+// The Sentry's watchdog (docs/contract.md Guardrails "Watchdog", "flag"; docs/flock.md §6): one classifier
 // call per crow claim or deliver that refers to a request; a breach quarantines the crow with a flag
 // and an ask_owner, and every verdict is a `watch` event on watch:<nest_id>. The rules are in
 // docs/nests-chat.md "The watchdog"; each inspection is an obligation (obligations.ts), so it

@@ -2,7 +2,7 @@
 // check (src/server/access.ts: Host, Origin/CORS, token, body size and type) and, when it asks for
 // an SSE stream, the stream caps (src/server/stream-caps.ts), then goes to the
 // first handler whose path matches: /api/* to the one REST router (compat/index.ts: every route
-// record, EVENTS.md's exactly), /graphql and /graphql/stream to GraphQL. Listens on 127.0.0.1 unless configured otherwise.
+// record, docs/contract.md's exactly), /graphql and /graphql/stream to GraphQL. Listens on 127.0.0.1 unless configured otherwise.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { App } from "../app.ts";

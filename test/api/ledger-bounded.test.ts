@@ -1,4 +1,4 @@
-// Bounded answers (FLOCK.md section 3): GET /api/trust embeds each record's newest 20 history rows
+// Bounded answers (docs/flock.md §3): GET /api/trust embeds each record's newest 20 history rows
 // and history_total, /api/trust/history pages the rest back by id, and a nest's messages page with
 // ?limit and &before while the bare GET keeps the contract's every-record answer.
 import { test } from "uvu";

@@ -88,7 +88,7 @@ test("a verdict via REST (named token), via GraphQL (owner) and by timeout (syst
       assert.equal(
         Object.keys(verdict),
         ["list_id", "item_id", "target", "verdict", "ts", "actor"],
-        "EVENTS.md's fields in order, actor appended",
+        "docs/contract.md's fields in order, actor appended",
       );
       assert.equal(verdict.actor, actor, `${itemId}'s verdict`);
       const row = await server.app.prisma.approval.findUniqueOrThrow({

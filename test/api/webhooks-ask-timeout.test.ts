@@ -116,7 +116,7 @@ test("each ask gets its own outcome: unanswered ones expire once (ask.resolved, 
     };
 
     // Round one, posted together. The askers are the owner-facing roles, so the owner's own posts
-    // (every reply) stay inside the rate limit of FLOCK.md section 5.
+    // (every reply) stay inside the rate limit of docs/flock.md §5.
     const venue = await park("Sentry", "May the crows book the venue?", "book it", "approved");
     await park("Quill", "Shall I send the newsletter?", "send it", "timeout");
     const cake = await park("Sentry", "Order the cake?", "order the cake", "timeout");

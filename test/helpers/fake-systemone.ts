@@ -1,5 +1,5 @@
 // A real HTTP server on 127.0.0.1 (ephemeral port) that speaks TypeSafe's System One wire
-// (FLOCK.md section 7): POST /v1/systemone with a Bearer key, {model, state, questions} in,
+// (docs/flock.md §7): POST /v1/systemone with a Bearer key, {model, state, questions} in,
 // {model, answers, usage} out. Tests script replies per request (status, delay, raw body) and per
 // question (the answer), and read back every request the server saw. Reusable by nest tests to
 // drive tagging and the watchdog with chosen answers.

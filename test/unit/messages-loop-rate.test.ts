@@ -1,4 +1,4 @@
-// Requests arriving faster than the rate limit (FLOCK.md section 5: more than 5 posts a minute is a
+// Requests arriving faster than the rate limit (docs/flock.md §5: more than 5 posts a minute is a
 // strike) still each get their answer: the loop's replies are not counted against the crow that
 // writes them, so the crow is never pranked by its own answers, while its own posts still are.
 // And a room request one crow cannot take goes to the next eligible crow.

@@ -1,4 +1,4 @@
-// @-addressing (FLOCK.md section 6, src/nests/addressing.ts): a post with no `to` whose text opens
+// @-addressing (docs/flock.md §6, src/nests/addressing.ts): a post with no `to` whose text opens
 // with @Name naming a member or an addressable role (compared like requester names) is addressed
 // to that name, and the stored record's `to` says so; a request addressed so is taken by that crow,
 // not by the room's selector. The first name alone counts; a name that is no member addresses

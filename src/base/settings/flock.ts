@@ -1,4 +1,4 @@
-// The flock's own settings (FLOCK.md section 11, docs/rules.md): how long the owner has to answer,
+// The flock's own settings (docs/flock.md §11, docs/rules.md): how long the owner has to answer,
 // the budget of a list, how many crows and items at once, and how long the harness waits on them.
 import { setting } from "./declare.ts";
 import { ms, whole } from "./kinds.ts";
