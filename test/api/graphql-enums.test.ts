@@ -28,6 +28,7 @@ import { KINDS, TAGGED_BY } from "../../src/nests/message.ts";
 import { SPUN_TRUST } from "../../src/nests/registry.ts";
 import { QUARANTINE_STATUSES } from "../../src/nests/membership.ts";
 import { APPROVAL_CHANGE_KINDS } from "../../schema/approvals.ts";
+import { TOOL_DECISIONS } from "../../src/flock/tool-events.ts";
 
 /** Each enum the schema has, and the domain array it must be. */
 const DOMAIN: Record<string, readonly string[]> = {
@@ -49,6 +50,7 @@ const DOMAIN: Record<string, readonly string[]> = {
   StartingTrust: SPUN_TRUST,
   TaggedBy: TAGGED_BY,
   TaskType: TASK_TYPES,
+  ToolCallDecision: TOOL_DECISIONS,
   Verdict: VERDICTS,
   VerdictTarget: TARGETS,
   WebhookDeliveryState: DELIVERY_STATES,
