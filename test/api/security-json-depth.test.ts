@@ -119,7 +119,12 @@ test("every POST under /api: deep JSON at the top level, in a field's value and 
   const posts = restRouter()
     .list()
     .filter(
-      (route) => route.method === "POST" && route.path.startsWith("/api/") && !route.path.startsWith("/api/webhooks"),
+      (route) =>
+        route.method === "POST" &&
+        route.path.startsWith("/api/") &&
+        !route.path.startsWith("/api/webhooks") &&
+        // A POST whose record declares no body reads none (a list's cancel), so it judges none.
+        (route.body !== undefined || route.engineBody !== undefined),
     )
     .map((route) => route.path);
   assert.ok(posts.length >= 4, `found the POST routes: ${posts.join(", ")}`);
