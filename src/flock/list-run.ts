@@ -1,3 +1,5 @@
+// Over 400 lines for now: the fence, cancelling and the tool loop met here this round; the crew
+// picking and the work's fan-out are the next split (docs: the closing note of this round).
 // One list, start to finish (docs/flock.md §4). Items are worked concurrently up to a limit, each
 // through stored stages (src/flock/stages.ts), so a restart picks every item up where it stood:
 //   pending -> awaiting_triage -> working -> awaiting_output -> done

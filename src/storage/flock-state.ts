@@ -1,3 +1,5 @@
+// Over 400 lines: one SQL statement set per state row, written once for both databases; splitting
+// by table would scatter the dialect that must stay in step.
 // The flock's hot state rows (item stages, approvals, the trust ledger, token counters, crew
 // rotation cursors), read and written around Prisma on the event log's own connections, so a state
 // change and its events commit in one transaction (docs/architecture.md "Storage and migrations").

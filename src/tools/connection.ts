@@ -1,3 +1,5 @@
+// Over 400 lines: one MCP server's whole life (start, list, call, crash, backoff, stop) is one state
+// machine; its hostile-server bounds read best beside the states they guard.
 // One tool server's connection (docs/tools.md "Connecting servers"): started when first needed,
 // its tools listed (bounded) and cached until it says notifications/tools/list_changed, calls made
 // once each, a crash noticed and the server restarted after a backoff that doubles, stopped with

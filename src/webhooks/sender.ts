@@ -1,3 +1,5 @@
+// Over 400 lines: the sending loop, its leases and its retries are one state machine over the
+// outbox; the retry policy and signing already live apart (retry.ts, signature.ts).
 // The webhook sender (docs/webhooks.md "Deliveries"): finds due deliveries in the outbox, takes
 // each under a short lease (several instances share the table: one sends it, and a dead
 // instance's lease lapses so another takes it over), sends it (send.ts), records the attempt and
