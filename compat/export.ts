@@ -8,9 +8,11 @@ import type { SseBody, SseSink } from "../src/http/sse/types.ts";
 import { intParam, textParam } from "./query-params.ts";
 import { eventPages, trustHistoryPages, verdictPages, type ExportedEvent } from "../src/log/export-pages.ts";
 import { describeError } from "../src/base/describe-error.ts";
+import { HttpError } from "../src/http/http-error.ts";
 import {
   csvRow,
   eventLine,
+  REASON_COLUMN,
   TRUST_HISTORY_COLUMNS,
   trustHistoryRow,
   VERDICT_COLUMNS,
@@ -55,6 +57,14 @@ function pagedBody<T>(
   };
 }
 
+/** `with=reason`: the CSV's one optional column, appended last (export-format.ts); anything else is a 400. */
+function withReasonOf(query: URLSearchParams): boolean {
+  const value = textParam(query, "with");
+  if (value === undefined) return false;
+  if (value !== REASON_COLUMN) throw new HttpError(400, `with may only be "${REASON_COLUMN}".`);
+  return true;
+}
+
 const afterOf = (query: URLSearchParams) => intParam(query, "after", 0, Number.MAX_SAFE_INTEGER) ?? 0;
 
 const csvHeaders = (name: string) => ({
@@ -82,8 +92,10 @@ export const exportRoutes: Route[] = [
     path: "/api/export/verdicts",
     async handle(app, request) {
       const pages = verdictPages(app.prisma, afterOf(request.query));
+      const reason = withReasonOf(request.query);
+      const columns = reason ? [...VERDICT_COLUMNS, REASON_COLUMN] : VERDICT_COLUMNS;
       return {
-        stream: pagedBody(app, "verdicts", pages, verdictRow, csvRow(VERDICT_COLUMNS)),
+        stream: pagedBody(app, "verdicts", pages, (e) => verdictRow(e, reason), csvRow(columns)),
         init: { status: 200, headers: csvHeaders("verdicts") },
       };
     },
@@ -93,8 +105,10 @@ export const exportRoutes: Route[] = [
     path: "/api/export/trust-history",
     async handle(app, request) {
       const pages = trustHistoryPages(app.prisma, app.database.trustReads, afterOf(request.query));
+      const reason = withReasonOf(request.query);
+      const columns = reason ? [...TRUST_HISTORY_COLUMNS, REASON_COLUMN] : TRUST_HISTORY_COLUMNS;
       return {
-        stream: pagedBody(app, "trust history", pages, trustHistoryRow, csvRow(TRUST_HISTORY_COLUMNS)),
+        stream: pagedBody(app, "trust history", pages, (e) => trustHistoryRow(e, reason), csvRow(columns)),
         init: { status: 200, headers: csvHeaders("trust-history") },
       };
     },

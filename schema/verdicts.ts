@@ -27,6 +27,10 @@ export const Approval = builder.prismaObject("Approval", {
     deadline: t.expose("deadline", { type: "DateTime", description: "When silence becomes a timeout (rejected)." }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
     decidedAt: t.expose("decidedAt", { type: "DateTime", nullable: true }),
+    reason: t.exposeString("reason", {
+      nullable: true,
+      description: "The reason given with an approved or rejected verdict (at most 1,000 characters); null when none.",
+    }),
     item: t.relation("item"),
   }),
 });
@@ -79,6 +83,10 @@ builder.mutationFields((t) => ({
       itemId: t.arg.id({ required: true }),
       target: t.arg({ type: VerdictTarget, required: true }),
       approve: t.arg.boolean({ required: true }),
+      reason: t.arg.string({
+        description:
+          "Why, in the owner's words: optional, at most 1,000 characters after trimming (BadInputError past it).",
+      }),
     },
     errors: { types: [NotFoundError], directResult: true },
     resolve: async (query, _root, args, ctx) => {
@@ -87,6 +95,7 @@ builder.mutationFields((t) => ({
         itemId,
         target: args.target,
         approve: args.approve,
+        reason: args.reason,
         actor: principalOfContext(ctx).actor,
       });
       return ctx.app.prisma.approval.findUniqueOrThrow({

@@ -14,6 +14,7 @@ import { listEventPayload, VERDICTS, type Target, type VerdictValue } from "./ev
 import { listStream } from "../base/streams.ts";
 import type { TrustLedger } from "./trust.ts";
 import { SYSTEM, type Actor } from "../base/actor.ts";
+import { withReason } from "./reason.ts";
 
 /** How soon a timeout whose write failed (the database restarting) is written again. */
 const TIMEOUT_RETRY_MS = 1_000;
@@ -87,9 +88,12 @@ export class ApprovalDesk {
     return (await this.decideIn(tx, subject, "auto", true, SYSTEM)) ?? [];
   }
 
-  /** The owner's answer, by `actor`; NotFoundError when nothing is waiting (including a second answer). */
-  async answer(subject: ApprovalSubject, approve: boolean, actor: Actor): Promise<void> {
-    const recorded = await this.record(subject, approve ? "approved" : "rejected", actor);
+  /**
+   * The owner's answer, by `actor`, with their reason if any; NotFoundError when nothing is waiting
+   * (including a second answer).
+   */
+  async answer(subject: ApprovalSubject, approve: boolean, actor: Actor, reason?: string): Promise<void> {
+    const recorded = await this.record(subject, approve ? "approved" : "rejected", actor, reason);
     if (!recorded)
       throw new NotFoundError(
         `Nothing is waiting for ${subject.target === "output" ? "an" : "a"} ${subject.target} verdict on ${subject.itemId}.`,
@@ -205,10 +209,10 @@ export class ApprovalDesk {
    * Moves a pending approval to `decision` and appends the verdict and every trust.changed it
    * causes, in one transaction. Returns false when it was not pending.
    */
-  private async record(subject: ApprovalSubject, decision: Decision, actor: Actor): Promise<boolean> {
+  private async record(subject: ApprovalSubject, decision: Decision, actor: Actor, reason?: string): Promise<boolean> {
     let moved = false;
     await this.log.appendState(listStream(subject.listId), async (tx) => {
-      const events = await this.decideIn(tx, subject, decision, false, actor);
+      const events = await this.decideIn(tx, subject, decision, false, actor, reason);
       moved = events !== null;
       return events ?? [];
     });
@@ -223,6 +227,7 @@ export class ApprovalDesk {
   /**
    * The verdict and trust changes for `decision`, or null when the approval was not pending. The
    * approval row and every event name `actor` as the decider (a timeout and trust skipping: system).
+   * The decider's reason is kept on the row and each trust entry, and appended last to the verdict.
    */
   private async decideIn(
     tx: StateTx,
@@ -230,22 +235,26 @@ export class ApprovalDesk {
     decision: Decision,
     create: boolean,
     actor: Actor,
+    reason?: string,
   ): Promise<Array<{ name: string; payload: object }> | null> {
     const { listId, itemId, target, taskType, holders } = subject;
     const decidedAt = new Date(this.now());
     if (create) {
       await tx.createDecidedApproval(itemId, target, decision, decidedAt, actor);
-    } else if (!(await tx.decideApproval(itemId, target, decision, decidedAt, actor))) {
+    } else if (!(await tx.decideApproval(itemId, target, decision, decidedAt, actor, reason))) {
       return null;
     }
     const events: Array<{ name: string; payload: object }> = [
       {
         name: "verdict",
-        payload: listEventPayload<"verdict">(listId, { item_id: itemId, target, verdict: decision }, decidedAt, actor),
+        payload: withReason(
+          listEventPayload<"verdict">(listId, { item_id: itemId, target, verdict: decision }, decidedAt, actor),
+          reason,
+        ),
       },
     ];
     for (const holder of holders) {
-      const change = await this.trust.apply(tx, holder, taskType, decision, itemId, actor);
+      const change = await this.trust.apply(tx, holder, taskType, decision, itemId, actor, reason ?? null);
       if (change) {
         events.push({
           name: "trust.changed",

@@ -15,6 +15,7 @@ import { describeError } from "../base/describe-error.ts";
 import { LeaseKeeper, type LeaseTable } from "../engine/lease.ts";
 import type { FlockContext, FlockDeps } from "./context.ts";
 import { OWNER, type Actor } from "../base/actor.ts";
+import { readReason } from "./reason.ts";
 import { ProviderWaits } from "./flight-watch.ts";
 import type { Tx } from "../storage/events/types.ts";
 
@@ -108,7 +109,13 @@ export class Flock {
   }
 
   /** The owner's verdict (POST /api/verdicts). NotFoundError when nothing waits for it. */
-  async postVerdict(input: { itemId: unknown; target: unknown; approve: unknown; actor?: Actor }): Promise<void> {
+  async postVerdict(input: {
+    itemId: unknown;
+    target: unknown;
+    approve: unknown;
+    reason?: unknown;
+    actor?: Actor;
+  }): Promise<void> {
     if (typeof input.itemId !== "string" || input.itemId.trim() === "")
       throw new BadInputError('"item_id" must be a non-empty string.');
     if (input.target !== "triage" && input.target !== "output")
@@ -118,10 +125,11 @@ export class Flock {
         '"approve" is required and must be true or false; a missing answer is never read as a no.',
       );
     }
+    const reason = readReason(input.reason);
     const target: Target = input.target;
     const item = await this.deps.log.state.item(input.itemId);
     if (!item) throw new NotFoundError(`No item ${input.itemId} is waiting for a verdict.`);
-    await this.approvals.answer(approvalSubject(item, target), input.approve, input.actor ?? OWNER);
+    await this.approvals.answer(approvalSubject(item, target), input.approve, input.actor ?? OWNER, reason);
   }
 
   async listExists(listId: string): Promise<boolean> {

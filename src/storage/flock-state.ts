@@ -55,8 +55,15 @@ export interface StateTx extends StateReads {
   openApproval(itemId: string, target: string, deadline: Date): Promise<void>;
   /** An approval decided at once (trust skipped it): fails if the target already has one. */
   createDecidedApproval(itemId: string, target: string, status: string, at: Date, decider?: Actor): Promise<void>;
-  /** Decides a pending approval; false when it was not pending. */
-  decideApproval(itemId: string, target: string, status: string, at: Date, decider?: Actor): Promise<boolean>;
+  /** Decides a pending approval, with the decider's reason if any; false when it was not pending. */
+  decideApproval(
+    itemId: string,
+    target: string,
+    status: string,
+    at: Date,
+    decider?: Actor,
+    reason?: string,
+  ): Promise<boolean>;
   /** A record's new level and streak; its approvals, rejections and autos are added to the stored counts. */
   saveTrust(row: TrustRecordRow): Promise<void>;
   /** One verdict's entry in a record's history (the streak after it is stored too, never read back). */
@@ -75,7 +82,11 @@ const deciderValues = (actor: Actor | null | undefined): [string, string | null,
 };
 
 /** A history row to store: the row as read without its id, `at` as a Date, and the streak after it. */
-export type NewTrustEntry = Omit<TrustHistoryRow, "id" | "at"> & { streak: number; at: Date };
+export type NewTrustEntry = Omit<TrustHistoryRow, "id" | "at" | "reason"> & {
+  streak: number;
+  at: Date;
+  reason?: string | null;
+};
 
 export interface ItemFields {
   stage: string;
@@ -280,10 +291,17 @@ class Statements implements StateTx {
     );
   }
 
-  async decideApproval(itemId: string, target: string, status: string, at: Date, decider?: Actor): Promise<boolean> {
+  async decideApproval(
+    itemId: string,
+    target: string,
+    status: string,
+    at: Date,
+    decider?: Actor,
+    reason?: string,
+  ): Promise<boolean> {
     const changed = await this.exec.run(
-      `UPDATE "Approval" SET "status" = ?, "decidedAt" = ?, "decidedBy" = ?, "decidedByTokenId" = ?, "decidedByTokenName" = ?, "decidedByWebhookId" = ? WHERE "itemId" = ? AND "target" = ? AND "status" = 'pending'`,
-      [status, this.dialect.ts(at), ...deciderValues(decider), itemId, target],
+      `UPDATE "Approval" SET "status" = ?, "decidedAt" = ?, "decidedBy" = ?, "decidedByTokenId" = ?, "decidedByTokenName" = ?, "decidedByWebhookId" = ?, "reason" = ? WHERE "itemId" = ? AND "target" = ? AND "status" = 'pending'`,
+      [status, this.dialect.ts(at), ...deciderValues(decider), reason ?? null, itemId, target],
     );
     return changed > 0;
   }
@@ -309,7 +327,7 @@ class Statements implements StateTx {
 
   async addTrustEntry(entry: NewTrustEntry): Promise<void> {
     await this.exec.run(
-      `INSERT INTO "TrustEntry" ("holder", "taskType", "verdict", "subject", "from", "to", "streak", "at", ${DECIDER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO "TrustEntry" ("holder", "taskType", "verdict", "subject", "from", "to", "streak", "at", ${DECIDER_COLUMNS}, "reason") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       [
         entry.holder,
         entry.taskType,
@@ -320,6 +338,7 @@ class Statements implements StateTx {
         entry.streak,
         this.dialect.ts(entry.at),
         ...deciderValues(entry.actor),
+        entry.reason ?? null,
       ],
     );
   }

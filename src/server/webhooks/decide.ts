@@ -7,7 +7,10 @@
 // with, expired, or whose decision is already made answers a clear page and changes nothing.
 import type http from "node:http";
 import type { App } from "../../app.ts";
-import { NotFoundError } from "../../base/errors.ts";
+import { BadInputError, NotFoundError } from "../../base/errors.ts";
+import { MAX_REASON_CHARS } from "../../flock/reason.ts";
+import { readBody } from "../../http/body.ts";
+import { decodeBody, unstorable } from "../../http/unstorable-text.ts";
 import { linkActor, readLink, type LinkClaims } from "../../webhooks/links.ts";
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -18,12 +21,24 @@ interface Page {
   lines: string[];
   /** The button that POSTs this link, on a confirmation page. */
   button?: string;
+  /** An approval's page also takes the owner's reason (and on a reject, a request for another try). */
+  reasonForm?: "approve" | "reject";
+}
+
+const REASON_BOX = `<label>Your reason (optional, at most ${MAX_REASON_CHARS.toLocaleString("en-US")} characters)<textarea name="reason" rows="3" maxlength="${MAX_REASON_CHARS}"></textarea></label>`;
+
+/** The confirmation's form(s): the bare button, or with a reason box (a second form on an approve page). */
+function formsOf(page: Page): string {
+  if (!page.button) return "";
+  const button = `<button type="submit">${escapeHtml(page.button)}</button>`;
+  if (page.reasonForm === "reject") return `<form method="post">${REASON_BOX}${button}</form>`;
+  const bare = `<form method="post">${button}</form>`;
+  if (page.reasonForm !== "approve") return bare;
+  return `${bare}\n<form method="post">${REASON_BOX}<button type="submit">${escapeHtml(page.button)} with this reason</button></form>`;
 }
 
 function sendPage(req: http.IncomingMessage, res: http.ServerResponse, page: Page): void {
-  const form = page.button
-    ? `<form method="post"><button type="submit">${escapeHtml(page.button)}</button></form>`
-    : "";
+  const form = formsOf(page);
   const html = `<!doctype html>
 <html lang="en">
 <head>
@@ -32,7 +47,7 @@ function sendPage(req: http.IncomingMessage, res: http.ServerResponse, page: Pag
 <meta name="robots" content="noindex">
 <title>crows: ${escapeHtml(page.title)}</title>
 <link rel="icon" href="data:,">
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem;color:#1d1d1f}blockquote{margin:1rem 0;padding:.5rem 1rem;background:#f1f1f4;border-radius:4px;white-space:pre-wrap}button{font:inherit;padding:.4em 1.2em}</style>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem;color:#1d1d1f}blockquote{margin:1rem 0;padding:.5rem 1rem;background:#f1f1f4;border-radius:4px;white-space:pre-wrap}button{font:inherit;padding:.4em 1.2em}label{display:block;margin:1rem 0 .5rem}textarea{display:block;width:100%;box-sizing:border-box;font:inherit}</style>
 </head>
 <body>
 <main>
@@ -103,6 +118,7 @@ async function current(app: App, claims: LinkClaims, nowMs: number): Promise<Pag
           `Waits until ${escapeHtml(row.deadline.toISOString())}. Opening this page changed nothing; the button decides.`,
         ],
         button: verb,
+        reasonForm: claims.action,
       },
     };
   }
@@ -123,21 +139,45 @@ async function current(app: App, claims: LinkClaims, nowMs: number): Promise<Pag
   };
 }
 
+/** The page's form fields (a button alone sends none); null when the body is not a form we can read. */
+async function formOf(req: http.IncomingMessage): Promise<URLSearchParams | null> {
+  try {
+    const text = decodeBody(await readBody(req));
+    return unstorable(text) ? null : new URLSearchParams(text);
+  } catch {
+    return null;
+  }
+}
+
+const BAD_FORM: Page = {
+  status: 400,
+  title: "This answer could not be read",
+  lines: ["Nothing was decided. Go back, and keep the reason to plain text."],
+};
+
 /** Makes the decision; the page to answer with. */
-async function decide(app: App, claims: LinkClaims): Promise<Page> {
+async function decide(app: App, claims: LinkClaims, form: URLSearchParams): Promise<Page> {
   const { subject } = claims;
   if (subject.kind === "approval") {
     const approve = claims.action === "approve";
+    const reason = form.get("reason");
     try {
       await app.flock.postVerdict({
         itemId: subject.itemId,
         target: subject.target,
         approve,
+        reason,
         actor: linkActor(claims.webhookId),
       });
     } catch (error) {
       if (error instanceof NotFoundError)
         return decided(`This ${subject.target} of ${subject.itemId} was already decided.`);
+      if (error instanceof BadInputError)
+        return {
+          status: 400,
+          title: "Nothing was decided",
+          lines: [`${escapeHtml(error.message)} Go back and shorten it.`],
+        };
       throw error;
     }
     return {
@@ -182,5 +222,7 @@ export async function serveDecide(
   const state = await current(app, claims, Date.now());
   if (!("ok" in state)) return sendPage(req, res, state);
   if (method !== "POST") return sendPage(req, res, state.ok);
-  sendPage(req, res, await decide(app, claims));
+  const form = await formOf(req);
+  if (!form) return sendPage(req, res, BAD_FORM);
+  sendPage(req, res, await decide(app, claims, form));
 }
