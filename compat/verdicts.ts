@@ -1,4 +1,4 @@
-// POST /api/verdicts: {"item_id", "target": "triage"|"output", "approve": bool, "reason"?} -> 204; 404 when
+// POST /api/verdicts: {"item_id", "target": "triage"|"output", "approve": bool, "reason"?, "rework"?} -> 204; 404 when
 // nothing is waiting (including a second answer); 400 for a bad body (approve is required, so a
 // missing value is never read as a no).
 import { bodyObject, type Route } from "./router.ts";
@@ -14,6 +14,7 @@ export const verdictRoutes: Route[] = [
         target: body.target,
         approve: body.approve,
         reason: body.reason,
+        rework: body.rework,
         actor: request.principal.actor,
       });
       return { status: 204 };

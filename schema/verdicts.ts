@@ -27,6 +27,14 @@ export const Approval = builder.prismaObject("Approval", {
     deadline: t.expose("deadline", { type: "DateTime", description: "When silence becomes a timeout (rejected)." }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
     decidedAt: t.expose("decidedAt", { type: "DateTime", nullable: true }),
+    round: t.exposeInt("round", {
+      description: "Which try this is: 0 first; a rework opens the approval again, one round higher.",
+    }),
+    rework: t.exposeString("rework", {
+      nullable: true,
+      description:
+        "What a rejection asking for another try got: granted, out_of_tries or out_of_budget; null when none was asked.",
+    }),
     reason: t.exposeString("reason", {
       nullable: true,
       description: "The reason given with an approved or rejected verdict (at most 1,000 characters); null when none.",
@@ -83,6 +91,9 @@ builder.mutationFields((t) => ({
       itemId: t.arg.id({ required: true }),
       target: t.arg({ type: VerdictTarget, required: true }),
       approve: t.arg.boolean({ required: true }),
+      rework: t.arg.boolean({
+        description: "With approve: false, ask for another try (docs/rules.md Rework); tries and budget permitting.",
+      }),
       reason: t.arg.string({
         description:
           "Why, in the owner's words: optional, at most 1,000 characters after trimming (BadInputError past it).",
@@ -96,6 +107,7 @@ builder.mutationFields((t) => ({
         target: args.target,
         approve: args.approve,
         reason: args.reason,
+        rework: args.rework,
         actor: principalOfContext(ctx).actor,
       });
       return ctx.app.prisma.approval.findUniqueOrThrow({

@@ -2,6 +2,7 @@
 // serves on a fresh machine; a bad value is a startup error that names the variable.
 import path from "node:path";
 import { loadWebhookConfig, type WebhookConfig } from "./webhook-config.ts";
+import { loadOwnerConfig, type OwnerConfig } from "./owner-config.ts";
 
 export interface Config {
   host: string;
@@ -70,6 +71,8 @@ export interface Config {
   maxStreamsPerClient: number | undefined;
   /** Webhook deliveries and decide links (webhook-config.ts). */
   webhooks: WebhookConfig;
+  // --- issue 33, the owner's word: reworks (src/base/owner-config.ts) ---
+  owner: OwnerConfig;
   /** PostgreSQL: how long to wait for a connection before the request fails with a 503. */
   pgConnectTimeoutMs: number;
   /** PostgreSQL: the longest one statement may run (server side, and kept by the client too). */
@@ -210,6 +213,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     maxStreams: optionalInt(env, "CROWS_MAX_STREAMS", 1),
     maxStreamsPerClient: optionalInt(env, "CROWS_MAX_STREAMS_PER_CLIENT", 1),
     webhooks: loadWebhookConfig(env, (message) => new ConfigError(message)),
+    // --- issue 33, the owner's word: reworks (src/base/owner-config.ts) ---
+    owner: loadOwnerConfig(env, (message) => new ConfigError(message)),
     pgConnectTimeoutMs: int(env, "CROWS_PG_CONNECT_TIMEOUT_MS", 5_000, 100, 600_000),
     pgStatementTimeoutMs: int(env, "CROWS_PG_STATEMENT_TIMEOUT_MS", 15_000, 100, 600_000),
     pgIdleInTransactionTimeoutMs: int(env, "CROWS_PG_IDLE_TX_TIMEOUT_MS", 15_000, 100, 600_000),

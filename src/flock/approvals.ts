@@ -15,6 +15,8 @@ import { listStream } from "../base/streams.ts";
 import type { TrustLedger } from "./trust.ts";
 import { SYSTEM, type Actor } from "../base/actor.ts";
 import { withReason } from "./reason.ts";
+import { grantRework } from "./rework.ts";
+import { DEFAULT_REWORK_TRIES } from "../base/owner-config.ts";
 
 /** How soon a timeout whose write failed (the database restarting) is written again. */
 const TIMEOUT_RETRY_MS = 1_000;
@@ -39,11 +41,13 @@ export interface ApprovalSubject {
   taskType: string;
   /** Whose ledger records the verdict moves: "flock" for triage, the item's crows for output. */
   holders: string[];
+  /** The item's tries: which round of this target's approval (docs/rules.md "Rework"). */
+  round: number;
 }
 
 /** The approval a target of `item` waits on, and whose ledger records its verdict moves. */
 export function approvalSubject(
-  item: Pick<Item, "id" | "listId" | "taskType" | "crows">,
+  item: Pick<Item, "id" | "listId" | "taskType" | "crows" | "tries">,
   target: Target,
 ): ApprovalSubject {
   return {
@@ -52,6 +56,7 @@ export function approvalSubject(
     target,
     taskType: item.taskType ?? "other",
     holders: target === "triage" ? ["flock"] : stringArray(item.crows),
+    round: item.tries,
   };
 }
 
@@ -69,6 +74,8 @@ export class ApprovalDesk {
     private readonly windowMs: number,
     private readonly now: () => number = Date.now,
     private readonly bus?: Bus,
+    /** How many reworks one item may get (CROWS_REWORK_TRIES). */
+    private readonly reworkTries = DEFAULT_REWORK_TRIES,
   ) {}
 
   /**
@@ -82,18 +89,24 @@ export class ApprovalDesk {
     needsApproval: boolean,
   ): Promise<Array<{ name: string; payload: object }>> {
     if (needsApproval) {
-      await tx.openApproval(subject.itemId, subject.target, new Date(this.now() + this.windowMs));
+      await tx.openApproval(subject.itemId, subject.target, new Date(this.now() + this.windowMs), subject.round);
       return [];
     }
     return (await this.decideIn(tx, subject, "auto", true, SYSTEM)) ?? [];
   }
 
   /**
-   * The owner's answer, by `actor`, with their reason if any; NotFoundError when nothing is waiting
-   * (including a second answer).
+   * The owner's answer, by `actor`, with their reason if any, and on a rejection maybe a request for
+   * another try (rework.ts); NotFoundError when nothing is waiting (including a second answer).
    */
-  async answer(subject: ApprovalSubject, approve: boolean, actor: Actor, reason?: string): Promise<void> {
-    const recorded = await this.record(subject, approve ? "approved" : "rejected", actor, reason);
+  async answer(
+    subject: ApprovalSubject,
+    approve: boolean,
+    actor: Actor,
+    reason?: string,
+    rework = false,
+  ): Promise<void> {
+    const recorded = await this.record(subject, approve ? "approved" : "rejected", actor, reason, rework);
     if (!recorded)
       throw new NotFoundError(
         `Nothing is waiting for ${subject.target === "output" ? "an" : "a"} ${subject.target} verdict on ${subject.itemId}.`,
@@ -209,10 +222,16 @@ export class ApprovalDesk {
    * Moves a pending approval to `decision` and appends the verdict and every trust.changed it
    * causes, in one transaction. Returns false when it was not pending.
    */
-  private async record(subject: ApprovalSubject, decision: Decision, actor: Actor, reason?: string): Promise<boolean> {
+  private async record(
+    subject: ApprovalSubject,
+    decision: Decision,
+    actor: Actor,
+    reason?: string,
+    rework = false,
+  ): Promise<boolean> {
     let moved = false;
     await this.log.appendState(listStream(subject.listId), async (tx) => {
-      const events = await this.decideIn(tx, subject, decision, false, actor, reason);
+      const events = await this.decideIn(tx, subject, decision, false, actor, reason, rework);
       moved = events !== null;
       return events ?? [];
     });
@@ -236,22 +255,31 @@ export class ApprovalDesk {
     create: boolean,
     actor: Actor,
     reason?: string,
+    rework = false,
   ): Promise<Array<{ name: string; payload: object }> | null> {
     const { listId, itemId, target, taskType, holders } = subject;
     const decidedAt = new Date(this.now());
     if (create) {
-      await tx.createDecidedApproval(itemId, target, decision, decidedAt, actor);
-    } else if (!(await tx.decideApproval(itemId, target, decision, decidedAt, actor, reason))) {
-      return null;
+      await tx.createDecidedApproval(itemId, target, decision, decidedAt, actor, subject.round);
+    } else {
+      // Asked first, so a rework that was not pending decides nothing (the row check below rolls back).
+      const outcome =
+        rework && decision === "rejected"
+          ? await grantRework(tx, { listId, itemId, target, reason, maxTries: this.reworkTries })
+          : null;
+      if (!(await tx.decideApproval(itemId, target, decision, decidedAt, actor, reason, outcome ?? undefined))) {
+        if (outcome === "granted") throw new NotFoundError(`Nothing is waiting for a ${target} verdict on ${itemId}.`);
+        return null;
+      }
+      rework = outcome === "granted";
     }
+    const verdict = withReason(
+      listEventPayload<"verdict">(listId, { item_id: itemId, target, verdict: decision }, decidedAt, actor),
+      reason,
+    );
     const events: Array<{ name: string; payload: object }> = [
-      {
-        name: "verdict",
-        payload: withReason(
-          listEventPayload<"verdict">(listId, { item_id: itemId, target, verdict: decision }, decidedAt, actor),
-          reason,
-        ),
-      },
+      // A granted rework says so after everything else: the item flies again (docs/rules.md "Rework").
+      { name: "verdict", payload: rework ? { ...verdict, rework: true } : verdict },
     ];
     for (const holder of holders) {
       const change = await this.trust.apply(tx, holder, taskType, decision, itemId, actor, reason ?? null);

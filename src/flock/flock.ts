@@ -37,7 +37,14 @@ export class Flock {
     const now = deps.now ?? Date.now;
     this.instanceId = instanceIdOf(deps.config);
     this.trust = new TrustLedger(deps.trustReads, deps.log.state);
-    this.approvals = new ApprovalDesk(deps.log, this.trust, deps.config.approvalWindowMs, now, deps.bus);
+    this.approvals = new ApprovalDesk(
+      deps.log,
+      this.trust,
+      deps.config.approvalWindowMs,
+      now,
+      deps.bus,
+      deps.config.owner.reworkTries,
+    );
     this.picker = new CrewPicker(deps.crew);
     this.limiter = new RateLimiter(deps.prisma, now);
     this.ctx = {
@@ -114,6 +121,7 @@ export class Flock {
     target: unknown;
     approve: unknown;
     reason?: unknown;
+    rework?: unknown;
     actor?: Actor;
   }): Promise<void> {
     if (typeof input.itemId !== "string" || input.itemId.trim() === "")
@@ -126,10 +134,14 @@ export class Flock {
       );
     }
     const reason = readReason(input.reason);
+    if (input.rework !== undefined && input.rework !== null && typeof input.rework !== "boolean")
+      throw new BadInputError('"rework" must be true or false (or left out).');
+    const rework = input.rework === true;
+    if (rework && input.approve) throw new BadInputError('"rework" goes with a rejection ("approve": false) only.');
     const target: Target = input.target;
     const item = await this.deps.log.state.item(input.itemId);
     if (!item) throw new NotFoundError(`No item ${input.itemId} is waiting for a verdict.`);
-    await this.approvals.answer(approvalSubject(item, target), input.approve, input.actor ?? OWNER, reason);
+    await this.approvals.answer(approvalSubject(item, target), input.approve, input.actor ?? OWNER, reason, rework);
   }
 
   async listExists(listId: string): Promise<boolean> {

@@ -13,6 +13,7 @@ const ENV = { CROWS_WEBHOOK_ALLOW_PRIVATE: "1", CROWS_WEBHOOK_POLL_S: "0.05" };
 
 let server: TestServer;
 let receiver: Receiver;
+let lists = 0;
 
 test.before(async () => {
   receiver = await startReceiver();
@@ -27,7 +28,8 @@ test.after(async () => {
 });
 
 async function startList(text: string): Promise<{ listId: string; sse: SseClient }> {
-  const res = await server.post("/api/lists", { text, requester: "reasons" });
+  // A requester per list: the test posts more lists a minute than one requester may.
+  const res = await server.post("/api/lists", { text, requester: `reasons-${++lists}` });
   assert.is(res.status, 202, res.text);
   const listId = res.body.list_id as string;
   return { listId, sse: await openSse(`${server.url}/api/events?list_id=${listId}`) };
@@ -258,6 +260,52 @@ test("a decide link takes a reason from its page's form; a reason too long decid
   assert.is(bare.status, 200, bare.text);
   const otherVerdict = (await verdictOf(sse, other.item, "triage")).data;
   assert.not.ok("reason" in otherVerdict);
+  sse.close();
+});
+
+test("a decide link asks for another try: the output flies again, and the first try's links are used up", async () => {
+  const { listId, sse } = await startList("Write a thank-you note to the plumber");
+  const itemId = `${listId}-1`;
+  await waitEvent(sse, "item.triaged", itemId);
+  assert.is((await server.post("/api/verdicts", { item_id: itemId, target: "triage", approve: true })).status, 204);
+  const requestedOutput = () =>
+    receiver.received
+      .filter(
+        (d) => d.body.type === "approval.requested" && d.body.data.item === itemId && d.body.data.target === "output",
+      )
+      .map((d) => d.body.data);
+  await receiver.waitFor(() => requestedOutput().length >= 1, 60_000);
+  const [firstTry] = requestedOutput();
+  const page = await (await fetch(firstTry.reject_url)).text();
+  assert.match(page, /<input type="checkbox" name="rework" value="1">/);
+  const pressed = await fetch(firstTry.reject_url, {
+    method: "POST",
+    headers: { origin: new URL(firstTry.reject_url).origin, "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ reason: "Mention the leak under the sink.", rework: "1" }).toString(),
+  });
+  assert.is(pressed.status, 200, await pressed.text());
+  const verdict = (await verdictOf(sse, itemId, "output")).data;
+  assert.equal(
+    [verdict.verdict, verdict.reason, verdict.rework],
+    ["rejected", "Mention the leak under the sink.", true],
+  );
+  await waitEvent(sse, "item.answered", itemId, 2);
+  await receiver.waitFor(() => requestedOutput().length >= 2, 60_000);
+  const secondTry = requestedOutput()[1]!;
+  assert.ok(secondTry.deadline !== firstTry.deadline, "the second try has a deadline of its own");
+  // The first try's approve link cannot decide the second try.
+  const stale = await fetch(firstTry.approve_url, {
+    method: "POST",
+    headers: { origin: new URL(firstTry.approve_url).origin, "content-type": "application/x-www-form-urlencoded" },
+  });
+  assert.is(stale.status, 409, await stale.text());
+  assert.is((await server.app.log.state.approval(itemId, "output"))?.status, "pending");
+  const fresh = await fetch(secondTry.approve_url, {
+    method: "POST",
+    headers: { origin: new URL(secondTry.approve_url).origin, "content-type": "application/x-www-form-urlencoded" },
+  });
+  assert.is(fresh.status, 200, await fresh.text());
+  await sse.waitFor((m) => m.event === "list.finished", 60_000);
   sse.close();
 });
 

@@ -27,11 +27,13 @@ interface Page {
 
 const REASON_BOX = `<label>Your reason (optional, at most ${MAX_REASON_CHARS.toLocaleString("en-US")} characters)<textarea name="reason" rows="3" maxlength="${MAX_REASON_CHARS}"></textarea></label>`;
 
+const REWORK_BOX = `<label><input type="checkbox" name="rework" value="1"> Ask for another try, with the reason</label>`;
+
 /** The confirmation's form(s): the bare button, or with a reason box (a second form on an approve page). */
 function formsOf(page: Page): string {
   if (!page.button) return "";
   const button = `<button type="submit">${escapeHtml(page.button)}</button>`;
-  if (page.reasonForm === "reject") return `<form method="post">${REASON_BOX}${button}</form>`;
+  if (page.reasonForm === "reject") return `<form method="post">${REASON_BOX}${REWORK_BOX}${button}</form>`;
   const bare = `<form method="post">${button}</form>`;
   if (page.reasonForm !== "approve") return bare;
   return `${bare}\n<form method="post">${REASON_BOX}<button type="submit">${escapeHtml(page.button)} with this reason</button></form>`;
@@ -104,6 +106,10 @@ async function current(app: App, claims: LinkClaims, nowMs: number): Promise<Pag
     if (row.status !== "pending")
       return decided(`This ${subject.target} of ${subject.itemId} was already decided: ${row.status}.`);
     if (nowMs >= Math.min(claims.expiresMs, row.deadline.getTime())) return EXPIRED;
+    // Each link is signed with its approval's deadline; a rework opens the approval again with a new
+    // one, so a link sent for an earlier try cannot decide the next.
+    if (claims.expiresMs !== row.deadline.getTime())
+      return decided(`This link was for an earlier try at the ${subject.target} of ${subject.itemId}.`);
     const proposal =
       subject.target === "triage"
         ? `Triage: ${item.mode ?? "?"} (${item.taskType ?? "other"})${item.reason ? `, because ${item.reason}` : ""}`
@@ -161,12 +167,14 @@ async function decide(app: App, claims: LinkClaims, form: URLSearchParams): Prom
   if (subject.kind === "approval") {
     const approve = claims.action === "approve";
     const reason = form.get("reason");
+    const rework = !approve && form.get("rework") !== null;
     try {
       await app.flock.postVerdict({
         itemId: subject.itemId,
         target: subject.target,
         approve,
         reason,
+        rework,
         actor: linkActor(claims.webhookId),
       });
     } catch (error) {
@@ -185,6 +193,7 @@ async function decide(app: App, claims: LinkClaims, form: URLSearchParams): Prom
       title: approve ? "Approved" : "Rejected",
       lines: [
         `The ${subject.target} of ${escapeHtml(subject.itemId)} is ${approve ? "approved" : "rejected"}. This link is used up.`,
+        ...(rework ? ["Another try was asked for: if the item has tries and budget left, it flies again."] : []),
       ],
     };
   }
