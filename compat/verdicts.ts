@@ -1,4 +1,4 @@
-// POST /api/verdicts: {"item_id", "target": "triage"|"output", "approve": bool, "reason"?, "rework"?} -> 204; 404 when
+// POST /api/verdicts: {"item_id", "target": "triage"|"output", "approve": bool, "reason"?, "rework"?, "edit"?} -> 204; 404 when
 // nothing is waiting (including a second answer); 400 for a bad body (approve is required, so a
 // missing value is never read as a no).
 import { bodyObject, type Route } from "./router.ts";
@@ -15,6 +15,7 @@ export const verdictRoutes: Route[] = [
         approve: body.approve,
         reason: body.reason,
         rework: body.rework,
+        edit: body.edit,
         actor: request.principal.actor,
       });
       return { status: 204 };

@@ -7,6 +7,8 @@ export interface OwnerAnswer {
   approve: boolean;
   reason?: string;
   rework?: boolean;
+  /** With an approval: the owner's changes (triage: mode, task_type, subtasks; output: answer). */
+  edit?: Record<string, unknown>;
 }
 
 export interface OwnerScript {

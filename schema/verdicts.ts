@@ -35,6 +35,14 @@ export const Approval = builder.prismaObject("Approval", {
       description:
         "What a rejection asking for another try got: granted, out_of_tries or out_of_budget; null when none was asked.",
     }),
+    edit: t.field({
+      type: "JSON",
+      nullable: true,
+      select: { edit: true },
+      description:
+        'What the owner changed before approving, {"before", "after"} (triage: mode, task_type, subtasks; output: answer); null when nothing.',
+      resolve: (a) => (a.edit ? (JSON.parse(a.edit) as object) : null),
+    }),
     reason: t.exposeString("reason", {
       nullable: true,
       description: "The reason given with an approved or rejected verdict (at most 1,000 characters); null when none.",
@@ -91,6 +99,11 @@ builder.mutationFields((t) => ({
       itemId: t.arg.id({ required: true }),
       target: t.arg({ type: VerdictTarget, required: true }),
       approve: t.arg.boolean({ required: true }),
+      edit: t.arg({
+        type: "JSON",
+        description:
+          'With approve: true, the owner\'s changes (docs/rules.md Edits): triage {"mode"?, "task_type"?, "subtasks"?}, output {"answer"}.',
+      }),
       rework: t.arg.boolean({
         description: "With approve: false, ask for another try (docs/rules.md Rework); tries and budget permitting.",
       }),
@@ -108,6 +121,7 @@ builder.mutationFields((t) => ({
         approve: args.approve,
         reason: args.reason,
         rework: args.rework,
+        edit: args.edit,
         actor: principalOfContext(ctx).actor,
       });
       return ctx.app.prisma.approval.findUniqueOrThrow({

@@ -27,7 +27,7 @@ export function tokenActor(tokenId: string, tokenName: string): Actor {
  * The fields a verdict may append after its actor (docs/rules.md "Reasons"): the actor is the last
  * key of every payload but for these, which only ever follow it.
  */
-export const FIELDS_AFTER_ACTOR: readonly string[] = ["reason", "rework"];
+export const FIELDS_AFTER_ACTOR: readonly string[] = ["reason", "rework", "edited"];
 
 /** Whether `payload`'s `actor` is its last key, or followed only by FIELDS_AFTER_ACTOR. */
 export function actorIsLast(payload: Record<string, unknown>): boolean {

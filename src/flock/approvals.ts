@@ -16,12 +16,22 @@ import type { TrustLedger } from "./trust.ts";
 import { SYSTEM, type Actor } from "../base/actor.ts";
 import { withReason } from "./reason.ts";
 import { grantRework } from "./rework.ts";
+import { applyEdit, type Edit } from "./edit.ts";
 import { DEFAULT_REWORK_TRIES } from "../base/owner-config.ts";
 
 /** How soon a timeout whose write failed (the database restarting) is written again. */
 const TIMEOUT_RETRY_MS = 1_000;
 
 export type Decision = Exclude<VerdictValue, "auto"> | "auto";
+
+/** What an owner's verdict may carry besides yes or no (docs/rules.md "Reasons", "Rework", "Edits"). */
+export interface VerdictExtras {
+  reason?: string;
+  /** With a rejection: ask for another try. */
+  rework?: boolean;
+  /** With an approval: the owner's changes. */
+  edit?: Edit;
+}
 
 /** An approval row's status: pending until its one verdict, then that verdict. */
 export const APPROVAL_STATUSES = ["pending", ...VERDICTS] as const;
@@ -99,14 +109,8 @@ export class ApprovalDesk {
    * The owner's answer, by `actor`, with their reason if any, and on a rejection maybe a request for
    * another try (rework.ts); NotFoundError when nothing is waiting (including a second answer).
    */
-  async answer(
-    subject: ApprovalSubject,
-    approve: boolean,
-    actor: Actor,
-    reason?: string,
-    rework = false,
-  ): Promise<void> {
-    const recorded = await this.record(subject, approve ? "approved" : "rejected", actor, reason, rework);
+  async answer(subject: ApprovalSubject, approve: boolean, actor: Actor, extras: VerdictExtras = {}): Promise<void> {
+    const recorded = await this.record(subject, approve ? "approved" : "rejected", actor, extras);
     if (!recorded)
       throw new NotFoundError(
         `Nothing is waiting for ${subject.target === "output" ? "an" : "a"} ${subject.target} verdict on ${subject.itemId}.`,
@@ -226,12 +230,11 @@ export class ApprovalDesk {
     subject: ApprovalSubject,
     decision: Decision,
     actor: Actor,
-    reason?: string,
-    rework = false,
+    extras: VerdictExtras = {},
   ): Promise<boolean> {
     let moved = false;
     await this.log.appendState(listStream(subject.listId), async (tx) => {
-      const events = await this.decideIn(tx, subject, decision, false, actor, reason, rework);
+      const events = await this.decideIn(tx, subject, decision, false, actor, extras);
       moved = events !== null;
       return events ?? [];
     });
@@ -254,35 +257,41 @@ export class ApprovalDesk {
     decision: Decision,
     create: boolean,
     actor: Actor,
-    reason?: string,
-    rework = false,
+    extras: VerdictExtras = {},
   ): Promise<Array<{ name: string; payload: object }> | null> {
     const { listId, itemId, target, taskType, holders } = subject;
+    const { reason } = extras;
     const decidedAt = new Date(this.now());
+    let reworked = false;
+    let edited: { before: object; after: object } | null = null;
     if (create) {
       await tx.createDecidedApproval(itemId, target, decision, decidedAt, actor, subject.round);
     } else {
-      // Asked first, so a rework that was not pending decides nothing (the row check below rolls back).
+      // Applied first; an approval that was not pending decides nothing (the row check below rolls back).
       const outcome =
-        rework && decision === "rejected"
+        extras.rework && decision === "rejected"
           ? await grantRework(tx, { listId, itemId, target, reason, maxTries: this.reworkTries })
           : null;
-      if (!(await tx.decideApproval(itemId, target, decision, decidedAt, actor, reason, outcome ?? undefined))) {
-        if (outcome === "granted") throw new NotFoundError(`Nothing is waiting for a ${target} verdict on ${itemId}.`);
+      edited = extras.edit && decision === "approved" ? await applyEdit(tx, itemId, target, extras.edit) : null;
+      const kept = { reason, rework: outcome ?? undefined, edit: edited ? JSON.stringify(edited) : undefined };
+      if (!(await tx.decideApproval(itemId, target, decision, decidedAt, actor, kept))) {
+        if (outcome === "granted" || edited)
+          throw new NotFoundError(`Nothing is waiting for a ${target} verdict on ${itemId}.`);
         return null;
       }
-      rework = outcome === "granted";
+      reworked = outcome === "granted";
     }
-    const verdict = withReason(
+    const verdict: Record<string, unknown> = withReason(
       listEventPayload<"verdict">(listId, { item_id: itemId, target, verdict: decision }, decidedAt, actor),
       reason,
     );
-    const events: Array<{ name: string; payload: object }> = [
-      // A granted rework says so after everything else: the item flies again (docs/rules.md "Rework").
-      { name: "verdict", payload: rework ? { ...verdict, rework: true } : verdict },
-    ];
+    // After everything else: a granted rework (the item flies again, docs/rules.md "Rework"), an
+    // edit (what the owner changed before saying yes, "Edits").
+    if (reworked) verdict.rework = true;
+    if (edited) verdict.edited = edited;
+    const events: Array<{ name: string; payload: object }> = [{ name: "verdict", payload: verdict }];
     for (const holder of holders) {
-      const change = await this.trust.apply(tx, holder, taskType, decision, itemId, actor, reason ?? null);
+      const change = await this.trust.apply(tx, holder, taskType, decision, itemId, actor, reason ?? null, !!edited);
       if (change) {
         events.push({
           name: "trust.changed",

@@ -16,6 +16,7 @@ import { LeaseKeeper, type LeaseTable } from "../engine/lease.ts";
 import type { FlockContext, FlockDeps } from "./context.ts";
 import { OWNER, type Actor } from "../base/actor.ts";
 import { readReason } from "./reason.ts";
+import { readEdit } from "./edit.ts";
 import { ProviderWaits } from "./flight-watch.ts";
 import type { Tx } from "../storage/events/types.ts";
 
@@ -122,6 +123,7 @@ export class Flock {
     approve: unknown;
     reason?: unknown;
     rework?: unknown;
+    edit?: unknown;
     actor?: Actor;
   }): Promise<void> {
     if (typeof input.itemId !== "string" || input.itemId.trim() === "")
@@ -139,9 +141,14 @@ export class Flock {
     const rework = input.rework === true;
     if (rework && input.approve) throw new BadInputError('"rework" goes with a rejection ("approve": false) only.');
     const target: Target = input.target;
+    const edit = readEdit(input.edit, target, input.approve);
     const item = await this.deps.log.state.item(input.itemId);
     if (!item) throw new NotFoundError(`No item ${input.itemId} is waiting for a verdict.`);
-    await this.approvals.answer(approvalSubject(item, target), input.approve, input.actor ?? OWNER, reason, rework);
+    await this.approvals.answer(approvalSubject(item, target), input.approve, input.actor ?? OWNER, {
+      reason,
+      rework,
+      ...(edit ? { edit } : {}),
+    });
   }
 
   async listExists(listId: string): Promise<boolean> {

@@ -85,13 +85,17 @@ export class TrustLedger {
     subject: string,
     actor: Actor | null,
     reason: string | null = null,
+    /** An approval the owner edited first: it counts, but holds the level (docs/rules.md "Edits"). */
+    edited = false,
   ): Promise<LevelChange | null> {
     const rows = (db as Partial<Tx>).trustEntry !== undefined ? trustRowsOf(db as Tx) : (db as TrustRows);
     const existing = await rows.trust(holder, taskType);
     const from = existing ? existing.level : startingLevelOf(await rows.spunCrowTrust(holder));
     let level = from;
     let streak = existing?.streak ?? 0;
-    if (verdict === "approved") {
+    if (verdict === "approved" && edited) {
+      streak = 0; // the owner had to fix it: counted as an approval, no step toward skipping the owner
+    } else if (verdict === "approved") {
       streak += 1;
       const needed = PROMOTE_AFTER[level as 0 | 1];
       if (needed !== undefined && streak >= needed) {

@@ -76,8 +76,7 @@ export interface StateTx extends StateReads {
     status: string,
     at: Date,
     decider?: Actor,
-    reason?: string,
-    rework?: string,
+    kept?: { reason?: string; rework?: string; edit?: string },
   ): Promise<boolean>;
   /** A record's new level and streak; its approvals, rejections and autos are added to the stored counts. */
   saveTrust(row: TrustRecordRow): Promise<void>;
@@ -111,6 +110,7 @@ const REOPEN = [
   `"decidedByWebhookId" = excluded."decidedByWebhookId"`,
   `"reason" = NULL`,
   `"rework" = NULL`,
+  `"edit" = NULL`,
   `"round" = excluded."round"`,
 ].join(", ");
 
@@ -349,7 +349,7 @@ class Statements implements StateTx {
           .map((c) => `${c} = ?`)
           .join(
             ", ",
-          )}, "round" = ?, "reason" = NULL, "rework" = NULL WHERE "itemId" = ? AND "target" = ? AND "round" < ?`,
+          )}, "round" = ?, "reason" = NULL, "rework" = NULL, "edit" = NULL WHERE "itemId" = ? AND "target" = ? AND "round" < ?`,
         [...values, itemId, target, round],
       );
       if (reopened > 0) return;
@@ -366,12 +366,20 @@ class Statements implements StateTx {
     status: string,
     at: Date,
     decider?: Actor,
-    reason?: string,
-    rework?: string,
+    kept: { reason?: string; rework?: string; edit?: string } = {},
   ): Promise<boolean> {
     const changed = await this.exec.run(
-      `UPDATE "Approval" SET "status" = ?, "decidedAt" = ?, "decidedBy" = ?, "decidedByTokenId" = ?, "decidedByTokenName" = ?, "decidedByWebhookId" = ?, "reason" = ?, "rework" = ? WHERE "itemId" = ? AND "target" = ? AND "status" = 'pending'`,
-      [status, this.dialect.ts(at), ...deciderValues(decider), reason ?? null, rework ?? null, itemId, target],
+      `UPDATE "Approval" SET "status" = ?, "decidedAt" = ?, "decidedBy" = ?, "decidedByTokenId" = ?, "decidedByTokenName" = ?, "decidedByWebhookId" = ?, "reason" = ?, "rework" = ?, "edit" = ? WHERE "itemId" = ? AND "target" = ? AND "status" = 'pending'`,
+      [
+        status,
+        this.dialect.ts(at),
+        ...deciderValues(decider),
+        kept.reason ?? null,
+        kept.rework ?? null,
+        kept.edit ?? null,
+        itemId,
+        target,
+      ],
     );
     return changed > 0;
   }
