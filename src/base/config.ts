@@ -71,7 +71,7 @@ export interface Config {
   maxStreamsPerClient: number | undefined;
   /** Webhook deliveries and decide links (webhook-config.ts). */
   webhooks: WebhookConfig;
-  // --- issue 33, the owner's word: reworks (src/base/owner-config.ts) ---
+  // --- issue 33, the owner's word: reworks, windows (src/base/owner-config.ts) ---
   owner: OwnerConfig;
   /** PostgreSQL: how long to wait for a connection before the request fails with a 503. */
   pgConnectTimeoutMs: number;
@@ -213,8 +213,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     maxStreams: optionalInt(env, "CROWS_MAX_STREAMS", 1),
     maxStreamsPerClient: optionalInt(env, "CROWS_MAX_STREAMS_PER_CLIENT", 1),
     webhooks: loadWebhookConfig(env, (message) => new ConfigError(message)),
-    // --- issue 33, the owner's word: reworks (src/base/owner-config.ts) ---
-    owner: loadOwnerConfig(env, (message) => new ConfigError(message)),
+    // --- issue 33, the owner's word: reworks, windows (src/base/owner-config.ts) ---
+    owner: loadOwnerConfig(
+      env,
+      int(env, "CROWS_APPROVAL_WINDOW_MS", 600_000, 1),
+      (message) => new ConfigError(message),
+    ),
     pgConnectTimeoutMs: int(env, "CROWS_PG_CONNECT_TIMEOUT_MS", 5_000, 100, 600_000),
     pgStatementTimeoutMs: int(env, "CROWS_PG_STATEMENT_TIMEOUT_MS", 15_000, 100, 600_000),
     pgIdleInTransactionTimeoutMs: int(env, "CROWS_PG_IDLE_TX_TIMEOUT_MS", 15_000, 100, 600_000),

@@ -97,9 +97,11 @@ export class ApprovalDesk {
     tx: StateTx,
     subject: ApprovalSubject,
     needsApproval: boolean,
+    /** The approval's own window (its task type's or nest's, owner-config.ts); the base window otherwise. */
+    windowMs = this.windowMs,
   ): Promise<Array<{ name: string; payload: object }>> {
     if (needsApproval) {
-      await tx.openApproval(subject.itemId, subject.target, new Date(this.now() + this.windowMs), subject.round);
+      await tx.openApproval(subject.itemId, subject.target, new Date(this.now() + windowMs), subject.round);
       return [];
     }
     return (await this.decideIn(tx, subject, "auto", true, SYSTEM)) ?? [];

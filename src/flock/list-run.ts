@@ -15,6 +15,7 @@ import { stringArray } from "../base/util/json-column.ts";
 import { describeError } from "../base/describe-error.ts";
 import { TERMINAL_STAGES, type ItemStage } from "./stages.ts";
 import { readReworkNote, reworkCrew } from "./rework.ts";
+import { windowFor } from "../base/owner-config.ts";
 
 /**
  * The item was no longer in the stage this run saw it in when the run came to move it: another
@@ -167,7 +168,8 @@ export class ListRun {
         reason: triage.reason,
         needs_approval: needsApproval,
       });
-      const verdict = await this.ctx.approvals.openIn(tx, approvalSubject(triaged, "triage"), needsApproval);
+      const subject = approvalSubject(triaged, "triage");
+      const verdict = await this.ctx.approvals.openIn(tx, subject, needsApproval, this.windowOf(subject.taskType));
       return [{ name: "item.triaged", payload: announcement }, ...verdict];
     });
     return this.reload(item);
@@ -248,7 +250,8 @@ export class ListRun {
         crows,
         needs_approval: needsApproval,
       });
-      const verdict = await this.ctx.approvals.openIn(tx, approvalSubject(updated, "output"), needsApproval);
+      const subject = approvalSubject(updated, "output");
+      const verdict = await this.ctx.approvals.openIn(tx, subject, needsApproval, this.windowOf(subject.taskType));
       return [{ name: "item.answered", payload: announcement }, ...verdict];
     });
     this.banter.after(item.id, crows);
@@ -257,6 +260,11 @@ export class ListRun {
 
   private crew(count: number): Promise<Array<{ crow: string; borrowed: boolean }>> {
     return this.ctx.picker.pick(this.list.nestId, count);
+  }
+
+  /** How long the owner has to decide an approval of this list's (docs/rules.md "Windows"). */
+  private windowOf(taskType: string): number {
+    return windowFor(this.ctx.config.owner, this.ctx.config.approvalWindowMs, this.list.nestId, taskType);
   }
 
   private reworkPicker() {
