@@ -240,6 +240,7 @@ test("a decide link takes a reason from its page's form; a reason too long decid
 
   const page = await (await fetch(one.reject_url)).text();
   assert.match(page, /<textarea name="reason"/);
+  assert.match(page, /\(about (9|10) minutes left; silence then counts as no\)/, "the page shows the time left");
   const approvePage = await (await fetch(one.approve_url)).text();
   assert.match(approvePage, /<form method="post"><button type="submit">Approve<\/button><\/form>/);
   assert.match(approvePage, /Approve with this reason/);

@@ -75,6 +75,14 @@ ${form}
   res.end(req.method === "HEAD" ? undefined : html);
 }
 
+/** The time left, as a person reads it: "about 9 minutes left", "under a minute left". */
+export function timeLeft(ms: number): string {
+  if (ms < 60_000) return "under a minute left";
+  const minutes = Math.round(ms / 60_000);
+  if (minutes < 120) return `about ${minutes} minute${minutes === 1 ? "" : "s"} left`;
+  return `about ${Math.round(minutes / 60)} hours left`;
+}
+
 const quote = (text: string) => `</p><blockquote>${escapeHtml(text)}</blockquote><p>`;
 
 const INVALID: Page = {
@@ -121,7 +129,7 @@ async function current(app: App, claims: LinkClaims, nowMs: number): Promise<Pag
         lines: [
           `The item: ${quote(item.text)}`,
           `What is proposed: ${quote(proposal)}`,
-          `Waits until ${escapeHtml(row.deadline.toISOString())}. Opening this page changed nothing; the button decides.`,
+          `Waits until ${escapeHtml(row.deadline.toISOString())} (${timeLeft(row.deadline.getTime() - nowMs)}; silence then counts as no). Opening this page changed nothing; the button decides.`,
         ],
         button: verb,
         reasonForm: claims.action,
