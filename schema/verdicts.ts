@@ -6,6 +6,7 @@ import { checkedMaxSize } from "./connection.ts";
 import { pageLimit } from "../src/base/util/clamp.ts";
 import { TARGETS, type Target } from "../src/flock/events.ts";
 import { APPROVAL_STATUSES, type ApprovalStatus as Status } from "../src/flock/approvals.ts";
+import { deciderColumns } from "../src/base/actor.ts";
 
 export const VerdictTarget = builder.enumType("VerdictTarget", {
   description: "What is being judged: the Sentry's triage call or the crows' output.",
@@ -118,7 +119,7 @@ builder.mutationFields((t) => ({
     errors: { types: [NotFoundError], directResult: true },
     resolve: async (query, _root, args, ctx) => {
       const itemId = String(args.itemId);
-      await ctx.app.flock.postVerdict({
+      const decided = await ctx.app.flock.postVerdict({
         itemId,
         target: args.target,
         approve: args.approve,
@@ -127,10 +128,14 @@ builder.mutationFields((t) => ({
         edit: args.edit,
         actor: principalOfContext(ctx).actor,
       });
-      return ctx.app.prisma.approval.findUniqueOrThrow({
+      const row = await ctx.app.prisma.approval.findUniqueOrThrow({
         ...query,
         where: { itemId_target: { itemId, target: args.target } },
       });
+      // A granted rework may have opened the row's next round already: answer this verdict's round.
+      if (row.round === decided.round) return row;
+      const { actor, ...columns } = decided;
+      return { ...row, ...columns, ...deciderColumns(actor) };
     },
   }),
 }));

@@ -35,6 +35,21 @@ export interface VerdictExtras {
   edit?: Edit;
 }
 
+/**
+ * The approval as an answer left it: what the verdict wrote on the row. A granted rework opens the
+ * same row again one round higher at once (the run wakes on the verdict's own signal), so a reader
+ * after the answer may already find the next round (schema/verdicts.ts answers this instead).
+ */
+export interface DecidedApproval {
+  round: number;
+  status: Decision;
+  decidedAt: Date;
+  actor: Actor;
+  reason: string | null;
+  rework: string | null;
+  edit: string | null;
+}
+
 /** An approval row's status: pending until its one verdict, then that verdict. */
 export const APPROVAL_STATUSES = ["pending", ...VERDICTS] as const;
 export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
@@ -118,12 +133,21 @@ export class ApprovalDesk {
    * The owner's answer, by `actor`, with their reason if any, and on a rejection maybe a request for
    * another try (rework.ts); NotFoundError when nothing is waiting (including a second answer).
    */
-  async answer(subject: ApprovalSubject, approve: boolean, actor: Actor, extras: VerdictExtras = {}): Promise<void> {
-    const recorded = await this.record(subject, approve ? "approved" : "rejected", actor, extras);
-    if (!recorded)
+  async answer(
+    subject: ApprovalSubject,
+    approve: boolean,
+    actor: Actor,
+    extras: VerdictExtras = {},
+  ): Promise<DecidedApproval> {
+    let decided: DecidedApproval | undefined;
+    const recorded = await this.record(subject, approve ? "approved" : "rejected", actor, extras, (d) => {
+      decided = d;
+    });
+    if (!recorded || !decided)
       throw new NotFoundError(
         `Nothing is waiting for ${subject.target === "output" ? "an" : "a"} ${subject.target} verdict on ${subject.itemId}.`,
       );
+    return decided;
   }
 
   /**
@@ -253,10 +277,11 @@ export class ApprovalDesk {
     decision: Decision,
     actor: Actor,
     extras: VerdictExtras = {},
+    seen?: (decided: DecidedApproval) => void,
   ): Promise<boolean> {
     let moved = false;
     const build = async (tx: StateTx) => {
-      const events = await this.decideIn(tx, subject, decision, false, actor, extras);
+      const events = await this.decideIn(tx, subject, decision, false, actor, extras, seen);
       moved = events !== null;
       return events ?? [];
     };
@@ -284,6 +309,7 @@ export class ApprovalDesk {
     create: boolean,
     actor: Actor,
     extras: VerdictExtras = {},
+    seen?: (decided: DecidedApproval) => void,
   ): Promise<Array<{ name: string; payload: object }> | null> {
     const { listId, itemId, target, taskType, holders } = subject;
     const { reason } = extras;
@@ -306,6 +332,15 @@ export class ApprovalDesk {
         return null;
       }
       reworked = outcome === "granted";
+      seen?.({
+        round: subject.round,
+        status: decision,
+        decidedAt,
+        actor,
+        reason: reason ?? null,
+        rework: outcome ?? null,
+        edit: kept.edit ?? null,
+      });
     }
     const verdict: Record<string, unknown> = withReason(
       listEventPayload<"verdict">(listId, { item_id: itemId, target, verdict: decision }, decidedAt, actor),

@@ -2,7 +2,7 @@
 // refuses with the domain errors of src/base/errors.ts and appends everything it does to the log.
 import { randomBytes } from "node:crypto";
 import { BadInputError, ConflictError, NotFoundError, RateLimitedError } from "../base/errors.ts";
-import { ApprovalDesk, approvalSubject } from "./approvals.ts";
+import { ApprovalDesk, approvalSubject, type DecidedApproval } from "./approvals.ts";
 import { CrewPicker, DEFAULT_NEST } from "./crew.ts";
 import { listEventPayload, type Target } from "./events.ts";
 import { listStream } from "../base/streams.ts";
@@ -151,7 +151,7 @@ export class Flock {
     rework?: boolean | null;
     edit?: unknown;
     actor?: Actor;
-  }): Promise<void> {
+  }): Promise<DecidedApproval> {
     if (input.itemId.trim() === "") throw new BadInputError(ITEM_ID_REQUIRED);
     const { target } = input;
     const reason = readReason(input.reason);
@@ -160,7 +160,7 @@ export class Flock {
     const edit = readEdit(input.edit, target, input.approve);
     const item = await this.deps.log.state.item(input.itemId);
     if (!item) throw new NotFoundError(`No item ${input.itemId} is waiting for a verdict.`);
-    await this.approvals.answer(approvalSubject(item, target), input.approve, input.actor ?? OWNER, {
+    return this.approvals.answer(approvalSubject(item, target), input.approve, input.actor ?? OWNER, {
       reason,
       rework,
       ...(edit ? { edit } : {}),

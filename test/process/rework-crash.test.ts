@@ -3,6 +3,7 @@
 // the rework is in the air flies it again after the restart, once: one more item.answered, one
 // rejection that asked for it, and the stream still reads as a valid story to an EVENTS.md client.
 import { test } from "uvu";
+import { LOST_FLIGHT_ERROR } from "../../src/flock/lost-flights.ts";
 import * as assert from "uvu/assert";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
@@ -89,12 +90,15 @@ test("kill -9 with the rework in the air: after the restart it flies again and l
         ["approved", null],
       ],
     );
-    // The cut flight has no landing; the restart flies the rework again, and it lands.
+    // The cut flight never lands from the dead instance: the restart's owner lands it as lost
+    // (docs/rules.md "One owner's story"), then flies the rework again, and that one lands.
     const afterVerdict = events.slice(events.indexOf(outputVerdicts[0]!) + 1).filter((e) => e.data.item_id === itemId);
     assert.equal(
       afterVerdict.map((e) => e.event).filter((n) => n !== "trust.changed"),
-      ["crow.flying", "crow.flying", "crow.landed", "item.answered", "verdict"],
+      ["crow.flying", "crow.landed", "crow.flying", "crow.landed", "item.answered", "verdict"],
     );
+    const cut = afterVerdict.filter((e) => e.event === "crow.landed")[0]!;
+    assert.equal([cut.data.ok, cut.data.error], [false, LOST_FLIGHT_ERROR], "the cut flight lands as lost");
     assert.ok(of("item.answered")[1]!.data.answer !== "late");
   } finally {
     for (const proc of procs) await crash(proc);
