@@ -6,7 +6,8 @@
 // owner's reply with the approval phrase), with the link as the actor. A link that was tampered
 // with, expired, or whose decision is already made answers a clear page and changes nothing.
 import type { App } from "../src/app.ts";
-import { NotFoundError } from "../src/base/errors.ts";
+import { BadInputError, NotFoundError } from "../src/base/errors.ts";
+import { MAX_REASON_CHARS } from "../src/flock/reason.ts";
 import type { Target } from "../src/flock/events.ts";
 import { createHash } from "node:crypto";
 import { escapeHtml } from "../src/http/html-page.ts";
@@ -21,6 +22,30 @@ interface Page {
   button?: string;
   /** A second button posting the other link of the pair (an approve link's page offers "Reject instead"). */
   instead?: { label: string; path: string };
+  /** An approval's page also takes the owner's reason (and on a reject, a request for another try). */
+  reasonForm?: "approve" | "reject";
+}
+
+const REASON_BOX = `<label>Your reason (optional, at most ${MAX_REASON_CHARS.toLocaleString("en-US")} characters)<textarea name="reason" rows="3" maxlength="${MAX_REASON_CHARS}"></textarea></label>`;
+
+const REWORK_BOX = `<label><input type="checkbox" name="rework" value="1"> Ask for another try, with the reason</label>`;
+
+/** The confirmation's form(s): the bare button, or with a reason box (a second form on an approve page). */
+function formsOf(page: Page): string {
+  if (!page.button) return "";
+  const button = `<button type="submit">${escapeHtml(page.button)}</button>`;
+  if (page.reasonForm === "reject") return `<form method="post">${REASON_BOX}${REWORK_BOX}${button}</form>`;
+  const bare = `<form method="post">${button}</form>`;
+  if (page.reasonForm !== "approve") return bare;
+  return `${bare}\n<form method="post">${REASON_BOX}<button type="submit">${escapeHtml(page.button)} with this reason</button></form>`;
+}
+
+/** The time left, as a person reads it: "about 9 minutes left", "under a minute left". */
+export function timeLeft(ms: number): string {
+  if (ms < 60_000) return "under a minute left";
+  const minutes = Math.round(ms / 60_000);
+  if (minutes < 120) return `about ${minutes} minute${minutes === 1 ? "" : "s"} left`;
+  return `about ${Math.round(minutes / 60)} hours left`;
 }
 
 /**
@@ -41,9 +66,7 @@ export function timeLeftText(deadlineMs: number, nowMs: number): string {
 
 /** The page as the answer (the server leaves the body out for a HEAD). */
 function sendPage(page: Page): CompatResponse {
-  const form = page.button
-    ? `<form method="post"><button type="submit">${escapeHtml(page.button)}</button></form>`
-    : "";
+  const form = formsOf(page);
   const instead = page.instead
     ? `\n<form method="post" action="${escapeHtml(page.instead.path)}"><button type="submit" class="instead">${escapeHtml(page.instead.label)}</button></form>`
     : "";
@@ -55,7 +78,7 @@ function sendPage(page: Page): CompatResponse {
 <meta name="robots" content="noindex">
 <title>crows: ${escapeHtml(page.title)}</title>
 <link rel="icon" href="data:,">
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem;color:#1d1d1f}blockquote{margin:1rem 0;padding:.5rem 1rem;background:#f1f1f4;border-radius:4px;white-space:pre-wrap}button{font:inherit;padding:.6em 1.4em;min-height:44px;min-width:44px;margin:.25rem 0}form{display:inline-block;margin-right:.75rem}button.instead{background:#fff;color:#b3261e;border:1px solid #b3261e;border-radius:6px}nav{margin-top:2rem;font-size:14px}</style>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem;color:#1d1d1f}blockquote{margin:1rem 0;padding:.5rem 1rem;background:#f1f1f4;border-radius:4px;white-space:pre-wrap}button{font:inherit;padding:.6em 1.4em;min-height:44px;min-width:44px;margin:.25rem 0}form{display:inline-block;margin-right:.75rem}button.instead{background:#fff;color:#b3261e;border:1px solid #b3261e;border-radius:6px}nav{margin-top:2rem;font-size:14px}label{display:block;margin:1rem 0 .5rem}textarea{display:block;width:100%;box-sizing:border-box;font:inherit}</style>
 </head>
 <body>
 <main>
@@ -94,6 +117,11 @@ const EXPIRED: Page = {
   title: "This link has expired",
   lines: ["Its approval's deadline has passed, and silence counts as no. Nothing was changed."],
 };
+const BAD_FORM: Page = {
+  status: 400,
+  title: "This answer could not be read",
+  lines: ["Nothing was decided. Go back, and keep the reason to plain text."],
+};
 const decided = (what: string): Page => ({
   status: 409,
   title: "Already decided",
@@ -113,6 +141,10 @@ async function current(app: App, key: Buffer, claims: LinkClaims, nowMs: number)
     if (row.status !== "pending")
       return decided(`This ${subject.target} of ${subject.itemId} was already decided: ${row.status}.`);
     if (nowMs >= Math.min(claims.expiresMs, row.deadline.getTime())) return EXPIRED;
+    // Each link is signed with its approval's deadline; a rework opens the approval again with a new
+    // one, so a link sent for an earlier try cannot decide the next.
+    if (claims.expiresMs !== row.deadline.getTime())
+      return decided(`This link was for an earlier try at the ${subject.target} of ${subject.itemId}.`);
     const proposal =
       subject.target === "triage"
         ? `Triage: ${item.mode ?? "?"} (${item.taskType ?? "other"})${item.reason ? `, because ${item.reason}` : ""}`
@@ -126,9 +158,10 @@ async function current(app: App, key: Buffer, claims: LinkClaims, nowMs: number)
         lines: [
           `The item: ${quote(item.text)}`,
           `What is proposed: ${quote(proposal)}`,
-          `<strong>${timeLeftText(deadlineMs, nowMs)} left</strong>: it waits until <time datetime="${iso}">${escapeHtml(iso.replace("T", " ").slice(0, 16))} UTC</time>, then silence counts as no. Opening this page changed nothing; the button decides.`,
+          `<strong>${timeLeftText(deadlineMs, nowMs)} left</strong>: it waits until <time datetime="${iso}">${escapeHtml(iso.replace("T", " ").slice(0, 16))} UTC</time> (${timeLeft(deadlineMs - nowMs)}; silence then counts as no). Opening this page changed nothing; the button decides.`,
         ],
         button: verb,
+        reasonForm: claims.action,
         // The approve link's page also offers no: the reject link of the same pair (the same signed
         // claims with the other action, exactly the reject_url delivered beside it). Never the other
         // way: a reject link's page offers no approval, so a leaked reject link can only say no.
@@ -158,20 +191,30 @@ async function current(app: App, key: Buffer, claims: LinkClaims, nowMs: number)
 }
 
 /** Makes the decision; the page to answer with. */
-async function decide(app: App, claims: LinkClaims): Promise<Page> {
+async function decide(app: App, claims: LinkClaims, form: URLSearchParams): Promise<Page> {
   const { subject } = claims;
   if (subject.kind === "approval") {
     const approve = claims.action === "approve";
+    const reason = form.get("reason");
+    const rework = !approve && form.get("rework") !== null;
     try {
       await app.flock.postVerdict({
         itemId: subject.itemId,
         target: subject.target as Target, // readLink admits "triage" or "output" only
         approve,
+        reason,
+        rework,
         actor: linkActor(claims.webhookId),
       });
     } catch (error) {
       if (error instanceof NotFoundError)
         return decided(`This ${subject.target} of ${subject.itemId} was already decided.`);
+      if (error instanceof BadInputError)
+        return {
+          status: 400,
+          title: "Nothing was decided",
+          lines: [`${escapeHtml(error.message)} Go back and shorten it.`],
+        };
       throw error;
     }
     return {
@@ -179,6 +222,7 @@ async function decide(app: App, claims: LinkClaims): Promise<Page> {
       title: approve ? "Approved" : "Rejected",
       lines: [
         `The ${subject.target} of ${escapeHtml(subject.itemId)} is ${approve ? "approved" : "rejected"}. This link is used up.`,
+        ...(rework ? ["Another try was asked for: if the item has tries and budget left, it flies again."] : []),
       ],
     };
   }
@@ -249,5 +293,7 @@ export async function answerLink(app: App, request: CompatRequest): Promise<Comp
   const state = await current(app, key, claims, Date.now());
   if (!("ok" in state)) return sendPage(state);
   if (request.method !== "POST") return sendPage(state.ok);
-  return sendPage(await decide(app, claims));
+  const form = request.form ? await request.form() : new URLSearchParams();
+  if (!form) return sendPage(BAD_FORM);
+  return sendPage(await decide(app, claims, form));
 }

@@ -48,6 +48,7 @@ export const decideRoutes = [
       "Decide: the verdict (or, for an ask, the owner's reply with its approval phrase), with the link as the actor",
     responses: {
       "200": page("Decided; the link is used up."),
+      "400": page('A reason that is too long or not plain text (docs/rules.md "Reasons"). Nothing changes.'),
       "403": refused("A browser origin that is not this server's."),
       ...refusedPages,
     },

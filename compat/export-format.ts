@@ -31,6 +31,7 @@ interface VerdictPayload {
   target?: string;
   verdict?: string;
   actor?: Actor;
+  reason?: string;
 }
 
 /** ACTOR_COLUMNS' fields for an actor (none: empty). */
@@ -40,7 +41,13 @@ const actorFields = (actor: Actor | null | undefined): string[] => [
   actor?.token_name ?? "",
 ];
 
-export function verdictRow(e: ExportedEvent): string {
+/**
+ * The columns are fixed; `?with=reason` appends one more, `reason` (the owner's words, empty when
+ * none was given), last, so a reader of the fixed columns reads the same file.
+ */
+export const REASON_COLUMN = "reason";
+
+export function verdictRow(e: ExportedEvent, withReason = false): string {
   const p = JSON.parse(e.payload) as VerdictPayload;
   return csvRow([
     e.id,
@@ -50,6 +57,7 @@ export function verdictRow(e: ExportedEvent): string {
     p.target ?? "",
     p.verdict ?? "",
     ...actorFields(p.actor),
+    ...(withReason ? [p.reason ?? ""] : []),
   ]);
 }
 
@@ -65,6 +73,9 @@ export const TRUST_HISTORY_COLUMNS = [
   ...ACTOR_COLUMNS,
 ] as const;
 
-export function trustHistoryRow(e: TrustHistoryRow): string {
-  return csvRow([e.id, e.at, e.holder, e.taskType, e.verdict, e.subject, e.from, e.to, ...actorFields(e.actor)]);
+export function trustHistoryRow(e: TrustHistoryRow, withReason = false): string {
+  return csvRow([
+    ...[e.id, e.at, e.holder, e.taskType, e.verdict, e.subject, e.from, e.to, ...actorFields(e.actor)],
+    ...(withReason ? [e.reason ?? ""] : []),
+  ]);
 }

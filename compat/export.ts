@@ -13,6 +13,7 @@ import { describeError } from "../src/base/describe-error.ts";
 import {
   csvRow,
   eventLine,
+  REASON_COLUMN,
   TRUST_HISTORY_COLUMNS,
   trustHistoryRow,
   VERDICT_COLUMNS,
@@ -64,6 +65,12 @@ const after = intQuery(
   "Resume after this id: the last one a previous export delivered (default 0: from the start).",
 );
 
+/** `with=reason`: the CSV's one optional column, appended last (export-format.ts); anything else is a 400. */
+const withColumn = textQuery(
+  "with",
+  `An optional column to append last: "${REASON_COLUMN}" (the owner's reason, docs/rules.md "Reasons").`,
+).pipe(z.enum([REASON_COLUMN], `with may only be "${REASON_COLUMN}".`).optional());
+
 const csvHeaders = (name: string) => ({
   "content-type": "text/csv; charset=utf-8",
   "content-disposition": `attachment; filename="${name}.csv"`,
@@ -114,7 +121,7 @@ export const exportRoutes = [
     operationId: "exportVerdicts",
     summary: "Every verdict the log recorded, as CSV",
     tags: ["export"],
-    query: { after },
+    query: { after, with: withColumn },
     responses: {
       "200": csv(
         "Verdicts in log order; resume with the last event_id. actor is the verdict's actor kind, with the token's id and name for a token.",
@@ -124,8 +131,10 @@ export const exportRoutes = [
     },
     async handle(app, { query }) {
       const pages = verdictPages(app.prisma, query.after ?? 0);
+      const reason = query.with === REASON_COLUMN;
+      const columns = reason ? [...VERDICT_COLUMNS, REASON_COLUMN] : VERDICT_COLUMNS;
       return {
-        stream: pagedBody(app, "verdicts", pages, verdictRow, csvRow(VERDICT_COLUMNS)),
+        stream: pagedBody(app, "verdicts", pages, (e) => verdictRow(e, reason), csvRow(columns)),
         init: { status: 200, headers: csvHeaders("verdicts") },
       };
     },
@@ -137,7 +146,7 @@ export const exportRoutes = [
     operationId: "exportTrustHistory",
     summary: "The whole trust history, as CSV",
     tags: ["export"],
-    query: { after },
+    query: { after, with: withColumn },
     responses: {
       "200": csv(
         "Entries by id; resume with the last id. actor is who decided the entry's verdict (for the Sentry's record, who replied to its ask), with the token's id and name for a token; empty on entries older than deciders on the ledger.",
@@ -147,8 +156,10 @@ export const exportRoutes = [
     },
     async handle(app, { query }) {
       const pages = trustHistoryPages(app.prisma, app.database.trustReads, query.after ?? 0);
+      const reason = query.with === REASON_COLUMN;
+      const columns = reason ? [...TRUST_HISTORY_COLUMNS, REASON_COLUMN] : TRUST_HISTORY_COLUMNS;
       return {
-        stream: pagedBody(app, "trust history", pages, trustHistoryRow, csvRow(TRUST_HISTORY_COLUMNS)),
+        stream: pagedBody(app, "trust history", pages, (e) => trustHistoryRow(e, reason), csvRow(columns)),
         init: { status: 200, headers: csvHeaders("trust-history") },
       };
     },

@@ -15,6 +15,8 @@ export interface CompatRequest {
   params: Record<string, string>;
   /** The parsed JSON body; a 400 HttpError when it is not JSON. */
   json(): Promise<unknown>;
+  /** A decide page's form fields (only on a page route); null when they cannot be read. */
+  form?(): Promise<URLSearchParams | null>;
   signal: AbortSignal;
   /** Who the access gate admitted (src/server/access.ts): its actor goes on every event this causes. */
   principal: Principal;

@@ -1,6 +1,7 @@
 // GET /api/trust: every ledger record with its counts, its newest history rows and history_total
 // (docs/flock.md §3: bounded); GET /api/trust/history pages the whole history back by entry id,
-// each entry with who decided it (`actor`, null on entries older than deciders on the ledger).
+// each entry with who decided it (`actor`, null on entries older than deciders on the ledger) and
+// the reason they gave (`reason`, only when one was given).
 import { MAX_PAGE } from "../src/base/util/clamp.ts";
 import { ref } from "./openapi/types.ts";
 import { intQuery, textQuery } from "./query-params.ts";
@@ -62,6 +63,8 @@ export const trustRoutes = [
             to: e.to,
             at: e.at,
             actor: e.actor,
+            // Absent when none was given, as on the verdict event (docs/rules.md "Reasons").
+            ...(e.reason === null ? {} : { reason: e.reason }),
           })),
           // The page before this one starts below its first id; a short page is the oldest.
           next_before: entries.length === limit ? entries[0]!.id : null,

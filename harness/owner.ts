@@ -2,9 +2,18 @@
 // the way a person at the keyboard would (approve, or reject by a rule the test chooses).
 import { openSse, type SseClient, type SseMessage } from "./sse.ts";
 
+/** A verdict with more than yes or no: the owner's reason, a request for another try (docs/rules.md). */
+export interface OwnerAnswer {
+  approve: boolean;
+  reason?: string;
+  rework?: boolean;
+  /** With an approval: the owner's changes (triage: mode, task_type, subtasks; output: answer). */
+  edit?: Record<string, unknown>;
+}
+
 export interface OwnerScript {
   /** Decides each approval: true approves, false rejects, undefined leaves it to time out. */
-  decide?: (target: "triage" | "output", message: SseMessage) => boolean | undefined;
+  decide?: (target: "triage" | "output", message: SseMessage) => boolean | OwnerAnswer | undefined;
 }
 
 export interface OwnerRun {
@@ -40,12 +49,14 @@ export async function ownerFollows(
         const target =
           message.event === "item.triaged" ? "triage" : message.event === "item.answered" ? "output" : undefined;
         if (target && message.data.needs_approval) {
-          const approve = decide(target, message);
-          if (approve === undefined) continue;
+          const decision = decide(target, message);
+          if (decision === undefined) continue;
+          const answer = typeof decision === "boolean" ? { approve: decision } : decision;
+          const approve = answer.approve;
           const response = await fetch(`${baseUrl}/api/verdicts`, {
             method: "POST",
             headers: { "content-type": "application/json" },
-            body: JSON.stringify({ item_id: message.data.item_id, target, approve }),
+            body: JSON.stringify({ item_id: message.data.item_id, target, ...answer }),
           });
           answers.push({ item_id: message.data.item_id, target, approve, status: response.status });
         }

@@ -80,6 +80,11 @@ const TrustHistoryEntry = builder.objectRef<Entry>("TrustHistoryEntry").implemen
         "Who decided the verdict (for the Sentry's record: who replied to its ask); null on entries older than deciders on the ledger.",
       resolve: (e) => e.actor,
     }),
+    reason: t.string({
+      nullable: true,
+      description: "The reason the decider gave with the verdict; null when none was given.",
+      resolve: (e) => e.reason,
+    }),
   }),
 });
 

@@ -6,6 +6,7 @@ import { checkedMaxSize } from "./connection.ts";
 import { pageLimit } from "../src/base/util/clamp.ts";
 import { TARGETS, type Target } from "../src/flock/events.ts";
 import { APPROVAL_STATUSES, type ApprovalStatus as Status } from "../src/flock/approvals.ts";
+import { deciderColumns } from "../src/base/actor.ts";
 
 export const VerdictTarget = builder.enumType("VerdictTarget", {
   description: "What is being judged: the Sentry's triage call or the crows' output.",
@@ -27,6 +28,26 @@ export const Approval = builder.prismaObject("Approval", {
     deadline: t.expose("deadline", { type: "DateTime", description: "When silence becomes a timeout (rejected)." }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
     decidedAt: t.expose("decidedAt", { type: "DateTime", nullable: true }),
+    round: t.exposeInt("round", {
+      description: "Which try this is: 0 first; a rework opens the approval again, one round higher.",
+    }),
+    rework: t.exposeString("rework", {
+      nullable: true,
+      description:
+        "What a rejection asking for another try got: granted, out_of_tries or out_of_budget; null when none was asked.",
+    }),
+    edit: t.field({
+      type: "JSON",
+      nullable: true,
+      select: { edit: true },
+      description:
+        'What the owner changed before approving, {"before", "after"} (triage: mode, task_type, subtasks; output: answer); null when nothing.',
+      resolve: (a) => (a.edit ? (JSON.parse(a.edit) as object) : null),
+    }),
+    reason: t.exposeString("reason", {
+      nullable: true,
+      description: "The reason given with an approved or rejected verdict (at most 1,000 characters); null when none.",
+    }),
     item: t.relation("item"),
   }),
 });
@@ -82,20 +103,39 @@ builder.mutationFields((t) => ({
       itemId: t.arg.id({ required: true }),
       target: t.arg({ type: VerdictTarget, required: true }),
       approve: t.arg.boolean({ required: true }),
+      edit: t.arg({
+        type: "JSON",
+        description:
+          'With approve: true, the owner\'s changes (docs/rules.md Edits): triage {"mode"?, "task_type"?, "subtasks"?}, output {"answer"}.',
+      }),
+      rework: t.arg.boolean({
+        description: "With approve: false, ask for another try (docs/rules.md Rework); tries and budget permitting.",
+      }),
+      reason: t.arg.string({
+        description:
+          "Why, in the owner's words: optional, at most 1,000 characters after trimming (BadInputError past it).",
+      }),
     },
     errors: { types: [NotFoundError], directResult: true },
     resolve: async (query, _root, args, ctx) => {
       const itemId = String(args.itemId);
-      await ctx.app.flock.postVerdict({
+      const decided = await ctx.app.flock.postVerdict({
         itemId,
         target: args.target,
         approve: args.approve,
+        reason: args.reason,
+        rework: args.rework,
+        edit: args.edit,
         actor: principalOfContext(ctx).actor,
       });
-      return ctx.app.prisma.approval.findUniqueOrThrow({
+      const row = await ctx.app.prisma.approval.findUniqueOrThrow({
         ...query,
         where: { itemId_target: { itemId, target: args.target } },
       });
+      // A granted rework may have opened the row's next round already: answer this verdict's round.
+      if (row.round === decided.round) return row;
+      const { actor, ...columns } = decided;
+      return { ...row, ...columns, ...deciderColumns(actor) };
     },
   }),
 }));

@@ -17,6 +17,12 @@ const object = (properties: Record<string, Schema>, extra: Schema = {}): Schema 
   ...extra,
 });
 
+/** `schema` with properties that may be absent (not in its required list). */
+const withOptional = (schema: Schema, optional: Record<string, Schema>): Schema => ({
+  ...schema,
+  properties: { ...(schema.properties as Record<string, Schema>), ...optional },
+});
+
 export const schemas: Record<string, Schema> = {
   Refusal: object({ message: str }, { description: "Every 4xx answer: a sentence saying what was refused and why." }),
   RateLimited: object(
@@ -60,21 +66,24 @@ export const schemas: Record<string, Schema> = {
       description: "Pass as before for the page before; null on the oldest page.",
     },
   }),
-  TrustHistoryRow: object({
-    id: int,
-    holder: str,
-    task_type: str,
-    verdict,
-    subject: str,
-    from: level,
-    to: level,
-    at,
-    actor: {
-      anyOf: [{ $ref: "#/components/schemas/Actor" }, { type: "null" }],
-      description:
-        "Who decided the verdict (for the Sentry's record: who replied to its ask); null on entries older than deciders on the ledger.",
-    },
-  }),
+  TrustHistoryRow: withOptional(
+    object({
+      id: int,
+      holder: str,
+      task_type: str,
+      verdict,
+      subject: str,
+      from: level,
+      to: level,
+      at,
+      actor: {
+        anyOf: [{ $ref: "#/components/schemas/Actor" }, { type: "null" }],
+        description:
+          "Who decided the verdict (for the Sentry's record: who replied to its ask); null on entries older than deciders on the ledger.",
+      },
+    }),
+    { reason: { type: "string", description: "The reason the decider gave; absent when none was given." } },
+  ),
   Nest: object({ nest_id: str, name: str, crows: { type: "array", items: str } }),
   Nests: object({
     roster: { type: "array", items: str, description: "The 8 working crows." },

@@ -35,6 +35,7 @@ const EVENTS: Record<WebhookType, Described> = {
     adds: {
       verdict: { type: "string", enum: ["approved", "rejected", "timeout"] },
       actor: { $ref: "#/components/schemas/Actor" },
+      reason: { type: "string", description: "The reason given with the verdict; absent when none was." },
     },
   },
   "list.finished": { summary: "A list finished (the log's list.finished)", adds: {} },

@@ -25,8 +25,8 @@ const APPROVAL_CHANGES = `subscription Approvals($after: Int) { approvalChanges(
   approval { status deadline item { ${ITEM_FIELDS} } }
 } }`;
 
-const POST_VERDICT = `mutation Verdict($itemId: ID!, $target: VerdictTarget!, $approve: Boolean!) {
-  postVerdict(itemId: $itemId, target: $target, approve: $approve) {
+const POST_VERDICT = `mutation Verdict($itemId: ID!, $target: VerdictTarget!, $approve: Boolean!, $reason: String, $rework: Boolean) {
+  postVerdict(itemId: $itemId, target: $target, approve: $approve, reason: $reason, rework: $rework) {
     __typename ... on Approval { status } ... on Error { code message }
   }
 }`;
@@ -90,6 +90,8 @@ export function Approvals({ onOpenList }: { onOpenList: (listId: string) => void
   const [truncated, setTruncated] = useState(false);
   const [loaded, setLoaded] = useState(false);
   const [busy, setBusy] = useState<Set<string>>(new Set());
+  // The owner's reason per card, sent with either answer (docs/rules.md "Reasons").
+  const [reasons, setReasons] = useState<Map<string, string>>(new Map());
   const now = useNow();
 
   useEffect(() => {
@@ -149,12 +151,13 @@ export function Approvals({ onOpenList }: { onOpenList: (listId: string) => void
     };
   }, []);
 
-  const answer = async (c: Card, approve: boolean) => {
+  const answer = async (c: Card, approve: boolean, rework = false) => {
     const key = keyOf(c);
     setBusy((b) => new Set(b).add(key));
+    const reason = reasons.get(key)?.trim() || null;
     const done = await attempt(
-      `${approve ? "Approve" : "Reject"} ${c.target} of "${c.approval?.item.text ?? c.itemId}"`,
-      () => mutate("postVerdict", POST_VERDICT, { itemId: c.itemId, target: c.target, approve }),
+      `${approve ? "Approve" : rework ? "Reject and try again" : "Reject"} ${c.target} of "${c.approval?.item.text ?? c.itemId}"`,
+      () => mutate("postVerdict", POST_VERDICT, { itemId: c.itemId, target: c.target, approve, reason, rework }),
     );
     setBusy((b) => {
       const next = new Set(b);
@@ -238,6 +241,18 @@ export function Approvals({ onOpenList }: { onOpenList: (listId: string) => void
                   open its list
                 </button>
               </p>
+              <label class="reason">
+                Reason (optional)
+                <input
+                  type="text"
+                  maxLength={1000}
+                  value={reasons.get(keyOf(c)) ?? ""}
+                  onInput={(e) => {
+                    const value = (e.currentTarget as HTMLInputElement).value;
+                    setReasons((old) => new Map(old).set(keyOf(c), value));
+                  }}
+                />
+              </label>
               <div class="actions">
                 <button
                   type="button"
@@ -254,6 +269,14 @@ export function Approvals({ onOpenList }: { onOpenList: (listId: string) => void
                   onClick={() => void answer(c, false)}
                 >
                   Reject
+                </button>
+                <button
+                  type="button"
+                  class="reject"
+                  disabled={busy.has(keyOf(c))}
+                  onClick={() => void answer(c, false, true)}
+                >
+                  Try again
                 </button>
               </div>
             </li>

@@ -3,12 +3,13 @@
 // request's write, a system decision, a token change), newest first, paged by the log's global
 // id: pass an answer's next_cursor as `before` for the next page.
 //
-// The actor is always the payload's last key, serialised in one order (src/base/actor.ts), so a
+// The actor is always the payload's last key (but for a verdict's reason, appended after it),
+// serialised in one order (src/base/actor.ts), so a
 // filter is a plain substring of the stored JSON (the same on SQLite and PostgreSQL); text inside
 // a JSON string has its quotes escaped and can never match it. Each row is then checked exactly.
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import { BadInputError } from "../base/errors.ts";
-import { ACTOR_KINDS, type Actor, type ActorKind } from "../base/actor.ts";
+import { ACTOR_KINDS, actorIsLast, type Actor, type ActorKind } from "../base/actor.ts";
 
 export interface AuditQuery {
   before?: number;
@@ -103,7 +104,7 @@ export async function auditEntries(prisma: PrismaClient, query: AuditQuery): Pro
   for (const row of rows.slice(0, limit)) {
     const payload = JSON.parse(row.payload) as Record<string, unknown>;
     const actor = payload.actor as Actor | undefined;
-    if (!actor || typeof actor !== "object" || Object.keys(payload).at(-1) !== "actor") continue;
+    if (!actor || typeof actor !== "object" || !actorIsLast(payload)) continue;
     if (query.actorKind !== undefined && actor.kind !== query.actorKind) continue;
     if (query.tokenId !== undefined && actor.token_id !== query.tokenId) continue;
     entries.push({

@@ -23,6 +23,19 @@ export function tokenActor(tokenId: string, tokenName: string): Actor {
   return { kind: "token", token_id: tokenId, token_name: tokenName };
 }
 
+/**
+ * The fields a verdict may append after its actor (docs/rules.md "Reasons"): the actor is the last
+ * key of every payload but for these, which only ever follow it.
+ */
+export const FIELDS_AFTER_ACTOR: readonly string[] = ["reason", "rework", "edited"];
+
+/** Whether `payload`'s `actor` is its last key, or followed only by FIELDS_AFTER_ACTOR. */
+export function actorIsLast(payload: Record<string, unknown>): boolean {
+  const keys = Object.keys(payload);
+  const at = keys.lastIndexOf("actor");
+  return at >= 0 && keys.slice(at + 1).every((k) => FIELDS_AFTER_ACTOR.includes(k));
+}
+
 /** The actor with its fields in one fixed order (kind first), so stored payloads are comparable. */
 export function actorWire(actor: Actor): Actor {
   const wire: Actor = { kind: actor.kind };

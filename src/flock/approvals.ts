@@ -16,11 +16,39 @@ import type { TrustLedger } from "./trust.ts";
 import { SYSTEM, type Actor } from "../base/actor.ts";
 import { StaleEpochError } from "../storage/fence.ts";
 import type { ListOwner } from "./list-owner.ts";
+import { withReason } from "./reason.ts";
+import { grantRework } from "./rework.ts";
+import { applyEdit, type Edit } from "./edit.ts";
+import { FLOCK } from "../base/settings/flock.ts";
 
 /** How soon a timeout whose write failed (the database restarting) is written again. */
 const TIMEOUT_RETRY_MS = 1_000;
 
 export type Decision = Exclude<VerdictValue, "auto"> | "auto";
+
+/** What an owner's verdict may carry besides yes or no (docs/rules.md "Reasons", "Rework", "Edits"). */
+export interface VerdictExtras {
+  reason?: string;
+  /** With a rejection: ask for another try. */
+  rework?: boolean;
+  /** With an approval: the owner's changes. */
+  edit?: Edit;
+}
+
+/**
+ * The approval as an answer left it: what the verdict wrote on the row. A granted rework opens the
+ * same row again one round higher at once (the run wakes on the verdict's own signal), so a reader
+ * after the answer may already find the next round (schema/verdicts.ts answers this instead).
+ */
+export interface DecidedApproval {
+  round: number;
+  status: Decision;
+  decidedAt: Date;
+  actor: Actor;
+  reason: string | null;
+  rework: string | null;
+  edit: string | null;
+}
 
 /** An approval row's status: pending until its one verdict, then that verdict. */
 export const APPROVAL_STATUSES = ["pending", ...VERDICTS] as const;
@@ -45,11 +73,13 @@ export interface ApprovalSubject {
    * by its epoch. (An answer is anyone's: a verdict may be recorded by any instance.)
    */
   owner?: ListOwner;
+  /** The item's tries: which round of this target's approval (docs/rules.md "Rework"). */
+  round: number;
 }
 
 /** The approval a target of `item` waits on, and whose ledger records its verdict moves. */
 export function approvalSubject(
-  item: Pick<Item, "id" | "listId" | "taskType" | "crows">,
+  item: Pick<Item, "id" | "listId" | "taskType" | "crows" | "tries">,
   target: Target,
 ): ApprovalSubject {
   return {
@@ -58,6 +88,7 @@ export function approvalSubject(
     target,
     taskType: item.taskType ?? "other",
     holders: target === "triage" ? ["flock"] : stringArray(item.crows),
+    round: item.tries,
   };
 }
 
@@ -75,6 +106,8 @@ export class ApprovalDesk {
     private readonly windowMs: number,
     private readonly now: () => number = Date.now,
     private readonly bus?: Bus,
+    /** How many reworks one item may get (CROWS_REWORK_TRIES). */
+    private readonly reworkTries: number = FLOCK.reworkTries.default as number,
   ) {}
 
   /**
@@ -86,21 +119,35 @@ export class ApprovalDesk {
     tx: StateTx,
     subject: ApprovalSubject,
     needsApproval: boolean,
+    /** The approval's own window (its task type's or nest's, settings/windows.ts); the base window otherwise. */
+    windowMs = this.windowMs,
   ): Promise<Array<{ name: string; payload: object }>> {
     if (needsApproval) {
-      await tx.openApproval(subject.itemId, subject.target, new Date(this.now() + this.windowMs));
+      await tx.openApproval(subject.itemId, subject.target, new Date(this.now() + windowMs), subject.round);
       return [];
     }
     return (await this.decideIn(tx, subject, "auto", true, SYSTEM)) ?? [];
   }
 
-  /** The owner's answer, by `actor`; NotFoundError when nothing is waiting (including a second answer). */
-  async answer(subject: ApprovalSubject, approve: boolean, actor: Actor): Promise<void> {
-    const recorded = await this.record(subject, approve ? "approved" : "rejected", actor);
-    if (!recorded)
+  /**
+   * The owner's answer, by `actor`, with their reason if any, and on a rejection maybe a request for
+   * another try (rework.ts); NotFoundError when nothing is waiting (including a second answer).
+   */
+  async answer(
+    subject: ApprovalSubject,
+    approve: boolean,
+    actor: Actor,
+    extras: VerdictExtras = {},
+  ): Promise<DecidedApproval> {
+    let decided: DecidedApproval | undefined;
+    const recorded = await this.record(subject, approve ? "approved" : "rejected", actor, extras, (d) => {
+      decided = d;
+    });
+    if (!recorded || !decided)
       throw new NotFoundError(
         `Nothing is waiting for ${subject.target === "output" ? "an" : "a"} ${subject.target} verdict on ${subject.itemId}.`,
       );
+    return decided;
   }
 
   /**
@@ -225,10 +272,16 @@ export class ApprovalDesk {
    * Moves a pending approval to `decision` and appends the verdict and every trust.changed it
    * causes, in one transaction. Returns false when it was not pending.
    */
-  private async record(subject: ApprovalSubject, decision: Decision, actor: Actor): Promise<boolean> {
+  private async record(
+    subject: ApprovalSubject,
+    decision: Decision,
+    actor: Actor,
+    extras: VerdictExtras = {},
+    seen?: (decided: DecidedApproval) => void,
+  ): Promise<boolean> {
     let moved = false;
     const build = async (tx: StateTx) => {
-      const events = await this.decideIn(tx, subject, decision, false, actor);
+      const events = await this.decideIn(tx, subject, decision, false, actor, extras, seen);
       moved = events !== null;
       return events ?? [];
     };
@@ -247,6 +300,7 @@ export class ApprovalDesk {
   /**
    * The verdict and trust changes for `decision`, or null when the approval was not pending. The
    * approval row and every event name `actor` as the decider (a timeout and trust skipping: system).
+   * The decider's reason is kept on the row and each trust entry, and appended last to the verdict.
    */
   private async decideIn(
     tx: StateTx,
@@ -254,22 +308,51 @@ export class ApprovalDesk {
     decision: Decision,
     create: boolean,
     actor: Actor,
+    extras: VerdictExtras = {},
+    seen?: (decided: DecidedApproval) => void,
   ): Promise<Array<{ name: string; payload: object }> | null> {
     const { listId, itemId, target, taskType, holders } = subject;
+    const { reason } = extras;
     const decidedAt = new Date(this.now());
+    let reworked = false;
+    let edited: { before: object; after: object } | null = null;
     if (create) {
-      await tx.createDecidedApproval(itemId, target, decision, decidedAt, actor);
-    } else if (!(await tx.decideApproval(itemId, target, decision, decidedAt, actor))) {
-      return null;
+      await tx.createDecidedApproval(itemId, target, decision, decidedAt, actor, subject.round);
+    } else {
+      // Applied first; an approval that was not pending decides nothing (the row check below rolls back).
+      const outcome =
+        extras.rework && decision === "rejected"
+          ? await grantRework(tx, { listId, itemId, target, reason, maxTries: this.reworkTries })
+          : null;
+      edited = extras.edit && decision === "approved" ? await applyEdit(tx, itemId, target, extras.edit) : null;
+      const kept = { reason, rework: outcome ?? undefined, edit: edited ? JSON.stringify(edited) : undefined };
+      if (!(await tx.decideApproval(itemId, target, decision, decidedAt, actor, kept))) {
+        if (outcome === "granted" || edited)
+          throw new NotFoundError(`Nothing is waiting for a ${target} verdict on ${itemId}.`);
+        return null;
+      }
+      reworked = outcome === "granted";
+      seen?.({
+        round: subject.round,
+        status: decision,
+        decidedAt,
+        actor,
+        reason: reason ?? null,
+        rework: outcome ?? null,
+        edit: kept.edit ?? null,
+      });
     }
-    const events: Array<{ name: string; payload: object }> = [
-      {
-        name: "verdict",
-        payload: listEventPayload<"verdict">(listId, { item_id: itemId, target, verdict: decision }, decidedAt, actor),
-      },
-    ];
+    const verdict: Record<string, unknown> = withReason(
+      listEventPayload<"verdict">(listId, { item_id: itemId, target, verdict: decision }, decidedAt, actor),
+      reason,
+    );
+    // After everything else: a granted rework (the item flies again, docs/rules.md "Rework"), an
+    // edit (what the owner changed before saying yes, "Edits").
+    if (reworked) verdict.rework = true;
+    if (edited) verdict.edited = edited;
+    const events: Array<{ name: string; payload: object }> = [{ name: "verdict", payload: verdict }];
     for (const holder of holders) {
-      const change = await this.trust.apply(tx, holder, taskType, decision, itemId, actor);
+      const change = await this.trust.apply(tx, holder, taskType, decision, itemId, actor, reason ?? null, !!edited);
       if (change) {
         events.push({
           name: "trust.changed",

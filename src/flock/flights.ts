@@ -2,6 +2,7 @@
 // crow.flying and closed by crow.landed with its tokens. Tokens count against the list's budget in
 // the same transaction as crow.landed. A flight that would start with the budget spent does not
 // start (BudgetSpentError): the item is skipped with reason `budget`.
+import { landed, tookOff } from "./airborne.ts";
 import type { EventLog } from "../log/event-log.ts";
 import type { Model, ModelReply, RoleInput } from "../models/model.ts";
 import { totalTokens } from "../models/model.ts";
@@ -94,6 +95,7 @@ export class Flights {
           crow,
         })
       : undefined;
+    tookOff(crow);
     try {
       const signal = this.cancel ? AbortSignal.any([this.signal, this.cancel]) : this.signal;
       const request = renderRequest({ ...plan.work, speaker: crow, persona: plan.persona, signal });
@@ -146,6 +148,7 @@ export class Flights {
           ...(isProviderTrouble(error) ? { provider: true } : {}),
         };
     } finally {
+      landed(crow);
       watch?.resumed?.();
     }
     // Stepped down while it flew: the fence refuses the landing, so the reply is dropped (the new

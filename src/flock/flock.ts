@@ -2,20 +2,22 @@
 // refuses with the domain errors of src/base/errors.ts and appends everything it does to the log.
 import { randomBytes } from "node:crypto";
 import { BadInputError, ConflictError, NotFoundError, RateLimitedError } from "../base/errors.ts";
-import { ApprovalDesk, approvalSubject } from "./approvals.ts";
+import { ApprovalDesk, approvalSubject, type DecidedApproval } from "./approvals.ts";
 import { CrewPicker, DEFAULT_NEST } from "./crew.ts";
 import { listEventPayload, type Target } from "./events.ts";
 import { listStream } from "../base/streams.ts";
 import { ListRun } from "./list-run.ts";
 import { RateLimiter, requesterKey } from "./rate-limit.ts";
 import { parseRequester, parseTodoText } from "./todo-text.ts";
-import { ITEM_ID_REQUIRED, NEST_ID_BLANK } from "./refusals.ts";
+import { ITEM_ID_REQUIRED, NEST_ID_BLANK, REWORK_WITH_APPROVAL } from "./refusals.ts";
 import { TrustLedger } from "./trust.ts";
 import { instanceIdOf } from "../storage/instance.ts";
 import { describeError } from "../base/describe-error.ts";
 import { LeaseKeeper, type LeaseTable } from "../engine/lease.ts";
 import type { FlockContext, FlockDeps } from "./context.ts";
 import { OWNER, type Actor } from "../base/actor.ts";
+import { readReason } from "./reason.ts";
+import { readEdit } from "./edit.ts";
 import { ProviderWaits } from "./flight-watch.ts";
 import { ToolCallDesk } from "./tool-calls.ts";
 import type { Tx } from "../storage/events/types.ts";
@@ -56,7 +58,14 @@ export class Flock {
     const now = deps.now ?? Date.now;
     this.instanceId = instanceIdOf(deps.config);
     this.trust = new TrustLedger(deps.trustReads, deps.log.state);
-    this.approvals = new ApprovalDesk(deps.log, this.trust, deps.config.approvalWindowMs, now, deps.bus);
+    this.approvals = new ApprovalDesk(
+      deps.log,
+      this.trust,
+      deps.config.approvalWindowMs,
+      now,
+      deps.bus,
+      deps.config.reworkTries,
+    );
     this.picker = new CrewPicker(deps.crew);
     this.limiter = new RateLimiter(deps.prisma, now);
     this.toolCalls = new ToolCallDesk(deps.prisma, deps.log, deps.config.approvalWindowMs, now, deps.bus);
@@ -130,13 +139,32 @@ export class Flock {
   }
 
   /** The owner's verdict (POST /api/verdicts). NotFoundError when nothing waits for it. */
-  /** Typed input: the REST route (compat/verdicts.ts) and GraphQL check the types; a blank id is refused here for both. */
-  async postVerdict(input: { itemId: string; target: Target; approve: boolean; actor?: Actor }): Promise<void> {
+  /**
+   * Typed input: the REST route (compat/verdicts.ts) and GraphQL check the types; a blank id, a
+   * reason too long, rework with a yes and a bad edit are refused here for both.
+   */
+  async postVerdict(input: {
+    itemId: string;
+    target: Target;
+    approve: boolean;
+    reason?: string | null;
+    rework?: boolean | null;
+    edit?: unknown;
+    actor?: Actor;
+  }): Promise<DecidedApproval> {
     if (input.itemId.trim() === "") throw new BadInputError(ITEM_ID_REQUIRED);
     const { target } = input;
+    const reason = readReason(input.reason);
+    const rework = input.rework === true;
+    if (rework && input.approve) throw new BadInputError(REWORK_WITH_APPROVAL);
+    const edit = readEdit(input.edit, target, input.approve);
     const item = await this.deps.log.state.item(input.itemId);
     if (!item) throw new NotFoundError(`No item ${input.itemId} is waiting for a verdict.`);
-    await this.approvals.answer(approvalSubject(item, target), input.approve, input.actor ?? OWNER);
+    return this.approvals.answer(approvalSubject(item, target), input.approve, input.actor ?? OWNER, {
+      reason,
+      rework,
+      ...(edit ? { edit } : {}),
+    });
   }
 
   /**

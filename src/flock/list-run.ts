@@ -27,6 +27,8 @@ import pLimit from "p-limit";
 import { ListCancel, ListCancelledError, actorOfStored } from "./cancel.ts";
 import { withActor } from "../base/actor.ts";
 import type { ApprovalSubject, Decision } from "./approvals.ts";
+import { readReworkNote, reworkCrew } from "./rework.ts";
+import { windowFor } from "../base/settings/windows.ts";
 
 /**
  * The item was no longer in the stage this run saw it in when the run came to move it: another
@@ -161,14 +163,22 @@ export class ListRun {
         return this.triage(item);
       case "awaiting_triage": {
         const decision = await this.decide(approvalSubject(item, "triage"));
-        if (decision === "rejected" || decision === "timeout") throw new SkipItem(decision);
+        if (decision === "rejected" || decision === "timeout") {
+          // A rejection that asked for another try sent the item back to pending in its own transaction.
+          const after = await this.reload(item);
+          if (after.stage === "pending") return after;
+          throw new SkipItem(decision);
+        }
         return this.setStage(item, "working");
       }
       case "working":
         return this.work(item);
-      case "awaiting_output":
+      case "awaiting_output": {
         await this.decide(approvalSubject(item, "output"));
+        const after = await this.reload(item);
+        if (after.stage === "working") return after; // sent back for another try (rework.ts)
         return this.setStage(item, "done");
+      }
       default:
         throw new Error(`item ${item.id} is in an unknown stage ${item.stage}`);
     }
@@ -199,13 +209,15 @@ export class ListRun {
 
   private async triage(item: Item): Promise<Item> {
     const hints = await classifierHints(this.ctx.classifier, item.id, item.text, this.ctx.config.jevThreshold);
+    const note = readReworkNote(item.rework);
+    const rework = note?.target === "triage" ? { previous: note.previous, reason: note.reason } : undefined;
     const flight = await this.flights.fly({
       list: this.budget,
       itemId: item.id,
       crow: "Sentry",
       persona: "Sentry",
       borrowed: false,
-      work: { role: "sentry", input: { item: item.text, hints } },
+      work: { role: "sentry", input: { item: item.text, hints, ...(rework ? { rework } : {}) } },
     });
     if (!flight.ok && flight.provider) throw new SkipItem("failure"); // the provider's trouble, not the Sentry's: no fallback
     const triage: Triage = readTriage(flight, hints);
@@ -217,6 +229,7 @@ export class ListRun {
         taskType: triage.taskType,
         subtasks: JSON.stringify(triage.subtasks),
         reason: triage.reason,
+        rework: null, // the rework, if this was one, has flown
       });
       if (!triaged) throw new ItemMovedOn(item.id, "pending");
       const announcement = listEventPayload<"item.triaged">(this.list.id, {
@@ -227,7 +240,8 @@ export class ListRun {
         reason: triage.reason,
         needs_approval: needsApproval,
       });
-      const verdict = await this.ctx.approvals.openIn(tx, approvalSubject(triaged, "triage"), needsApproval);
+      const subject = approvalSubject(triaged, "triage");
+      const verdict = await this.ctx.approvals.openIn(tx, subject, needsApproval, this.windowOf(subject.taskType));
       return [{ name: "item.triaged", payload: announcement }, ...verdict];
     });
     return this.reload(item);
@@ -239,16 +253,23 @@ export class ListRun {
     const mode = (item.mode ?? "solo") as Mode;
     const taskType = item.taskType ?? "other";
     const subtasks = stringArray(item.subtasks);
+    const note = readReworkNote(item.rework);
+    // Another try: the crew that answered first, and every crow told what was rejected and why.
+    const rework = note?.target === "output" ? { previous: note.previous, reason: note.reason } : undefined;
+    const previousCrew = rework ? stringArray(item.crows) : [];
+    const crew = (count: number) =>
+      rework ? reworkCrew(previousCrew, count, this.reworkPicker(), this.list.nestId) : this.crew(count);
+    const again = rework ? { rework } : {};
     let answer: string;
     let crows: string[];
     if (mode === "split" && subtasks.length > 0) {
-      const parts = await this.crew(subtasks.length);
+      const parts = await crew(subtasks.length);
       const results = await allLanded(
         subtasks.map(async (subtask, i) =>
           this.flyWithRetry(
             item,
             await this.resumedPick(item, `split-${i}`, parts[i % Math.max(1, parts.length)]),
-            { role: "crow", input: { task: item.text, subtask, taskType } },
+            { role: "crow", input: { task: item.text, subtask, taskType, ...again } },
             parts,
             `split-${i}`,
           ),
@@ -260,13 +281,13 @@ export class ListRun {
       crows = unique(partials.map((p) => p.crow));
     } else if (mode === "murder") {
       const size = this.ctx.config.murderSize;
-      const murder = await this.crew(size);
+      const murder = await crew(size);
       const results = await allLanded(
         murder.map(async (pick, i) =>
           this.flyWithRetry(
             item,
             await this.resumedPick(item, `murder-${i}`, pick),
-            { role: "crow", input: { task: item.text, taskType, lens: { index: i, of: size } } },
+            { role: "crow", input: { task: item.text, taskType, lens: { index: i, of: size }, ...again } },
             murder,
             `murder-${i}`,
           ),
@@ -277,12 +298,12 @@ export class ListRun {
       answer = await this.merge(item, "murder", partials);
       crows = unique(partials.map((p) => p.crow));
     } else {
-      const [picked] = await this.crew(1);
+      const [picked] = await crew(1);
       const pick = await this.resumedPick(item, "solo", picked);
       const result = await this.flyWithRetry(
         item,
         pick,
-        { role: "crow", input: { task: item.text, taskType } },
+        { role: "crow", input: { task: item.text, taskType, ...again } },
         pick ? [pick] : [],
         "solo",
       );
@@ -296,6 +317,7 @@ export class ListRun {
         stage: "awaiting_output",
         answer,
         crows: JSON.stringify(crows),
+        rework: null, // the rework, if this was one, has flown
       });
       if (!updated) throw new ItemMovedOn(item.id, "working");
       const announcement = listEventPayload<"item.answered">(this.list.id, {
@@ -304,7 +326,8 @@ export class ListRun {
         crows,
         needs_approval: needsApproval,
       });
-      const verdict = await this.ctx.approvals.openIn(tx, approvalSubject(updated, "output"), needsApproval);
+      const subject = approvalSubject(updated, "output");
+      const verdict = await this.ctx.approvals.openIn(tx, subject, needsApproval, this.windowOf(subject.taskType));
       return [{ name: "item.answered", payload: announcement }, ...verdict];
     });
     this.banter.after(item.id, crows);
@@ -313,6 +336,19 @@ export class ListRun {
 
   private crew(count: number): Promise<Array<{ crow: string; borrowed: boolean }>> {
     return this.ctx.picker.pick(this.list.nestId, count);
+  }
+
+  /** How long the owner has to decide an approval of this list's (docs/rules.md "Windows"). */
+  private windowOf(taskType: string): number {
+    return windowFor(this.ctx.config.approvalWindows, this.ctx.config.approvalWindowMs, this.list.nestId, taskType);
+  }
+
+  private reworkPicker() {
+    return {
+      quarantined: () => this.ctx.crew.quarantined(),
+      core: (nestId: string) => this.ctx.crew.core(nestId),
+      pick: (count: number, exclude: ReadonlySet<string>) => this.ctx.picker.pick(this.list.nestId, count, exclude),
+    };
   }
 
   /**

@@ -8,3 +8,10 @@ export const ITEM_ID_REQUIRED = '"item_id" must be a non-empty string.';
 export const TARGET_INVALID = '"target" must be "triage" or "output".';
 export const APPROVE_REQUIRED =
   '"approve" is required and must be true or false; a missing answer is never read as a no.';
+// The owner's word with a verdict (docs/rules.md "Reasons", "Rework", "Edits"): its types are
+// checked by the route's record; the engine checks the rest (a reason's length, rework with a yes,
+// an edit's fields).
+export const REASON_NOT_TEXT = '"reason" must be text (or left out).';
+export const REWORK_NOT_BOOLEAN = '"rework" must be true or false (or left out).';
+export const REWORK_WITH_APPROVAL = '"rework" goes with a rejection ("approve": false) only.';
+export const EDIT_NOT_OBJECT = '"edit" must be an object.';

@@ -84,13 +84,18 @@ export class TrustLedger {
     verdict: VerdictValue,
     subject: string,
     actor: Actor | null,
+    reason: string | null = null,
+    /** An approval the owner edited first: it counts, but holds the level (docs/rules.md "Edits"). */
+    edited = false,
   ): Promise<LevelChange | null> {
     const rows = (db as Partial<Tx>).trustEntry !== undefined ? trustRowsOf(db as Tx) : (db as TrustRows);
     const existing = await rows.trust(holder, taskType);
     const from = existing ? existing.level : startingLevelOf(await rows.spunCrowTrust(holder));
     let level = from;
     let streak = existing?.streak ?? 0;
-    if (verdict === "approved") {
+    if (verdict === "approved" && edited) {
+      streak = 0; // the owner had to fix it: counted as an approval, no step toward skipping the owner
+    } else if (verdict === "approved") {
       streak += 1;
       const needed = PROMOTE_AFTER[level as 0 | 1];
       if (needed !== undefined && streak >= needed) {
@@ -107,7 +112,18 @@ export class TrustLedger {
       autos: verdict === "auto" ? 1 : 0,
     };
     await rows.saveTrust({ holder, taskType, level, streak, ...counts });
-    await rows.addTrustEntry({ holder, taskType, verdict, subject, from, to: level, streak, at: new Date(), actor });
+    await rows.addTrustEntry({
+      holder,
+      taskType,
+      verdict,
+      subject,
+      from,
+      to: level,
+      streak,
+      at: new Date(),
+      actor,
+      reason,
+    });
     return level === from ? null : { holder, taskType, from, to: level };
   }
 
@@ -151,9 +167,9 @@ export class TrustLedger {
     ]);
     return records.map((r) => ({
       ...recordView(r),
-      // The contract's route keeps its rows as documented; who decided is on the history pages.
+      // The contract's route keeps its rows as documented; who decided, and why, is on the history pages.
       history: (histories.get(historyKey(r.holder, r.taskType)) ?? []).map(
-        ({ holder: _h, taskType: _t, actor: _a, ...entry }) => entry,
+        ({ holder: _h, taskType: _t, actor: _a, reason: _r, ...entry }) => entry,
       ),
       history_total: historyTotalOf(r),
     }));

@@ -6,7 +6,7 @@
 // the time, then the close: never a close with no answer.
 import type http from "node:http";
 import { HttpError } from "./http-error.ts";
-import { decodeBody, refuseUnstorable } from "./unstorable-text.ts";
+import { decodeBody, refuseUnstorable, unstorable } from "./unstorable-text.ts";
 import { refuseTooDeep } from "./json-depth.ts";
 
 export const MAX_BODY_BYTES = 1_000_000;
@@ -127,4 +127,17 @@ export async function readJson(req: http.IncomingMessage): Promise<unknown> {
   }
   refuseUnstorable(body);
   return body;
+}
+
+/**
+ * A decide page's form (application/x-www-form-urlencoded, the one non-JSON body the server takes,
+ * and only on a decide link): its fields, none for a bare button; null when it is not text we keep.
+ */
+export async function readForm(req: http.IncomingMessage): Promise<URLSearchParams | null> {
+  try {
+    const text = decodeBody(await readBody(req));
+    return unstorable(text) ? null : new URLSearchParams(text);
+  } catch {
+    return null;
+  }
 }

@@ -9,6 +9,11 @@ export interface SentryInput {
   item: string;
   /** What the classifier thought of the item, only what it was sure of (src/flock/triage.ts classifierHints); may be absent. */
   hints?: { taskType?: string; mode?: string };
+  /** A rework the owner asked for: the triage they rejected, and their reason (null: none given). */
+  rework?: {
+    previous: { mode: string; task_type: string; subtasks: string[]; reason: string };
+    reason: string | null;
+  };
 }
 export interface CrowInput {
   task: string;
@@ -17,6 +22,8 @@ export interface CrowInput {
   /** In a murder: which of the N crows this is (distinct lenses). */
   lens?: { index: number; of: number };
   taskType: string;
+  /** A rework the owner asked for: the answer they rejected, and their reason (null: none given). */
+  rework?: { previous: string; reason: string | null };
 }
 export interface ElderInput {
   task: string;

@@ -96,6 +96,8 @@ function crowAnswer(speaker: string, persona: string, input: CrowInput, seed: nu
   const focus = input.subtask ?? input.task;
   const parts = [pick(voice.openers, seed)];
   if (input.lens) parts.push(`Take ${input.lens.index + 1} of ${input.lens.of}, ${lensAngle(input.lens.index)}.`);
+  if (input.rework)
+    parts.push(input.rework.reason ? `Reworked, as asked: "${clip(input.rework.reason, 80)}".` : "Reworked, as asked.");
   parts.push(workSteps(input.taskType, focus));
   parts.push(pick(voice.closers, seed >>> 8));
   const signature = speaker === persona ? "" : ` (${speaker})`;
@@ -263,7 +265,10 @@ export class OfflineBrain implements Model {
     const seed = hash(`${request.speaker}\u0000${JSON.stringify(request.input)}`);
     switch (request.role) {
       case "sentry": {
-        const triage = triageItem(request.input.item, request.input.hints);
+        const { item, hints, rework } = request.input;
+        // A rework follows a mode the owner's reason names (the offline brain reads no English but these).
+        const asked = rework?.reason ? /\b(solo|split|murder)\b/i.exec(rework.reason)?.[1]?.toLowerCase() : undefined;
+        const triage = triageItem(item, asked ? { ...hints, mode: asked } : hints);
         return JSON.stringify({ ...triage, reason: `${OFFLINE_LABEL}${triage.reason}` });
       }
       case "crow":

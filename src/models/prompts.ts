@@ -40,6 +40,12 @@ export function renderRequest(args: RenderArgs): ModelRequest {
   return request;
 }
 
+/** A rework's instruction: the owner's reason in their words, or that they gave none. */
+function ownerSentBack(reason: string | null): string {
+  const why = reason ? `The owner's reason: ${reason}` : "The owner gave no reason.";
+  return `The owner rejected that and asked for another try. ${why} Do it again, taking that into account.`;
+}
+
 function firstSentence(text: string): string {
   const match = /^.*?[.!?](?=\s|$)/.exec(text);
   return match ? match[0] : text;
@@ -56,7 +62,7 @@ function renderRole(args: RenderArgs, persona: Persona): { system: string; promp
   const who = identity(args.speaker, persona, args.role === "banter");
   switch (args.role) {
     case "sentry": {
-      const { item, hints } = args.input;
+      const { item, hints, rework } = args.input;
       const system =
         `${who}\nTriage one todo item. Reply with JSON only: ` +
         `{"mode":"solo|split|murder","task_type":"research|writing|code|planning|errand|other","subtasks":[],"reason":"one line"}. ` +
@@ -67,14 +73,18 @@ function renderRole(args: RenderArgs, persona: Persona): { system: string; promp
         hints?.mode ? `mode=${hints.mode}` : "",
       ].filter(Boolean);
       const prompt = `Item: ${item}` + (hintParts.length > 0 ? `\nClassifier hint: ${hintParts.join(", ")}` : "");
-      return { system, prompt };
+      if (!rework) return { system, prompt };
+      const p = rework.previous;
+      const previous = `mode=${p.mode}, task_type=${p.task_type}, subtasks=${JSON.stringify(p.subtasks)}`;
+      return { system, prompt: `${prompt}\nYou proposed: ${previous}.\n${ownerSentBack(rework.reason)}` };
     }
     case "crow": {
-      const { task, subtask, lens, taskType } = args.input;
+      const { task, subtask, lens, taskType, rework } = args.input;
       const system = `${who}\nDo the owner's task. Plain text in your voice, under 100 words, no preamble.`;
       const lines = [`Task (${taskType}): ${task}`];
       if (subtask !== undefined && subtask !== task) lines.push(`Your part of it: ${subtask}`);
       if (lens) lines.push(`You are take ${lens.index + 1} of ${lens.of}: give ${lensAngle(lens.index)}.`);
+      if (rework) lines.push(`The flock's previous answer: ${rework.previous}`, ownerSentBack(rework.reason));
       return { system, prompt: lines.join("\n") };
     }
     case "elder": {

@@ -84,6 +84,12 @@ function isJson(contentType: string | undefined): boolean {
   return mediaType === "application/json";
 }
 
+/** A decide page's form (its reason box): the one body that is not JSON, and only on a decide link. */
+function isForm(contentType: string | undefined): boolean {
+  const mediaType = (contentType ?? "").split(";")[0]!.trim().toLowerCase();
+  return mediaType === "application/x-www-form-urlencoded";
+}
+
 function hasBody(req: http.IncomingMessage): boolean {
   if (req.headers["transfer-encoding"] !== undefined) return true;
   const length = Number(req.headers["content-length"] ?? "0");
@@ -202,7 +208,7 @@ export class AccessGate {
       // A decide link is the credential for its one decision (compat/decide-pages.ts checks its
       // signature): no token asked, and the principal it gets holds no scope anywhere else.
       principals.set(req, LINK_HOLDER);
-      return this.checkBody(req, method);
+      return this.checkBody(req, method, isForm);
     }
 
     let principal: Principal;
@@ -232,14 +238,21 @@ export class AccessGate {
     return this.checkBody(req, method);
   }
 
-  /** A write's body: a 413 over the limit, a 415 when it is not application/json. */
-  private async checkBody(req: http.IncomingMessage, method: string): Promise<"continue"> {
+  /**
+   * A write's body: a 413 over the limit, a 415 when it is not application/json (or, on a decide
+   * link, its page's form: the link is the credential, and a foreign Origin was refused above).
+   */
+  private async checkBody(
+    req: http.IncomingMessage,
+    method: string,
+    alsoAccepts: (contentType: string | undefined) => boolean = () => false,
+  ): Promise<"continue"> {
     if (!SAFE_METHODS.has(method) && hasBody(req)) {
       if (declaredTooLarge(req)) {
         await drain(req);
         throw tooLarge();
       }
-      if (!isJson(req.headers["content-type"])) {
+      if (!isJson(req.headers["content-type"]) && !alsoAccepts(req.headers["content-type"])) {
         const whole = await drain(req);
         throw new HttpError(
           415,

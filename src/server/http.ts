@@ -14,7 +14,7 @@ import { HttpError, sendError, sendJson, toErrorResponse } from "../http/http-er
 import { createGraphQLHandler, isGraphQLPath } from "./graphql/yoga.ts";
 import { AccessGate, principalOf } from "./access.ts";
 import { TokenStreams } from "./token-streams.ts";
-import { readJson } from "../http/body.ts";
+import { readForm, readJson } from "../http/body.ts";
 import { isConsolePath, serveConsole } from "../../console/serve.ts";
 import { OPS_PATHS, serveOps, whileStopping } from "./health.ts";
 import { observeHttp } from "../telemetry/metrics.ts";
@@ -211,6 +211,7 @@ async function serveCompat(
       headers: req.headers as Record<string, string | undefined>,
       params,
       json: () => readJson(req),
+      ...(route.page ? { form: () => readForm(req) } : {}),
       signal: abort.signal,
       principal: principalOf(req),
     };

@@ -22,6 +22,8 @@ export interface TrustStanding {
 export interface ApprovalRow {
   status: string;
   deadline: Date;
+  /** The item's tries when this round opened (a rework opens the row again, one round higher). */
+  round: number;
 }
 
 /** Reads of the hot rows: outside a transaction, committed data only. */
@@ -57,12 +59,31 @@ export interface StateTx extends StateReads {
   /** Marks the list finished; its token counters after, and its canceller (null: not cancelled). */
   /** Only a running list finishes: null when it is gone or already finished (by another instance that took it over). */
   finishList(listId: string, at: Date): Promise<FinishedList | null>;
-  /** A pending approval with its deadline, unless the target already has one. */
-  openApproval(itemId: string, target: string, deadline: Date): Promise<void>;
-  /** An approval decided at once (trust skipped it): fails if the target already has one. */
-  createDecidedApproval(itemId: string, target: string, status: string, at: Date, decider?: Actor): Promise<void>;
-  /** Decides a pending approval; false when it was not pending. */
-  decideApproval(itemId: string, target: string, status: string, at: Date, decider?: Actor): Promise<boolean>;
+  /** The list's token counters, as committed so far in this transaction. */
+  listTokens(listId: string): Promise<{ tokensUsed: number; tokenBudget: number } | null>;
+  /**
+   * A pending approval with its deadline for `round`, unless the target already has one for that
+   * round or a later one; a row of an earlier round (decided, its item sent back) opens again.
+   */
+  openApproval(itemId: string, target: string, deadline: Date, round?: number): Promise<void>;
+  /** An approval decided at once (trust skipped it), for `round`, as openApproval. */
+  createDecidedApproval(
+    itemId: string,
+    target: string,
+    status: string,
+    at: Date,
+    decider?: Actor,
+    round?: number,
+  ): Promise<void>;
+  /** Decides a pending approval, with the decider's reason if any; false when it was not pending. */
+  decideApproval(
+    itemId: string,
+    target: string,
+    status: string,
+    at: Date,
+    decider?: Actor,
+    kept?: { reason?: string; rework?: string; edit?: string },
+  ): Promise<boolean>;
   /** A record's new level and streak; its approvals, rejections and autos are added to the stored counts. */
   saveTrust(row: TrustRecordRow): Promise<void>;
   /** One verdict's entry in a record's history (the streak after it is stored too, never read back). */
@@ -92,8 +113,31 @@ const deciderValues = (actor: Actor | null | undefined): [string, string | null,
   return [c.decidedBy, c.decidedByTokenId, c.decidedByTokenName, c.decidedByWebhookId];
 };
 
+/**
+ * A decided row opened again for a later round (a rework): every column the insert names, and the
+ * decision's columns cleared; the earlier round's verdict, decider and reason stay in the log.
+ */
+const REOPEN = [
+  `"status" = excluded."status"`,
+  `"deadline" = excluded."deadline"`,
+  `"createdAt" = excluded."createdAt"`,
+  `"decidedAt" = excluded."decidedAt"`,
+  `"decidedBy" = excluded."decidedBy"`,
+  `"decidedByTokenId" = excluded."decidedByTokenId"`,
+  `"decidedByTokenName" = excluded."decidedByTokenName"`,
+  `"decidedByWebhookId" = excluded."decidedByWebhookId"`,
+  `"reason" = NULL`,
+  `"rework" = NULL`,
+  `"edit" = NULL`,
+  `"round" = excluded."round"`,
+].join(", ");
+
 /** A history row to store: the row as read without its id, `at` as a Date, and the streak after it. */
-export type NewTrustEntry = Omit<TrustHistoryRow, "id" | "at"> & { streak: number; at: Date };
+export type NewTrustEntry = Omit<TrustHistoryRow, "id" | "at" | "reason"> & {
+  streak: number;
+  at: Date;
+  reason?: string | null;
+};
 
 export interface ItemFields {
   stage: string;
@@ -105,6 +149,9 @@ export interface ItemFields {
   answer?: string;
   /** JSON text, as the column holds it. */
   crows?: string;
+  tries?: number;
+  /** The rework waiting to fly (JSON text), or null to clear it; undefined keeps it. */
+  rework?: string | null;
 }
 
 /** The advisory lock key of the commit-order lock (any constant no other code uses). */
@@ -165,6 +212,8 @@ class Statements implements StateTx {
       "answer",
       "crows",
       "skipReason",
+      "tries",
+      "rework",
     ].map((c) => `"${c}"`);
     this.itemColumns = [...columns, dialect.tsColumn("updatedAt")].join(", ");
   }
@@ -174,11 +223,11 @@ class Statements implements StateTx {
   }
 
   async approval(itemId: string, target: string): Promise<ApprovalRow | null> {
-    const row = await this.exec.get<{ status: string; deadline: string }>(
-      `SELECT "status", ${this.dialect.tsColumn("deadline")} FROM "Approval" WHERE "itemId" = ? AND "target" = ?`,
+    const row = await this.exec.get<{ status: string; deadline: string; round: number }>(
+      `SELECT "status", ${this.dialect.tsColumn("deadline")}, "round" FROM "Approval" WHERE "itemId" = ? AND "target" = ?`,
       [itemId, target],
     );
-    return row ? { status: row.status, deadline: new Date(row.deadline) } : null;
+    return row ? { status: row.status, deadline: new Date(row.deadline), round: Number(row.round) } : null;
   }
 
   async trust(holder: string, taskType: string): Promise<TrustStanding | null> {
@@ -238,7 +287,8 @@ class Statements implements StateTx {
     // Every optional column is written as given or kept (COALESCE), so one statement serves all moves.
     const row = await this.exec.get<ItemRow>(
       `UPDATE "Item" SET "stage" = ?, "mode" = COALESCE(?, "mode"), "taskType" = COALESCE(?, "taskType"), "subtasks" = COALESCE(?, "subtasks"), ` +
-        `"reason" = COALESCE(?, "reason"), "answer" = COALESCE(?, "answer"), "crows" = COALESCE(?, "crows"), "updatedAt" = ? ` +
+        `"reason" = COALESCE(?, "reason"), "answer" = COALESCE(?, "answer"), "crows" = COALESCE(?, "crows"), ` +
+        `"tries" = COALESCE(?, "tries"), "rework" = CASE WHEN ? = 1 THEN ? ELSE "rework" END, "updatedAt" = ? ` +
         `WHERE "id" = ? AND "stage" = ? RETURNING ${this.itemColumns}`,
       [
         fields.stage,
@@ -248,6 +298,9 @@ class Statements implements StateTx {
         fields.reason ?? null,
         fields.answer ?? null,
         fields.crows ?? null,
+        fields.tries ?? null,
+        fields.rework === undefined ? 0 : 1,
+        fields.rework ?? null,
         this.dialect.ts(new Date()),
         id,
         from,
@@ -281,10 +334,20 @@ class Statements implements StateTx {
     );
   }
 
-  async openApproval(itemId: string, target: string, deadline: Date): Promise<void> {
+  async listTokens(listId: string): Promise<{ tokensUsed: number; tokenBudget: number } | null> {
+    return (
+      (await this.exec.get<{ tokensUsed: number; tokenBudget: number }>(
+        `SELECT "tokensUsed", "tokenBudget" FROM "TodoList" WHERE "id" = ?`,
+        [listId],
+      )) ?? null
+    );
+  }
+
+  async openApproval(itemId: string, target: string, deadline: Date, round = 0): Promise<void> {
     await this.exec.run(
-      `INSERT INTO "Approval" ("itemId", "target", "status", "deadline", "createdAt") VALUES (?, ?, 'pending', ?, ?) ON CONFLICT ("itemId", "target") DO NOTHING`,
-      [itemId, target, this.dialect.ts(deadline), this.dialect.ts(new Date())],
+      `INSERT INTO "Approval" ("itemId", "target", "status", "deadline", "createdAt", "round") VALUES (?, ?, 'pending', ?, ?, ?) ` +
+        `ON CONFLICT ("itemId", "target") DO UPDATE SET ${REOPEN} WHERE "Approval"."round" < excluded."round"`,
+      [itemId, target, this.dialect.ts(deadline), this.dialect.ts(new Date()), round],
     );
   }
 
@@ -294,18 +357,51 @@ class Statements implements StateTx {
     status: string,
     at: Date,
     decider?: Actor,
+    round = 0,
   ): Promise<void> {
     const stamp = this.dialect.ts(at);
+    const values = [status, stamp, this.dialect.ts(new Date()), stamp, ...deciderValues(decider), round];
+    // A later round reuses the row of an earlier one; anything else is an insert, which fails when
+    // the target already has this round's row (an approval is decided once).
+    if (round > 0) {
+      const reopened = await this.exec.run(
+        `UPDATE "Approval" SET "status" = ?, "deadline" = ?, "createdAt" = ?, "decidedAt" = ?, ${DECIDER_COLUMNS.split(
+          ", ",
+        )
+          .map((c) => `${c} = ?`)
+          .join(
+            ", ",
+          )}, "round" = ?, "reason" = NULL, "rework" = NULL, "edit" = NULL WHERE "itemId" = ? AND "target" = ? AND "round" < ?`,
+        [...values, itemId, target, round],
+      );
+      if (reopened > 0) return;
+    }
     await this.exec.run(
-      `INSERT INTO "Approval" ("itemId", "target", "status", "deadline", "createdAt", "decidedAt", ${DECIDER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [itemId, target, status, stamp, this.dialect.ts(new Date()), stamp, ...deciderValues(decider)],
+      `INSERT INTO "Approval" ("status", "deadline", "createdAt", "decidedAt", ${DECIDER_COLUMNS}, "round", "itemId", "target") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [...values, itemId, target],
     );
   }
 
-  async decideApproval(itemId: string, target: string, status: string, at: Date, decider?: Actor): Promise<boolean> {
+  async decideApproval(
+    itemId: string,
+    target: string,
+    status: string,
+    at: Date,
+    decider?: Actor,
+    kept: { reason?: string; rework?: string; edit?: string } = {},
+  ): Promise<boolean> {
     const changed = await this.exec.run(
-      `UPDATE "Approval" SET "status" = ?, "decidedAt" = ?, "decidedBy" = ?, "decidedByTokenId" = ?, "decidedByTokenName" = ?, "decidedByWebhookId" = ? WHERE "itemId" = ? AND "target" = ? AND "status" = 'pending'`,
-      [status, this.dialect.ts(at), ...deciderValues(decider), itemId, target],
+      `UPDATE "Approval" SET "status" = ?, "decidedAt" = ?, "decidedBy" = ?, "decidedByTokenId" = ?, "decidedByTokenName" = ?, "decidedByWebhookId" = ?, "reason" = ?, "rework" = ?, "edit" = ? WHERE "itemId" = ? AND "target" = ? AND "status" = 'pending'`,
+      [
+        status,
+        this.dialect.ts(at),
+        ...deciderValues(decider),
+        kept.reason ?? null,
+        kept.rework ?? null,
+        kept.edit ?? null,
+        itemId,
+        target,
+      ],
     );
     return changed > 0;
   }
@@ -331,7 +427,7 @@ class Statements implements StateTx {
 
   async addTrustEntry(entry: NewTrustEntry): Promise<void> {
     await this.exec.run(
-      `INSERT INTO "TrustEntry" ("holder", "taskType", "verdict", "subject", "from", "to", "streak", "at", ${DECIDER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO "TrustEntry" ("holder", "taskType", "verdict", "subject", "from", "to", "streak", "at", ${DECIDER_COLUMNS}, "reason") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       [
         entry.holder,
         entry.taskType,
@@ -342,6 +438,7 @@ class Statements implements StateTx {
         entry.streak,
         this.dialect.ts(entry.at),
         ...deciderValues(entry.actor),
+        entry.reason ?? null,
       ],
     );
   }

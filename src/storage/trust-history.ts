@@ -31,6 +31,8 @@ export interface TrustHistoryRow {
   at: string;
   /** Who decided the verdict; null on entries written before the ledger kept deciders. */
   actor: Actor | null;
+  /** The reason the decider gave with the verdict; null when none was given. */
+  reason: string | null;
 }
 
 export interface TrustFilter {
@@ -66,7 +68,7 @@ export interface TrustReads {
 }
 
 const RECORD_COLUMNS = `"holder", "taskType", "level", "streak", "approvals", "rejections", "autos"`;
-const ENTRY_COLUMNS = `"id", "holder", "taskType", "verdict", "subject", "from", "to", "decidedBy", "decidedByTokenId", "decidedByTokenName", "decidedByWebhookId"`;
+const ENTRY_COLUMNS = `"id", "holder", "taskType", "verdict", "subject", "from", "to", "decidedBy", "decidedByTokenId", "decidedByTokenName", "decidedByWebhookId", "reason"`;
 
 /** An entry as read, in ENTRY_COLUMNS' order, then `at`. */
 type EntryTuple = [
@@ -78,6 +80,7 @@ type EntryTuple = [
   number,
   number,
   string,
+  string | null,
   string | null,
   string | null,
   string | null,
@@ -97,6 +100,7 @@ function entryOf(row: EntryTuple, isoOf: (at: string) => string): TrustHistoryRo
     decidedByTokenId,
     decidedByTokenName,
     decidedByWebhookId,
+    reason,
     at,
   ] = row;
   return {
@@ -109,6 +113,7 @@ function entryOf(row: EntryTuple, isoOf: (at: string) => string): TrustHistoryRo
     to,
     at: isoOf(at),
     actor: actorOfColumns({ decidedBy, decidedByTokenId, decidedByTokenName, decidedByWebhookId }),
+    reason,
   };
 }
 

@@ -17,8 +17,9 @@ export function dataContext(deps: {
 }): DataContext {
   const { store, lookups } = deps;
   return {
-    approval: (itemId, target) =>
-      lookups.get(`approval:${itemId}|${target}`, async () => {
+    // Keyed by the announcement too: a rework opens the same approval again with a new deadline.
+    approval: (itemId, target, announcedAt = "") =>
+      lookups.get(`approval:${itemId}|${target}|${announcedAt}`, async () => {
         const row = await store.approval(itemId, target);
         return row ? { text: row.text, deadline: row.deadline, pending: row.pending } : null;
       }),

@@ -88,8 +88,15 @@ function parse(payload: string): Record<string, unknown> {
 
 /** What the sender looks up to fill a type's data (context.ts reads it through the sender's store). */
 export interface DataContext {
-  /** The item's text and, when it still waits, its approval's deadline. */
-  approval(itemId: string, target: string): Promise<{ text: string; deadline: Date | null; pending: boolean } | null>;
+  /**
+   * The item's text and, when it still waits, its approval's deadline; `announcedAt` (the
+   * announcement's ts) tells a rework's round from the first (docs/rules.md "Rework").
+   */
+  approval(
+    itemId: string,
+    target: string,
+    announcedAt?: string,
+  ): Promise<{ text: string; deadline: Date | null; pending: boolean } | null>;
   /** The ask a reply refers to: whether this reply approved it, and its phrase. */
   askResolvedBy(askId: string, replyId: string): Promise<{ phrase: string } | null>;
   /** When an ask opened at `ts` stops taking replies. */
@@ -117,7 +124,7 @@ export async function dataOf(
     case "approval.requested": {
       const itemId = String(payload.item_id ?? "");
       const target = "answer" in payload ? "output" : "triage";
-      const found = await context.approval(itemId, target);
+      const found = await context.approval(itemId, target, String(payload.ts ?? ""));
       const proposal =
         target === "triage"
           ? { mode: payload.mode, task_type: payload.task_type, subtasks: payload.subtasks, reason: payload.reason }

@@ -2,6 +2,7 @@
 // the budget of a list, how many crows and items at once, and how long the harness waits on them.
 import { setting } from "./declare.ts";
 import { ms, whole } from "./kinds.ts";
+import { approvalWindows, type ApprovalWindows } from "./windows.ts";
 
 export const FLOCK = {
   approvalWindowMs: setting<number>({
@@ -11,6 +12,25 @@ export const FLOCK = {
     audience: "owner",
     default: 600_000,
     describe: "approval and ask_owner window; unanswered = rejected",
+  }),
+  approvalWindows: setting<ApprovalWindows>({
+    env: "CROWS_APPROVAL_WINDOWS",
+    group: "flock",
+    kind: approvalWindows,
+    audience: "owner",
+    default: { byNest: {}, byTaskType: {} },
+    defaultText: "none",
+    describe:
+      "windows of their own, comma-separated: `task:<task_type>=<time>` and `nest:<nest_id>=<time>` (time: 90s, 30m, 2h), each from a minute to a day; the task type's first, then the nest's, then CROWS_APPROVAL_WINDOW_MS (docs/rules.md \"Windows\")",
+  }),
+  reworkTries: setting<number>({
+    env: "CROWS_REWORK_TRIES",
+    group: "flock",
+    kind: whole(0, 10),
+    audience: "tuning",
+    default: 2,
+    describe:
+      'how many times one item may be sent back for another try, triage and output together (docs/rules.md "Rework")',
   }),
   tokenBudget: setting<number>({
     env: "CROWS_TOKEN_BUDGET",

@@ -2,6 +2,7 @@
 // source, the warnings for old names still in use, and the checks that span two settings. A bad
 // value is a ConfigError of one line naming the variable, as it always was.
 import type { z } from "zod";
+import { windowUnderFloor } from "./windows.ts";
 import { ConfigError, type Setting } from "./declare.ts";
 import { type Config, ENV_NAMES, ENV_SCHEMA, type Placed, SETTINGS } from "./index.ts";
 
@@ -91,6 +92,8 @@ export function readSettings(env: Env, overrides: Partial<Config> = {}): Loaded 
 
 /** The rules that span two settings. */
 function check(config: Config): void {
+  const short = windowUnderFloor(config.approvalWindows, config.approvalWindowMs);
+  if (short !== undefined) throw new ConfigError(`CROWS_APPROVAL_WINDOWS "${short}" must be from a minute to a day`);
   if (config.readTokens.length > 0 && config.token === undefined) {
     throw new ConfigError(
       "CROWS_READ_TOKENS needs CROWS_TOKEN too: without an owner token nothing is asked, so read-only tokens would mean nothing",
