@@ -9,9 +9,11 @@ import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { storeLists } from "../helpers/stored-lists.ts";
 import { schema } from "../../schema/index.ts";
 
-const DEADLINE_MS = 400;
+// Wide apart, so a loaded machine cannot blur them: a small query ends well inside the deadline,
+// and the whole slow one would take six times the deadline.
+const DEADLINE_MS = 1_500;
 const LISTS = 60;
-const STEP_MS = 40; // the k-th list's items arrive k x 40 ms after they are asked for: 2.4 s for all
+const STEP_MS = 150; // the k-th list's items arrive k x 150 ms after they are asked for: 9 s for all
 
 let server: TestServer;
 const restore: Array<() => void> = [];
@@ -104,8 +106,12 @@ test("a slow query is stopped at its deadline, stops working there, and /healthz
   assert.ok(at < LISTS * STEP_MS, `answered at the deadline (${at} ms), not when the work would have ended`);
   assert.ok(health.length >= 2, `/healthz answered ${health.length} times while the query ran`);
   const callsAtAnswer = listFieldCalls;
-  // Every list's items now arrive, one after another, after the deadline: none may start its children.
-  await waitFor("every list's items to settle", () => itemsSettled >= LISTS);
+  // Every list's items asked for now arrive, one after another, after the deadline: none may start
+  // its children. On a loaded machine `lists` itself may outlast the deadline, and then the guard
+  // asks for no list's items at all: wait for those asked, not for all sixty.
+  const askedAtAnswer = itemsAsked;
+  await waitFor("every list's items asked for to settle", () => itemsSettled >= askedAtAnswer);
+  assert.is(itemsAsked, askedAtAnswer, "no list's items were asked for after the deadline");
   assert.ok(callsAtAnswer < LISTS * 50, `${callsAtAnswer} of ${LISTS * 50} children started before the deadline`);
   assert.is(listFieldCalls, callsAtAnswer, "nothing was started after the deadline");
   console.log(
@@ -123,7 +129,7 @@ test("under the deadline the same shape answers in full, and a mutation is never
   const body = (await quick.json()) as any;
   assert.is(quick.status, 200, JSON.stringify(body.errors));
   assert.is(body.data.lists.length, 3);
-  itemsAsked = 1000; // a list asked for now would wait 40 s: the mutation must still answer in full
+  itemsAsked = 1000; // a list asked for now would wait 150 s: the mutation must still answer in full
   const mutation = await fetch(server.url + "/graphql", {
     method: "POST",
     headers: { "content-type": "application/json" },
