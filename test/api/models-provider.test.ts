@@ -177,15 +177,17 @@ test("a provider that omits usage is estimated from text length", async () => {
 });
 
 test("a timed-out call is not repeated as it was: the next try waits, then gets twice the time", async () => {
-  for (const delayMs of [200, 260]) {
+  // The timeout and the delays sit far apart (1 s; 1.25-1.5 s; 2 s), so a loaded machine's late
+  // timers cannot make the second try time out too.
+  for (const delayMs of [1_250, 1_500]) {
     await withFake(
       () => ({ content: "slow but sure", usage: { prompt_tokens: 1, completion_tokens: 1 }, delayMs }),
       async (fake, model) => {
         const reply = await model.generate(crowRequest());
         assert.is(reply.text, "slow but sure");
-        assert.is(fake.calls.length, 2, "the first try timed out at 150 ms, the second had 300 ms");
+        assert.is(fake.calls.length, 2, "the first try timed out at 1 s, the second had 2 s");
       },
-      150,
+      1_000,
       "openai-compatible",
       { CROWS_MODEL_PATIENCE_MS: "5000" },
     );
