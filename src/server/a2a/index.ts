@@ -17,6 +17,8 @@ import { CrowsExecutor, callerOf } from "./executor.ts";
 import { ConflictError, ForbiddenError } from "../../base/errors.ts";
 import { requirePostScope } from "../../access/post-scope.ts";
 import { CrowsPushSender, CrowsPushStore } from "./push.ts";
+import { A2A_STREAM_METHODS, type StreamGate } from "../stream-caps.ts";
+import { sendError } from "../../http/http-error.ts";
 
 export const A2A_PATH = "/a2a";
 export const AGENT_CARD_PATH = "/.well-known/agent-card.json";
@@ -134,7 +136,8 @@ export interface A2aDoor {
   serve(req: http.IncomingMessage, res: http.ServerResponse): void;
 }
 
-export function createA2aDoor(app: App, baseUrl: () => string): A2aDoor {
+/** `streams`: the stream caps a streaming method's answer counts against (src/server/stream-caps.ts). */
+export function createA2aDoor(app: App, baseUrl: () => string, streams?: StreamGate): A2aDoor {
   let router: express.Express | undefined;
   const build = () => {
     const executor = new CrowsExecutor(app);
@@ -155,6 +158,15 @@ export function createA2aDoor(app: App, baseUrl: () => string): A2aDoor {
         if (scope) {
           res.status(403).json({ message: missingScopeMessage(scope), scope });
           return;
+        }
+        // A streamed answer holds its socket for the task's life: a slot, or a 429/503 past a cap.
+        if (streams && A2A_STREAM_METHODS.has(req.body?.method)) {
+          try {
+            streams.admit(req, res);
+          } catch (error) {
+            sendError(res, error, app.logLine);
+            return;
+          }
         }
         const meta = req.body?.params?.message?.metadata;
         if (typeof meta?.nest_id === "string") {
