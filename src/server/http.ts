@@ -21,7 +21,7 @@ import { observeHttp } from "../telemetry/metrics.ts";
 import { trackInFlight } from "./shutdown.ts";
 import { writeSse } from "../http/sse/node-writer.ts";
 import { refuseUnstorable } from "../http/unstorable-text.ts";
-import { asksForStream, fdLimit, StreamGate, streamCaps } from "./stream-caps.ts";
+import { asksForMcpStream, asksForStream, fdLimit, StreamGate, streamCaps } from "./stream-caps.ts";
 import { neededScope } from "./route-scopes.ts";
 import { createMcpDoor } from "./mcp/index.ts";
 import { createA2aDoor } from "./a2a/index.ts";
@@ -93,7 +93,7 @@ export async function startServer(app: App): Promise<RunningServer> {
     app.metrics.sseCaps.set({ cap: cap === "perClient" ? "per_client" : cap }, streams.caps[cap]);
   const mcp = createMcpDoor(app);
   let baseUrl = ""; // known once listening; the agent card names it
-  const a2a = createA2aDoor(app, () => app.config.webhooks.publicUrl ?? baseUrl);
+  const a2a = createA2aDoor(app, () => app.config.webhooks.publicUrl ?? baseUrl, streams);
   const handlers: Handler[] = [
     { matches: mcp.matches, serve: (req, res) => mcp.serve(req, res) },
     { matches: a2a.matches, serve: (req, res) => a2a.serve(req, res) },
@@ -122,7 +122,11 @@ export async function startServer(app: App): Promise<RunningServer> {
         // A fenced data folder (gone or replaced) takes no more writes: a 503 before anything runs.
         if (!READ_METHODS.has(req.method ?? "GET")) app.database.health.assertWritable();
         // A 429 or 503 past a stream cap; a GraphQL subscription takes its slot once its body is read.
-        if (!isGraphQLPath(url.pathname) && asksForStream(url.pathname, req.headers.accept)) streams.admit(req, res);
+        if (
+          (!isGraphQLPath(url.pathname) && asksForStream(url.pathname, req.headers.accept)) ||
+          asksForMcpStream(req.method, url.pathname, req.headers.accept)
+        )
+          streams.admit(req, res);
         const handler = handlers.find((h) => h.matches(url.pathname));
         if (!handler) throw notFound();
         await handler.serve(req, res, url);

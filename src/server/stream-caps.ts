@@ -2,7 +2,8 @@
 // socket, and so a file descriptor, for as long as the client likes: one client holding about
 // 20,000 (the process's fd limit) once locked every other client out, /healthz included. So a
 // request that asks for a stream (GET /api/events; a GraphQL subscription over SSE, on every
-// transport: asksForStream) takes a slot before anything opens it and gives it back
+// transport: asksForStream; an MCP GET stream; an A2A SendStreamingMessage or SubscribeToTask,
+// counted by the A2A door once its body names the method) takes a slot before anything opens it and gives it back
 // when its response closes. Past the per-address cap it is a 429, past the total a 503, each with
 // Retry-After and a log line (at most one per cap every 10 s, with the count refused meanwhile).
 // The total stays HEADROOM below the fd limit, so ordinary requests, /healthz and the database
@@ -71,6 +72,22 @@ export function asksForStream(pathname: string, accept: string | undefined, quer
   if (accepts.trim() !== "" && !accepts.includes("*/*")) return false;
   return /subscription/i.test(queryText?.() ?? "");
 }
+
+/**
+ * Does this MCP request open a standalone stream (a GET on /mcp asking for text/event-stream,
+ * a resumption with Last-Event-ID too)? It is held as long as the session likes, as GET /api/events
+ * is. A POST's answer stream lasts only as long as its one call.
+ */
+export function asksForMcpStream(method: string | undefined, pathname: string, accept: string | undefined): boolean {
+  return (
+    method === "GET" &&
+    (pathname === "/mcp" || pathname === "/mcp/") &&
+    (accept ?? "").toLowerCase().includes("text/event-stream")
+  );
+}
+
+/** A2A methods whose answer is a stream held for the task's life (message/stream, resubscribe). */
+export const A2A_STREAM_METHODS: ReadonlySet<string> = new Set(["SendStreamingMessage", "SubscribeToTask"]);
 
 const RETRY_AFTER_S = 5;
 const LOG_EVERY_MS = 10_000;

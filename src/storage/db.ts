@@ -257,6 +257,8 @@ export type ClientsAgree = AllTrue<
     Same<Sqlite.WebhookEndpoint, Pg.WebhookEndpoint>,
     Same<Sqlite.WebhookDelivery, Pg.WebhookDelivery>,
     Same<Sqlite.WebhookAttempt, Pg.WebhookAttempt>,
+    Same<Sqlite.A2aPushConfig, Pg.A2aPushConfig>,
+    Same<Sqlite.A2aPush, Pg.A2aPush>,
     Same<Sqlite.ServerKey, Pg.ServerKey>,
     Same<Sqlite.IdempotentAnswer, Pg.IdempotentAnswer>,
   ]

@@ -10,12 +10,15 @@ import { Sender } from "./sender.ts";
 import { ThreadedSender, type WebhookSender } from "./sender-host.ts";
 import { webhookTypeOf } from "./event-types.ts";
 import { linkKey } from "./links.ts";
+import { A2aPushes } from "./a2a-push.ts";
 
 export { webhookTypeOf };
 
 export class Webhooks {
   readonly endpoints: Endpoints;
   readonly sender: WebhookSender;
+  /** A2A push configs and the pushes queued for them: deliveries the same sender sends. */
+  readonly pushes: A2aPushes;
 
   private key: Promise<Buffer> | undefined;
 
@@ -44,6 +47,12 @@ export class Webhooks {
         ? new ThreadedSender(deps.senderDatabase, senderDeps)
         : new Sender(senderDeps);
     this.endpoints.changed = () => this.sender.forgetEndpoints();
+    this.pushes = new A2aPushes(
+      deps.prisma,
+      deps.config.webhooks,
+      () => this.sender.wake(),
+      () => this.sender.forgetEndpoints(),
+    );
   }
 
   /** The decide links' key (made once, kept in the database). */

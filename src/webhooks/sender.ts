@@ -330,6 +330,38 @@ export class Sender {
 
   /** Sends one delivery and records it. */
   private async deliver(delivery: DeliveryRow, endpoint: EndpointRow): Promise<Outcome> {
+    const built = endpoint.push ? await this.pushOf(delivery) : await this.webhookOf(delivery, endpoint);
+    if (!built) {
+      // Nothing to send after all (an owner reply that resolved no ask; a push gone): done, with no attempt.
+      return { final: true, written: this.deps.store.drop(delivery.id, this.deps.instanceId) };
+    }
+    const { body, contentType } = built;
+    const nowMs = this.now();
+    const secrets = [endpoint.secret];
+    if (endpoint.previousSecret && endpoint.previousSecretUntil && endpoint.previousSecretUntil.getTime() > nowMs)
+      secrets.push(endpoint.previousSecret);
+    const timestamp = Math.floor(nowMs / 1000);
+    const headers: Record<string, string> = {
+      "webhook-id": delivery.id,
+      "webhook-timestamp": String(timestamp),
+      "webhook-signature": signatureHeader(secrets, delivery.id, timestamp, body),
+    };
+    if (endpoint.push?.authorization) headers.authorization = endpoint.push.authorization;
+    const result = await send(new URL(endpoint.url), headers, body, {
+      timeoutMs: this.deps.config.timeoutMs,
+      allowPrivate: this.deps.config.allowPrivate,
+      secrets: [endpoint.secret, endpoint.previousSecret ?? "", ...(endpoint.push?.redact ?? [])],
+      agents: this.agents,
+      contentType,
+    });
+    return this.record(delivery, endpoint, result);
+  }
+
+  /** A webhook's body: the log event's data, as its type fills it (event-types.ts); null when there is nothing to send. */
+  private async webhookOf(
+    delivery: DeliveryRow,
+    endpoint: EndpointRow,
+  ): Promise<{ body: string; contentType: string } | null> {
     const event = await this.lookups.get(`event:${delivery.eventId}`, () => this.deps.store.event(delivery.eventId));
     const context = dataContext({
       store: this.deps.store,
@@ -341,28 +373,15 @@ export class Sender {
       endpointId: endpoint.id,
     });
     const data = event ? await dataOf(delivery.type, event.payload, context) : null;
-    if (!event || !data) {
-      // Nothing to send after all (an owner reply that resolved no ask): done, with no attempt.
-      return { final: true, written: this.deps.store.drop(delivery.id, this.deps.instanceId) };
-    }
+    if (!event || !data) return null;
     const body = JSON.stringify({ type: delivery.type, timestamp: event.ts.toISOString(), data });
-    const nowMs = this.now();
-    const secrets = [endpoint.secret];
-    if (endpoint.previousSecret && endpoint.previousSecretUntil && endpoint.previousSecretUntil.getTime() > nowMs)
-      secrets.push(endpoint.previousSecret);
-    const timestamp = Math.floor(nowMs / 1000);
-    const headers = {
-      "webhook-id": delivery.id,
-      "webhook-timestamp": String(timestamp),
-      "webhook-signature": signatureHeader(secrets, delivery.id, timestamp, body),
-    };
-    const result = await send(new URL(endpoint.url), headers, body, {
-      timeoutMs: this.deps.config.timeoutMs,
-      allowPrivate: this.deps.config.allowPrivate,
-      secrets: [endpoint.secret, endpoint.previousSecret ?? ""],
-      agents: this.agents,
-    });
-    return this.record(delivery, endpoint, result);
+    return { body, contentType: "application/json" };
+  }
+
+  /** An A2A push's body: stored as the protocol writes it (src/webhooks/a2a-push.ts). */
+  private async pushOf(delivery: DeliveryRow): Promise<{ body: string; contentType: string } | null> {
+    const push = await this.deps.store.pushBody(delivery.eventId);
+    return push ? { body: push.body, contentType: "application/a2a+json" } : null;
   }
 
   /**
@@ -381,11 +400,14 @@ export class Sender {
         : nextAttemptAt(this.deps.config.retryScheduleS, attempts, nowMs, retryAfterSeconds(result.retryAfter, nowMs));
     const failingSince = ok ? null : (endpoint.failingSince ?? at);
     const tooLong = !ok && nowMs - failingSince!.getTime() >= this.deps.config.disableAfterMs;
-    const disabledReason = gone
-      ? `The receiver answered 410 Gone at ${at.toISOString()}: it asked for no more deliveries.`
-      : tooLong
-        ? `Failing since ${failingSince!.toISOString()} with no success (last: ${result.error ?? "no answer"}); disabled after ${Math.round(this.deps.config.disableAfterMs / 1000)} s.`
-        : null;
+    // An A2A push config is no endpoint: nothing to disable (a 410 ends that push, not the config).
+    const disabledReason = endpoint.push
+      ? null
+      : gone
+        ? `The receiver answered 410 Gone at ${at.toISOString()}: it asked for no more deliveries.`
+        : tooLong
+          ? `Failing since ${failingSince!.toISOString()} with no success (last: ${result.error ?? "no answer"}); disabled after ${Math.round(this.deps.config.disableAfterMs / 1000)} s.`
+          : null;
     const written = this.records.add({
       deliveryId: delivery.id,
       owner: this.deps.instanceId,

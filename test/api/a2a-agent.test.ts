@@ -185,4 +185,32 @@ test("scopes: a read token reads the card but cannot send", async () => {
   assert.is(await server.app.prisma.todoList.count({ where: { requester: "a2a", text: "Buy milk" } }), 0);
 });
 
+test("a reply's reason reaches the verdict (the rest of its text after the verdict word); one over the bound asks again and decides nothing", async () => {
+  const client = await clientFor(OWNER);
+  const task = (await client.sendMessage(send(userMessage("Plan a picnic")))) as Task;
+  assert.is(task.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED, statusText(task));
+  assert.match(statusText(task), /optionally followed by your reason/);
+  const listId = task.metadata?.list_id as string;
+  const verdicts = async () =>
+    (await server.app.log.read(listStream(listId)))
+      .filter((e) => e.name === "verdict")
+      .map((e) => JSON.parse(e.payload));
+
+  const tooLong = (await client.sendMessage(
+    send(userMessage(`reject: ${"x".repeat(1001)}`, task.id, task.contextId)),
+  )) as Task;
+  assert.is(tooLong.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+  assert.match(statusText(tooLong), /at most 1,000/);
+  assert.equal(await verdicts(), [], "nothing was decided");
+
+  const after = (await client.sendMessage(
+    send(userMessage("reject: not this weekend", task.id, task.contextId)),
+  )) as Task;
+  assert.is(after.status?.state, TaskState.TASK_STATE_COMPLETED, statusText(after));
+  assert.equal(
+    (await verdicts()).map((v) => [v.verdict, v.reason]),
+    [["rejected", "not this weekend"]],
+  );
+});
+
 test.run();

@@ -15,6 +15,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { bearer, makeToken } from "../helpers/tokens.ts";
+import { listStream } from "../../src/base/streams.ts";
 
 const OWNER = "owner-token-for-mcp-tests-000000";
 let server: TestServer;
@@ -226,6 +227,49 @@ test("scopes: a read token lists and reads, and is refused every write and decis
   } catch (error) {
     assert.instance(error, StreamableHTTPError);
     assert.is((error as StreamableHTTPError).code, 401);
+  }
+});
+
+test("decide_approval carries the owner's reason to the verdict; one over the bound is a tool error and decides nothing", async () => {
+  const { client } = await connect(OWNER);
+  try {
+    const submitted = structured(
+      await client.callTool({ name: "submit_list", arguments: { text: "Plan a picnic", wait: false } }),
+    );
+    const listId = submitted.list_id as string;
+    let waiting: Array<{ item_id: string; target: string }> = [];
+    while (waiting.length === 0) {
+      waiting = structured(
+        await client.callTool({ name: "pending_approvals", arguments: { list_id: listId } }),
+      ).approvals;
+      if (waiting.length === 0) await new Promise((r) => setTimeout(r, 50)); // polling for work to do
+    }
+    const { item_id, target } = waiting[0]!;
+    const tooLong = await client.callTool({
+      name: "decide_approval",
+      arguments: { item_id, target, approve: false, reason: "x".repeat(1001) },
+    });
+    assert.ok(tooLong.isError);
+    assert.match(textOf(tooLong), /at most 1,000/);
+    const still = structured(await client.callTool({ name: "pending_approvals", arguments: { list_id: listId } }));
+    assert.ok(
+      still.approvals.some((a: { item_id: string }) => a.item_id === item_id),
+      "nothing was decided",
+    );
+    const decided = await client.callTool({
+      name: "decide_approval",
+      arguments: { item_id, target, approve: false, reason: "  Not this weekend  " },
+    });
+    assert.not.ok(decided.isError, textOf(decided));
+    const verdicts = (await server.app.log.read(listStream(listId)))
+      .filter((e) => e.name === "verdict")
+      .map((e) => JSON.parse(e.payload));
+    assert.equal(
+      verdicts.map((v) => [v.verdict, v.reason]),
+      [["rejected", "Not this weekend"]],
+    );
+  } finally {
+    await client.close();
   }
 });
 

@@ -14,6 +14,8 @@ export interface Received {
   /** Which of the receiver's secrets verified it (every one that did). */
   verifiedWith: string[];
   at: number;
+  /** Every header as it arrived (an A2A push's authorization and content-type). */
+  headers: http.IncomingHttpHeaders;
 }
 
 export type Answer = { status?: number; headers?: Record<string, string>; hang?: boolean };
@@ -97,6 +99,7 @@ export async function startReceiver(secrets: string[] = []): Promise<Receiver> {
         raw,
         verifiedWith,
         at: Date.now(),
+        headers: req.headers,
       });
       for (const wake of [...waiters]) wake();
       const answer = receiver.answer({ id: headers["webhook-id"], n: n++, body });

@@ -11,6 +11,8 @@ import { requireScope, ROOT, type Principal } from "../../access/principal.ts";
 import { requirePostScope } from "../../access/post-scope.ts";
 import { listStream } from "../../base/streams.ts";
 import { ListProgress, readList, waitingApprovals } from "../agents/list-view.ts";
+import { BadInputError } from "../../base/errors.ts";
+import { readReply } from "./reply.ts";
 
 /** The principal of the request being served (set by the door's middleware around the SDK's handler). */
 export const callerOf = new AsyncLocalStorage<Principal>();
@@ -51,14 +53,6 @@ function textOf(message: Message): string {
     .trim();
 }
 
-/** A reply's verdict: approve / yes, or reject / no; anything else is no verdict. */
-export function replyVerdict(text: string): boolean | undefined {
-  const word = text.trim().toLowerCase().split(/\s+/)[0] ?? "";
-  if (["approve", "approved", "yes", "y", "ok"].includes(word)) return true;
-  if (["reject", "rejected", "no", "n"].includes(word)) return false;
-  return undefined;
-}
-
 export class CrowsExecutor implements AgentExecutor {
   private readonly lists = new Map<string, TaskList>();
   /** Tasks whose follow loop runs now, and each task's context id. */
@@ -84,14 +78,16 @@ export class CrowsExecutor implements AgentExecutor {
       state = known;
       bus.publish(AgentEvent.task(ctx.task));
       requireScope(principal, "decide");
-      const approve = replyVerdict(textOf(ctx.userMessage));
-      if (state.asked && approve !== undefined) {
-        await this.app.flock.postVerdict({
-          itemId: state.asked.itemId,
-          target: state.asked.target,
-          approve,
-          actor: principal.actor,
-        });
+      const reply = readReply(textOf(ctx.userMessage), ctx.userMessage.metadata);
+      if (state.asked && reply) {
+        try {
+          await this.app.flock.postVerdict({ ...state.asked, ...reply, actor: principal.actor });
+        } catch (error) {
+          // A reason over the bound (the engine's 400): asked again, the task goes on waiting.
+          if (!(error instanceof BadInputError)) throw error;
+          this.askAgain(ctx, bus, error.message);
+          return;
+        }
         state.asked = undefined;
       }
     } else if (typeof ctx.userMessage.metadata?.nest_id === "string") {
@@ -122,6 +118,23 @@ export class CrowsExecutor implements AgentExecutor {
     this.contexts.set(ctx.taskId, ctx.contextId);
     await this.following.run(ctx.taskId, () =>
       this.follow(ctx.taskId, ctx.contextId, state, bus, principal.scopes.includes("decide")),
+    );
+    bus.finished();
+  }
+
+  /** The reply could not be recorded: input-required again, saying why. */
+  private askAgain(ctx: RequestContext, bus: ExecutionEventBus, why: string): void {
+    bus.publish(
+      AgentEvent.statusUpdate({
+        taskId: ctx.taskId,
+        contextId: ctx.contextId,
+        status: {
+          state: TaskState.TASK_STATE_INPUT_REQUIRED,
+          message: agentMessage(ctx.taskId, ctx.contextId, `${why} Nothing was decided; reply again.`),
+          timestamp: new Date().toISOString(),
+        },
+        metadata: undefined,
+      }),
     );
     bus.finished();
   }
@@ -184,7 +197,7 @@ export class CrowsExecutor implements AgentExecutor {
       state.asked = { itemId: waiting.item_id, target: waiting.target as "triage" | "output" };
       status(
         TaskState.TASK_STATE_INPUT_REQUIRED,
-        `${waiting.item_id} ("${waiting.item_text}") waits for your ${waiting.target} verdict on: ${waiting.subject}\nReply "approve" or "reject".`,
+        `${waiting.item_id} ("${waiting.item_text}") waits for your ${waiting.target} verdict on: ${waiting.subject}\nReply "approve" or "reject", optionally followed by your reason (e.g. "reject: too costly").`,
       );
       return true;
     };

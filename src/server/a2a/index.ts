@@ -8,7 +8,7 @@ import express from "express";
 import type { AgentCard } from "@a2a-js/sdk";
 import { DefaultRequestHandler, InMemoryTaskStore, type ServerCallContext } from "@a2a-js/sdk/server";
 import { agentCardHandler, jsonRpcHandler } from "@a2a-js/sdk/server/express";
-import type { CancelTaskRequest } from "@a2a-js/sdk";
+import type { CancelTaskRequest, TaskPushNotificationConfig } from "@a2a-js/sdk";
 import type { App } from "../../app.ts";
 import { principalOf } from "../access.ts";
 import { missingScopeMessage, type Scope } from "../../access/scopes.ts";
@@ -16,6 +16,9 @@ import { API_VERSION } from "../../../compat/openapi/index.ts";
 import { CrowsExecutor, callerOf } from "./executor.ts";
 import { ConflictError, ForbiddenError } from "../../base/errors.ts";
 import { requirePostScope } from "../../access/post-scope.ts";
+import { CrowsPushSender, CrowsPushStore } from "./push.ts";
+import { A2A_STREAM_METHODS, type StreamGate } from "../stream-caps.ts";
+import { sendError } from "../../http/http-error.ts";
 
 export const A2A_PATH = "/a2a";
 export const AGENT_CARD_PATH = "/.well-known/agent-card.json";
@@ -34,6 +37,9 @@ function scopeOf(body: {
     case "CancelTask":
     case "CreateTaskPushNotificationConfig":
     case "DeleteTaskPushNotificationConfig":
+    // A push config names a URL (which may hold a secret): read back only by whoever may set one.
+    case "GetTaskPushNotificationConfig":
+    case "ListTaskPushNotificationConfigs":
       return "write";
     default:
       return "read";
@@ -52,7 +58,7 @@ export function agentCard(baseUrl: string): AgentCard {
     ],
     provider: undefined,
     version: API_VERSION,
-    capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
+    capabilities: { streaming: true, pushNotifications: true, extensions: [], extendedAgentCard: false },
     securitySchemes: { bearer: { scheme: { $case: "httpAuthSecurityScheme", value: BEARER } } },
     securityRequirements: [{ schemes: { bearer: { list: [] } } }],
     defaultInputModes: ["text/plain"],
@@ -92,7 +98,25 @@ class CrowsRequestHandler extends DefaultRequestHandler {
     private readonly app: App,
     private readonly crows: CrowsExecutor,
   ) {
-    super(card, new InMemoryTaskStore(), crows);
+    const pushes = app.webhooks.pushes;
+    super(
+      card,
+      new InMemoryTaskStore(),
+      crows,
+      undefined,
+      new CrowsPushStore(pushes),
+      new CrowsPushSender(pushes, (line) => app.logLine(line)),
+    );
+  }
+
+  /** The config as stored, never the token or the credentials just given (docs/security.md). */
+  override async createTaskPushNotificationConfig(params: TaskPushNotificationConfig, context: ServerCallContext) {
+    const saved = await super.createTaskPushNotificationConfig(params, context);
+    return {
+      ...saved,
+      token: "",
+      authentication: saved.authentication && { ...saved.authentication, credentials: "" },
+    };
   }
 
   override async cancelTask(params: CancelTaskRequest, context: ServerCallContext) {
@@ -112,7 +136,8 @@ export interface A2aDoor {
   serve(req: http.IncomingMessage, res: http.ServerResponse): void;
 }
 
-export function createA2aDoor(app: App, baseUrl: () => string): A2aDoor {
+/** `streams`: the stream caps a streaming method's answer counts against (src/server/stream-caps.ts). */
+export function createA2aDoor(app: App, baseUrl: () => string, streams?: StreamGate): A2aDoor {
   let router: express.Express | undefined;
   const build = () => {
     const executor = new CrowsExecutor(app);
@@ -126,10 +151,22 @@ export function createA2aDoor(app: App, baseUrl: () => string): A2aDoor {
     server.use(A2A_PATH, express.json({ limit: "1mb" }), (req, res, next) => {
       void (async () => {
         const principal = principalOf(req);
-        const scope = scopeOf(req.body ?? {});
-        if (!principal.scopes.includes(scope)) {
+        // A push config on a send (a reply too) is set as CreateTaskPushNotificationConfig is: write as well.
+        const needed = [scopeOf(req.body ?? {})];
+        if (req.body?.params?.configuration?.taskPushNotificationConfig) needed.push("write");
+        const scope = needed.find((s) => !principal.scopes.includes(s));
+        if (scope) {
           res.status(403).json({ message: missingScopeMessage(scope), scope });
           return;
+        }
+        // A streamed answer holds its socket for the task's life: a slot, or a 429/503 past a cap.
+        if (streams && A2A_STREAM_METHODS.has(req.body?.method)) {
+          try {
+            streams.admit(req, res);
+          } catch (error) {
+            sendError(res, error, app.logLine);
+            return;
+          }
         }
         const meta = req.body?.params?.message?.metadata;
         if (typeof meta?.nest_id === "string") {

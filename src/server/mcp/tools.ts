@@ -10,6 +10,7 @@ import { requirePostScope } from "../../access/post-scope.ts";
 import { listStream } from "../../base/streams.ts";
 import { MAX_PAGE } from "../../base/util/clamp.ts";
 import { ListProgress, readList, waitingApprovals } from "../agents/list-view.ts";
+import { MAX_REASON_CHARS } from "../../flock/reason.ts";
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
@@ -104,11 +105,18 @@ export function registerTools(server: McpServer, app: App): void {
     {
       title: "Approve or reject",
       description:
-        "The owner's verdict on a waiting approval (scope decide), as POST /api/verdicts: a rejected triage skips the item; a rejected output demotes its crows.",
+        "The owner's verdict on a waiting approval (scope decide), as POST /api/verdicts: a rejected triage skips the item; a rejected output demotes its crows. An optional reason is kept with the verdict.",
       inputSchema: {
         item_id: z.string(),
         target: z.enum(["triage", "output"]),
         approve: z.boolean(),
+        // Typed only: the bound and the trimming are the engine's (src/flock/reason.ts), as for REST.
+        reason: z
+          .string()
+          .optional()
+          .describe(
+            `Why, in the owner's words: optional, at most ${MAX_REASON_CHARS.toLocaleString("en-US")} characters after trimming.`,
+          ),
       },
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
     },
@@ -119,6 +127,7 @@ export function registerTools(server: McpServer, app: App): void {
         itemId: args.item_id,
         target: args.target,
         approve: args.approve,
+        reason: args.reason,
         actor: principal.actor,
       });
       return result({ item_id: args.item_id, target: args.target, verdict: args.approve ? "approved" : "rejected" });

@@ -6,7 +6,9 @@ import { PG_EXPAND } from "../webhook-outbox.ts";
 import {
   endpointOf,
   endpointOutcomes,
+  pushEndpointOf,
   rowOf,
+  type StoredPushConfig,
   type StoredEndpoint,
   type ApprovalFacts,
   type AskFacts,
@@ -29,7 +31,20 @@ export class PgWebhookStore implements WebhookStore {
       name: "crows-webhook-endpoints",
       text: `SELECT "id", "url", "secret", "previousSecret", ${isoOf('"previousSecretUntil"', "previousSecretUntil")}, ${isoOf('"failingSince"', "failingSince")} FROM "WebhookEndpoint" WHERE "disabledAt" IS NULL`,
     });
-    return rows.map(endpointOf);
+    const pushes = await this.pool.query<StoredPushConfig>({
+      name: "crows-webhook-push-configs",
+      text: `SELECT "id", "url", "token", "authScheme", "authCredentials" FROM "A2aPushConfig"`,
+    });
+    return [...rows.map(endpointOf), ...pushes.rows.map(pushEndpointOf)];
+  }
+
+  async pushBody(id: number): Promise<{ body: string; ts: Date } | undefined> {
+    const { rows } = await this.pool.query<{ body: string; ts: string }>({
+      name: "crows-webhook-push-body",
+      text: `SELECT "body", ${isoOf('"createdAt"', "ts")} FROM "A2aPush" WHERE "id" = $1`,
+      values: [id],
+    });
+    return rows[0] ? { body: rows[0].body, ts: new Date(rows[0].ts) } : undefined;
   }
 
   async approval(itemId: string, target: string): Promise<ApprovalFacts | undefined> {

@@ -6,7 +6,9 @@ import { SQLITE_EXPAND } from "../webhook-outbox.ts";
 import {
   endpointOf,
   endpointOutcomes,
+  pushEndpointOf,
   rowOf,
+  type StoredPushConfig,
   type StoredEndpoint,
   type ApprovalFacts,
   type AskFacts,
@@ -66,6 +68,8 @@ export class SqliteWebhookStore implements WebhookStore {
       endpoints: reader.prepare(
         `SELECT "id", "url", "secret", "previousSecret", "previousSecretUntil", "failingSince" FROM "WebhookEndpoint" WHERE "disabledAt" IS NULL`,
       ),
+      pushConfigs: reader.prepare(`SELECT "id", "url", "token", "authScheme", "authCredentials" FROM "A2aPushConfig"`),
+      pushBody: reader.prepare(`SELECT "body", "createdAt" AS "ts" FROM "A2aPush" WHERE "id" = ?`),
       approval: reader.prepare(
         `SELECT i."text" AS "text", a."deadline" AS "deadline", a."status" AS "status" FROM "Approval" a JOIN "Item" i ON i."id" = a."itemId" WHERE a."itemId" = ? AND a."target" = ?`,
       ),
@@ -107,8 +111,16 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   async endpoints(): Promise<SenderEndpoint[]> {
-    const rows = await this.reading(() => this.s.endpoints.all() as StoredEndpoint[]);
-    return rows.map(endpointOf);
+    const [rows, pushes] = await this.reading(() => [
+      this.s.endpoints.all() as StoredEndpoint[],
+      this.s.pushConfigs.all() as StoredPushConfig[],
+    ]);
+    return [...rows.map(endpointOf), ...pushes.map(pushEndpointOf)];
+  }
+
+  async pushBody(id: number): Promise<{ body: string; ts: Date } | undefined> {
+    const row = await this.reading(() => this.s.pushBody.get(id) as { body: string; ts: string } | undefined);
+    return row ? { body: row.body, ts: new Date(row.ts) } : undefined;
   }
 
   async approval(itemId: string, target: string): Promise<ApprovalFacts | undefined> {

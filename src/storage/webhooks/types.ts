@@ -47,10 +47,38 @@ export interface SenderEndpoint {
   previousSecret: string | null;
   previousSecretUntil: Date | null;
   failingSince: Date | null;
+  /**
+   * An A2A push config rather than an endpoint (src/webhooks/a2a-push.ts): its deliveries' bodies
+   * are stored (pushBody), it adds its Authorization header, and `redact` are its secrets as given.
+   */
+  push?: { authorization: string | null; redact: string[] };
 }
 
+/** An A2A push config as either database returns it: what the sender needs to send to it. */
+export interface StoredPushConfig {
+  id: string;
+  url: string;
+  token: string;
+  authScheme: string;
+  authCredentials: string;
+}
+
+/** A push config as the sender sends to it: signed with its token as the key (whsec_ + base64 of the token). */
+export const pushEndpointOf = (r: StoredPushConfig): SenderEndpoint => ({
+  id: r.id,
+  url: r.url,
+  secret: `whsec_${Buffer.from(r.token, "utf8").toString("base64")}`,
+  previousSecret: null,
+  previousSecretUntil: null,
+  failingSince: null,
+  push: {
+    authorization: r.authScheme ? `${r.authScheme} ${r.authCredentials}`.trim() : null,
+    redact: [r.token, r.authCredentials].filter((s) => s !== ""),
+  },
+});
+
 /** An endpoint row as either database returns it, moments as text. */
-export type StoredEndpoint = Omit<SenderEndpoint, "previousSecretUntil" | "failingSince"> & {
+export type StoredEndpoint = Omit<SenderEndpoint, "previousSecretUntil" | "failingSince" | "push"> & {
   previousSecretUntil: string | null;
   failingSince: string | null;
 };
@@ -79,8 +107,10 @@ export interface AskFacts {
 export interface WebhookStore {
   /** Turns up to `limit` of the outbox's oldest events into deliveries (../webhook-outbox.ts); how many it took. */
   expand(limit: number): Promise<number>;
-  /** The endpoints not disabled. */
+  /** The endpoints not disabled, and the A2A push configs. */
   endpoints(): Promise<SenderEndpoint[]>;
+  /** A stored A2A push's body and moment (src/webhooks/a2a-push.ts). */
+  pushBody(id: number): Promise<{ body: string; ts: Date } | undefined>;
   /** The approval of one item and target, with its item's text. */
   approval(itemId: string, target: string): Promise<ApprovalFacts | undefined>;
   /** A nest message, as an ask. */
