@@ -6,7 +6,7 @@ import * as assert from "uvu/assert";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { execFile } from "node:child_process";
+import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { mkdtempSync, rmSync } from "node:fs";
 
@@ -38,25 +38,47 @@ async function refusedPort(): Promise<number> {
   return server.port; // nothing listens there now
 }
 
+/**
+ * Runs the fixture. The clock for "something held the process open" starts when it printed its
+ * outcome, not when it was spawned: on a loaded machine tsx alone may take tens of seconds to load
+ * the app, which says nothing about what a failed start leaves behind.
+ */
 function runFixture(
   dir: string,
   redisUrl: string,
 ): Promise<{ code: number | null; out: { started: boolean; code?: string; message?: string; openFiles: string[] } }> {
   return new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      ["--import", "tsx", FIXTURE, dir, redisUrl],
-      { timeout: 40_000 },
-      (error, stdout, stderr) => {
-        if (error?.killed)
-          return reject(new Error(`still running after 40 s: something held the process open\n${stderr}`));
-        try {
-          resolve({ code: error ? (error.code as number) : 0, out: JSON.parse(stdout.trim().split("\n").at(-1)!) });
-        } catch {
-          reject(new Error(`no answer from the fixture: ${stdout}\n${stderr}`));
-        }
-      },
-    );
+    const child = spawn(process.execPath, ["--import", "tsx", FIXTURE, dir, redisUrl], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    let exitClock: NodeJS.Timeout | undefined;
+    const fail = (message: string) => {
+      child.kill("SIGKILL");
+      reject(new Error(`${message}\n${stderr}`));
+    };
+    const loadBound = setTimeout(() => fail(`no outcome printed within 180 s: ${stdout}`), 180_000);
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      stdout += chunk;
+      if (exitClock === undefined && stdout.includes("\n")) {
+        clearTimeout(loadBound);
+        exitClock = setTimeout(
+          () => fail("still running 40 s after its outcome: something held the process open"),
+          40_000,
+        );
+      }
+    });
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    child.on("close", (code) => {
+      clearTimeout(loadBound);
+      clearTimeout(exitClock);
+      try {
+        resolve({ code, out: JSON.parse(stdout.trim().split("\n").at(-1)!) });
+      } catch {
+        reject(new Error(`no answer from the fixture: ${stdout}\n${stderr}`));
+      }
+    });
   });
 }
 
