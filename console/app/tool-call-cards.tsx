@@ -169,8 +169,8 @@ export function ToolCallCards({
                 <dd>{call.server}</dd>
                 <dt>Tool</dt>
                 <dd>{call.tool}</dd>
-                <dt>Arguments</dt>
-                <dd>
+                <dt class="wide">Arguments</dt>
+                <dd class="wide">
                   <pre class="args">{JSON.stringify(call.args, null, 2)}</pre>
                 </dd>
               </dl>

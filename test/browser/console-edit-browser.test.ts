@@ -5,6 +5,8 @@
 // answer the list shows. The Decided list shows each edit: who, before → after. No horizontal
 // scroll on the phone; the card's targets are at least 44 px tall.
 import * as assert from "uvu/assert";
+import { mkdirSync } from "node:fs";
+import path from "node:path";
 import type { Browser, Page } from "puppeteer-core";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { browserTests, launchBrowser, openPage, type WatchedPage } from "../helpers/browser.ts";
@@ -16,6 +18,13 @@ const VIEWPORTS = [
   { name: "desktop", width: 1360, height: 900 },
   { name: "phone", width: 390, height: 844 },
 ] as const;
+
+/** Screenshots land in test-output/screenshots/ (gitignored), to look at what the owner sees. */
+const SHOTS = path.resolve("test-output", "screenshots");
+async function shot(page: Page, name: string): Promise<void> {
+  mkdirSync(SHOTS, { recursive: true });
+  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+}
 
 let server: TestServer;
 let browser: Browser;
@@ -83,6 +92,7 @@ for (const viewport of VIEWPORTS) {
     const subtasks = ["Names that mention bread", "Names that mention the street"];
     await page.locator(`${triage} form.edit textarea`).fill(subtasks.join("\n"));
     await checkLayout(page, triage, `${viewport.name}, triage edit open`);
+    await shot(page, `edit-triage-${viewport.name}`);
     await page.locator(`${triage} ::-p-aria([name="Approve with these changes"][role="button"])`).click();
     const triaged = await bakery.sse.waitFor((m) => m.event === "verdict" && m.data.target === "triage", 60_000);
     assert.equal(triaged.data.edited.after, { mode: "split", task_type: "writing", subtasks });
@@ -128,6 +138,7 @@ for (const viewport of VIEWPORTS) {
     await page.waitForSelector(box);
     assert.is(await page.$eval(box, (el) => (el as HTMLTextAreaElement).value), answered.data.answer, "prefilled");
     await checkLayout(page, noteOutput, `${viewport.name}, output edit open`);
+    await shot(page, `edit-output-${viewport.name}`);
     const mine = `Dear plumber, thank you: the sink is dry at last (${viewport.name}). Ana`;
     await page.locator(box).fill(mine);
     await page.locator(`${noteOutput} ::-p-aria([name="Approve with these changes"][role="button"])`).click();
@@ -160,6 +171,7 @@ for (const viewport of VIEWPORTS) {
     );
     assert.ok(outputEdit.includes(mine), outputEdit);
     await checkLayout(page, "section.decisions", `${viewport.name}, decided`);
+    await shot(page, `edit-decided-${viewport.name}`);
     assert.equal(watched.errors, []);
     assert.equal(watched.offOrigin, []);
     await page.close();
