@@ -129,6 +129,11 @@ export function ApprovalCard({
           <button type="button" class="reject" disabled={busy} onClick={() => void onAnswer({ approve: false })}>
             Reject
           </button>
+        </div>
+      )}
+      {editing ? null : (
+        // The answers with more to them, in a row of their own under the plain yes and no.
+        <div class="more-actions">
           <button
             type="button"
             class="reject"

@@ -9,7 +9,7 @@ import { follow, gql, mutate } from "./api.ts";
 import { attempt, reportError, setStreamState } from "./status.ts";
 import { useNow } from "./hooks.ts";
 import { noteApprovals } from "./notify.ts";
-import { ToolCallCards } from "./tool-call-cards.tsx";
+import { type Call, followToolCalls, ToolCallCards, type ToolCards, waitingCount } from "./tool-call-cards.tsx";
 import {
   ApprovalCard,
   cardId,
@@ -22,14 +22,19 @@ import {
 
 const ITEM_FIELDS = "text mode taskType subtasks reason answer crows";
 
-const APPROVALS_CURSOR = "query ApprovalsCursor { approvalChangesCursor }";
+/** A tool call's fields: the same as tool-call-cards.tsx's CALL_FIELDS (its feed). */
+const TOOL_CALL_FIELDS = "callId listId itemId itemText crow taskType server tool args deadline status";
+
+// The tool calls that wait start with the approvals, in the same two reads, so both feeds are
+// registered in one tick and the tab's one connection opens once (streams.ts).
+const APPROVALS_CURSOR = "query ApprovalsCursor { approvalChangesCursor toolCallChangesCursor }";
 
 /** At most this many pending rows are read at load; beyond it the owner is told, not misled. */
 const PENDING_LIMIT = 500;
 
 const PENDING_NOW = `query PendingApprovals { approvals(status: pending, limit: ${PENDING_LIMIT}) {
   itemId target status deadline item { listId ${ITEM_FIELDS} }
-} }`;
+} pendingToolCalls { ${TOOL_CALL_FIELDS} } }`;
 
 const APPROVAL_CHANGES = `subscription Approvals($after: Int) { approvalChanges(after: $after) {
   id change listId itemId target verdict
@@ -75,18 +80,24 @@ export function Approvals({ onOpenList }: { onOpenList: (listId: string) => void
   // The owner's reason per card, sent with either answer (docs/rules.md "Reasons").
   const [reasons, setReasons] = useState<Map<string, string>>(new Map());
   // Tool calls waiting too (tool-call-cards.tsx): "Nothing waits on you" only when none does.
-  const [toolCallsWaiting, setToolCallsWaiting] = useState(0);
+  const [toolCalls, setToolCalls] = useState<ToolCards>(new Map());
   const now = useNow();
 
   useEffect(() => {
     let cancelled = false;
     let stop: (() => void) | undefined;
+    let stopToolCalls: (() => void) | undefined;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const start = async (tries: number) => {
       try {
         // In this order: a change committed after the cursor is in the feed, one before it is in the read.
-        const { approvalChangesCursor: cursor } = await gql<{ approvalChangesCursor: number }>(APPROVALS_CURSOR);
-        const { approvals } = await gql<{ approvals: PendingRow[] }>(PENDING_NOW);
+        const { approvalChangesCursor: cursor, toolCallChangesCursor: toolCursor } = await gql<{
+          approvalChangesCursor: number;
+          toolCallChangesCursor: number;
+        }>(APPROVALS_CURSOR);
+        const { approvals, pendingToolCalls } = await gql<{ approvals: PendingRow[]; pendingToolCalls: Call[] }>(
+          PENDING_NOW,
+        );
         if (cancelled) return;
         setTruncated(approvals.length >= PENDING_LIMIT);
         setPending(
@@ -98,6 +109,7 @@ export function Approvals({ onOpenList }: { onOpenList: (listId: string) => void
           ),
         );
         setLoaded(true);
+        stopToolCalls = followToolCalls(setToolCalls, pendingToolCalls, toolCursor);
         stop = follow<Change>({
           name: "approvals",
           query: APPROVAL_CHANGES,
@@ -130,6 +142,7 @@ export function Approvals({ onOpenList }: { onOpenList: (listId: string) => void
     return () => {
       cancelled = true;
       if (timer) clearTimeout(timer);
+      stopToolCalls?.();
       if (stop) stop();
       else setStreamState("approvals", null);
     };
@@ -174,7 +187,7 @@ export function Approvals({ onOpenList }: { onOpenList: (listId: string) => void
     <section class="approvals" aria-labelledby="approvals-heading">
       <h2 id="approvals-heading">Approvals</h2>
       {!loaded ? <p class="loading">Loading approvals…</p> : null}
-      {loaded && rows.length === 0 && toolCallsWaiting === 0 ? <p class="quiet">Nothing waits on you.</p> : null}
+      {loaded && rows.length === 0 && waitingCount(toolCalls) === 0 ? <p class="quiet">Nothing waits on you.</p> : null}
       {truncated ? (
         <p class="quiet">
           More than {PENDING_LIMIT} approvals waited at load; the oldest {PENDING_LIMIT} are shown with every new one.
@@ -195,7 +208,7 @@ export function Approvals({ onOpenList }: { onOpenList: (listId: string) => void
           />
         ))}
       </ul>
-      <ToolCallCards now={now} onWaiting={setToolCallsWaiting} onOpenList={onOpenList} />
+      <ToolCallCards cards={toolCalls} setCards={setToolCalls} now={now} onOpenList={onOpenList} />
     </section>
   );
 }

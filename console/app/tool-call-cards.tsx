@@ -1,19 +1,19 @@
 // Tool calls waiting on the owner (docs/tools.md "The approval of a call"), as cards in the
 // Approvals region: the crow, the item's text, the server, the tool, its arguments whole (in a
 // bounded, scrollable block), the time left; Approve, Refuse (with the reason box) and "Always for
-// this crow and task type" (a standing permission). Started as the approvals are: the feed's cursor,
-// then the waiting calls, then toolCallChanges after that cursor on the tab's one connection
-// (streams.ts). A decided card stays, saying who decided and how, until the owner dismisses it.
-import { useEffect, useState } from "preact/hooks";
-import { follow, gql, mutate } from "./api.ts";
-import { attempt, reportError, setStreamState } from "./status.ts";
+// this crow and task type" (a standing permission). Started with the approvals (approvals.tsx reads
+// both cursors, then both pending sets, then registers both feeds in one tick, so the tab's one
+// connection, streams.ts, opens once): followToolCalls here. A decided card stays, saying who
+// decided and how, until the owner dismisses it.
+import { useState } from "preact/hooks";
+import { follow, mutate } from "./api.ts";
+import { attempt } from "./status.ts";
 import { timeLeft } from "./hooks.ts";
 import { who, type ActorView } from "./who.ts";
 
+/** A call's fields: the same as approvals.tsx's TOOL_CALL_FIELDS (its pending read). */
 const CALL_FIELDS = "callId listId itemId itemText crow taskType server tool args deadline status";
 
-const CURSOR = "query ToolCallsCursor { toolCallChangesCursor }";
-const WAITING = `query WaitingToolCalls { pendingToolCalls { ${CALL_FIELDS} } }`;
 const CHANGES = `subscription ToolCalls($after: Int) { toolCallChanges(after: $after) {
   id change callId decision reason always decidedBy { kind tokenId tokenName webhookId }
   call { ${CALL_FIELDS} }
@@ -24,7 +24,7 @@ const DECIDE = `mutation DecideToolCall($callId: ID!, $approve: Boolean!, $reaso
   }
 }`;
 
-interface Call {
+export interface Call {
   callId: string;
   listId: string;
   itemId: string;
@@ -52,7 +52,7 @@ interface Change extends Decided {
   call: Call | null;
 }
 
-interface ToolCard {
+export interface ToolCard {
   call: Call;
   decided?: Decided;
 }
@@ -65,67 +65,49 @@ export function decisionLine(call: Call, d: Decided): string {
   return `Approved by ${by}${d.always ? `, always for ${call.crow} on ${call.taskType}` : ""}`;
 }
 
-/** The tool-call cards; `onWaiting` hears how many wait (the region's "Nothing waits on you"). */
+export type ToolCards = Map<string, ToolCard>;
+type SetCards = (update: (old: ToolCards) => ToolCards) => void;
+
+/** The waiting calls read at load, then the feed after `cursor`; returns the feed's stop. */
+export function followToolCalls(setCards: SetCards, waiting: Call[], cursor: number): () => void {
+  setCards(() => new Map(waiting.map((call) => [call.callId, { call }])));
+  return follow<Change>({
+    name: "tool calls",
+    query: CHANGES,
+    field: "toolCallChanges",
+    variables: (after) => ({ after: after ?? cursor }),
+    cursorOf: (c) => c.id,
+    onItem: (c) =>
+      setCards((old) => {
+        const next = new Map(old);
+        const known = next.get(c.callId);
+        // Asked but decided by the time it is read: nothing waits, and nothing is shown.
+        if (c.change === "asked" && c.call?.status === "asked") next.set(c.callId, { call: c.call });
+        else if (c.change === "decided" && known) next.set(c.callId, { call: known.call, decided: c });
+        return next;
+      }),
+  });
+}
+
+/** How many of the cards still wait on the owner. */
+export const waitingCount = (cards: ToolCards) => [...cards.values()].filter((c) => !c.decided).length;
+
+/** The tool-call cards (kept by approvals.tsx); decisions go out from here, dismissals drop a card. */
 export function ToolCallCards({
+  cards,
+  setCards,
   now,
-  onWaiting,
   onOpenList,
 }: {
+  cards: ToolCards;
+  setCards: SetCards;
   now: number;
-  onWaiting: (count: number) => void;
   onOpenList: (listId: string) => void;
 }) {
-  const [cards, setCards] = useState<Map<string, ToolCard>>(new Map());
   const [busy, setBusy] = useState<Set<string>>(new Set());
   const [reasons, setReasons] = useState<Map<string, string>>(new Map());
 
-  useEffect(() => {
-    let cancelled = false;
-    let stop: (() => void) | undefined;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const start = async (tries: number) => {
-      try {
-        // In this order: a change committed after the cursor is in the feed, one before it is in the read.
-        const { toolCallChangesCursor: cursor } = await gql<{ toolCallChangesCursor: number }>(CURSOR);
-        const { pendingToolCalls } = await gql<{ pendingToolCalls: Call[] }>(WAITING);
-        if (cancelled) return;
-        setCards(new Map(pendingToolCalls.map((call) => [call.callId, { call }])));
-        stop = follow<Change>({
-          name: "tool calls",
-          query: CHANGES,
-          field: "toolCallChanges",
-          variables: (after) => ({ after: after ?? cursor }),
-          cursorOf: (c) => c.id,
-          onItem: (c) =>
-            setCards((old) => {
-              const next = new Map(old);
-              const known = next.get(c.callId);
-              // Asked but decided by the time it is read: nothing waits, and nothing is shown.
-              if (c.change === "asked" && c.call?.status === "asked") next.set(c.callId, { call: c.call });
-              else if (c.change === "decided" && known) next.set(c.callId, { call: known.call, decided: c });
-              return next;
-            }),
-        });
-      } catch (error) {
-        if (cancelled) return;
-        if (tries === 0) reportError(`tool calls: ${(error as Error).message}`);
-        setStreamState("tool calls", "reconnecting");
-        timer = setTimeout(() => void start(tries + 1), Math.min(5000, 250 * 2 ** tries));
-      }
-    };
-    setStreamState("tool calls", "connecting");
-    void start(0);
-    return () => {
-      cancelled = true;
-      if (timer) clearTimeout(timer);
-      if (stop) stop();
-      else setStreamState("tool calls", null);
-    };
-  }, []);
-
   const rows = [...cards.values()].sort((a, b) => (a.call.deadline ?? "").localeCompare(b.call.deadline ?? ""));
-  const waiting = rows.filter((c) => !c.decided).length;
-  useEffect(() => onWaiting(waiting), [waiting]);
 
   const decide = async (call: Call, approve: boolean, always = false) => {
     const id = call.callId;

@@ -61,7 +61,11 @@ async function submit(text: string): Promise<{ listId: string; sse: SseClient }>
 /** No horizontal scroll, and every button, select and text box of the card at least 44 px tall. */
 async function checkLayout(page: Page, selector: string, where: string): Promise<void> {
   const { scrollWidth, innerWidth, small } = await page.evaluate((sel) => {
-    const controls = [...document.querySelectorAll(`${sel} .actions button, ${sel} select, ${sel} textarea`)];
+    const controls = [
+      ...document.querySelectorAll(
+        `${sel} .actions button, ${sel} .more-actions button, ${sel} select, ${sel} textarea`,
+      ),
+    ];
     return {
       scrollWidth: document.documentElement.scrollWidth,
       innerWidth: window.innerWidth,

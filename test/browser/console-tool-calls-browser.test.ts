@@ -210,4 +210,33 @@ for (const viewport of VIEWPORTS) {
   });
 }
 
+it("Always for this crow and task type: approved, a standing permission granted, and the card says so", async () => {
+  const watched = await openPage(browser, [server.url]);
+  const { page } = watched;
+  await page.setViewport({ width: 390, height: 844 });
+  await page.goto(`${server.url}/`, { waitUntil: "load" });
+  const always = await saveNote("always-phone");
+  await page.waitForSelector(always.card, { timeout: 60_000 });
+  await page.locator(`${always.card} ::-p-aria([name="Always for this crow and task type"][role="button"])`).click();
+  const { crow } = always.asked.data;
+  const line = await until(
+    watched,
+    "the card says always",
+    (sel: string) => document.querySelector(`${sel} [role=status]`)?.textContent ?? "",
+    always.card,
+  );
+  const events = await always.owner.finished;
+  always.owner.sse.close();
+  const taskType = events.find((m) => m.event === "item.triaged")!.data.task_type;
+  assert.is(line, `Approved by owner, always for ${crow} on ${taskType}`);
+  const permissions = (await server.get("/api/tool-permissions")).body.permissions;
+  assert.equal(
+    permissions.map((p: { crow: string; task_type: string; tool: string }) => [p.crow, p.task_type, p.tool]),
+    [[crow, taskType, "write_file"]],
+  );
+  assert.is(readFileSync(path.join(folder, noteOf(always.text).file), "utf8"), noteOf(always.text).content);
+  assert.equal(watched.errors, []);
+  await page.close();
+});
+
 it.run();
