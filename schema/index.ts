@@ -18,5 +18,6 @@ import "./flights.ts";
 import "./webhooks.ts";
 import "./tools.ts";
 import "./tool-calls.ts";
+import "./tool-call-changes.ts";
 
 export const schema = builder.toSchema();

@@ -12,7 +12,7 @@ const ToolDecisionEnum = builder.enumType("ToolCallDecision", {
   values: TOOL_DECISIONS,
 });
 
-const ToolCall = builder.objectRef<ToolCallRow>("ToolCall").implement({
+export const ToolCall = builder.objectRef<ToolCallRow>("ToolCall").implement({
   description: "A crow's call of a tool: waiting on the owner (asked), decided, started, returned or unknown.",
   fields: (t) => ({
     callId: t.exposeID("id"),

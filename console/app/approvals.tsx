@@ -1,51 +1,51 @@
 // The Approvals region: every pending approval, with what is proposed, the time left before it
-// fails closed, Approve and Reject. It starts from what waits now, not from the whole history:
+// fails closed, and the owner's answers (approval-card.tsx), then the tool calls that wait
+// (tool-call-cards.tsx). It starts from what waits now, not from the whole history:
 // the log's cursor first, then the pending rows, then approvalChanges after that cursor (opened
 // adds, closed removes). Whatever commits in between shows up in the read, the feed, or both, and
 // the set is keyed by approval (item and target), so nothing is missed and nothing shows twice.
 import { useEffect, useState } from "preact/hooks";
 import { follow, gql, mutate } from "./api.ts";
 import { attempt, reportError, setStreamState } from "./status.ts";
-import { timeLeft, useNow } from "./hooks.ts";
+import { useNow } from "./hooks.ts";
 import { noteApprovals } from "./notify.ts";
+import { type Call, followToolCalls, ToolCallCards, type ToolCards, waitingCount } from "./tool-call-cards.tsx";
+import {
+  ApprovalCard,
+  cardId,
+  keyOf,
+  type Answer,
+  type ApprovalRow,
+  type Card,
+  type ProposedItem,
+} from "./approval-card.tsx";
 
 const ITEM_FIELDS = "text mode taskType subtasks reason answer crows";
 
-const APPROVALS_CURSOR = "query ApprovalsCursor { approvalChangesCursor }";
+/** A tool call's fields: the same as tool-call-cards.tsx's CALL_FIELDS (its feed). */
+const TOOL_CALL_FIELDS = "callId listId itemId itemText crow taskType server tool args deadline status";
+
+// The tool calls that wait start with the approvals, in the same two reads, so both feeds are
+// registered in one tick and the tab's one connection opens once (streams.ts).
+const APPROVALS_CURSOR = "query ApprovalsCursor { approvalChangesCursor toolCallChangesCursor }";
 
 /** At most this many pending rows are read at load; beyond it the owner is told, not misled. */
 const PENDING_LIMIT = 500;
 
 const PENDING_NOW = `query PendingApprovals { approvals(status: pending, limit: ${PENDING_LIMIT}) {
   itemId target status deadline item { listId ${ITEM_FIELDS} }
-} }`;
+} pendingToolCalls { ${TOOL_CALL_FIELDS} } }`;
 
 const APPROVAL_CHANGES = `subscription Approvals($after: Int) { approvalChanges(after: $after) {
   id change listId itemId target verdict
   approval { status deadline item { ${ITEM_FIELDS} } }
 } }`;
 
-const POST_VERDICT = `mutation Verdict($itemId: ID!, $target: VerdictTarget!, $approve: Boolean!, $reason: String, $rework: Boolean) {
-  postVerdict(itemId: $itemId, target: $target, approve: $approve, reason: $reason, rework: $rework) {
+const POST_VERDICT = `mutation Verdict($itemId: ID!, $target: VerdictTarget!, $approve: Boolean!, $reason: String, $rework: Boolean, $edit: JSON) {
+  postVerdict(itemId: $itemId, target: $target, approve: $approve, reason: $reason, rework: $rework, edit: $edit) {
     __typename ... on Approval { status } ... on Error { code message }
   }
 }`;
-
-interface ProposedItem {
-  text: string;
-  mode: string | null;
-  taskType: string | null;
-  subtasks: string[];
-  reason: string | null;
-  answer: string | null;
-  crows: string[];
-}
-
-interface ApprovalRow {
-  status: string;
-  deadline: string;
-  item: ProposedItem;
-}
 
 interface Change {
   id: number;
@@ -62,24 +62,11 @@ interface PendingRow extends ApprovalRow {
   item: ProposedItem & { listId: string };
 }
 
-/** One pending approval as the region shows it. */
-interface Card {
-  listId: string;
-  itemId: string;
-  target: "triage" | "output";
-  approval: ApprovalRow | null;
-}
-
 /**
  * Told of every approval change: the Trust view refreshes when one closes (a verdict moved a
  * streak), the Lists view when one opens on a list it has not shown yet (sent from elsewhere).
  */
 export const approvalListeners = new Set<(change: { change: "opened" | "closed"; listId: string }) => void>();
-
-const keyOf = (c: { itemId: string; target: string }) => `${c.itemId}|${c.target}`;
-
-/** The card's element id: where a clicked notification puts the focus. */
-const cardId = (c: { itemId: string; target: string }) => `approval-${c.itemId}-${c.target}`;
 
 /** Most urgent first: the deadline is when silence rejects it. */
 const byDeadline = (a: Card, b: Card) =>
@@ -92,17 +79,25 @@ export function Approvals({ onOpenList }: { onOpenList: (listId: string) => void
   const [busy, setBusy] = useState<Set<string>>(new Set());
   // The owner's reason per card, sent with either answer (docs/rules.md "Reasons").
   const [reasons, setReasons] = useState<Map<string, string>>(new Map());
+  // Tool calls waiting too (tool-call-cards.tsx): "Nothing waits on you" only when none does.
+  const [toolCalls, setToolCalls] = useState<ToolCards>(new Map());
   const now = useNow();
 
   useEffect(() => {
     let cancelled = false;
     let stop: (() => void) | undefined;
+    let stopToolCalls: (() => void) | undefined;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const start = async (tries: number) => {
       try {
         // In this order: a change committed after the cursor is in the feed, one before it is in the read.
-        const { approvalChangesCursor: cursor } = await gql<{ approvalChangesCursor: number }>(APPROVALS_CURSOR);
-        const { approvals } = await gql<{ approvals: PendingRow[] }>(PENDING_NOW);
+        const { approvalChangesCursor: cursor, toolCallChangesCursor: toolCursor } = await gql<{
+          approvalChangesCursor: number;
+          toolCallChangesCursor: number;
+        }>(APPROVALS_CURSOR);
+        const { approvals, pendingToolCalls } = await gql<{ approvals: PendingRow[]; pendingToolCalls: Call[] }>(
+          PENDING_NOW,
+        );
         if (cancelled) return;
         setTruncated(approvals.length >= PENDING_LIMIT);
         setPending(
@@ -114,6 +109,7 @@ export function Approvals({ onOpenList }: { onOpenList: (listId: string) => void
           ),
         );
         setLoaded(true);
+        stopToolCalls = followToolCalls(setToolCalls, pendingToolCalls, toolCursor);
         stop = follow<Change>({
           name: "approvals",
           query: APPROVAL_CHANGES,
@@ -146,18 +142,19 @@ export function Approvals({ onOpenList }: { onOpenList: (listId: string) => void
     return () => {
       cancelled = true;
       if (timer) clearTimeout(timer);
+      stopToolCalls?.();
       if (stop) stop();
       else setStreamState("approvals", null);
     };
   }, []);
 
-  const answer = async (c: Card, approve: boolean, rework = false) => {
+  const answer = async (c: Card, { approve, rework = false, edit = null }: Answer) => {
     const key = keyOf(c);
     setBusy((b) => new Set(b).add(key));
     const reason = reasons.get(key)?.trim() || null;
-    const done = await attempt(
-      `${approve ? "Approve" : rework ? "Reject and try again" : "Reject"} ${c.target} of "${c.approval?.item.text ?? c.itemId}"`,
-      () => mutate("postVerdict", POST_VERDICT, { itemId: c.itemId, target: c.target, approve, reason, rework }),
+    const what = approve ? (edit ? "Edit and approve" : "Approve") : rework ? "Reject and try again" : "Reject";
+    const done = await attempt(`${what} ${c.target} of "${c.approval?.item.text ?? c.itemId}"`, () =>
+      mutate("postVerdict", POST_VERDICT, { itemId: c.itemId, target: c.target, approve, reason, rework, edit }),
     );
     setBusy((b) => {
       const next = new Set(b);
@@ -190,7 +187,7 @@ export function Approvals({ onOpenList }: { onOpenList: (listId: string) => void
     <section class="approvals" aria-labelledby="approvals-heading">
       <h2 id="approvals-heading">Approvals</h2>
       {!loaded ? <p class="loading">Loading approvals…</p> : null}
-      {loaded && rows.length === 0 ? <p class="quiet">Nothing waits on you.</p> : null}
+      {loaded && rows.length === 0 && waitingCount(toolCalls) === 0 ? <p class="quiet">Nothing waits on you.</p> : null}
       {truncated ? (
         <p class="quiet">
           More than {PENDING_LIMIT} approvals waited at load; the oldest {PENDING_LIMIT} are shown with every new one.
@@ -198,91 +195,20 @@ export function Approvals({ onOpenList }: { onOpenList: (listId: string) => void
         </p>
       ) : null}
       <ul class="cards">
-        {rows.map((c) => {
-          const item = c.approval?.item;
-          const label = `${c.target === "triage" ? "Triage" : "Output"} of ${item?.text ?? c.itemId}`;
-          return (
-            <li key={keyOf(c)} id={cardId(c)} tabIndex={-1} class="card" aria-label={label}>
-              <p class="card-title">
-                <span class={`tag ${c.target}`}>{c.target}</span> <strong>{item?.text ?? c.itemId}</strong>
-              </p>
-              {c.target === "triage" ? (
-                <dl class="facts">
-                  <dt>Mode</dt>
-                  <dd>{item?.mode ?? "?"}</dd>
-                  <dt>Task type</dt>
-                  <dd>{item?.taskType ?? "?"}</dd>
-                  {item && item.subtasks.length > 0 ? (
-                    <>
-                      <dt>Subtasks</dt>
-                      <dd>
-                        <ol>
-                          {item.subtasks.map((s, i) => (
-                            <li key={i}>{s}</li>
-                          ))}
-                        </ol>
-                      </dd>
-                    </>
-                  ) : null}
-                  <dt>Reason</dt>
-                  <dd>{item?.reason ?? ""}</dd>
-                </dl>
-              ) : (
-                <dl class="facts">
-                  <dt>Answer</dt>
-                  <dd class="answer">{item?.answer ?? ""}</dd>
-                  <dt>Crows</dt>
-                  <dd>{item?.crows.join(", ")}</dd>
-                </dl>
-              )}
-              <p class="deadline">
-                <span>{c.approval ? timeLeft(c.approval.deadline, now) : ""}</span>{" "}
-                <button type="button" class="link" title={c.listId} onClick={() => onOpenList(c.listId)}>
-                  open its list
-                </button>
-              </p>
-              <label class="reason">
-                Reason (optional)
-                <input
-                  type="text"
-                  maxLength={1000}
-                  value={reasons.get(keyOf(c)) ?? ""}
-                  onInput={(e) => {
-                    const value = (e.currentTarget as HTMLInputElement).value;
-                    setReasons((old) => new Map(old).set(keyOf(c), value));
-                  }}
-                />
-              </label>
-              <div class="actions">
-                <button
-                  type="button"
-                  class="approve"
-                  disabled={busy.has(keyOf(c))}
-                  onClick={() => void answer(c, true)}
-                >
-                  Approve
-                </button>
-                <button
-                  type="button"
-                  class="reject"
-                  disabled={busy.has(keyOf(c))}
-                  onClick={() => void answer(c, false)}
-                >
-                  Reject
-                </button>
-                <button
-                  type="button"
-                  class="reject"
-                  disabled={busy.has(keyOf(c))}
-                  onClick={() => void answer(c, false, true)}
-                >
-                  Try again
-                </button>
-              </div>
-            </li>
-          );
-        })}
+        {rows.map((c) => (
+          <ApprovalCard
+            key={keyOf(c)}
+            card={c}
+            now={now}
+            busy={busy.has(keyOf(c))}
+            reason={reasons.get(keyOf(c)) ?? ""}
+            onReason={(value) => setReasons((old) => new Map(old).set(keyOf(c), value))}
+            onAnswer={(a) => answer(c, a)}
+            onOpenList={onOpenList}
+          />
+        ))}
       </ul>
+      <ToolCallCards cards={toolCalls} setCards={setToolCalls} now={now} onOpenList={onOpenList} />
     </section>
   );
 }

@@ -1,11 +1,14 @@
 // The approvals history under the Approvals region: the latest verdicts, newest first, each with
 // who decided it (the owner, a named token as it was called then, or the system: a timeout, or
-// trust skipping the approval). Read from the audit trail (auditEntries, the durable log), and
-// read again whenever an approval closes.
+// trust skipping the approval) and, for an edited approval, what the owner changed (edit-diff.tsx).
+// Read from the audit trail (auditEntries, the durable log), and read again whenever an approval
+// closes.
 import { useEffect, useState } from "preact/hooks";
 import { approvalListeners } from "./approvals.tsx";
 import { gql } from "./api.ts";
 import { useQuery } from "./hooks.ts";
+import { who } from "./who.ts";
+import { EditDiff, type Edited } from "./edit-diff.tsx";
 
 const DECISIONS = `query Decisions($kinds: [String!]) { auditEntries(kinds: $kinds, limit: 15) {
   ... on AuditPage { entries { id ts payload actor { kind tokenId tokenName webhookId } } }
@@ -14,14 +17,8 @@ const DECISIONS = `query Decisions($kinds: [String!]) { auditEntries(kinds: $kin
 interface Entry {
   id: number;
   ts: string;
-  payload: { item_id: string; target: string; verdict: string };
+  payload: { item_id: string; target: string; verdict: string; edited?: Edited };
   actor: { kind: string; tokenId: string | null; tokenName: string | null; webhookId: string | null };
-}
-
-export function who(actor: Entry["actor"]): string {
-  if (actor.kind === "token") return `token "${actor.tokenName ?? actor.tokenId ?? "?"}"`;
-  if (actor.kind === "link") return `link of webhook ${actor.webhookId ?? "?"}`;
-  return actor.kind;
 }
 
 export function Decisions() {
@@ -51,6 +48,7 @@ export function Decisions() {
             <span class="quiet">
               by {who(e.actor)}, {new Date(e.ts).toLocaleTimeString()}
             </span>
+            {e.payload.edited ? <EditDiff edited={e.payload.edited} actor={e.actor} /> : null}
           </li>
         ))}
       </ul>

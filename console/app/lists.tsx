@@ -264,6 +264,12 @@ function reduce(state: ListState, event: ListEvent): ListState {
       break;
     case "verdict":
       if (item) {
+        // An edited approval (docs/rules.md "Edits"): the work follows the owner's triage, and the
+        // owner's text is the answer.
+        const after = p.edited?.after;
+        if (after?.answer !== undefined) item.answer = after.answer;
+        if (after?.mode !== undefined)
+          Object.assign(item, { mode: after.mode, taskType: after.task_type, subtasks: after.subtasks ?? [] });
         item.verdicts.push({ target: p.target, verdict: p.verdict });
         item.stage = stageAfterVerdict(p.target, p.verdict, item.stage);
       }

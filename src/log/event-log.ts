@@ -40,13 +40,16 @@ function toNew(name: string, payload: object): NewEvent {
 
 /**
  * Events read across streams by name in global-id order (followNamed: trust changes, the approvals
- * feed): their ids must be commit order, which on PostgreSQL takes the commit-order lock.
+ * feed, the tool-call feed): their ids must be commit order, which on PostgreSQL takes the
+ * commit-order lock.
  */
 export const ORDERED_NAMES: ReadonlySet<string> = new Set([
   "trust.changed",
   "item.triaged",
   "item.answered",
   "verdict",
+  "tool.asked",
+  "tool.decided",
 ]);
 
 export interface EventLogOptions {
