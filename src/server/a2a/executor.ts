@@ -47,28 +47,36 @@ export class CrowsExecutor implements AgentExecutor {
   async execute(ctx: RequestContext, bus: ExecutionEventBus): Promise<void> {
     const principal = caller();
     const record = ctx.task ? await this.tasks.record(ctx.taskId) : undefined;
-    let fold: TaskFold;
-    if (ctx.task && record) {
-      // A reply to input-required: it decides the approval that was asked about.
-      bus.publish(AgentEvent.task(ctx.task));
-      requireScope(principal, "decide");
-      fold = this.streams.get(ctx.taskId) ?? (await this.streamFrom(ctx.taskId));
-      const asked = fold.asked ?? (await this.tasks.fold(ctx.taskId))?.asked;
-      const approve = replyVerdict(textOf(ctx.userMessage));
-      if (asked && approve !== undefined) {
-        await this.app.flock.postVerdict({
-          itemId: asked.itemId,
-          target: asked.target,
-          approve,
-          actor: principal.actor,
-        });
-        fold.asked = undefined;
-      }
-    } else if (typeof ctx.userMessage.metadata?.nest_id === "string") {
+    if (!(ctx.task && record) && typeof ctx.userMessage.metadata?.nest_id === "string") {
       // The nest skill: the message is a post in the nest (as POST /api/nests/{id}/messages); the
       // answer is a message holding the stored record, not a task.
       await this.postInNest(ctx, bus, principal, ctx.userMessage.metadata.nest_id);
       return;
+    }
+    let fold: TaskFold;
+    if (ctx.task && record) {
+      // A reply to input-required: it decides the approval that was asked about. From here the
+      // store answers for the task from this stream (what its caller is sent).
+      fold = this.streams.get(ctx.taskId) ?? (await this.streamFrom(ctx.taskId));
+      const streaming = this.tasks.stream(fold);
+      try {
+        bus.publish(AgentEvent.task(ctx.task));
+        requireScope(principal, "decide");
+        const asked = fold.asked ?? (await this.tasks.fold(ctx.taskId))?.asked;
+        const approve = replyVerdict(textOf(ctx.userMessage));
+        if (asked && approve !== undefined) {
+          await this.app.flock.postVerdict({
+            itemId: asked.itemId,
+            target: asked.target,
+            approve,
+            actor: principal.actor,
+          });
+          fold.asked = undefined;
+        }
+        await this.follow(fold, bus, principal.scopes.includes("decide"));
+      } finally {
+        streaming.end();
+      }
     } else {
       requireScope(principal, "write");
       const { listId } = await this.app.flock.submitList({
@@ -78,18 +86,23 @@ export class CrowsExecutor implements AgentExecutor {
       });
       fold = (await this.tasks.create({ taskId: ctx.taskId, listId, contextId: ctx.contextId })).clone();
       this.streams.set(ctx.taskId, fold);
-      bus.publish(
-        AgentEvent.task({
-          id: ctx.taskId,
-          contextId: ctx.contextId,
-          status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() },
-          artifacts: [],
-          history: [ctx.userMessage],
-          metadata: { list_id: listId },
-        }),
-      );
+      const streaming = this.tasks.stream(fold);
+      try {
+        bus.publish(
+          AgentEvent.task({
+            id: ctx.taskId,
+            contextId: ctx.contextId,
+            status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() },
+            artifacts: [],
+            history: [ctx.userMessage],
+            metadata: { list_id: listId },
+          }),
+        );
+        await this.follow(fold, bus, principal.scopes.includes("decide"));
+      } finally {
+        streaming.end();
+      }
     }
-    await this.following.run(ctx.taskId, () => this.follow(fold, bus, principal.scopes.includes("decide")));
     bus.finished();
   }
 
@@ -132,14 +145,20 @@ export class CrowsExecutor implements AgentExecutor {
     const quiet: Pick<ExecutionEventBus, "publish"> = {
       publish: (update) => (update.kind === "artifactUpdate" || fold.finished) && bus.publish(update),
     };
-    await this.following.run(taskId, () => this.follow(fold, quiet, false));
+    const streaming = this.tasks.stream(fold);
+    try {
+      await this.follow(fold, quiet, false);
+    } finally {
+      streaming.end();
+    }
     bus.finished();
   }
 
   /** Turns the list's events after the fold's cursor into updates, until it finishes or waits on this caller. */
   private async follow(fold: TaskFold, bus: Pick<ExecutionEventBus, "publish">, mayDecide: boolean): Promise<void> {
-    await this.tasks.streamWith(fold, () => this.foldOn(fold, (update) => bus.publish(update), mayDecide));
-    if (fold.finished) this.streams.delete(fold.record.taskId);
+    const taskId = fold.record.taskId;
+    await this.following.run(taskId, () => this.foldOn(fold, (update) => bus.publish(update), mayDecide));
+    if (fold.finished) this.streams.delete(taskId);
   }
 
   /**

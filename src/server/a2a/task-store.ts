@@ -60,17 +60,18 @@ export class ListTaskStore implements TaskStore {
     return fold;
   }
 
-  /** Runs `work` while `fold` is the task's stream here: loads answer from it. */
-  async streamWith(fold: TaskFold, work: () => Promise<void>): Promise<void> {
+  /** `fold` is the task's stream here until `end()`: loads answer from it. */
+  stream(fold: TaskFold): { end(): void } {
     const taskId = fold.record.taskId;
     this.streaming.set(taskId, fold);
-    try {
-      await work();
-    } finally {
-      if (this.streaming.get(taskId) === fold) this.streaming.delete(taskId);
-      // The store's own fold folds on from where the stream left it.
-      this.keep(fold.clone());
-    }
+    return {
+      end: () => {
+        if (this.streaming.get(taskId) !== fold) return;
+        this.streaming.delete(taskId);
+        // The store's own fold folds on from where the stream left it.
+        this.keep(fold.clone());
+      },
+    };
   }
 
   /** Resolves once the task's list has finished (a cancel asked where no stream of it runs). */
