@@ -91,11 +91,18 @@ export class ListTaskStore implements TaskStore {
 
   /** The SDK saves the whole task after each update; only its caller's messages are not in the log. */
   async save(task: Task, _context: ServerCallContext): Promise<void> {
-    const mine = (task.history ?? []).filter((m) => m.role === Role.ROLE_USER);
-    if (mine.length === 0) return;
+    const given = task.history ?? [];
     const history = this.histories.get(task.id) ?? [];
     const seen = new Set(history.map((m) => m.messageId));
-    for (const message of mine) if (!seen.has(message.messageId)) history.push(message);
+    // New messages come last: look back only as far as the newest one already kept.
+    const fresh: Message[] = [];
+    for (let i = given.length - 1; i >= 0; i--) {
+      const message = given[i]!;
+      if (seen.has(message.messageId)) break;
+      if (message.role === Role.ROLE_USER) fresh.unshift(message);
+    }
+    if (fresh.length === 0) return;
+    history.push(...fresh);
     this.histories.set(task.id, history);
   }
 
@@ -161,12 +168,15 @@ export class ListTaskStore implements TaskStore {
   private async foldNewEvents(fold: TaskFold): Promise<void> {
     if (fold.finished) return;
     const stream = listStream(fold.record.listId);
+    const from = fold.cursor;
     for (;;) {
       const page = await this.app.log.read(stream, fold.cursor, PAGE);
       for (const event of page) await fold.take(event);
       if (page.length < PAGE) break;
     }
     if (fold.finished || !caller().scopes.includes("decide")) return;
+    // Nothing new since it asked: the same approval still waits (a verdict is an event).
+    if (fold.cursor === from && fold.asked) return;
     const [waiting] = await waitingApprovals(this.app, fold.record.listId, 1);
     if (waiting) fold.ask(waiting);
   }
