@@ -130,8 +130,9 @@ class CrowsRequestHandler extends DefaultRequestHandler {
     yield* super.resubscribe(params, context); // the task; and its stream's updates when it runs here
     if (streamedHere) return;
     const fold = (await this.tasks.fold(params.id))?.clone();
-    if (!fold || fold.terminal || fold.status.state === TaskState.TASK_STATE_INPUT_REQUIRED) return;
     const mayDecide = callerOf.getStore()?.scopes.includes("decide") ?? true;
+    // A task waiting on a caller who may decide waits for that caller's reply, not for the log.
+    if (!fold || fold.terminal || (mayDecide && fold.status.state === TaskState.TASK_STATE_INPUT_REQUIRED)) return;
     for await (const update of this.crows.updatesAfter(fold, mayDecide)) {
       if (update.kind === "statusUpdate") yield { payload: { $case: "statusUpdate", value: update.data } };
       if (update.kind === "artifactUpdate") yield { payload: { $case: "artifactUpdate", value: update.data } };
