@@ -5,8 +5,9 @@
 //         (over REST) answers the approvals, found from the first progress line's item id;
 //   A2A:  SendStreamingMessage through the SDK's client; each input-required is answered by a reply
 //         on the task (approvals through the door itself).
-// Prints the wall time of each, and MCP's and A2A's ratio to REST's (goal: within 1.2x).
-// Run: npm run bench:agents   (BENCH_ITEMS, BENCH_ROUNDS)
+// Prints the median wall time of each, every round's, and MCP's and A2A's ratio to REST's (goal:
+// within 1.2x). An uncounted warm-up round runs first; each round starts at another door.
+// Run: npm run bench:agents   (BENCH_ITEMS, BENCH_ROUNDS, BENCH_DOORS=rest,mcp,a2a, BENCH_WARMUP=0)
 import { randomUUID } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -93,26 +94,36 @@ async function viaA2a(server: TestServer): Promise<number> {
 
 const server = await startTestServer({ env: { CROWS_TOKEN_BUDGET: "400000", CROWS_APPROVAL_WINDOW_MS: "600000" } });
 try {
-  const times: Record<string, number[]> = { rest: [], mcp: [], a2a: [] };
+  const doors: Record<string, (server: TestServer) => Promise<number>> = { rest: viaRest, mcp: viaMcp, a2a: viaA2a };
+  const chosen = (process.env.BENCH_DOORS ?? "rest,mcp,a2a").split(",").filter((d) => d in doors);
+  // One uncounted round first: the first door measured would otherwise pay the JIT's warm-up.
+  if (process.env.BENCH_WARMUP !== "0") for (const door of chosen) await doors[door]!(server);
+  const times: Record<string, number[]> = Object.fromEntries(chosen.map((d) => [d, []]));
+  // The process's CPU time through each door (server and client are in this one process): on a
+  // shared, loaded machine it moves far less than the wall time does.
+  const cpu: Record<string, number[]> = Object.fromEntries(chosen.map((d) => [d, []]));
   for (let round = 0; round < ROUNDS; round++) {
-    times.rest!.push(await viaRest(server));
-    times.mcp!.push(await viaMcp(server));
-    times.a2a!.push(await viaA2a(server));
+    // Each round starts at another door, so none always runs first (or last).
+    for (let i = 0; i < chosen.length; i++) {
+      const door = chosen[(round + i) % chosen.length]!;
+      const before = process.cpuUsage();
+      times[door]!.push(await doors[door]!(server));
+      const used = process.cpuUsage(before);
+      cpu[door]!.push((used.user + used.system) / 1000);
+    }
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  const rest = median(times.rest!);
-  console.log(
-    JSON.stringify({
-      items: ITEMS,
-      rounds: ROUNDS,
-      rest_ms: Math.round(rest),
-      mcp_ms: Math.round(median(times.mcp!)),
-      a2a_ms: Math.round(median(times.a2a!)),
-      mcp_vs_rest: +(median(times.mcp!) / rest).toFixed(2),
-      a2a_vs_rest: +(median(times.a2a!) / rest).toFixed(2),
-      all_ms: Object.fromEntries(Object.entries(times).map(([k, v]) => [k, v.map(Math.round)])),
-    }),
-  );
+  const summary: Record<string, unknown> = { items: ITEMS, rounds: ROUNDS };
+  for (const door of chosen) summary[`${door}_ms`] = Math.round(median(times[door]!));
+  for (const door of chosen) summary[`${door}_cpu_ms`] = Math.round(median(cpu[door]!));
+  if (times.rest)
+    for (const door of chosen.filter((d) => d !== "rest")) {
+      summary[`${door}_vs_rest`] = +(median(times[door]!) / median(times.rest)).toFixed(2);
+      summary[`${door}_cpu_vs_rest`] = +(median(cpu[door]!) / median(cpu.rest!)).toFixed(2);
+    }
+  summary.all_ms = Object.fromEntries(Object.entries(times).map(([k, v]) => [k, v.map(Math.round)]));
+  summary.all_cpu_ms = Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, v.map(Math.round)]));
+  console.log(JSON.stringify(summary));
 } finally {
   await server.close();
 }

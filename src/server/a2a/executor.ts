@@ -2,99 +2,82 @@
 // list's events become status and artifact updates (each answer an artifact), an approval waiting
 // on the owner becomes input-required for a caller that may decide, and the caller's reply decides
 // it. Every action is an engine call REST makes; no flock rule is decided here.
-import { AsyncLocalStorage } from "node:async_hooks";
-import { randomUUID } from "node:crypto";
-import { Role, TaskState, type Message, type Part } from "@a2a-js/sdk";
-import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from "@a2a-js/sdk/server";
+import { TaskState } from "@a2a-js/sdk";
+import {
+  AgentEvent,
+  type AgentExecutionEvent,
+  type AgentExecutor,
+  type ExecutionEventBus,
+  type RequestContext,
+} from "@a2a-js/sdk/server";
 import type { App } from "../../app.ts";
-import { requireScope, ROOT, type Principal } from "../../access/principal.ts";
+import { requireScope, type Principal } from "../../access/principal.ts";
 import { requirePostScope } from "../../access/post-scope.ts";
 import { listStream } from "../../base/streams.ts";
-import { ListProgress, readList, waitingApprovals } from "../agents/list-view.ts";
+import { waitingApprovals } from "../agents/list-view.ts";
+import { caller, callerOf } from "./caller.ts";
+import { agentMessage, textOf } from "./parts.ts";
 import { BadInputError } from "../../base/errors.ts";
 import { readReply } from "./reply.ts";
+import type { TaskFold } from "./task-fold.ts";
+import type { ListTaskStore } from "./task-store.ts";
 
-/** The principal of the request being served (set by the door's middleware around the SDK's handler). */
-export const callerOf = new AsyncLocalStorage<Principal>();
-const caller = () => callerOf.getStore() ?? ROOT;
-
-/** A task's list and how far its stream has been turned into updates. */
-interface TaskList {
-  listId: string;
-  cursor: number;
-  /** The approval the last input-required asked about: the caller's reply decides it. */
-  asked?: { itemId: string; target: "triage" | "output" };
-}
-
-const textPart = (text: string): Part => ({
-  content: { $case: "text", value: text },
-  metadata: undefined,
-  filename: "",
-  mediaType: "text/plain",
-});
-
-function agentMessage(taskId: string, contextId: string, text: string): Message {
-  return {
-    messageId: randomUUID(),
-    contextId,
-    taskId,
-    role: Role.ROLE_AGENT,
-    parts: [textPart(text)],
-    metadata: undefined,
-    extensions: [],
-    referenceTaskIds: [],
-  };
-}
-
-function textOf(message: Message): string {
-  return message.parts
-    .map((p) => (p.content?.$case === "text" ? p.content.value : ""))
-    .join("\n")
-    .trim();
-}
+export { callerOf };
 
 export class CrowsExecutor implements AgentExecutor {
-  private readonly lists = new Map<string, TaskList>();
-  /** Tasks whose follow loop runs now, and each task's context id. */
+  /**
+   * Each task's stream on this instance: what its callers were sent so far, so a reply here goes on
+   * from there (the events that came while it waited included). Dropped once the task has ended.
+   */
+  private readonly streams = new Map<string, TaskFold>();
+  /** Tasks whose follow loop runs now. */
   private readonly following = new Running();
-  private readonly contexts = new Map<string, string>();
 
-  private async contextOf(taskId: string): Promise<string | undefined> {
-    return this.contexts.get(taskId);
-  }
-
-  constructor(private readonly app: App) {}
-
-  listOf(taskId: string): string | undefined {
-    return this.lists.get(taskId)?.listId;
-  }
+  constructor(
+    private readonly app: App,
+    private readonly tasks: ListTaskStore,
+  ) {}
 
   async execute(ctx: RequestContext, bus: ExecutionEventBus): Promise<void> {
     const principal = caller();
-    const known = this.lists.get(ctx.taskId);
-    let state: TaskList;
-    if (ctx.task && known) {
-      // A reply to input-required: it decides the approval that was asked about.
-      state = known;
-      bus.publish(AgentEvent.task(ctx.task));
-      requireScope(principal, "decide");
-      const reply = readReply(textOf(ctx.userMessage), ctx.userMessage.metadata);
-      if (state.asked && reply) {
-        try {
-          await this.app.flock.postVerdict({ ...state.asked, ...reply, actor: principal.actor });
-        } catch (error) {
-          // A reason over the bound (the engine's 400): asked again, the task goes on waiting.
-          if (!(error instanceof BadInputError)) throw error;
-          this.askAgain(ctx, bus, error.message);
-          return;
-        }
-        state.asked = undefined;
-      }
-    } else if (typeof ctx.userMessage.metadata?.nest_id === "string") {
+    const record = ctx.task ? await this.tasks.record(ctx.taskId) : undefined;
+    if (!(ctx.task && record) && typeof ctx.userMessage.metadata?.nest_id === "string") {
       // The nest skill: the message is a post in the nest (as POST /api/nests/{id}/messages); the
       // answer is a message holding the stored record, not a task.
       await this.postInNest(ctx, bus, principal, ctx.userMessage.metadata.nest_id);
       return;
+    }
+    let fold: TaskFold;
+    if (ctx.task && record) {
+      // A reply to input-required: it decides the approval that was asked about. From here the
+      // store answers for the task from this stream (what its caller is sent).
+      fold = this.streams.get(ctx.taskId) ?? (await this.streamFrom(ctx.taskId));
+      const streaming = this.tasks.stream(fold);
+      try {
+        bus.publish(AgentEvent.task(ctx.task));
+        requireScope(principal, "decide");
+        const asked = fold.asked ?? (await this.tasks.fold(ctx.taskId))?.asked;
+        const reply = readReply(textOf(ctx.userMessage), ctx.userMessage.metadata);
+        if (asked && reply) {
+          try {
+            await this.app.flock.postVerdict({
+              itemId: asked.itemId,
+              target: asked.target,
+              ...reply,
+              actor: principal.actor,
+            });
+          } catch (error) {
+            // A reason over the bound (the engine's 400): asked again, the task goes on waiting.
+            if (!(error instanceof BadInputError)) throw error;
+            this.askAgain(ctx, bus, error.message);
+            return;
+          }
+          fold.asked = undefined;
+        }
+        await this.follow(fold, bus, principal.scopes.includes("decide"));
+      } finally {
+        streaming.end();
+      }
     } else {
       requireScope(principal, "write");
       const { listId } = await this.app.flock.submitList({
@@ -102,23 +85,25 @@ export class CrowsExecutor implements AgentExecutor {
         requester: "a2a",
         actor: principal.actor,
       });
-      state = { listId, cursor: 0 };
-      this.lists.set(ctx.taskId, state);
-      bus.publish(
-        AgentEvent.task({
-          id: ctx.taskId,
-          contextId: ctx.contextId,
-          status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() },
-          artifacts: [],
-          history: [ctx.userMessage],
-          metadata: { list_id: listId },
-        }),
-      );
+      fold = (await this.tasks.create({ taskId: ctx.taskId, listId, contextId: ctx.contextId })).clone();
+      this.streams.set(ctx.taskId, fold);
+      const streaming = this.tasks.stream(fold);
+      try {
+        bus.publish(
+          AgentEvent.task({
+            id: ctx.taskId,
+            contextId: ctx.contextId,
+            status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() },
+            artifacts: [],
+            history: [ctx.userMessage],
+            metadata: { list_id: listId },
+          }),
+        );
+        await this.follow(fold, bus, principal.scopes.includes("decide"));
+      } finally {
+        streaming.end();
+      }
     }
-    this.contexts.set(ctx.taskId, ctx.contextId);
-    await this.following.run(ctx.taskId, () =>
-      this.follow(ctx.taskId, ctx.contextId, state, bus, principal.scopes.includes("decide")),
-    );
     bus.finished();
   }
 
@@ -137,6 +122,15 @@ export class CrowsExecutor implements AgentExecutor {
       }),
     );
     bus.finished();
+  }
+
+  /** A task this instance has not streamed (sent elsewhere, or before a restart): from what the log says now. */
+  private async streamFrom(taskId: string): Promise<TaskFold> {
+    const rebuilt = await this.tasks.fold(taskId);
+    if (!rebuilt) throw new Error(`task ${taskId} has no list`); // cannot be: the SDK loaded it
+    const fold = rebuilt.clone();
+    this.streams.set(taskId, fold);
+    return fold;
   }
 
   private async postInNest(ctx: RequestContext, bus: ExecutionEventBus, principal: Principal, nestId: string) {
@@ -162,86 +156,88 @@ export class CrowsExecutor implements AgentExecutor {
    * (list.finished, cancelled); one waiting on its caller (input-required) is followed here to its end.
    */
   async cancelTask(taskId: string, bus: ExecutionEventBus): Promise<void> {
-    const state = this.lists.get(taskId);
-    if (!state || this.following.has(taskId)) return;
-    const contextId = (await this.contextOf(taskId)) ?? "";
-    await this.following.run(taskId, () => this.follow(taskId, contextId, state, bus, false));
+    if (this.following.has(taskId)) return;
+    const fold = this.streams.get(taskId) ?? (await this.streamFrom(taskId).catch(() => undefined));
+    if (!fold) return;
+    // Its caller is answered with the cancelled task: the bus gets the answers and the last status only.
+    const quiet: Pick<ExecutionEventBus, "publish"> = {
+      publish: (update) => (update.kind === "artifactUpdate" || fold.finished) && bus.publish(update),
+    };
+    const streaming = this.tasks.stream(fold);
+    try {
+      await this.follow(fold, quiet, false);
+    } finally {
+      streaming.end();
+    }
     bus.finished();
   }
 
-  /** Turns the list's events after the cursor into updates, until it finishes or waits on this caller. */
-  private async follow(
-    taskId: string,
-    contextId: string,
-    state: TaskList,
-    bus: ExecutionEventBus,
+  /** Turns the list's events after the fold's cursor into updates, until it finishes or waits on this caller. */
+  private async follow(fold: TaskFold, bus: Pick<ExecutionEventBus, "publish">, mayDecide: boolean): Promise<void> {
+    const taskId = fold.record.taskId;
+    await this.following.run(taskId, () => this.foldOn(fold, (update) => bus.publish(update), mayDecide));
+    if (fold.finished) this.streams.delete(taskId);
+  }
+
+  /**
+   * A task followed where no stream of it runs (resubscribing on another instance, or after a
+   * restart): its list's updates after `fold`, until it finishes, waits on this caller, or the
+   * caller leaves.
+   */
+  async *updatesAfter(fold: TaskFold, mayDecide: boolean): AsyncGenerator<AgentExecutionEvent> {
+    const queue: AgentExecutionEvent[] = [];
+    let wake: (() => void) | undefined;
+    let over = false;
+    const leave = new AbortController();
+    const run = this.foldOn(
+      fold,
+      (update) => {
+        queue.push(update);
+        wake?.();
+      },
+      mayDecide,
+      leave.signal,
+    ).finally(() => {
+      over = true;
+      wake?.();
+    });
+    try {
+      for (;;) {
+        while (queue.length > 0) yield queue.shift()!;
+        if (over) break;
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = undefined;
+      }
+      await run;
+    } finally {
+      leave.abort();
+      await run.catch(() => {});
+    }
+  }
+
+  private async foldOn(
+    fold: TaskFold,
+    publish: (update: AgentExecutionEvent) => void,
     mayDecide: boolean,
+    signal?: AbortSignal,
   ): Promise<void> {
-    const status = (taskState: TaskState, text: string) =>
-      bus.publish(
-        AgentEvent.statusUpdate({
-          taskId,
-          contextId,
-          status: {
-            state: taskState,
-            message: agentMessage(taskId, contextId, text),
-            timestamp: new Date().toISOString(),
-          },
-          metadata: { list_id: state.listId },
-        }),
-      );
-    const askIfWaiting = async (): Promise<boolean> => {
-      if (!mayDecide) return false;
-      const [waiting] = await waitingApprovals(this.app, state.listId, 1);
-      if (!waiting) return false;
-      state.asked = { itemId: waiting.item_id, target: waiting.target as "triage" | "output" };
-      status(
-        TaskState.TASK_STATE_INPUT_REQUIRED,
-        `${waiting.item_id} ("${waiting.item_text}") waits for your ${waiting.target} verdict on: ${waiting.subject}\nReply "approve" or "reject", optionally followed by your reason (e.g. "reject: too costly").`,
-      );
-      return true;
-    };
-    if (await askIfWaiting()) return;
-    const progress = new ListProgress(0);
-    for await (const event of this.app.log.follow(listStream(state.listId), state.cursor)) {
-      state.cursor = event.seq;
-      const payload = JSON.parse(event.payload) as Record<string, any>;
-      const line = progress.take(event.name, payload);
-      if (event.name === "item.answered") {
-        bus.publish(
-          AgentEvent.artifactUpdate({
-            taskId,
-            contextId,
-            artifact: {
-              artifactId: payload.item_id as string,
-              name: `answer to ${payload.item_id}`,
-              description: `by ${(payload.crows as string[]).join(", ")}`,
-              parts: [textPart(payload.answer as string)],
-              metadata: { item_id: payload.item_id, crows: payload.crows },
-              extensions: [],
-            },
-            append: false,
-            lastChunk: true,
-            metadata: undefined,
-          }),
-        );
+    const listId = fold.record.listId;
+    const waiting = async () => (mayDecide ? (await waitingApprovals(this.app, listId, 1))[0] : undefined);
+    if (fold.finished) return publish(fold.statusUpdate());
+    const first = await waiting();
+    if (first) return publish(fold.ask(first));
+    for await (const event of this.app.log.follow(listStream(listId), fold.cursor, signal)) {
+      const updates = await fold.take(event);
+      if (fold.waits && !fold.finished) {
+        const asking = await waiting();
+        if (asking) {
+          // The status line is replaced by the question.
+          for (const update of updates.slice(0, -1)) publish(update);
+          return publish(fold.ask(asking));
+        }
       }
-      if (event.name === "list.finished") {
-        const list = await readList(this.app, state.listId);
-        const done = list.items.filter((i) => i.stage === "done").length;
-        const summary = `${done} of ${list.items.length} items answered; ${list.tokens_used} tokens used.`;
-        status(
-          payload.cancelled ? TaskState.TASK_STATE_CANCELED : TaskState.TASK_STATE_COMPLETED,
-          payload.cancelled ? `Cancelled. ${summary}` : summary,
-        );
-        return;
-      }
-      if ((event.name === "item.triaged" || event.name === "item.answered") && payload.needs_approval) {
-        if (await askIfWaiting()) return;
-        status(TaskState.TASK_STATE_WORKING, `${line} (waits on the owner)`);
-        continue;
-      }
-      status(TaskState.TASK_STATE_WORKING, line);
+      for (const update of updates) publish(update);
+      if (fold.finished) return;
     }
   }
 }

@@ -6,14 +6,21 @@
 import type http from "node:http";
 import express from "express";
 import type { AgentCard } from "@a2a-js/sdk";
-import { DefaultRequestHandler, InMemoryTaskStore, type ServerCallContext } from "@a2a-js/sdk/server";
+import { DefaultExecutionEventBusManager, DefaultRequestHandler, type ServerCallContext } from "@a2a-js/sdk/server";
 import { agentCardHandler, jsonRpcHandler } from "@a2a-js/sdk/server/express";
-import type { CancelTaskRequest, TaskPushNotificationConfig } from "@a2a-js/sdk";
+import {
+  TaskState,
+  type CancelTaskRequest,
+  type StreamResponse,
+  type SubscribeToTaskRequest,
+  type TaskPushNotificationConfig,
+} from "@a2a-js/sdk";
 import type { App } from "../../app.ts";
 import { principalOf } from "../access.ts";
 import { missingScopeMessage, type Scope } from "../../access/scopes.ts";
 import { API_VERSION } from "../../../compat/openapi/index.ts";
 import { CrowsExecutor, callerOf } from "./executor.ts";
+import { ListTaskStore } from "./task-store.ts";
 import { ConflictError, ForbiddenError } from "../../base/errors.ts";
 import { requirePostScope } from "../../access/post-scope.ts";
 import { CrowsPushSender, CrowsPushStore } from "./push.ts";
@@ -91,22 +98,31 @@ export function agentCard(baseUrl: string): AgentCard {
   };
 }
 
-/** Cancels the task's list first (docs/rules.md "Cancelling a list"), then lets the SDK settle the task. */
+/**
+ * Tasks are lists (task-store.ts): any instance answers for one. Cancelling cancels the task's list
+ * first (docs/rules.md "Cancelling a list"), then lets the SDK settle the task; resubscribing where
+ * no stream of the task runs follows its list's events.
+ */
 class CrowsRequestHandler extends DefaultRequestHandler {
+  private readonly buses: DefaultExecutionEventBusManager;
+
   constructor(
     card: AgentCard,
     private readonly app: App,
+    private readonly tasks: ListTaskStore,
     private readonly crows: CrowsExecutor,
+    buses = new DefaultExecutionEventBusManager(),
   ) {
     const pushes = app.webhooks.pushes;
     super(
       card,
-      new InMemoryTaskStore(),
+      tasks,
       crows,
-      undefined,
+      buses,
       new CrowsPushStore(pushes),
       new CrowsPushSender(pushes, (line) => app.logLine(line)),
     );
+    this.buses = buses;
   }
 
   /** The config as stored, never the token or the credentials just given (docs/security.md). */
@@ -120,14 +136,37 @@ class CrowsRequestHandler extends DefaultRequestHandler {
   }
 
   override async cancelTask(params: CancelTaskRequest, context: ServerCallContext) {
-    const listId = this.crows.listOf(params.id);
-    if (listId) {
+    const record = await this.tasks.record(params.id);
+    if (record) {
       const principal = callerOf.getStore();
-      await this.app.flock.cancelList({ listId, actor: principal?.actor }).catch((error: unknown) => {
-        if (!(error instanceof ConflictError)) throw error; // finished: the SDK answers not cancelable
-      });
+      const cancelled = await this.app.flock
+        .cancelList({ listId: record.listId, actor: principal?.actor })
+        .then(() => true)
+        .catch((error: unknown) => {
+          if (!(error instanceof ConflictError)) throw error;
+          return false; // finished: the SDK answers not cancelable
+        });
+      // No stream of the task here: the task is cancelled once its list has finished.
+      if (cancelled && !this.buses.getByTaskId(params.id, context)) await this.tasks.finished(params.id);
     }
     return super.cancelTask(params, context);
+  }
+
+  override async *resubscribe(
+    params: SubscribeToTaskRequest,
+    context: ServerCallContext,
+  ): AsyncGenerator<StreamResponse> {
+    const streamedHere = this.buses.getByTaskId(params.id, context) !== undefined;
+    yield* super.resubscribe(params, context); // the task; and its stream's updates when it runs here
+    if (streamedHere) return;
+    const fold = (await this.tasks.fold(params.id))?.clone();
+    const mayDecide = callerOf.getStore()?.scopes.includes("decide") ?? true;
+    // A task waiting on a caller who may decide waits for that caller's reply, not for the log.
+    if (!fold || fold.terminal || (mayDecide && fold.status.state === TaskState.TASK_STATE_INPUT_REQUIRED)) return;
+    for await (const update of this.crows.updatesAfter(fold, mayDecide)) {
+      if (update.kind === "statusUpdate") yield { payload: { $case: "statusUpdate", value: update.data } };
+      if (update.kind === "artifactUpdate") yield { payload: { $case: "artifactUpdate", value: update.data } };
+    }
   }
 }
 
@@ -140,8 +179,9 @@ export interface A2aDoor {
 export function createA2aDoor(app: App, baseUrl: () => string, streams?: StreamGate): A2aDoor {
   let router: express.Express | undefined;
   const build = () => {
-    const executor = new CrowsExecutor(app);
-    const handler = new CrowsRequestHandler(agentCard(baseUrl()), app, executor);
+    const tasks = new ListTaskStore(app);
+    const executor = new CrowsExecutor(app, tasks);
+    const handler = new CrowsRequestHandler(agentCard(baseUrl()), app, tasks, executor);
     const server = express();
     server.disable("x-powered-by");
     // Served in the protocol's JSON form (a security scheme is keyed by its kind), which the SDK's
