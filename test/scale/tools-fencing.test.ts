@@ -107,7 +107,9 @@ async function listOnA(p: Pair, text: string): Promise<{ listId: string; owner: 
   const posted = await json(`${p.a.url}/api/lists`, "POST", { text, requester: "tool-fencing" });
   assert.is(posted.status, 202);
   const listId = posted.body.list_id as string;
-  return { listId, owner: await ownerFollows(p.b.url, listId, {}, 240_000) };
+  const owner = await ownerFollows(p.b.url, listId, {}, 240_000);
+  owner.finished.catch(() => {}); // a test that fails first stops B under it: its own failure is the one to see
+  return { listId, owner };
 }
 
 async function approveOnB(p: Pair, asked: SseMessage): Promise<void> {
@@ -144,6 +146,14 @@ async function steppedDown(p: Pair, listId: string): Promise<void> {
     .filter((l) => l.includes(`stepped down from list ${listId}`));
   assert.is(lines.length, 1, lines.join("\n"));
   assert.match(lines[0]!, /this instance held epoch 1, the list is at epoch 2/);
+}
+
+/** A failure, with the tail of each instance's log lines (what a loaded machine did meanwhile). */
+function withLogs(p: Pair, error: unknown): unknown {
+  if (!(error instanceof Error)) return error;
+  const tail = (text: string) => text.split("\n").slice(-15).join("\n");
+  error.message += `\n--- A:\n${tail(p.a.output().stderr)}\n--- B:\n${tail(p.b.output().stderr)}`;
+  return error;
 }
 
 const named = (events: LoggedEvent[], name: string) => events.filter((e) => e.name === name);
@@ -199,6 +209,8 @@ it("kill -9 while a write waits for approval: B takes over, the call still waits
       named(events, "tool.returned").map((e) => e.data.ok),
       [true],
     );
+  } catch (error) {
+    throw withLogs(p, error);
   } finally {
     await p.done();
     rmSync(folder, { recursive: true, force: true });
@@ -224,6 +236,8 @@ it("kill -9 while a write is in the air: B does not send it again; the crow is t
     assert.is(named(events, "tool.returned").length, 1);
     const answer = named(events, "item.answered")[0]!.data.answer as string;
     assert.ok(answer.includes("tool_outcome_unknown"), `the crow was told: ${answer}`);
+  } catch (error) {
+    throw withLogs(p, error);
   } finally {
     await p.done();
     await mail.close();
@@ -258,6 +272,8 @@ it("frozen past its lease with the call approved but not started: the thawed A s
       named(events, "tool.returned").map((e) => e.data.ok),
       [true],
     );
+  } catch (error) {
+    throw withLogs(p, error);
   } finally {
     await p.done();
     await mail.close();
@@ -289,6 +305,8 @@ it("frozen past its lease with the call in the air: B records it unknown; the th
       ["tool_outcome_unknown"],
       "A's late answer never landed",
     );
+  } catch (error) {
+    throw withLogs(p, error);
   } finally {
     await p.done();
     await mail.close();
