@@ -154,7 +154,7 @@ export class Flights {
     // Stepped down while it flew: the fence refuses the landing, so the reply is dropped (the new
     // owner lands this flight as lost).
     await this.land(plan, result);
-    if (prepared) await this.tools?.desk.landed(prepared.flightKey);
+    if (prepared) await this.tools?.desk.landed(prepared.flightKey, this.owner);
     if (result.ok || result.provider) await this.weather?.waits.clear(itemId);
     if (budgetSpent) throw new BudgetSpentError(list.listId);
     if (!result.ok && result.cancelled) throw new ListCancelledError(list.listId);

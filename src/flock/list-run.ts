@@ -72,7 +72,15 @@ export class ListRun {
       owner,
       { waits: ctx.providerWaits, ...(ctx.board ? { board: ctx.board } : {}) },
       ctx.tools
-        ? new ToolFlights(ctx.tools, ctx.toolCalls, ctx.model, toolFlightConfig(ctx.config), ctx.signal, ctx.logLine)
+        ? new ToolFlights(
+            ctx.tools,
+            ctx.toolCalls,
+            owner,
+            ctx.model,
+            toolFlightConfig(ctx.config),
+            ctx.signal,
+            ctx.logLine,
+          )
         : undefined,
       cancel.signal,
     );

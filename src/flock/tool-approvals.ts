@@ -2,9 +2,10 @@
 // decision (approved, refused with a reason, or approved always: a standing permission granted in
 // the same transaction), or `timeout` at the call's stored deadline, so a restart keeps it. The
 // waiter wakes on a decision from any instance (the list stream's bus signal; the row is the truth).
-// A tool decision never moves trust.
+// A tool decision never moves trust. The timeout is the list's own run's decision, fenced by its
+// epoch (docs/tools.md "At most once"): an instance that lost the list writes none.
 import type { PrismaClient, ToolCall } from "../generated/prisma/client.ts";
-import type { EventLog } from "../log/event-log.ts";
+import type { EventDraft, EventLog, Tx } from "../log/event-log.ts";
 import { topicOf, type Bus, type BusEvent } from "../log/bus.ts";
 import { BadInputError, NotFoundError } from "../base/errors.ts";
 import { listStream } from "../base/streams.ts";
@@ -12,6 +13,8 @@ import { deciderColumns, SYSTEM, type Actor } from "../base/actor.ts";
 import { StoppedError } from "./approvals.ts";
 import { toolCallFacts, toolEventPayload, type ToolDecision } from "./tool-events.ts";
 import { grantIn } from "./tool-permissions.ts";
+import { StaleEpochError } from "../storage/fence.ts";
+import type { ListOwner } from "./list-owner.ts";
 
 /** The longest reason a refusal may carry (characters). */
 export const MAX_REASON_CHARS = 1_000;
@@ -66,9 +69,10 @@ export class ToolApprovals {
    * The decision on an asked call: at once when recorded, else when the owner decides or its
    * stored deadline passes (then `timeout`, a refusal). The waiter is registered before the row is
    * read, so a decision landing in between is not missed; another instance's decision wakes it by
-   * the list stream's bus signal.
+   * the list stream's bus signal. The timeout is written under `owner`'s fence; refused, the
+   * owner steps down (which ends this wait).
    */
-  async waitFor(call: ToolCall): Promise<ToolDecision> {
+  async waitFor(call: ToolCall, owner: ListOwner): Promise<ToolDecision> {
     if (this.stopped) throw new StoppedError();
     let settle!: (decision: ToolDecision) => void;
     let fail!: (error: Error) => void;
@@ -92,7 +96,7 @@ export class ToolApprovals {
       if (!row) throw new Error(`no tool call ${call.id}`);
       const known = decisionOf(row.status);
       if (known) settle(known);
-      else this.arm(row);
+      else this.arm(row, owner);
       return await decided;
     } finally {
       this.bus?.removeEventListener(topic, onAppend);
@@ -120,20 +124,22 @@ export class ToolApprovals {
     for (const [fail, list] of [...this.failers]) if (list === listId) fail(new StoppedError());
   }
 
-  private arm(call: ToolCall): void {
+  private arm(call: ToolCall, owner: ListOwner): void {
     if (this.stopped || this.timers.has(call.id) || !call.deadline) return;
     const deadline = call.deadline;
     const timer = setTimeout(
       () => {
         this.timers.delete(call.id);
-        if (deadline.getTime() > this.now()) return this.arm(call);
-        void this.record(call, "timeout", SYSTEM, { reason: null, always: false })
+        if (deadline.getTime() > this.now()) return this.arm(call, owner);
+        void this.record(call, "timeout", SYSTEM, { reason: null, always: false }, owner)
           .then((moved) => (moved ? undefined : this.settleFromRow(call.id)))
-          .catch(() => {
+          .catch((error: unknown) => {
+            // Refused by the fence: another instance runs the list now; this one steps down, no retry.
+            if (error instanceof StaleEpochError) return owner.fencedOut(error);
             if (this.stopped || this.timers.has(call.id)) return;
             const retry = setTimeout(() => {
               this.timers.delete(call.id);
-              this.arm(call);
+              this.arm(call, owner);
             }, TIMEOUT_RETRY_MS);
             retry.unref?.();
             this.timers.set(call.id, retry);
@@ -160,17 +166,20 @@ export class ToolApprovals {
   /**
    * Moves an asked call to `decision` with its tool.decided (and, for "always", the standing
    * permission it grants) in one transaction; false when it was not asked or its deadline passed.
-   * A tool decision never moves trust (docs/tools.md "Tool approvals and trust").
+   * A tool decision never moves trust (docs/tools.md "Tool approvals and trust"). Only the run's
+   * own decision (the timeout, with its `owner`) is fenced; the owner's answer may come through
+   * any instance.
    */
   private async record(
     call: ToolCall,
     decision: ToolDecision,
     actor: Actor,
     extra: { reason: string | null; always: boolean },
+    owner?: ListOwner,
   ): Promise<boolean> {
     const at = new Date(this.now());
     let moved = false;
-    await this.log.appendWith(listStream(call.listId), async (tx) => {
+    const build = async (tx: Tx): Promise<EventDraft[]> => {
       // The owner's window ends at the deadline: a decision after it moves nothing (the timeout does).
       const inTime = decision === "timeout" ? { lte: at } : { gt: at };
       const { count } = await tx.toolCall.updateMany({
@@ -197,7 +206,10 @@ export class ToolApprovals {
           ),
         },
       ];
-    });
+    };
+    const stream = listStream(call.listId);
+    if (owner && decision === "timeout") await this.log.fencedAppendWith(stream, owner.fence, build);
+    else await this.log.appendWith(stream, build);
     if (!moved) return false;
     clearTimeout(this.timers.get(call.id));
     this.timers.delete(call.id);

@@ -6,17 +6,22 @@
 //   or     started -> unknown                            (its end was never recorded: never sent again)
 // Every move is a conditional update committed with its event, so a second decision, a decision
 // after the deadline, or a second start moves nothing. `recordStarted` is the one place a call's
-// "started" record is written: a call goes out only after it committed. The approval itself is
-// tool-approvals.ts's, standing permissions tool-permissions.ts's; the desk is the flock's one front.
+// "started" record is written: a call goes out only after it committed. Every write the list's run
+// makes here is fenced by its list's epoch (`write`): an instance that lost the list moves no row
+// and writes no event, so it never sends a call (docs/tools.md "At most once"). The approval itself
+// is tool-approvals.ts's, standing permissions tool-permissions.ts's; the desk is the flock's one front.
 import { randomBytes } from "node:crypto";
 import type { PrismaClient, ToolCall, ToolPermission } from "../generated/prisma/client.ts";
-import type { EventLog, Tx } from "../log/event-log.ts";
+import type { EventDraft, EventLog, Tx } from "../log/event-log.ts";
 import type { Bus } from "../log/bus.ts";
 import { listStream } from "../base/streams.ts";
 import { actorOfColumns, type Actor } from "../base/actor.ts";
 import { summary, toolCallFacts, toolEventPayload, type ToolAllowance, type ToolDecision } from "./tool-events.ts";
 import { ToolApprovals } from "./tool-approvals.ts";
 import { grantorOf, ToolPermissions } from "./tool-permissions.ts";
+import { StaleEpochError } from "../storage/fence.ts";
+import { StoppedError } from "./approvals.ts";
+import type { ListOwner } from "./list-owner.ts";
 
 /** A call about to be recorded: what the model asked, resolved to a server's tool. */
 export interface CallDraft {
@@ -72,8 +77,11 @@ export class ToolCallDesk {
   }
 
   /** The flight landed: a later run of the item starts its own. */
-  async landed(flightKey: string): Promise<void> {
-    await this.prisma.toolCall.updateMany({ where: { flightKey, landed: false }, data: { landed: true } });
+  async landed(flightKey: string, owner: ListOwner): Promise<void> {
+    await this.write(owner, async (tx) => {
+      await tx.toolCall.updateMany({ where: { flightKey, landed: false }, data: { landed: true } });
+      return [];
+    });
   }
 
   /** Calls waiting for the owner, oldest first. */
@@ -99,9 +107,9 @@ export class ToolCallDesk {
     return this.approvals.decide(callId, input, actor);
   }
 
-  /** The decision on an asked call, once made or at its deadline (tool-approvals.ts). */
-  waitFor(call: ToolCall): Promise<ToolDecision> {
-    return this.approvals.waitFor(call);
+  /** The decision on an asked call, once made or at its deadline (tool-approvals.ts; the timeout is the owner's, fenced). */
+  waitFor(call: ToolCall, owner: ListOwner): Promise<ToolDecision> {
+    return this.approvals.waitFor(call, owner);
   }
 
   stop(): void {
@@ -115,10 +123,10 @@ export class ToolCallDesk {
   // --- writes ---------------------------------------------------------------------------------
 
   /** An `ask` call parks with its deadline (tool.asked); the row and the event commit together. */
-  async openAsked(draft: CallDraft): Promise<ToolCall> {
+  async openAsked(draft: CallDraft, owner: ListOwner): Promise<ToolCall> {
     const id = newCallId();
     const deadline = new Date(this.now() + this.windowMs);
-    await this.log.appendWith(listStream(draft.listId), async (tx) => {
+    await this.write(owner, async (tx) => {
       await tx.toolCall.create({ data: { id, ...draft, status: "asked", deadline } });
       return [
         {
@@ -135,10 +143,15 @@ export class ToolCallDesk {
   }
 
   /** A call its policy (or a standing permission) allows: recorded ready and started in one transaction. */
-  async openAllowed(draft: CallDraft, allowance: ToolAllowance, permission?: ToolPermission): Promise<ToolCall | null> {
+  async openAllowed(
+    draft: CallDraft,
+    owner: ListOwner,
+    allowance: ToolAllowance,
+    permission?: ToolPermission,
+  ): Promise<ToolCall | null> {
     const id = newCallId();
     let started = false;
-    await this.log.appendWith(listStream(draft.listId), async (tx) => {
+    await this.write(owner, async (tx) => {
       await tx.toolCall.create({ data: { id, ...draft, status: "ready" } });
       const approvedBy = permission ? grantorOf(permission) : null;
       const events = await this.recordStarted(tx, { ...draft, id }, allowance, approvedBy);
@@ -149,9 +162,9 @@ export class ToolCallDesk {
   }
 
   /** An approved call goes out: false when it was not approved and unstarted (it must not run). */
-  async start(call: ToolCall): Promise<boolean> {
+  async start(call: ToolCall, owner: ListOwner): Promise<boolean> {
     let started = false;
-    await this.log.appendWith(listStream(call.listId), async (tx) => {
+    await this.write(owner, async (tx) => {
       const events = await this.recordStarted(tx, call, "approved", actorOfColumns(call));
       started = events.length > 0;
       return events;
@@ -162,7 +175,7 @@ export class ToolCallDesk {
   /**
    * THE place a call's "started" record is written, in the transaction of its tool.called. A call
    * goes out only when this moved its row (ready or approved -> started); otherwise it never runs.
-   * Fencing (list ownership epochs) adds its check here: a writer that lost the list moves nothing.
+   * Its transaction is always a fenced one (`write`): a writer that lost the list moves nothing.
    */
   private async recordStarted(
     tx: Tx,
@@ -189,9 +202,9 @@ export class ToolCallDesk {
   }
 
   /** A read-only call found started after a restart goes out again (docs/tools.md "At most once"). */
-  async restartReadOnly(call: ToolCall): Promise<void> {
+  async restartReadOnly(call: ToolCall, owner: ListOwner): Promise<void> {
     const at = new Date(this.now());
-    await this.log.appendWith(listStream(call.listId), async (tx) => {
+    await this.write(owner, async (tx) => {
       const { count } = await tx.toolCall.updateMany({
         where: { id: call.id, status: "started", readOnly: true, policy: "allow" },
         data: { startedAt: at },
@@ -211,11 +224,16 @@ export class ToolCallDesk {
   }
 
   /** The call's end (tool.returned): `unknown` when it was started and its end was never recorded. */
-  async recordEnd(call: ToolCall, end: CallEnd, status: "returned" | "unknown" = "returned"): Promise<void> {
+  async recordEnd(
+    call: ToolCall,
+    owner: ListOwner,
+    end: CallEnd,
+    status: "returned" | "unknown" = "returned",
+  ): Promise<void> {
     const at = new Date(this.now());
     const durationMs =
       call.startedAt && status === "returned" ? Math.max(0, at.getTime() - call.startedAt.getTime()) : 0;
-    await this.log.appendWith(listStream(call.listId), async (tx) => {
+    await this.write(owner, async (tx) => {
       const { count } = await tx.toolCall.updateMany({
         where: { id: call.id, status: "started" },
         data: { status, endedAt: at, result: end.result, errorCode: end.ok ? null : end.error },
@@ -238,6 +256,21 @@ export class ToolCallDesk {
         },
       ];
     });
+  }
+
+  /**
+   * A write of the list's run, fenced by the epoch its instance claimed (EventLog.fencedAppendWith):
+   * refused once another instance took the list over, and then the instance steps down and the
+   * caller ends with StoppedError, so nothing it would have done next (sending the call) happens.
+   */
+  private async write(owner: ListOwner, build: (tx: Tx) => Promise<EventDraft[]>): Promise<void> {
+    try {
+      await this.log.fencedAppendWith(listStream(owner.fence.id), owner.fence, build);
+    } catch (error) {
+      if (!(error instanceof StaleEpochError)) throw error;
+      owner.fencedOut(error);
+      throw new StoppedError();
+    }
   }
 }
 

@@ -6,6 +6,8 @@
 // next step. Bounds: CROWS_TOOL_STEPS model calls (the last may not call tools), the token budget
 // checked before every model call, CROWS_TOOL_TIMEOUT_MS per call. A restarted flight resumes
 // from its stored calls (ToolCall rows): it never asks the model again for a step already run.
+// Every record it writes is the list owner's, fenced (tool-calls.ts): a run that lost its list
+// stops at its next record and sends nothing more.
 import type { ToolCall } from "../generated/prisma/client.ts";
 import type { Model, ModelRequest, ToolCallRequest, ToolOffer, ToolStepRecord } from "../models/model.ts";
 import { totalTokens } from "../models/model.ts";
@@ -15,6 +17,7 @@ import type { ToolFlightConfig } from "../base/tool-flight-config.ts";
 import { describeError } from "../base/describe-error.ts";
 import { StoppedError } from "./approvals.ts";
 import type { CallDraft, ToolCallDesk } from "./tool-calls.ts";
+import type { ListOwner } from "./list-owner.ts";
 import { endOf, OUTCOME_UNKNOWN, refusalText } from "./tool-results.ts";
 
 export interface ToolFlightPlan {
@@ -57,6 +60,8 @@ export class ToolFlights {
   constructor(
     private readonly catalog: ToolCatalog,
     readonly desk: ToolCallDesk,
+    /** The list's owner: every call record is written under its fence. */
+    readonly owner: ListOwner,
     private readonly model: Model,
     private readonly config: ToolFlightConfig,
     private readonly signal: AbortSignal,
@@ -149,15 +154,18 @@ export class ToolFlights {
         return this.afterApproval(row);
       case "ready":
       case "approved":
-        return (await this.desk.start(row)) ? this.execute((await this.desk.call(row.id))!) : this.describeNow(row.id);
+        return (await this.desk.start(row, this.owner))
+          ? this.execute((await this.desk.call(row.id))!)
+          : this.describeNow(row.id);
       case "started":
         // In the air when the server stopped. Read-only calls may be asked again; any other never is.
         if (row.readOnly && row.policy === "allow") {
-          await this.desk.restartReadOnly(row);
+          await this.desk.restartReadOnly(row, this.owner);
           return this.execute((await this.desk.call(row.id))!);
         }
         await this.desk.recordEnd(
           row,
+          this.owner,
           { ok: false, result: OUTCOME_UNKNOWN, error: "tool_outcome_unknown" },
           "unknown",
         );
@@ -198,25 +206,27 @@ export class ToolFlights {
       readOnly: tool.annotations.readOnlyHint === true,
     };
     if (draft.policy === "allow") {
-      const row = await this.desk.openAllowed(draft, "allow");
+      const row = await this.desk.openAllowed(draft, this.owner, "allow");
       return row ? this.execute(row) : "error tool_outcome_unknown: the call could not be recorded as started.";
     }
     // A standing permission (this crow, this task type, this tool) answers for the owner.
     const permission = await this.desk.permissionFor(plan.crow, plan.taskType, tool.serverId, tool.name);
     if (permission) {
-      const row = await this.desk.openAllowed(draft, "permission", permission);
+      const row = await this.desk.openAllowed(draft, this.owner, "permission", permission);
       return row ? this.execute(row) : "error tool_outcome_unknown: the call could not be recorded as started.";
     }
-    return this.afterApproval(await this.desk.openAsked(draft));
+    return this.afterApproval(await this.desk.openAsked(draft, this.owner));
   }
 
   /** Waits for the owner's decision (or the deadline), then runs the call only once it is approved. */
   private async afterApproval(row: ToolCall): Promise<string> {
-    const decision = await this.desk.waitFor(row);
+    const decision = await this.desk.waitFor(row, this.owner);
     if (decision !== "approved") return this.describeNow(row.id);
     const now = (await this.desk.call(row.id))!;
     if (now.status !== "approved") return this.settleStored(now);
-    return (await this.desk.start(now)) ? this.execute((await this.desk.call(row.id))!) : this.describeNow(row.id);
+    return (await this.desk.start(now, this.owner))
+      ? this.execute((await this.desk.call(row.id))!)
+      : this.describeNow(row.id);
   }
 
   /** What a call's row says now, as the model reads it. */
@@ -251,7 +261,7 @@ export class ToolFlights {
     // Stopping while it was in the air: its end is not recorded here; a restart finds it started.
     if (this.signal.aborted) throw new StoppedError();
     const end = endOf(outcome, this.config.outputBytes);
-    await this.desk.recordEnd(row, end);
+    await this.desk.recordEnd(row, this.owner, end);
     return end.result;
   }
 }
