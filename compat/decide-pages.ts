@@ -262,7 +262,7 @@ async function currentToolCall(app: App, claims: LinkClaims, nowMs: number): Pro
       status: 200,
       title: `${verb} ${call.crow}'s call of ${call.tool}?`,
       lines: [
-        `On item ${escapeHtml(call.itemId)}, ${escapeHtml(call.crow)} asks to call ${escapeHtml(call.tool)} on ${escapeHtml(call.serverName)} with: ${quote(args)}`,
+        `${call.nestId === "" ? `On item ${escapeHtml(call.itemId)}` : `In nest ${escapeHtml(call.nestId)}, answering ${escapeHtml(call.itemId)}`}, ${escapeHtml(call.crow)} asks to call ${escapeHtml(call.tool)} on ${escapeHtml(call.serverName)} with: ${quote(args)}`,
         `Waits until ${escapeHtml(call.deadline.toISOString())}. Opening this page changed nothing; the button decides.`,
       ],
       button: verb,

@@ -7,10 +7,9 @@ import type { PrismaClient, ToolCall } from "../generated/prisma/client.ts";
 import type { EventLog } from "../log/event-log.ts";
 import { topicOf, type Bus, type BusEvent } from "../log/bus.ts";
 import { BadInputError, NotFoundError } from "../base/errors.ts";
-import { listStream } from "../base/streams.ts";
 import { deciderColumns, SYSTEM, type Actor } from "../base/actor.ts";
 import { StoppedError } from "./approvals.ts";
-import { toolCallFacts, toolEventPayload, type ToolDecision } from "./tool-events.ts";
+import { toolCallFacts, toolEventPayload, toolStreamOf, type ToolDecision } from "./tool-events.ts";
 import { grantIn } from "./tool-permissions.ts";
 
 /** The longest reason a refusal may carry (characters). */
@@ -81,7 +80,7 @@ export class ToolApprovals {
     set.add(settle);
     this.waiters.set(call.id, set);
     this.failers.set(fail, call.listId);
-    const topic = topicOf(listStream(call.listId));
+    const topic = topicOf(toolStreamOf(call));
     const onAppend = (event: BusEvent) => {
       if (event.detail.name === "tool.decided" || event.detail.seq === 0)
         void this.settleFromRow(call.id).catch(() => {});
@@ -170,7 +169,7 @@ export class ToolApprovals {
   ): Promise<boolean> {
     const at = new Date(this.now());
     let moved = false;
-    await this.log.appendWith(listStream(call.listId), async (tx) => {
+    await this.log.appendWith(toolStreamOf(call), async (tx) => {
       // The owner's window ends at the deadline: a decision after it moves nothing (the timeout does).
       const inTime = decision === "timeout" ? { lte: at } : { gt: at };
       const { count } = await tx.toolCall.updateMany({
@@ -190,7 +189,7 @@ export class ToolApprovals {
         {
           name: "tool.decided",
           payload: toolEventPayload<"tool.decided">(
-            call.listId,
+            call,
             { ...toolCallFacts(call, call.id), decision, reason: extra.reason, always: extra.always },
             at,
             actor,

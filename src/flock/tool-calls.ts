@@ -12,16 +12,26 @@ import { randomBytes } from "node:crypto";
 import type { PrismaClient, ToolCall, ToolPermission } from "../generated/prisma/client.ts";
 import type { EventLog, Tx } from "../log/event-log.ts";
 import type { Bus } from "../log/bus.ts";
-import { listStream } from "../base/streams.ts";
 import { actorOfColumns, type Actor } from "../base/actor.ts";
-import { summary, toolCallFacts, toolEventPayload, type ToolAllowance, type ToolDecision } from "./tool-events.ts";
+import {
+  summary,
+  toolCallFacts,
+  toolEventPayload,
+  toolStreamOf,
+  type ToolAllowance,
+  type ToolDecision,
+} from "./tool-events.ts";
 import { ToolApprovals } from "./tool-approvals.ts";
 import { grantorOf, ToolPermissions } from "./tool-permissions.ts";
 
 /** A call about to be recorded: what the model asked, resolved to a server's tool. */
 export interface CallDraft {
+  /** "" for a nest crow's call. */
   listId: string;
+  /** The item; a nest crow's call: the request's msg_id. */
   itemId: string;
+  /** A nest crow's call: its nest (its events go on the nest's side log); "" for a list flight's. */
+  nestId: string;
   flightKey: string;
   crow: string;
   taskType: string;
@@ -118,12 +128,12 @@ export class ToolCallDesk {
   async openAsked(draft: CallDraft): Promise<ToolCall> {
     const id = newCallId();
     const deadline = new Date(this.now() + this.windowMs);
-    await this.log.appendWith(listStream(draft.listId), async (tx) => {
+    await this.log.appendWith(toolStreamOf(draft), async (tx) => {
       await tx.toolCall.create({ data: { id, ...draft, status: "asked", deadline } });
       return [
         {
           name: "tool.asked",
-          payload: toolEventPayload<"tool.asked">(draft.listId, {
+          payload: toolEventPayload<"tool.asked">(draft, {
             ...toolCallFacts(draft, id),
             args: summary(draft.args),
             deadline: deadline.toISOString(),
@@ -138,7 +148,7 @@ export class ToolCallDesk {
   async openAllowed(draft: CallDraft, allowance: ToolAllowance, permission?: ToolPermission): Promise<ToolCall | null> {
     const id = newCallId();
     let started = false;
-    await this.log.appendWith(listStream(draft.listId), async (tx) => {
+    await this.log.appendWith(toolStreamOf(draft), async (tx) => {
       await tx.toolCall.create({ data: { id, ...draft, status: "ready" } });
       const approvedBy = permission ? grantorOf(permission) : null;
       const events = await this.recordStarted(tx, { ...draft, id }, allowance, approvedBy);
@@ -151,7 +161,7 @@ export class ToolCallDesk {
   /** An approved call goes out: false when it was not approved and unstarted (it must not run). */
   async start(call: ToolCall): Promise<boolean> {
     let started = false;
-    await this.log.appendWith(listStream(call.listId), async (tx) => {
+    await this.log.appendWith(toolStreamOf(call), async (tx) => {
       const events = await this.recordStarted(tx, call, "approved", actorOfColumns(call));
       started = events.length > 0;
       return events;
@@ -166,7 +176,7 @@ export class ToolCallDesk {
    */
   private async recordStarted(
     tx: Tx,
-    call: Pick<ToolCall, "id" | "listId" | "itemId" | "crow" | "serverName" | "tool" | "args">,
+    call: Pick<ToolCall, "id" | "listId" | "nestId" | "itemId" | "crow" | "serverName" | "tool" | "args">,
     allowance: ToolAllowance,
     approvedBy: Actor | null,
   ): Promise<Array<{ name: string; payload: object }>> {
@@ -180,7 +190,7 @@ export class ToolCallDesk {
       {
         name: "tool.called",
         payload: toolEventPayload<"tool.called">(
-          call.listId,
+          call,
           { ...toolCallFacts(call, call.id), args: summary(call.args), allowed_by: allowance, approved_by: approvedBy },
           at,
         ),
@@ -191,7 +201,7 @@ export class ToolCallDesk {
   /** A read-only call found started after a restart goes out again (docs/tools.md "At most once"). */
   async restartReadOnly(call: ToolCall): Promise<void> {
     const at = new Date(this.now());
-    await this.log.appendWith(listStream(call.listId), async (tx) => {
+    await this.log.appendWith(toolStreamOf(call), async (tx) => {
       const { count } = await tx.toolCall.updateMany({
         where: { id: call.id, status: "started", readOnly: true, policy: "allow" },
         data: { startedAt: at },
@@ -201,7 +211,7 @@ export class ToolCallDesk {
         {
           name: "tool.called",
           payload: toolEventPayload<"tool.called">(
-            call.listId,
+            call,
             { ...toolCallFacts(call, call.id), args: summary(call.args), allowed_by: "allow", approved_by: null },
             at,
           ),
@@ -215,7 +225,7 @@ export class ToolCallDesk {
     const at = new Date(this.now());
     const durationMs =
       call.startedAt && status === "returned" ? Math.max(0, at.getTime() - call.startedAt.getTime()) : 0;
-    await this.log.appendWith(listStream(call.listId), async (tx) => {
+    await this.log.appendWith(toolStreamOf(call), async (tx) => {
       const { count } = await tx.toolCall.updateMany({
         where: { id: call.id, status: "started" },
         data: { status, endedAt: at, result: end.result, errorCode: end.ok ? null : end.error },
@@ -225,7 +235,7 @@ export class ToolCallDesk {
         {
           name: "tool.returned",
           payload: toolEventPayload<"tool.returned">(
-            call.listId,
+            call,
             {
               ...toolCallFacts(call, call.id),
               ok: end.ok,
