@@ -7,6 +7,7 @@ import * as assert from "uvu/assert";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { startReceiver } from "../helpers/webhook-receiver.ts";
 import { nestStream } from "../../src/base/streams.ts";
+import { withKit, waitForRecord, CLEAN, OFF_TOPIC } from "../helpers/nest-kit.ts";
 
 async function ask(server: TestServer, phrase: string): Promise<string> {
   const posted = await server.post("/api/nests/todo/messages", {
@@ -155,5 +156,31 @@ test("the decide link's page takes a reason with the reply; ask.resolved carries
     await receiver.close();
   }
 });
+
+test("the Sentry's ask: the reinstate's reason is kept on the Sentry's trust entry", () =>
+  withKit(async (kit) => {
+    kit.plan.watch = (state) => (state.author === "Sable" ? OFF_TOPIC : CLEAN);
+    await kit.server.post("/api/nests", { name: "Crew", crows: ["Sable"] });
+    const sse = await kit.stream("crew");
+    try {
+      await kit.post("crew", { author: "owner", text: "Summarise the notes, Sable", kind: "request", to: "Sable" });
+      const ask = await waitForRecord(sse, (r) => r.kind === "ask_owner" && r.approval_phrase === "reinstate Sable");
+      kit.plan.watch = () => CLEAN;
+      const reply = await kit.post("crew", {
+        author: "owner",
+        text: "reinstate Sable",
+        refers_to: ask.msg_id,
+        reason: "the notes were off topic, not Sable",
+      });
+      assert.is(reply.status, 201, JSON.stringify(reply.body));
+      await kit.idle();
+      const entry = await kit.server.app.prisma.trustEntry.findFirst({
+        where: { holder: "Sentry", taskType: "triage/watch", subject: ask.msg_id },
+      });
+      assert.equal([entry?.verdict, entry?.reason], ["approved", "the notes were off topic, not Sable"]);
+    } finally {
+      sse.close();
+    }
+  }));
 
 test.run();
