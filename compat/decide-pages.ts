@@ -22,7 +22,7 @@ interface Page {
   button?: string;
   /** A second button posting the other link of the pair (an approve link's page offers "Reject instead"). */
   instead?: { label: string; path: string };
-  /** An approval's page also takes the owner's reason (and on a reject, a request for another try). */
+  /** An approval's page (and an ask's) also takes the owner's reason (and on a reject, a request for another try). */
   reasonForm?: "approve" | "reject";
 }
 
@@ -186,6 +186,8 @@ async function current(app: App, key: Buffer, claims: LinkClaims, nowMs: number)
         `The button posts your reply ${quote(ask.approvalPhrase)} Opening this page changed nothing.`,
       ],
       button: `Reply "${ask.approvalPhrase}"`,
+      // The reply may carry the owner's reason, as a verdict may (docs/rules.md "Reasons").
+      reasonForm: "approve",
     },
   };
 }
@@ -228,12 +230,23 @@ async function decide(app: App, claims: LinkClaims, form: URLSearchParams): Prom
   }
   if (subject.kind === "tool") return decideToolCall(app, claims, subject.callId);
   const ask = await app.prisma.message.findUniqueOrThrow({ where: { id: subject.msgId } });
-  await app.chat.post(subject.nestId, {
-    author: "owner",
-    text: ask.approvalPhrase,
-    refers_to: subject.msgId,
-    actor: linkActor(claims.webhookId),
-  });
+  try {
+    await app.chat.post(subject.nestId, {
+      author: "owner",
+      text: ask.approvalPhrase,
+      refers_to: subject.msgId,
+      reason: form.get("reason"),
+      actor: linkActor(claims.webhookId),
+    });
+  } catch (error) {
+    if (error instanceof BadInputError)
+      return {
+        status: 400,
+        title: "Nothing was replied",
+        lines: [`${escapeHtml(error.message)} Go back and shorten it.`],
+      };
+    throw error;
+  }
   const after = await app.prisma.message.findUniqueOrThrow({ where: { id: subject.msgId } });
   if (!after.approvedAt) return decided("The reply was posted, but the ask did not take it (it had closed).");
   return {
@@ -262,7 +275,7 @@ async function currentToolCall(app: App, claims: LinkClaims, nowMs: number): Pro
       status: 200,
       title: `${verb} ${call.crow}'s call of ${call.tool}?`,
       lines: [
-        `On item ${escapeHtml(call.itemId)}, ${escapeHtml(call.crow)} asks to call ${escapeHtml(call.tool)} on ${escapeHtml(call.serverName)} with: ${quote(args)}`,
+        `${call.nestId === "" ? `On item ${escapeHtml(call.itemId)}` : `In nest ${escapeHtml(call.nestId)}, answering ${escapeHtml(call.itemId)}`}, ${escapeHtml(call.crow)} asks to call ${escapeHtml(call.tool)} on ${escapeHtml(call.serverName)} with: ${quote(args)}`,
         `Waits until ${escapeHtml(call.deadline.toISOString())}. Opening this page changed nothing; the button decides.`,
       ],
       button: verb,

@@ -39,6 +39,11 @@ const MessageInput = z.object({
   approval_phrase: z.string().optional(),
   mode: z.string().optional(),
   invited: z.int().optional(),
+  reason: z
+    .string()
+    .max(1000)
+    .describe("The owner's reason with a reply to an ask (at most 1,000 characters); refused on any other message.")
+    .optional(),
 });
 
 export const messageRoutes = [
@@ -99,6 +104,7 @@ export const messageRoutes = [
         approval_phrase: body.approval_phrase,
         mode: body.mode,
         invited: body.invited,
+        reason: body.reason,
         actor: request.principal.actor,
       });
       return { status: 201, json: record };

@@ -111,7 +111,7 @@ export function pendingCallJson(call: ToolCall) {
   return {
     call_id: call.id,
     list_id: call.listId,
-    item_id: call.itemId,
+    item_id: call.nestId === "" ? call.itemId : "",
     crow: call.crow,
     task_type: call.taskType,
     server_id: call.serverId,
@@ -121,6 +121,9 @@ export function pendingCallJson(call: ToolCall) {
     read_only: call.readOnly,
     deadline: call.deadline?.toISOString() ?? null,
     asked_at: call.createdAt.toISOString(),
+    // A nest crow's call (answering a request): its nest and the request; "" for a list flight's.
+    nest_id: call.nestId,
+    refers_to: call.nestId === "" ? "" : call.itemId,
   };
 }
 

@@ -38,6 +38,11 @@ export const Message = builder.objectRef<MessageEntry>("Message").implement({
       description: '"" (nothing to resolve, or open), "approved" or "rejected" (unanswered past the window).',
     }),
     ts: t.field({ type: "DateTime", resolve: (m) => m.ts }),
+    reason: t.string({
+      nullable: true,
+      description: "The owner's reason with a reply to an ask; null for none (and on every other message).",
+      resolve: (m) => m.reason ?? null,
+    }),
   }),
 });
 
@@ -250,6 +255,10 @@ builder.mutationFields((t) => ({
       approvalPhrase: t.arg.string({ description: "Honored only when the message is an ask_owner." }),
       mode: t.arg.string({ description: "A request's mode header: solo, conspiracy or split." }),
       invited: t.arg.int({ description: "How many crows a conspiracy invites." }),
+      reason: t.arg.string({
+        description:
+          "The owner's reason with a reply to an ask (at most 1,000 characters); refused on any other message.",
+      }),
     },
     errors: { types: [NotFoundError, ForbiddenError, RateLimitedError], directResult: true },
     resolve: async (_root, args, ctx) => {
@@ -265,6 +274,7 @@ builder.mutationFields((t) => ({
         approval_phrase: args.approvalPhrase ?? undefined,
         mode: args.mode ?? undefined,
         invited: args.invited ?? undefined,
+        reason: args.reason ?? undefined,
         actor: principal.actor,
       });
       const row = await ctx.app.prisma.message.findUniqueOrThrow({ where: { id: record.msg_id } });

@@ -16,8 +16,11 @@ export const ToolCall = builder.objectRef<ToolCallRow>("ToolCall").implement({
   description: "A crow's call of a tool: waiting on the owner (asked), decided, started, returned or unknown.",
   fields: (t) => ({
     callId: t.exposeID("id"),
-    listId: t.exposeID("listId"),
-    itemId: t.exposeID("itemId"),
+    listId: t.exposeID("listId", { description: 'The list; "" for a nest crow\'s call.' }),
+    itemId: t.id({
+      description: 'The item; "" for a nest crow\'s call.',
+      resolve: (call) => (call.nestId === "" ? call.itemId : ""),
+    }),
     crow: t.exposeString("crow"),
     taskType: t.exposeString("taskType"),
     serverId: t.exposeString("serverId"),
@@ -35,6 +38,13 @@ export const ToolCall = builder.objectRef<ToolCallRow>("ToolCall").implement({
     deadline: t.field({ type: "DateTime", nullable: true, resolve: (call) => call.deadline }),
     reason: t.exposeString("reason", { nullable: true }),
     askedAt: t.field({ type: "DateTime", resolve: (call) => call.createdAt }),
+    nestId: t.exposeString("nestId", {
+      description: "A nest crow's call (answering a request): its nest; \"\" for a list flight's.",
+    }),
+    refersTo: t.string({
+      description: "A nest crow's call: the request it answers; \"\" for a list flight's.",
+      resolve: (call) => (call.nestId === "" ? "" : call.itemId),
+    }),
   }),
 });
 

@@ -173,7 +173,18 @@ export async function createApp(config: Config, deps: AppDeps = {}): Promise<App
       instanceId: flock.instanceId,
       logLine,
     });
-    const chat = createNestChat({ config, prisma, log, model, classifier, flock, nests, registry, logLine });
+    const chat = createNestChat({
+      config,
+      prisma,
+      log,
+      model,
+      classifier,
+      flock,
+      nests,
+      registry,
+      logLine,
+      tools: deps.tools ?? tools,
+    });
     started.push(() => chat.stop());
     await chat.resume(); // open obligations of the must-respond loop, as flock.resume() does lists
 

@@ -28,6 +28,8 @@ export const toolCallSchemas: Record<string, Schema> = {
       read_only: { type: "boolean" },
       deadline: nullable(at),
       asked_at: at,
+      nest_id: { type: "string", description: 'A nest crow\'s call: its nest (list_id and item_id are then "").' },
+      refers_to: { type: "string", description: 'A nest crow\'s call: the request it answers; "" otherwise.' },
     },
     { description: "A tool call waiting for the owner; unanswered by its deadline, it is refused (timeout)." },
   ),

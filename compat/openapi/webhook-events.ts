@@ -67,6 +67,7 @@ const EVENTS: Record<WebhookType, Described> = {
       },
       deadline: { ...at, description: "On a timeout: the moment the window ended (ask.opened's deadline)." },
       actor: { $ref: "#/components/schemas/Actor" },
+      reason: { type: "string", description: "The owner's reason with the reply; absent when none was given." },
     },
   },
   "crow.flagged": {

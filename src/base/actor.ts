@@ -24,8 +24,8 @@ export function tokenActor(tokenId: string, tokenName: string): Actor {
 }
 
 /**
- * The fields a verdict may append after its actor (docs/rules.md "Reasons"): the actor is the last
- * key of every payload but for these, which only ever follow it.
+ * The fields a verdict (or an ask's reply: its reason) may append after its actor (docs/rules.md
+ * "Reasons"): the actor is the last key of every payload but for these, which only ever follow it.
  */
 export const FIELDS_AFTER_ACTOR: readonly string[] = ["reason", "rework", "edited"];
 

@@ -8,10 +8,9 @@ import type { PrismaClient, ToolCall } from "../generated/prisma/client.ts";
 import type { EventDraft, EventLog, Tx } from "../log/event-log.ts";
 import { topicOf, type Bus, type BusEvent } from "../log/bus.ts";
 import { BadInputError, NotFoundError } from "../base/errors.ts";
-import { listStream } from "../base/streams.ts";
 import { deciderColumns, SYSTEM, type Actor } from "../base/actor.ts";
 import { StoppedError } from "./approvals.ts";
-import { toolCallFacts, toolEventPayload, type ToolDecision } from "./tool-events.ts";
+import { toolCallFacts, toolEventPayload, toolStreamOf, type ToolDecision } from "./tool-events.ts";
 import { grantIn } from "./tool-permissions.ts";
 import { StaleEpochError } from "../storage/fence.ts";
 import type { ListOwner } from "./list-owner.ts";
@@ -72,7 +71,7 @@ export class ToolApprovals {
    * the list stream's bus signal. The timeout is written under `owner`'s fence; refused, the
    * owner steps down (which ends this wait).
    */
-  async waitFor(call: ToolCall, owner: ListOwner): Promise<ToolDecision> {
+  async waitFor(call: ToolCall, owner: ListOwner | undefined): Promise<ToolDecision> {
     if (this.stopped) throw new StoppedError();
     let settle!: (decision: ToolDecision) => void;
     let fail!: (error: Error) => void;
@@ -85,7 +84,7 @@ export class ToolApprovals {
     set.add(settle);
     this.waiters.set(call.id, set);
     this.failers.set(fail, call.listId);
-    const topic = topicOf(listStream(call.listId));
+    const topic = topicOf(toolStreamOf(call));
     const onAppend = (event: BusEvent) => {
       if (event.detail.name === "tool.decided" || event.detail.seq === 0)
         void this.settleFromRow(call.id).catch(() => {});
@@ -124,7 +123,7 @@ export class ToolApprovals {
     for (const [fail, list] of [...this.failers]) if (list === listId) fail(new StoppedError());
   }
 
-  private arm(call: ToolCall, owner: ListOwner): void {
+  private arm(call: ToolCall, owner: ListOwner | undefined): void {
     if (this.stopped || this.timers.has(call.id) || !call.deadline) return;
     const deadline = call.deadline;
     const timer = setTimeout(
@@ -135,7 +134,7 @@ export class ToolApprovals {
           .then((moved) => (moved ? undefined : this.settleFromRow(call.id)))
           .catch((error: unknown) => {
             // Refused by the fence: another instance runs the list now; this one steps down, no retry.
-            if (error instanceof StaleEpochError) return owner.fencedOut(error);
+            if (error instanceof StaleEpochError) return owner?.fencedOut(error);
             if (this.stopped || this.timers.has(call.id)) return;
             const retry = setTimeout(() => {
               this.timers.delete(call.id);
@@ -199,7 +198,7 @@ export class ToolApprovals {
         {
           name: "tool.decided",
           payload: toolEventPayload<"tool.decided">(
-            call.listId,
+            call,
             { ...toolCallFacts(call, call.id), decision, reason: extra.reason, always: extra.always },
             at,
             actor,
@@ -207,7 +206,7 @@ export class ToolApprovals {
         },
       ];
     };
-    const stream = listStream(call.listId);
+    const stream = toolStreamOf(call);
     if (owner && decision === "timeout") await this.log.fencedAppendWith(stream, owner.fence, build);
     else await this.log.appendWith(stream, build);
     if (!moved) return false;

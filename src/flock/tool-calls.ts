@@ -16,7 +16,15 @@ import type { EventDraft, EventLog, Tx } from "../log/event-log.ts";
 import type { Bus } from "../log/bus.ts";
 import { listStream } from "../base/streams.ts";
 import { actorOfColumns, type Actor } from "../base/actor.ts";
-import { summary, toolCallFacts, toolEventPayload, type ToolAllowance, type ToolDecision } from "./tool-events.ts";
+import {
+  summary,
+  toolCallFacts,
+  toolEventPayload,
+  toolStreamOf,
+  type CallPlace,
+  type ToolAllowance,
+  type ToolDecision,
+} from "./tool-events.ts";
 import { ToolApprovals } from "./tool-approvals.ts";
 import { grantorOf, ToolPermissions } from "./tool-permissions.ts";
 import { StaleEpochError } from "../storage/fence.ts";
@@ -25,8 +33,12 @@ import type { ListOwner } from "./list-owner.ts";
 
 /** A call about to be recorded: what the model asked, resolved to a server's tool. */
 export interface CallDraft {
+  /** "" for a nest crow's call. */
   listId: string;
+  /** The item; a nest crow's call: the request's msg_id. */
   itemId: string;
+  /** A nest crow's call: its nest (its events go on the nest's side log); "" for a list flight's. */
+  nestId: string;
   flightKey: string;
   crow: string;
   taskType: string;
@@ -77,9 +89,15 @@ export class ToolCallDesk {
   }
 
   /** The flight landed: a later run of the item starts its own. */
-  async landed(flightKey: string, owner: ListOwner): Promise<void> {
-    await this.write(owner, async (tx) => {
-      await tx.toolCall.updateMany({ where: { flightKey, landed: false }, data: { landed: true } });
+  async landed(flightKey: string, owner: ListOwner | undefined): Promise<void> {
+    const mark = { where: { flightKey, landed: false }, data: { landed: true } };
+    // A nest crow's turn has no list owner: nothing of the list's story to fence.
+    if (!owner) {
+      await this.prisma.toolCall.updateMany(mark);
+      return;
+    }
+    await this.write(owner, { listId: owner.fence.id, nestId: "" }, async (tx) => {
+      await tx.toolCall.updateMany(mark);
       return [];
     });
   }
@@ -108,7 +126,7 @@ export class ToolCallDesk {
   }
 
   /** The decision on an asked call, once made or at its deadline (tool-approvals.ts; the timeout is the owner's, fenced). */
-  waitFor(call: ToolCall, owner: ListOwner): Promise<ToolDecision> {
+  waitFor(call: ToolCall, owner: ListOwner | undefined): Promise<ToolDecision> {
     return this.approvals.waitFor(call, owner);
   }
 
@@ -123,15 +141,15 @@ export class ToolCallDesk {
   // --- writes ---------------------------------------------------------------------------------
 
   /** An `ask` call parks with its deadline (tool.asked); the row and the event commit together. */
-  async openAsked(draft: CallDraft, owner: ListOwner): Promise<ToolCall> {
+  async openAsked(draft: CallDraft, owner: ListOwner | undefined): Promise<ToolCall> {
     const id = newCallId();
     const deadline = new Date(this.now() + this.windowMs);
-    await this.write(owner, async (tx) => {
+    await this.write(owner, draft, async (tx) => {
       await tx.toolCall.create({ data: { id, ...draft, status: "asked", deadline } });
       return [
         {
           name: "tool.asked",
-          payload: toolEventPayload<"tool.asked">(draft.listId, {
+          payload: toolEventPayload<"tool.asked">(draft, {
             ...toolCallFacts(draft, id),
             args: summary(draft.args),
             deadline: deadline.toISOString(),
@@ -145,13 +163,13 @@ export class ToolCallDesk {
   /** A call its policy (or a standing permission) allows: recorded ready and started in one transaction. */
   async openAllowed(
     draft: CallDraft,
-    owner: ListOwner,
+    owner: ListOwner | undefined,
     allowance: ToolAllowance,
     permission?: ToolPermission,
   ): Promise<ToolCall | null> {
     const id = newCallId();
     let started = false;
-    await this.write(owner, async (tx) => {
+    await this.write(owner, draft, async (tx) => {
       await tx.toolCall.create({ data: { id, ...draft, status: "ready" } });
       const approvedBy = permission ? grantorOf(permission) : null;
       const events = await this.recordStarted(tx, { ...draft, id }, allowance, approvedBy);
@@ -162,9 +180,9 @@ export class ToolCallDesk {
   }
 
   /** An approved call goes out: false when it was not approved and unstarted (it must not run). */
-  async start(call: ToolCall, owner: ListOwner): Promise<boolean> {
+  async start(call: ToolCall, owner: ListOwner | undefined): Promise<boolean> {
     let started = false;
-    await this.write(owner, async (tx) => {
+    await this.write(owner, call, async (tx) => {
       const events = await this.recordStarted(tx, call, "approved", actorOfColumns(call));
       started = events.length > 0;
       return events;
@@ -179,7 +197,7 @@ export class ToolCallDesk {
    */
   private async recordStarted(
     tx: Tx,
-    call: Pick<ToolCall, "id" | "listId" | "itemId" | "crow" | "serverName" | "tool" | "args">,
+    call: Pick<ToolCall, "id" | "listId" | "nestId" | "itemId" | "crow" | "serverName" | "tool" | "args">,
     allowance: ToolAllowance,
     approvedBy: Actor | null,
   ): Promise<Array<{ name: string; payload: object }>> {
@@ -193,7 +211,7 @@ export class ToolCallDesk {
       {
         name: "tool.called",
         payload: toolEventPayload<"tool.called">(
-          call.listId,
+          call,
           { ...toolCallFacts(call, call.id), args: summary(call.args), allowed_by: allowance, approved_by: approvedBy },
           at,
         ),
@@ -202,9 +220,9 @@ export class ToolCallDesk {
   }
 
   /** A read-only call found started after a restart goes out again (docs/tools.md "At most once"). */
-  async restartReadOnly(call: ToolCall, owner: ListOwner): Promise<void> {
+  async restartReadOnly(call: ToolCall, owner: ListOwner | undefined): Promise<void> {
     const at = new Date(this.now());
-    await this.write(owner, async (tx) => {
+    await this.write(owner, call, async (tx) => {
       const { count } = await tx.toolCall.updateMany({
         where: { id: call.id, status: "started", readOnly: true, policy: "allow" },
         data: { startedAt: at },
@@ -214,7 +232,7 @@ export class ToolCallDesk {
         {
           name: "tool.called",
           payload: toolEventPayload<"tool.called">(
-            call.listId,
+            call,
             { ...toolCallFacts(call, call.id), args: summary(call.args), allowed_by: "allow", approved_by: null },
             at,
           ),
@@ -226,14 +244,14 @@ export class ToolCallDesk {
   /** The call's end (tool.returned): `unknown` when it was started and its end was never recorded. */
   async recordEnd(
     call: ToolCall,
-    owner: ListOwner,
+    owner: ListOwner | undefined,
     end: CallEnd,
     status: "returned" | "unknown" = "returned",
   ): Promise<void> {
     const at = new Date(this.now());
     const durationMs =
       call.startedAt && status === "returned" ? Math.max(0, at.getTime() - call.startedAt.getTime()) : 0;
-    await this.write(owner, async (tx) => {
+    await this.write(owner, call, async (tx) => {
       const { count } = await tx.toolCall.updateMany({
         where: { id: call.id, status: "started" },
         data: { status, endedAt: at, result: end.result, errorCode: end.ok ? null : end.error },
@@ -243,7 +261,7 @@ export class ToolCallDesk {
         {
           name: "tool.returned",
           payload: toolEventPayload<"tool.returned">(
-            call.listId,
+            call,
             {
               ...toolCallFacts(call, call.id),
               ok: end.ok,
@@ -263,7 +281,19 @@ export class ToolCallDesk {
    * refused once another instance took the list over, and then the instance steps down and the
    * caller ends with StoppedError, so nothing it would have done next (sending the call) happens.
    */
-  private async write(owner: ListOwner, build: (tx: Tx) => Promise<EventDraft[]>): Promise<void> {
+  /**
+   * A call's writes: a list flight's under its owner's fence (a refusal steps the owner down and
+   * stops the flight); a nest crow's (no list owner) on the nest's side log as they are.
+   */
+  private async write(
+    owner: ListOwner | undefined,
+    place: CallPlace,
+    build: (tx: Tx) => Promise<EventDraft[]>,
+  ): Promise<void> {
+    if (!owner) {
+      await this.log.appendWith(toolStreamOf(place), build);
+      return;
+    }
     try {
       await this.log.fencedAppendWith(listStream(owner.fence.id), owner.fence, build);
     } catch (error) {

@@ -7,7 +7,10 @@
 //   tool.returned  its end: ok and a bounded result, or a named error (tool_outcome_unknown for a
 //                  call whose end was never recorded).
 // Arguments and results on events are bounded summaries; the whole arguments are on the approval.
+// A nest crow's calls (answering a request, docs/tools.md "Nest crows with tools") go on the nest's
+// side log instead, `nest_id` first and `refers_to` (the request) in place of `item_id`.
 import { withActor, type Actor } from "../base/actor.ts";
+import { listStream, watchStream } from "../base/streams.ts";
 
 export const TOOL_EVENT_NAMES = ["tool.asked", "tool.decided", "tool.called", "tool.returned"] as const;
 export type ToolEventName = (typeof TOOL_EVENT_NAMES)[number];
@@ -22,13 +25,22 @@ export type ToolDecision = (typeof TOOL_DECISIONS)[number];
 /** The longest argument or result summary an event carries (characters). */
 export const SUMMARY_CHARS = 512;
 
-export interface ToolCallFacts {
-  item_id: string;
+/** Where a call was made: a list flight's (nestId "") or a nest crow's answer to a request (listId ""). */
+export interface CallPlace {
+  listId: string;
+  nestId: string;
+}
+
+/** A call's stream: its list's, or, for a nest crow's call, the nest's side log (never the nest stream, whose seq is the msg number). */
+export const toolStreamOf = (place: CallPlace): string =>
+  place.nestId !== "" ? watchStream(place.nestId) : listStream(place.listId);
+
+export type ToolCallFacts = ({ item_id: string } | { refers_to: string }) & {
   call_id: string;
   crow: string;
   server: string;
   tool: string;
-}
+};
 
 export type ToolEvent =
   | { name: "tool.asked"; payload: ToolCallFacts & { args: string; deadline: string } }
@@ -45,14 +57,18 @@ export type ToolEvent =
       payload: ToolCallFacts & { ok: boolean; result: string; error: string | null; duration_ms: number };
     };
 
-/** A tool event's wire payload: list_id first, its fields, ts, then the actor of a request that caused it. */
+/**
+ * A tool event's wire payload: list_id (a nest crow's call: nest_id) first, its fields, ts, then the
+ * actor of a request that caused it.
+ */
 export function toolEventPayload<N extends ToolEventName>(
-  listId: string,
+  place: CallPlace,
   payload: Extract<ToolEvent, { name: N }>["payload"],
   now = new Date(),
   actor?: Actor,
 ): Record<string, unknown> {
-  const wire: Record<string, unknown> = { list_id: listId, ...payload, ts: now.toISOString() };
+  const head = place.nestId !== "" ? { nest_id: place.nestId } : { list_id: place.listId };
+  const wire: Record<string, unknown> = { ...head, ...payload, ts: now.toISOString() };
   return withActor(wire, actor);
 }
 
@@ -62,7 +78,11 @@ export function summary(text: string): string {
   return flat.length <= SUMMARY_CHARS ? flat : `${flat.slice(0, SUMMARY_CHARS - 1)}…`;
 }
 
-/** The facts every tool event of a call carries, in their wire order. */
-export function toolCallFacts(call: { itemId: string; crow: string; serverName: string; tool: string }, id: string) {
-  return { item_id: call.itemId, call_id: id, crow: call.crow, server: call.serverName, tool: call.tool };
+/** The facts every tool event of a call carries, in their wire order (a nest crow's: the request it answers). */
+export function toolCallFacts(
+  call: { itemId: string; nestId: string; crow: string; serverName: string; tool: string },
+  id: string,
+): ToolCallFacts {
+  const rest = { call_id: id, crow: call.crow, server: call.serverName, tool: call.tool };
+  return call.nestId !== "" ? { refers_to: call.itemId, ...rest } : { item_id: call.itemId, ...rest };
 }

@@ -21,7 +21,9 @@ import type { ListOwner } from "./list-owner.ts";
 import { endOf, OUTCOME_UNKNOWN, refusalText } from "./tool-results.ts";
 
 export interface ToolFlightPlan {
+  /** "" for a nest crow's answer to a request. */
   listId: string;
+  /** The item; for a nest crow's answer, the request's msg_id. */
   itemId: string;
   crow: string;
   taskType: string;
@@ -31,6 +33,11 @@ export interface ToolFlightPlan {
   budget: { tokenBudget: number; tokensUsed: number };
   /** The flight's rendered request (prompt, lane, watch, signal). */
   request: ModelRequest;
+  /**
+   * A nest crow answering a request (docs/tools.md "Nest crows with tools"), not a list flight: its
+   * calls' events go on the nest's side log.
+   */
+  nestRequest?: boolean;
 }
 
 export interface ToolFlightOutcome {
@@ -60,8 +67,8 @@ export class ToolFlights {
   constructor(
     private readonly catalog: ToolCatalog,
     readonly desk: ToolCallDesk,
-    /** The list's owner: every call record is written under its fence. */
-    readonly owner: ListOwner,
+    /** The list's owner: every call record is written under its fence (none for a nest crow's turn). */
+    readonly owner: ListOwner | undefined,
     private readonly model: Model,
     private readonly config: ToolFlightConfig,
     private readonly signal: AbortSignal,
@@ -191,6 +198,7 @@ export class ToolFlights {
     const draft: CallDraft = {
       listId: plan.listId,
       itemId: plan.itemId,
+      nestId: plan.nestRequest ? plan.nestId : "",
       flightKey: prepared.flightKey,
       crow: plan.crow,
       taskType: plan.taskType,
@@ -220,7 +228,8 @@ export class ToolFlights {
 
   /** Waits for the owner's decision (or the deadline), then runs the call only once it is approved. */
   private async afterApproval(row: ToolCall): Promise<string> {
-    const decision = await this.desk.waitFor(row, this.owner);
+    // A stop ends the wait here (the row still waits, to its stored deadline, for the next start).
+    const decision = await untilStopped(this.desk.waitFor(row, this.owner), this.signal);
     if (decision !== "approved") return this.describeNow(row.id);
     const now = (await this.desk.call(row.id))!;
     if (now.status !== "approved") return this.settleStored(now);
@@ -285,6 +294,16 @@ function offerNames(tools: ToolDescriptor[]): Map<string, Offered> {
     });
   }
   return offered;
+}
+
+/** The promise, or a StoppedError as soon as `signal` aborts (a nest's stop waits for its crows). */
+function untilStopped<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(new StoppedError());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new StoppedError());
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
 }
 
 function parseArgs(text: string): Record<string, unknown> {

@@ -73,7 +73,15 @@ export class AskDesk implements ReplyHook {
     if (decision.action === "approve") return null;
 
     // The reply is the decision: its sender is the entry's actor and the trust change's.
-    const change = await this.deps.trust.apply(tx, WATCH_HOLDER, WATCH_TASK_TYPE, "approved", ask.id, actor ?? null);
+    const change = await this.deps.trust.apply(
+      tx,
+      WATCH_HOLDER,
+      WATCH_TASK_TYPE,
+      "approved",
+      ask.id,
+      actor ?? null,
+      reply.reason !== "" ? reply.reason : null, // the owner's reason, handed to the asker's record
+    );
     const quarantine = await tx.quarantine.update({
       where: { id: decision.quarantineId },
       data:

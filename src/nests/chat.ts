@@ -280,6 +280,7 @@ export class NestChat {
           modeTaggedBy: tag.modeTaggedBy,
           invited,
           approvalPhrase: tag.kind === "ask_owner" ? post.phrase : "",
+          reason: post.reason,
         },
       });
       if (internal?.within) await internal.within(tx, row);

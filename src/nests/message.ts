@@ -4,6 +4,7 @@ import type { PrismaClient } from "../generated/prisma/client.ts";
 import { CROW_KINDS } from "../classifier/questions.ts";
 import { resolvedOf, type Resolved } from "./resolved.ts";
 import { withActor, type Actor } from "../base/actor.ts";
+import { withReason } from "../flock/reason.ts";
 
 export const MAX_MESSAGE_CHARS = 2000;
 export const MAX_PHRASE_CHARS = 200;
@@ -37,6 +38,8 @@ export interface MessageRecord {
   invited: number;
   approval_phrase: string;
   resolved: Resolved;
+  /** The owner's reason with a reply to an ask (docs/rules.md "Reasons"): only when one was given, last. */
+  reason?: string;
 }
 
 /** A record with its nest, number and time: what GraphQL serves. */
@@ -63,15 +66,20 @@ export function recordOf(row: MessageRow, nowMs: number, approvalWindowMs: numbe
     invited: row.invited,
     approval_phrase: row.approvalPhrase,
     resolved: resolvedOf(row, nowMs, approvalWindowMs),
+    ...(row.reason !== "" ? { reason: row.reason } : {}),
   };
 }
 
-/** The nest.message payload: nest_id, the record's fields in table order, ts; then the actor of a request's post. */
+/**
+ * The nest.message payload: nest_id, the record's fields in table order, ts; then the actor of a
+ * request's post; then, last, the owner's reason with a reply to an ask, when one was given.
+ */
 export function nestMessagePayload(
   nestId: string,
   record: MessageRecord,
   at: Date,
   actor?: Actor,
 ): Record<string, unknown> {
-  return withActor({ nest_id: nestId, ...record, ts: at.toISOString() }, actor);
+  const { reason, ...fields } = record;
+  return withReason(withActor({ nest_id: nestId, ...fields, ts: at.toISOString() }, actor), reason);
 }

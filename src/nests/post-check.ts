@@ -21,6 +21,7 @@ import {
   type PostInput,
 } from "./post-input.ts";
 import { ASK_ROLES, type Membership } from "./membership.ts";
+import { readReason } from "../flock/reason.ts";
 
 export interface PostChecks {
   nests: NestStore;
@@ -51,6 +52,8 @@ export interface CheckedPost {
   phrase: string;
   modeHeader: RequestMode | undefined;
   invitedHeader: number | undefined;
+  /** The owner's reason with a reply to an ask; "" for none. */
+  reason: string;
 }
 
 export const quarantinedError = (author: string) =>
@@ -79,22 +82,42 @@ export async function checkPost(
   // No `to`: a client's text that opens with @Name addresses that member or role (addressing.ts).
   const given = checkTo(input.to, members, internal !== undefined);
   const to = given !== "" || internal !== undefined ? given : addressedIn(text, members);
-  const refersTo = await checkRefersTo(checks.prisma, nest.id, input.refers_to);
+  const referent = await checkRefersTo(checks.prisma, nest.id, input.refers_to);
+  const refersTo = referent?.id ?? "";
   const phrase =
     asking || internal?.forcedKind === "ask_owner"
       ? checkPhrase(input.approval_phrase)
       : checkOptionalString(input.approval_phrase, "approval_phrase");
   const modeHeader = checkModeHeader(input.mode);
   const invitedHeader = checkInvited(input.invited, checks.config.murderSize);
-  return { nest, author, gated, text, asking, crowHeader, to, refersTo, phrase, modeHeader, invitedHeader };
+  const reason = checkReplyReason(input.reason, author, referent);
+  return { nest, author, gated, text, asking, crowHeader, to, refersTo, phrase, modeHeader, invitedHeader, reason };
 }
 
-/** `refers_to`, when given, must be a message of the same nest (400 otherwise). */
-async function checkRefersTo(prisma: PrismaClient, nestId: string, raw: unknown): Promise<string> {
+/**
+ * A reason goes with the owner's reply to an ask only, bounded as a verdict's (the same check:
+ * src/flock/reason.ts); absent, null or only spaces is none.
+ */
+function checkReplyReason(raw: unknown, author: string, referent: { kind: string } | null): string {
+  const reason = readReason(raw);
+  if (reason === undefined) return "";
+  if (author !== "owner" || referent?.kind !== "ask_owner")
+    throw new BadInputError(
+      '"reason" goes with the owner\'s reply to an ask only (author "owner", refers_to an ask_owner).',
+    );
+  return reason;
+}
+
+/** `refers_to`, when given, must be a message of the same nest (400 otherwise); null when not given. */
+async function checkRefersTo(
+  prisma: PrismaClient,
+  nestId: string,
+  raw: unknown,
+): Promise<{ id: string; kind: string } | null> {
   const refersTo = checkOptionalString(raw, "refers_to").trim();
-  if (refersTo === "") return "";
-  const row = await prisma.message.findUnique({ where: { id: refersTo }, select: { nestId: true } });
+  if (refersTo === "") return null;
+  const row = await prisma.message.findUnique({ where: { id: refersTo }, select: { nestId: true, kind: true } });
   if (!row || row.nestId !== nestId)
     throw new BadInputError(`refers_to "${refersTo}" is not a message of nest "${nestId}".`);
-  return refersTo;
+  return { id: refersTo, kind: row.kind };
 }

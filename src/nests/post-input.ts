@@ -23,6 +23,8 @@ export interface PostInput {
   mode?: unknown;
   /** Extension: how many crows a conspiracy invites (1..CROWS_MURDER_SIZE). */
   invited?: unknown;
+  /** The owner's reason with a reply to an ask (docs/rules.md "Reasons"); refused on anything else. */
+  reason?: unknown;
   /** Who posted it through a request (appended to the event, never to the record). */
   actor?: Actor;
 }

@@ -8,6 +8,10 @@ import type { EventLog } from "../log/event-log.ts";
 import type { Classifier } from "../classifier/jev.ts";
 import type { Model } from "../models/model.ts";
 import type { Flock } from "../flock/flock.ts";
+import { ToolFlights } from "../flock/tool-flight.ts";
+import { toolFlightConfig } from "../base/tool-flight-config.ts";
+import type { ToolCatalog } from "../tools/types.ts";
+import { NestCrowTools } from "./responders/crow-tools.ts";
 import { AskDesk } from "./asks.ts";
 import { NestChat } from "./chat.ts";
 import { Obligations } from "./obligations/index.ts";
@@ -26,6 +30,8 @@ export interface NestChatDeps {
   nests: NestStore;
   registry: CrowRegistry;
   logLine: (line: string) => void;
+  /** The tool servers crows may call (docs/tools.md "Nest crows with tools"); none: no tools, as ever. */
+  tools?: ToolCatalog;
 }
 
 export function createNestChat(deps: NestChatDeps): NestChat {
@@ -45,6 +51,21 @@ export function createNestChat(deps: NestChatDeps): NestChat {
     }),
   );
   chat.onResume(() => obligations.resume());
+  // The flock's one tool loop and call desk, stopped with the nest's background work.
+  const tools = deps.tools
+    ? new NestCrowTools(
+        new ToolFlights(
+          deps.tools,
+          flock.toolCalls,
+          undefined,
+          deps.model,
+          toolFlightConfig(config),
+          chat.signal,
+          logLine,
+        ),
+        config.tokenBudget,
+      )
+    : undefined;
   const responders = new Responders(chat, {
     model: deps.model,
     picker: flock.picker,
@@ -52,6 +73,7 @@ export function createNestChat(deps: NestChatDeps): NestChat {
     nests,
     obligations,
     logLine,
+    ...(tools ? { tools } : {}),
   });
   obligations.setRunner(responders);
   chat.onPosted(responders.onPosted);

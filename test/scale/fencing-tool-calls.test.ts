@@ -62,6 +62,7 @@ function draft(listId: string, n: number, policy: "allow" | "ask", readOnly = fa
   return {
     listId,
     itemId: `${listId}-1`,
+    nestId: "",
     flightKey: `${listId}-1/solo/Inky`,
     crow: "Inky",
     taskType: "other",

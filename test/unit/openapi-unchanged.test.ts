@@ -111,6 +111,10 @@ const ADDED_TO_OLD: Record<string, { optional?: string[]; query?: string[]; resp
   "post /decide/{link}": { responses: ["400"] },
   "get /api/trust/history": { optional: ["reason"] },
   "webhook approval.decided": { optional: ["reason"] },
+  // a reason with the owner's reply to an ask: sent with the post, shown on the reply's record
+  "post /api/nests/{nest_id}/messages": { optional: ["reason"] },
+  "get /api/nests/{nest_id}/messages": { optional: ["reason"] },
+  "webhook ask.resolved": { optional: ["reason"] },
 };
 
 /** `node` without what ADDED_TO_OLD lists for it. */

@@ -70,11 +70,34 @@ export class Deadlines {
     if (isAskObligation(id))
       return (OPEN_STAGES as readonly string[]).includes(row.stage) ? this.answers.expireAsk(row) : undefined;
     if (row.stage !== "claimed") return;
+    // A crow waiting on the owner's approval of a tool call has missed nothing: the wait is the
+    // owner's. Its clock starts again when the last such wait ended (docs/tools.md "Nest crows with tools").
+    const wait = await this.ownersWait(row);
+    if (wait.until !== null) return this.armAt(id, wait.until);
     const bound = this.deps.config.nudgeAfterMs;
-    const due = (row.nudgeId === "" ? row.claimedAt!.getTime() : row.nudgedAt!.getTime()) + bound;
+    const since = Math.max(row.nudgeId === "" ? row.claimedAt!.getTime() : row.nudgedAt!.getTime(), wait.endedAt);
+    const due = since + bound;
     if (due > this.now()) return this.armAt(id, due);
     if (row.nudgeId === "") return this.nudge(row, `no deliver came within ${seconds(bound)} of the claim`);
     await this.declineFor(row);
+  }
+
+  /**
+   * The respondent's tool calls on this request that waited on the owner: `until`, the deadline of
+   * one still waiting (null when none is); `endedAt`, when the last wait ended (0 for none).
+   */
+  private async ownersWait(row: ObligationRow): Promise<{ until: number | null; endedAt: number }> {
+    const calls = await this.deps.prisma.toolCall.findMany({
+      where: { nestId: row.nestId, itemId: row.requestId, crow: row.respondent, policy: "ask" },
+      select: { status: true, deadline: true, decidedAt: true },
+    });
+    let endedAt = 0;
+    for (const call of calls) {
+      const deadline = call.deadline?.getTime() ?? 0;
+      if (call.status === "asked" && deadline > this.now()) return { until: deadline, endedAt };
+      endedAt = Math.max(endedAt, call.decidedAt?.getTime() ?? deadline);
+    }
+    return { until: null, endedAt };
   }
 
   /** The server's one nudge: a Jev verdict handed to the crow so it proceeds. */

@@ -106,11 +106,13 @@ export class CrowTurns {
     lens?: { index: number; of: number },
     onDecline: OnDecline = "close",
   ): Promise<Turn> {
+    const taskType = taskTypeOf(request.text);
     const spoken = await this.voice.speak<{ kind: "deliver" | "decline"; text: string }>(
-      { role: "crow", input: { task: request.text, taskType: taskTypeOf(request.text), ...(lens ? { lens } : {}) } },
+      { role: "crow", input: { task: request.text, taskType, ...(lens ? { lens } : {}) } },
       { speaker: crow, persona: () => this.personaOf(crow) },
       (text) => ({ kind: "deliver", text: text.trim() || "(no answer)" }),
       (reason) => ({ kind: "decline", text: `I can't finish this one: ${reason}` }),
+      { nestId: nest.id, requestId: request.msg_id, slot: lens ? `lens-${lens.index}` : "nest", crow, taskType },
     );
     if (!spoken) return "abandoned";
     const { kind, text } = spoken;

@@ -11,6 +11,7 @@ import type { CrowRegistry } from "../registry.ts";
 import type { NestRecord, NestStore } from "../store.ts";
 import type { InternalPost, NestChat } from "../chat.ts";
 import type { Obligations } from "../obligations/index.ts";
+import type { NestCrowTools, NestToolTurn } from "./crow-tools.ts";
 
 /** The kinds the loop writes its replies in. */
 export type LoopKind = "claim" | "deliver" | "decline" | "say" | "request";
@@ -40,6 +41,8 @@ export interface RespondersDeps {
   nests: NestStore;
   obligations: Obligations;
   logLine: (line: string) => void;
+  /** The nest's tools for a crow answering a request (docs/tools.md); absent: no tools, as ever. */
+  tools?: NestCrowTools;
 }
 
 /** Who speaks in a model call: the speaker's name and the persona it runs on. */
@@ -63,18 +66,22 @@ export class ResponderVoice {
   /**
    * One model call for a role's reply: `read` makes the reply of the model's text; when the call or
    * `read` fails, `fallback(reason)` is the reply. Undefined when the server is stopping: no reply.
+   * With `tools` (a crow's turn at a request), the nest's tools are offered through the tool loop.
    */
   async speak<T>(
     role: RoleInput,
     who: Speaker,
     read: (text: string) => T | Promise<T>,
     fallback: (reason: string) => T,
+    tools?: NestToolTurn,
   ): Promise<T | undefined> {
     try {
       const persona = typeof who.persona === "string" ? who.persona : await who.persona();
-      const answer = await this.deps.model.generate(
-        renderRequest({ ...role, speaker: who.speaker, persona, signal: this.chat.signal }),
-      );
+      const request = renderRequest({ ...role, speaker: who.speaker, persona, signal: this.chat.signal });
+      // A crow answering a request may use its nest's tools: the list flights' tool loop, its rules.
+      const looped = tools && this.deps.tools ? await this.deps.tools.answer(tools, request) : null;
+      if (looped) return looped.ok ? await read(looped.text) : fallback(looped.error ?? "error");
+      const answer = await this.deps.model.generate(request);
       return await read(answer.text);
     } catch (error) {
       if (this.chat.signal.aborted) return undefined;

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "ToolCall" ADD COLUMN     "nestId" TEXT NOT NULL DEFAULT '';

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "Message" ADD COLUMN     "reason" TEXT NOT NULL DEFAULT '';
