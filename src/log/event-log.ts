@@ -47,6 +47,8 @@ export const ORDERED_NAMES: ReadonlySet<string> = new Set([
   "item.triaged",
   "item.answered",
   "verdict",
+  // The console's reminder feed (schema/reminders.ts) follows it by name.
+  "approval.reminder",
 ]);
 
 export interface EventLogOptions {

@@ -84,7 +84,12 @@ const ADDED_SINCE = new Set([
 ]);
 
 /** Values added since to an enum the old document had (the webhook types a receiver may ask for). */
-const ENUM_VALUES_ADDED_SINCE = new Set(["tool_call.requested", "tool_call.decided"]);
+const ENUM_VALUES_ADDED_SINCE = new Set([
+  "tool_call.requested",
+  "tool_call.decided",
+  // the reminder before an approval's window closes (docs/rules.md "Reminders")
+  "approval.reminder",
+]);
 const withoutAddedEnumValues = (node: Json): Json => {
   if (Array.isArray(node)) return node.map(withoutAddedEnumValues);
   if (node === null || typeof node !== "object") return node;

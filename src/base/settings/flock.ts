@@ -1,7 +1,7 @@
 // The flock's own settings (docs/flock.md §11, docs/rules.md): how long the owner has to answer,
 // the budget of a list, how many crows and items at once, and how long the harness waits on them.
 import { setting } from "./declare.ts";
-import { ms, whole } from "./kinds.ts";
+import { fraction, ms, whole } from "./kinds.ts";
 import { approvalWindows, type ApprovalWindows } from "./windows.ts";
 
 export const FLOCK = {
@@ -22,6 +22,15 @@ export const FLOCK = {
     defaultText: "none",
     describe:
       "windows of their own, comma-separated: `task:<task_type>=<time>` and `nest:<nest_id>=<time>` (time: 90s, 30m, 2h), each from a minute to a day; the task type's first, then the nest's, then CROWS_APPROVAL_WINDOW_MS (docs/rules.md \"Windows\")",
+  }),
+  approvalReminder: setting<number>({
+    env: "CROWS_APPROVAL_REMINDER",
+    group: "flock",
+    kind: fraction,
+    audience: "owner",
+    default: 0.2,
+    describe:
+      'a reminder (the `approval.reminder` webhook and a console notice) when this share of an approval\'s window is left; 0: none (docs/rules.md "Reminders")',
   }),
   reworkTries: setting<number>({
     env: "CROWS_REWORK_TRIES",
