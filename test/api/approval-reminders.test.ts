@@ -9,7 +9,8 @@ import * as assert from "uvu/assert";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { openSse, type SseClient } from "../helpers/sse.ts";
 import { startReceiver, type Receiver } from "../helpers/webhook-receiver.ts";
-import { approvalSubject } from "../../src/flock/approvals.ts";
+import { ApprovalDesk, approvalSubject } from "../../src/flock/approvals.ts";
+import type { TrustLedger } from "../../src/flock/trust.ts";
 import { listStream } from "../../src/base/streams.ts";
 
 // A 12 s window, reminded with half of it left: 6 s to decide an approval before its reminder.
@@ -134,11 +135,11 @@ test("a reminder at its time with the decide links; none for an approval decided
   assert.is(delivered("approval.reminder", first, "triage").length, 0);
 });
 
-test("decided between the timer and the send: no reminder; at most one per round", async () => {
-  const { listId, sse } = await startList("Sweep the porch\nWater the plants");
-  const [first, second] = [`${listId}-1`, `${listId}-2`];
-  await sse.waitFor((m) => m.event === "item.triaged" && m.data.item_id === first, 60_000);
-  await sse.waitFor((m) => m.event === "item.triaged" && m.data.item_id === second, 60_000);
+test("decided between the timer and the send, or past the deadline: no reminder; at most one per round", async () => {
+  const { listId, sse } = await startList("Sweep the porch\nWater the plants\nFeed the cat");
+  const [first, second, third] = [`${listId}-1`, `${listId}-2`, `${listId}-3`];
+  for (const item of [first, second, third])
+    await sse.waitFor((m) => m.event === "item.triaged" && m.data.item_id === item, 60_000);
   const subject = async (itemId: string) => approvalSubject((await server.app.log.state.item(itemId))!, "triage");
   const desk = server.app.flock.approvals;
 
@@ -152,8 +153,15 @@ test("decided between the timer and the send: no reminder; at most one per round
   await desk.remind(two); // true, unless its timer sent it first on a slow machine
   assert.is(await desk.remind(two), false, "one per round");
 
+  // Past its deadline (a desk whose clock is an hour on: a server that slept through it): none.
+  const late = new ApprovalDesk(server.app.log, {} as TrustLedger, 12_000, () => Date.now() + 3_600_000);
+  assert.is(await late.remind(await subject(third)), false, "never after the deadline");
+
   await finish(listId, sse);
-  assert.equal(await loggedReminders(listId), [`${second} triage 0`]);
+  assert.equal(
+    (await loggedReminders(listId)).filter((r) => r !== `${third} triage 0`),
+    [`${second} triage 0`],
+  );
   assert.is(delivered("approval.reminder", first, "triage").length, 0);
 });
 
