@@ -69,6 +69,8 @@ export function send(
     allowPrivate: boolean;
     secrets: readonly string[];
     agents: { http: http.Agent; https: https.Agent };
+    /** The body's type (formats.ts): JSON unless the endpoint's format says otherwise. */
+    contentType?: string;
   },
 ): Promise<SendResult> {
   const started = performance.now();
@@ -96,7 +98,7 @@ export function send(
         method: "POST",
         headers: {
           ...headers,
-          "content-type": "application/json",
+          "content-type": options.contentType ?? "application/json",
           "content-length": String(Buffer.byteLength(body)),
           "user-agent": "crows-webhooks",
         },

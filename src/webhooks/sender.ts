@@ -23,6 +23,7 @@ import { nextAttemptAt, retryAfterSeconds } from "./retry.ts";
 import { send, sendAgents, type SendResult } from "./send.ts";
 import { signatureHeader } from "./signature.ts";
 import { FLOCK_QUIET_MS, FlockWork } from "./flock-work.ts";
+import { formatBody, isWebhookFormat } from "./formats.ts";
 
 const MAX_IN_FLIGHT = 16;
 /** Due deliveries read per sweep: a few times the free slots, so one slow stream does not starve the rest. */
@@ -345,13 +346,20 @@ export class Sender {
       // Nothing to send after all (an owner reply that resolved no ask): done, with no attempt.
       return { final: true, written: this.deps.store.drop(delivery.id, this.deps.instanceId) };
     }
-    const body = JSON.stringify({ type: delivery.type, timestamp: event.ts.toISOString(), data });
     const nowMs = this.now();
+    // The endpoint's format shapes the body (formats.ts); the signature is over the body as sent.
+    const formatted = formatBody(
+      isWebhookFormat(endpoint.format) ? endpoint.format : "standard",
+      { type: delivery.type, timestamp: event.ts.toISOString(), data },
+      nowMs,
+    );
+    const body = formatted.body;
     const secrets = [endpoint.secret];
     if (endpoint.previousSecret && endpoint.previousSecretUntil && endpoint.previousSecretUntil.getTime() > nowMs)
       secrets.push(endpoint.previousSecret);
     const timestamp = Math.floor(nowMs / 1000);
     const headers = {
+      ...formatted.headers,
       "webhook-id": delivery.id,
       "webhook-timestamp": String(timestamp),
       "webhook-signature": signatureHeader(secrets, delivery.id, timestamp, body),
@@ -361,6 +369,7 @@ export class Sender {
       allowPrivate: this.deps.config.allowPrivate,
       secrets: [endpoint.secret, endpoint.previousSecret ?? ""],
       agents: this.agents,
+      contentType: formatted.contentType,
     });
     return this.record(delivery, endpoint, result);
   }

@@ -46,7 +46,11 @@ it("a reminder shows N min left with the item's text, its link focuses the card,
     timeout: 30_000,
   });
   await notice!.click();
-  await page.waitForFunction((id) => document.activeElement?.id === id, { timeout: 10_000 }, `approval-${itemId}-triage`);
+  await page.waitForFunction(
+    (id) => document.activeElement?.id === id,
+    { timeout: 10_000 },
+    `approval-${itemId}-triage`,
+  );
   assert.ok(!page.url().includes("approval-"), "the view stays in the hash");
 
   // Decided: the card and the notice go.

@@ -116,6 +116,10 @@ const ADDED_TO_OLD: Record<string, { optional?: string[]; query?: string[]; resp
   "post /decide/{link}": { responses: ["400"] },
   "get /api/trust/history": { optional: ["reason"] },
   "webhook approval.decided": { optional: ["reason"] },
+  // notices people already read (docs/webhooks.md "Formats"): an endpoint's body shape
+  "post /api/webhooks": { optional: ["format"] },
+  "get /api/webhooks": { optional: ["format"] },
+  "post /api/webhooks/{id}/rotate-secret": { optional: ["format"] },
 };
 
 /** `node` without what ADDED_TO_OLD lists for it. */

@@ -64,7 +64,7 @@ export class SqliteWebhookStore implements WebhookStore {
         `SELECT ${COLUMNS} FROM "WebhookDelivery" WHERE "endpointId" = ? AND "stream" = ? AND "state" = 'pending' AND "eventId" > ? ORDER BY "eventId" LIMIT 1`,
       ),
       endpoints: reader.prepare(
-        `SELECT "id", "url", "secret", "previousSecret", "previousSecretUntil", "failingSince" FROM "WebhookEndpoint" WHERE "disabledAt" IS NULL`,
+        `SELECT "id", "url", "format", "secret", "previousSecret", "previousSecretUntil", "failingSince" FROM "WebhookEndpoint" WHERE "disabledAt" IS NULL`,
       ),
       approval: reader.prepare(
         `SELECT i."text" AS "text", a."deadline" AS "deadline", a."status" AS "status" FROM "Approval" a JOIN "Item" i ON i."id" = a."itemId" WHERE a."itemId" = ? AND a."target" = ?`,

@@ -43,6 +43,8 @@ export interface AttemptRecord {
 export interface SenderEndpoint {
   id: string;
   url: string;
+  /** The body's shape: standard, slack, discord or ntfy (src/webhooks/formats.ts). */
+  format: string;
   secret: string;
   previousSecret: string | null;
   previousSecretUntil: Date | null;
