@@ -1,6 +1,7 @@
 // The console's reminder notice (docs/rules.md "Reminders"): when an approval's window nears its end
 // the console shows "N min left: <item text>", fed by the tab's one stream; its link focuses the
-// approval's card, and the notice goes when the approval is decided.
+// approval's card, and the notice goes when the approval is decided. The webhook form asks for a
+// body format (docs/webhooks.md "Formats").
 import * as assert from "uvu/assert";
 import type { Browser } from "puppeteer-core";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
@@ -14,7 +15,13 @@ let browser: Browser;
 
 it.before(async () => {
   // A 20 s window reminded with half of it left.
-  server = await startTestServer({ env: { CROWS_APPROVAL_WINDOW_MS: "20000", CROWS_APPROVAL_REMINDER: "0.5" } });
+  server = await startTestServer({
+    env: {
+      CROWS_APPROVAL_WINDOW_MS: "20000",
+      CROWS_APPROVAL_REMINDER: "0.5",
+      CROWS_WEBHOOK_ALLOW_PRIVATE: "1",
+    },
+  });
   browser = await launchBrowser(executable);
 });
 it.after(async () => {
@@ -59,6 +66,21 @@ it("a reminder shows N min left with the item's text, its link focuses the card,
   assert.ok(streamPosts >= 1 && (await page.$$eval("section.reminders", (s) => s.length)) === 0);
   assert.equal(watched.errors, []);
   sse.close();
+  await page.close();
+});
+
+it("the webhook form asks for a format: a Slack endpoint is added and shown as one", async () => {
+  const watched = await openPage(browser, [server.url]);
+  const page = watched.page;
+  await page.goto(server.url + "/#webhooks", { waitUntil: "load" });
+  await page.waitForSelector("form[aria-label='Add a webhook'] input[type=url]");
+  await page.type("form[aria-label='Add a webhook'] input[type=url]", "http://127.0.0.1:9/slack");
+  await page.select("form[aria-label='Add a webhook'] select", "slack");
+  await (await page.waitForSelector("xpath/.//form//button[text()='Add']"))!.click();
+  await page.waitForSelector("xpath/.//li[@aria-label='Webhook http://127.0.0.1:9/slack']//p[contains(., 'slack ·')]");
+  const stored = await server.app.prisma.webhookEndpoint.findFirst({ where: { url: "http://127.0.0.1:9/slack" } });
+  assert.is(stored?.format, "slack");
+  assert.equal(watched.errors, []);
   await page.close();
 });
 
