@@ -112,8 +112,8 @@ export class ApprovalDesk {
     private readonly bus?: Bus,
     /** How many reworks one item may get (CROWS_REWORK_TRIES). */
     private readonly reworkTries: number = FLOCK.reworkTries.default as number,
-    /** The share of a window left when its reminder goes (CROWS_APPROVAL_REMINDER); 0: none. */
-    private readonly reminderShare: number = 0,
+    /** How long before a deadline its reminder goes (CROWS_APPROVAL_REMINDER_MS); 0: none. */
+    private readonly reminderLeadMs: number = 0,
   ) {}
 
   /**
@@ -272,7 +272,7 @@ export class ApprovalDesk {
    */
   private armReminder(subject: ApprovalSubject, row: ApprovalRow): void {
     const k = reminderKey(key(subject.itemId, subject.target));
-    const due = reminderDueMs(row.openedAt, row.deadline, this.reminderShare);
+    const due = reminderDueMs(row.openedAt, row.deadline, this.reminderLeadMs);
     if (this.stopped || row.reminded || due === null || this.timers.has(k)) return;
     const timer = setTimeout(
       () => {

@@ -65,7 +65,7 @@ export class Flock {
       now,
       deps.bus,
       deps.config.reworkTries,
-      deps.config.approvalReminder,
+      deps.config.approvalReminderMs,
     );
     this.picker = new CrewPicker(deps.crew);
     this.limiter = new RateLimiter(deps.prisma, now);

@@ -1,6 +1,6 @@
 // The reminder before an approval's window closes (docs/rules.md "Reminders"): one approval.reminder
 // on the list's stream and as a webhook of its own type, with the decide links, when
-// CROWS_APPROVAL_REMINDER's share of the window is left; none for an approval decided before its
+// CROWS_APPROVAL_REMINDER_MS before its deadline; none for an approval decided before its
 // time, none when the decision lands between the timer and the send, one per approval round (a
 // rework's round gets its own). The reminder's reject link takes a reason and a request for another
 // try (the Sentry is asked again), and the new round's approve link takes a reason.
@@ -18,7 +18,7 @@ const ENV = {
   CROWS_WEBHOOK_ALLOW_PRIVATE: "1",
   CROWS_WEBHOOK_POLL_S: "0.05",
   CROWS_APPROVAL_WINDOW_MS: "12000",
-  CROWS_APPROVAL_REMINDER: "0.5",
+  CROWS_APPROVAL_REMINDER_MS: "6000",
 };
 
 let server: TestServer;

@@ -18,7 +18,7 @@ it.before(async () => {
   server = await startTestServer({
     env: {
       CROWS_APPROVAL_WINDOW_MS: "20000",
-      CROWS_APPROVAL_REMINDER: "0.5",
+      CROWS_APPROVAL_REMINDER_MS: "10000",
       CROWS_WEBHOOK_ALLOW_PRIVATE: "1",
     },
   });

@@ -17,12 +17,12 @@ const post = (url: string, body: unknown) =>
 test("kill -9 before a reminder's time: the restarted server sends it once, while the approval waits", async () => {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "crows-reminder-crash-"));
   const receiver = await startReceiver();
-  // A 60 s window reminded with 90% of it left: due 6 s after it opens, well before the deadline.
+  // A 60 s window reminded 54 s before its deadline: due 6 s after it opens, well before the deadline.
   const env = {
     CROWS_PORT: "0",
     CROWS_DATA_DIR: dataDir,
     CROWS_APPROVAL_WINDOW_MS: "60000",
-    CROWS_APPROVAL_REMINDER: "0.9",
+    CROWS_APPROVAL_REMINDER_MS: "54000",
     CROWS_WEBHOOK_ALLOW_PRIVATE: "1",
     CROWS_WEBHOOK_POLL_MS: "50",
   };
@@ -40,7 +40,7 @@ test("kill -9 before a reminder's time: the restarted server sends it once, whil
     await crash(first);
     const requested = receiver.received.find((d) => d.body.type === "approval.requested")!.body.data;
     const deadline = Date.parse(requested.deadline);
-    const due = deadline - 0.9 * 60_000;
+    const due = deadline - 54_000;
     const remindersOf = () => receiver.received.filter((d) => d.body.type === "approval.reminder");
     assert.is(remindersOf().length, 0, "the first server died before the reminder's time");
 

@@ -1,7 +1,7 @@
 // The flock's own settings (docs/flock.md §11, docs/rules.md): how long the owner has to answer,
 // the budget of a list, how many crows and items at once, and how long the harness waits on them.
 import { setting } from "./declare.ts";
-import { fraction, ms, whole } from "./kinds.ts";
+import { ms, whole } from "./kinds.ts";
 import { approvalWindows, type ApprovalWindows } from "./windows.ts";
 
 export const FLOCK = {
@@ -23,14 +23,14 @@ export const FLOCK = {
     describe:
       "windows of their own, comma-separated: `task:<task_type>=<time>` and `nest:<nest_id>=<time>` (time: 90s, 30m, 2h), each from a minute to a day; the task type's first, then the nest's, then CROWS_APPROVAL_WINDOW_MS (docs/rules.md \"Windows\")",
   }),
-  approvalReminder: setting<number>({
-    env: "CROWS_APPROVAL_REMINDER",
+  approvalReminderMs: setting<number>({
+    env: "CROWS_APPROVAL_REMINDER_MS",
     group: "flock",
-    kind: fraction,
+    kind: ms(0, 86_400_000),
     audience: "owner",
-    default: 0.2,
+    default: 120_000,
     describe:
-      'a reminder (the `approval.reminder` webhook and a console notice) when this share of an approval\'s window is left; 0: none (docs/rules.md "Reminders")',
+      'a reminder (the `approval.reminder` webhook and a console notice) this long before an approval\'s deadline, for a window longer than that; 0: none (docs/rules.md "Reminders")',
   }),
   reworkTries: setting<number>({
     env: "CROWS_REWORK_TRIES",

@@ -60,15 +60,6 @@ export function between(low: number, high: number): Kind<number> {
   };
 }
 
-/** A share of something: a number from 0 up to, not including, 1. */
-export const fraction: Kind<number> = {
-  zod: z.string().pipe(z.coerce.number<string>().min(0).lt(1)),
-  rule: "must be a number from 0 up to (not including) 1",
-  type: "number",
-  bounds: "0 to below 1",
-  show: plain,
-};
-
 /** A number of seconds, 0 or more (only the deprecated `_S` names read these). */
 export const seconds: Kind<number> = {
   zod: z.string().pipe(z.coerce.number<string>().min(0)),
