@@ -12,6 +12,7 @@ import { startReceiver, type Receiver } from "../helpers/webhook-receiver.ts";
 import { ApprovalDesk, approvalSubject } from "../../src/flock/approvals.ts";
 import type { TrustLedger } from "../../src/flock/trust.ts";
 import { listStream } from "../../src/base/streams.ts";
+import { readStory } from "../helpers/contract-story.ts";
 
 // A 12 s window, reminded with half of it left: 6 s to decide an approval before its reminder.
 const ENV = {
@@ -130,6 +131,8 @@ test("a reminder at its time with the decide links; none for an approval decided
   assert.is(second2.data.reason, "Better.");
 
   await finish(listId, sse);
+  // An docs/contract.md-only client still reads a valid story around the reminders and the rework.
+  assert.equal(readStory(sse.messages()).problems, []);
   const triageReminders = (await loggedReminders(listId)).filter((r) => r.includes(" triage "));
   assert.equal(triageReminders, [`${second} triage 0`, `${second} triage 1`], "none for the triage decided first");
   assert.is(delivered("approval.reminder", first, "triage").length, 0);
