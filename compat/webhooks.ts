@@ -4,6 +4,7 @@
 // query (src/webhooks/endpoints.ts), after it has found the endpoint: an unknown one is a 404 first.
 import { z } from "zod";
 import { WEBHOOK_TYPES } from "../src/webhooks/event-types.ts";
+import { WEBHOOK_FORMATS } from "../src/webhooks/formats.ts";
 import { ref, type Schema } from "./openapi/types.ts";
 import { described } from "./query-params.ts";
 import { answer, bare, refused } from "./responses.ts";
@@ -18,6 +19,10 @@ const WebhookInput = z.object({
     ),
   events: z.array(z.enum(WEBHOOK_TYPES)).describe("The types to send; missing or empty: every type.").optional(),
   description: z.string().max(200).optional(),
+  format: z
+    .enum(WEBHOOK_FORMATS)
+    .describe("The body's shape: standard (default), slack, discord or ntfy; the signing headers go with each.")
+    .optional(),
 });
 
 const Endpoint = z.object({ id: z.string().describe("The endpoint's id.") });
@@ -49,7 +54,12 @@ export const webhookRoutes = [
       const body = await bodyObject(request);
       return {
         status: 201,
-        json: await app.webhooks.endpoints.add({ url: body.url, events: body.events, description: body.description }),
+        json: await app.webhooks.endpoints.add({
+          url: body.url,
+          events: body.events,
+          description: body.description,
+          format: body.format,
+        }),
       };
     },
   }),

@@ -6,6 +6,7 @@ import "./lists.ts";
 import "./cancel.ts";
 import "./verdicts.ts";
 import "./approvals.ts";
+import "./reminders.ts";
 import "./events.ts";
 import "./trust.ts";
 import "./nests.ts";

@@ -23,6 +23,10 @@ const WebhookEndpoint = builder.objectRef<EndpointView>("WebhookEndpoint").imple
       description: "Why it stopped getting deliveries (410 Gone, failing for too long).",
     }),
     failingSince: t.expose("failing_since", { type: "DateTime", nullable: true }),
+    format: t.exposeString("format", {
+      description:
+        'The body\'s shape: standard (Standard Webhooks JSON), slack, discord or ntfy (docs/webhooks.md "Formats").',
+    }),
   }),
 });
 
@@ -112,7 +116,12 @@ builder.mutationFields((t) => ({
     authScopes: { admin: true },
     type: WebhookSecret,
     description: "Adds an endpoint (REST: POST /api/webhooks); the secret is in this answer only.",
-    args: { url: t.arg.string({ required: true }), events: t.arg.stringList(), description: t.arg.string() },
+    args: {
+      url: t.arg.string({ required: true }),
+      events: t.arg.stringList(),
+      description: t.arg.string(),
+      format: t.arg.string({ description: "standard (default), slack, discord or ntfy." }),
+    },
     errors: refusals(),
     resolve: async (_root, args, ctx) => {
       admin(ctx);
@@ -120,6 +129,7 @@ builder.mutationFields((t) => ({
         url: args.url,
         events: args.events ?? undefined,
         description: args.description ?? undefined,
+        format: args.format ?? undefined,
       });
       return { endpoint, secret, previousSecretExpiresAt: null };
     },

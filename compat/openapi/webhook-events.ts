@@ -38,6 +38,17 @@ const EVENTS: Record<WebhookType, Described> = {
       reason: { type: "string", description: "The reason given with the verdict; absent when none was." },
     },
   },
+  "approval.reminder": {
+    summary:
+      "A pending approval's window nears its end (the log's approval.reminder: item_id, target, round, deadline), at most once per round and only while it still waits",
+    adds: {
+      list: str,
+      item: str,
+      text: { ...str, description: "The item's text." },
+      approve_url: url,
+      reject_url: url,
+    },
+  },
   "list.finished": { summary: "A list finished (the log's list.finished)", adds: {} },
   "item.skipped": { summary: "An item was skipped (the log's item.skipped)", adds: {} },
   "ask.opened": {

@@ -2,6 +2,7 @@
 // named once; the routes are compat/webhooks.ts.
 import { WEBHOOK_TYPES } from "../../src/webhooks/event-types.ts";
 import { DELIVERY_STATES } from "../../src/storage/webhooks/types.ts";
+import { WEBHOOK_FORMATS } from "../../src/webhooks/formats.ts";
 
 const str = { type: "string" } as const;
 const at = { type: "string", format: "date-time" } as const;
@@ -23,23 +24,32 @@ const endpointProperties = {
   failing_since: { type: ["string", "null"], format: "date-time" },
 };
 
+/** Added after the fields above (issue 33): always present in answers, listed apart so old clients' `required` stays as it was. */
+const format = {
+  type: "string",
+  enum: [...WEBHOOK_FORMATS],
+  description:
+    'The body\'s shape: standard (Standard Webhooks JSON), slack, discord or ntfy (docs/webhooks.md "Formats").',
+};
+
 export const webhookSchemas = {
   WebhookEndpoint: {
     type: "object",
     required: Object.keys(endpointProperties),
-    properties: endpointProperties,
+    properties: { ...endpointProperties, format },
     description: "An endpoint as every surface shows it: never its secret.",
   },
   CreatedWebhookEndpoint: {
     type: "object",
     required: [...Object.keys(endpointProperties), "secret"],
-    properties: { ...endpointProperties, secret },
+    properties: { ...endpointProperties, format, secret },
   },
   RotatedWebhookEndpoint: {
     type: "object",
     required: [...Object.keys(endpointProperties), "secret", "previous_secret_expires_at"],
     properties: {
       ...endpointProperties,
+      format,
       secret,
       previous_secret_expires_at: { ...at, description: "Until then the old secret signs too." },
     },

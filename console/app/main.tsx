@@ -14,6 +14,7 @@ import { TokensView } from "./tokens.tsx";
 import { Decisions } from "./decisions.tsx";
 import { WebhooksView } from "./webhooks.tsx";
 import { ToolsView } from "./tools.tsx";
+import { Reminders } from "./reminders.tsx";
 import { askPermission, onPermissionChange, permission, startAskPolling } from "./notify.ts";
 import { useStatus } from "./hooks.ts";
 import { dismissError, reportError } from "./status.ts";
@@ -65,6 +66,7 @@ function App() {
           {place.view === "Tools" ? <ToolsView /> : null}
         </main>
         <aside>
+          <Reminders />
           <Approvals onOpenList={(id) => go("Lists", id)} />
           <Decisions />
         </aside>

@@ -9,6 +9,7 @@ import { attempt } from "./status.ts";
 const TYPES = [
   "approval.requested",
   "approval.decided",
+  "approval.reminder",
   "list.finished",
   "item.skipped",
   "ask.opened",
@@ -17,9 +18,9 @@ const TYPES = [
   "trust.changed",
 ];
 
-const ENDPOINTS = `query Webhooks { webhooks { __typename ... on QueryWebhooksSuccess { data { id url events description disabled disabledReason failingSince createdAt } } ... on Error { message } } }`;
+const ENDPOINTS = `query Webhooks { webhooks { __typename ... on QueryWebhooksSuccess { data { id url events description disabled disabledReason failingSince createdAt format } } ... on Error { message } } }`;
 const DELIVERIES = `query Deliveries($id: ID!) { webhookDeliveries(id: $id, limit: 50) { ... on WebhookDeliveryPage { deliveries { id eventId type state nextAttemptAt attempts { at status durationMs error } } } ... on Error { message } } }`;
-const ADD = `mutation Add($url: String!, $events: [String!], $description: String) { addWebhook(url: $url, events: $events, description: $description) { __typename ... on WebhookSecret { secret endpoint { id } } ... on Error { code message } } }`;
+const ADD = `mutation Add($url: String!, $events: [String!], $description: String, $format: String) { addWebhook(url: $url, events: $events, description: $description, format: $format) { __typename ... on WebhookSecret { secret endpoint { id } } ... on Error { code message } } }`;
 const ROTATE = `mutation Rotate($id: ID!) { rotateWebhookSecret(id: $id) { __typename ... on WebhookSecret { secret previousSecretExpiresAt endpoint { id } } ... on Error { code message } } }`;
 const REMOVE = `mutation Remove($id: ID!) { removeWebhook(id: $id) { __typename ... on Error { code message } } }`;
 
@@ -32,7 +33,16 @@ interface Endpoint {
   disabledReason: string | null;
   failingSince: string | null;
   createdAt: string;
+  format: string;
 }
+
+/** The body's shape an endpoint asks for (docs/webhooks.md "Formats"). */
+const FORMATS = [
+  ["standard", "Standard Webhooks (JSON)"],
+  ["slack", "Slack incoming webhook"],
+  ["discord", "Discord webhook"],
+  ["ntfy", "ntfy topic"],
+] as const;
 
 export function WebhooksView() {
   const { data, reload } = useQuery<{ webhooks: { data?: Endpoint[]; message?: string } }>(
@@ -41,6 +51,7 @@ export function WebhooksView() {
   );
   const [url, setUrl] = useState("");
   const [description, setDescription] = useState("");
+  const [format, setFormat] = useState("standard");
   const [events, setEvents] = useState<Set<string>>(new Set());
   const [shown, setShown] = useState<{ id: string; secret: string } | null>(null);
   const [open, setOpen] = useState<string | null>(null);
@@ -53,12 +64,14 @@ export function WebhooksView() {
         url,
         events: [...events],
         description,
+        format,
       }),
     );
     if (result) {
       setShown({ id: result.endpoint.id, secret: result.secret });
       setUrl("");
       setDescription("");
+      setFormat("standard");
       setEvents(new Set());
       void reload();
     }
@@ -102,6 +115,7 @@ export function WebhooksView() {
             </p>
             <p class="quiet">
               {e.description ? `${e.description} · ` : ""}
+              {e.format !== "standard" ? `${e.format} · ` : ""}
               {e.events.length === 0 ? "every event" : e.events.join(", ")}
               {e.failingSince ? ` · failing since ${e.failingSince}` : ""}
             </p>
@@ -139,6 +153,16 @@ export function WebhooksView() {
         <label>
           Description{" "}
           <input value={description} onInput={(event) => setDescription((event.target as HTMLInputElement).value)} />
+        </label>
+        <label>
+          Format{" "}
+          <select value={format} onChange={(event) => setFormat((event.target as HTMLSelectElement).value)}>
+            {FORMATS.map(([value, label]) => (
+              <option key={value} value={value}>
+                {label}
+              </option>
+            ))}
+          </select>
         </label>
         <fieldset>
           <legend>Events (none ticked: every event)</legend>

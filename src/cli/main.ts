@@ -8,7 +8,7 @@ import { up, status, stop, restart, logs, CommandError } from "./commands.ts";
 import { addWebhook, listWebhooks, removeWebhook } from "./webhooks.ts";
 import { TOOLS_USAGE } from "./tools.ts";
 
-const USAGE = `usage: crows serve | up | status | stop | restart [--reason TEXT] | logs [--lines N] | token create --name NAME --scope read,decide,... [--expires 30d] | token list | token revoke ID | webhooks add --url URL [--events a,b] [--description TEXT] | webhooks list | webhooks remove --id ID | ${TOOLS_USAGE} | backup FILE | restore FILE | check | config [--table]`;
+const USAGE = `usage: crows serve | up | status | stop | restart [--reason TEXT] | logs [--lines N] | token create --name NAME --scope read,decide,... [--expires 30d] | token list | token revoke ID | webhooks add --url URL [--events a,b] [--description TEXT] [--format standard|slack|discord|ntfy] | webhooks list | webhooks remove --id ID | ${TOOLS_USAGE} | backup FILE | restore FILE | check | config [--table]`;
 
 type Flags = Record<string, string>;
 
@@ -82,7 +82,7 @@ async function run(argv: string[]): Promise<void> {
     case "webhooks": {
       const [verb, ...args] = rest;
       if (verb === "add") {
-        const flags = parse(args, ["url", "events", "description"]);
+        const flags = parse(args, ["url", "events", "description", "format"]);
         if (!flags.url) throw new CommandError(EXIT.usage, "usage", `webhooks add needs --url; ${USAGE}`);
         const events = flags.events
           ?.split(",")
@@ -93,6 +93,7 @@ async function run(argv: string[]): Promise<void> {
             url: flags.url,
             ...(events ? { events } : {}),
             ...(flags.description !== undefined ? { description: flags.description } : {}),
+            ...(flags.format !== undefined ? { format: flags.format } : {}),
           }),
         );
       }

@@ -45,8 +45,10 @@ export async function call(method: string, path: string, body: unknown, env: Env
   return parsed;
 }
 
-export const addWebhook = (input: { url: string; events?: string[]; description?: string }, env: Env = process.env) =>
-  call("POST", "/api/webhooks", input, env);
+export const addWebhook = (
+  input: { url: string; events?: string[]; description?: string; format?: string },
+  env: Env = process.env,
+) => call("POST", "/api/webhooks", input, env);
 export const listWebhooks = (env: Env = process.env) => call("GET", "/api/webhooks", undefined, env);
 export async function removeWebhook(id: string, env: Env = process.env) {
   await call("DELETE", `/api/webhooks/${encodeURIComponent(id)}`, undefined, env);

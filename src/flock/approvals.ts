@@ -20,6 +20,8 @@ import { withReason } from "./reason.ts";
 import { grantRework } from "./rework.ts";
 import { applyEdit, type Edit } from "./edit.ts";
 import { FLOCK } from "../base/settings/flock.ts";
+import { REMINDER_EVENT, reminderDueMs, reminderPayload } from "./reminders.ts";
+import type { ApprovalRow } from "../storage/flock-state.ts";
 
 /** How soon a timeout whose write failed (the database restarting) is written again. */
 const TIMEOUT_RETRY_MS = 1_000;
@@ -93,6 +95,8 @@ export function approvalSubject(
 }
 
 const key = (itemId: string, target: string) => `${itemId}|${target}`;
+/** The reminder's timer sits beside the deadline's, under a key of its own (same list prefix: release()). */
+const reminderKey = (k: string) => `${k}|reminder`;
 
 export class ApprovalDesk {
   private readonly waiters = new Map<string, Set<(decision: Decision) => void>>();
@@ -108,6 +112,8 @@ export class ApprovalDesk {
     private readonly bus?: Bus,
     /** How many reworks one item may get (CROWS_REWORK_TRIES). */
     private readonly reworkTries: number = FLOCK.reworkTries.default as number,
+    /** How long before a deadline its reminder goes (CROWS_APPROVAL_REMINDER_MS); 0: none. */
+    private readonly reminderLeadMs: number = 0,
   ) {}
 
   /**
@@ -190,7 +196,10 @@ export class ApprovalDesk {
       const row = await this.log.state.approval(subject.itemId, subject.target);
       if (!row) throw new Error(`no approval row for ${k}`);
       if (row.status !== "pending") settle(row.status as Decision);
-      else this.arm(subject, row.deadline);
+      else {
+        this.arm(subject, row.deadline);
+        this.armReminder(subject, row);
+      }
       return await decided;
     } finally {
       this.bus?.removeEventListener(topic, onAppend);
@@ -257,14 +266,76 @@ export class ApprovalDesk {
     this.timers.set(k, timer);
   }
 
+  /**
+   * Sets the reminder's timer for a pending round not reminded yet; one due while the server was
+   * down goes at once (remind() refuses it if the deadline has passed meanwhile).
+   */
+  private armReminder(subject: ApprovalSubject, row: ApprovalRow): void {
+    const k = reminderKey(key(subject.itemId, subject.target));
+    const due = reminderDueMs(row.openedAt, row.deadline, this.reminderLeadMs);
+    if (this.stopped || row.reminded || due === null || this.timers.has(k)) return;
+    const timer = setTimeout(
+      () => {
+        this.timers.delete(k);
+        void this.remind(subject).catch((error: unknown) => {
+          if (error instanceof StaleEpochError) return; // the list is another instance's now: its reminder
+          // The database failed: try again shortly, as a timeout is (remind() checks everything again).
+          if (this.stopped || this.timers.has(k)) return;
+          const retry = setTimeout(() => {
+            this.timers.delete(k);
+            this.armReminder(subject, row);
+          }, TIMEOUT_RETRY_MS);
+          retry.unref?.();
+          this.timers.set(k, retry);
+        });
+      },
+      Math.max(0, due - this.now()),
+    );
+    timer.unref?.();
+    this.timers.set(k, timer);
+  }
+
+  /**
+   * Sends this round's reminder: the `approval.reminder` event, in the transaction that marks the
+   * row reminded. False, with nothing written, when the approval was decided (by any instance),
+   * reopened for another round, is past its deadline, or was reminded already.
+   */
+  async remind(subject: ApprovalSubject): Promise<boolean> {
+    const { listId, itemId, target, round } = subject;
+    let sent = false;
+    const build = async (tx: StateTx) => {
+      const at = new Date(this.now());
+      const row = await tx.approval(itemId, target);
+      if (!row || !(await tx.markReminded(itemId, target, round, at))) return [];
+      sent = true;
+      return [
+        {
+          name: REMINDER_EVENT,
+          payload: reminderPayload(listId, { itemId, target, round, deadline: row.deadline }, at),
+        },
+      ];
+    };
+    const stream = listStream(listId);
+    if (subject.owner) await this.log.fencedAppend(stream, subject.owner.fence, build);
+    else await this.log.appendState(stream, build);
+    return sent;
+  }
+
+  /** Drops a target's timers (the deadline's and the reminder's): it was decided. */
+  private disarm(k: string): void {
+    for (const name of [k, reminderKey(k)]) {
+      clearTimeout(this.timers.get(name));
+      this.timers.delete(name);
+    }
+  }
+
   /** Wakes this target's waiters when its row is decided, whoever decided it. */
   private async settleFromRow(subject: ApprovalSubject): Promise<void> {
     const k = key(subject.itemId, subject.target);
     if (!this.waiters.has(k)) return;
     const row = await this.log.state.approval(subject.itemId, subject.target);
     if (!row || row.status === "pending") return;
-    clearTimeout(this.timers.get(k));
-    this.timers.delete(k);
+    this.disarm(k);
     for (const settle of [...(this.waiters.get(k) ?? [])]) settle(row.status as Decision);
   }
 
@@ -291,8 +362,7 @@ export class ApprovalDesk {
     else await this.log.appendState(stream, build);
     if (!moved) return false;
     const k = key(subject.itemId, subject.target);
-    clearTimeout(this.timers.get(k));
-    this.timers.delete(k);
+    this.disarm(k);
     for (const settle of [...(this.waiters.get(k) ?? [])]) settle(decision);
     return true;
   }

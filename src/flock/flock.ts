@@ -65,6 +65,7 @@ export class Flock {
       now,
       deps.bus,
       deps.config.reworkTries,
+      deps.config.approvalReminderMs,
     );
     this.picker = new CrewPicker(deps.crew);
     this.limiter = new RateLimiter(deps.prisma, now);

@@ -50,6 +50,8 @@ export const ORDERED_NAMES: ReadonlySet<string> = new Set([
   "verdict",
   "tool.asked",
   "tool.decided",
+  // The console's reminder feed (schema/reminders.ts) follows it by name.
+  "approval.reminder",
 ]);
 
 export interface EventLogOptions {

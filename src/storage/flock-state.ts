@@ -24,6 +24,10 @@ export interface ApprovalRow {
   deadline: Date;
   /** The item's tries when this round opened (a rework opens the row again, one round higher). */
   round: number;
+  /** When this round opened: the window is from here to the deadline. */
+  openedAt: Date;
+  /** Whether this round's reminder went out (docs/rules.md "Reminders"). */
+  reminded: boolean;
 }
 
 /** Reads of the hot rows: outside a transaction, committed data only. */
@@ -84,6 +88,11 @@ export interface StateTx extends StateReads {
     decider?: Actor,
     kept?: { reason?: string; rework?: string; edit?: string },
   ): Promise<boolean>;
+  /**
+   * Marks this round's reminder sent, only while the approval still waits in `round`, before its
+   * deadline, unreminded: false otherwise (decided, reopened, past, or reminded already).
+   */
+  markReminded(itemId: string, target: string, round: number, at: Date): Promise<boolean>;
   /** A record's new level and streak; its approvals, rejections and autos are added to the stored counts. */
   saveTrust(row: TrustRecordRow): Promise<void>;
   /** One verdict's entry in a record's history (the streak after it is stored too, never read back). */
@@ -129,6 +138,7 @@ const REOPEN = [
   `"reason" = NULL`,
   `"rework" = NULL`,
   `"edit" = NULL`,
+  `"remindedAt" = NULL`,
   `"round" = excluded."round"`,
 ].join(", ");
 
@@ -223,11 +233,25 @@ class Statements implements StateTx {
   }
 
   async approval(itemId: string, target: string): Promise<ApprovalRow | null> {
-    const row = await this.exec.get<{ status: string; deadline: string; round: number }>(
-      `SELECT "status", ${this.dialect.tsColumn("deadline")}, "round" FROM "Approval" WHERE "itemId" = ? AND "target" = ?`,
+    const row = await this.exec.get<{
+      status: string;
+      deadline: string;
+      round: number;
+      createdAt: string;
+      remindedAt: string | null;
+    }>(
+      `SELECT "status", ${this.dialect.tsColumn("deadline")}, "round", ${this.dialect.tsColumn("createdAt")}, ${this.dialect.tsColumn("remindedAt")} FROM "Approval" WHERE "itemId" = ? AND "target" = ?`,
       [itemId, target],
     );
-    return row ? { status: row.status, deadline: new Date(row.deadline), round: Number(row.round) } : null;
+    return row
+      ? {
+          status: row.status,
+          deadline: new Date(row.deadline),
+          round: Number(row.round),
+          openedAt: new Date(row.createdAt),
+          reminded: row.remindedAt !== null,
+        }
+      : null;
   }
 
   async trust(holder: string, taskType: string): Promise<TrustStanding | null> {
@@ -371,7 +395,7 @@ class Statements implements StateTx {
           .map((c) => `${c} = ?`)
           .join(
             ", ",
-          )}, "round" = ?, "reason" = NULL, "rework" = NULL, "edit" = NULL WHERE "itemId" = ? AND "target" = ? AND "round" < ?`,
+          )}, "round" = ?, "reason" = NULL, "rework" = NULL, "edit" = NULL, "remindedAt" = NULL WHERE "itemId" = ? AND "target" = ? AND "round" < ?`,
         [...values, itemId, target, round],
       );
       if (reopened > 0) return;
@@ -402,6 +426,15 @@ class Statements implements StateTx {
         itemId,
         target,
       ],
+    );
+    return changed > 0;
+  }
+
+  async markReminded(itemId: string, target: string, round: number, at: Date): Promise<boolean> {
+    const stamp = this.dialect.ts(at);
+    const changed = await this.exec.run(
+      `UPDATE "Approval" SET "remindedAt" = ? WHERE "itemId" = ? AND "target" = ? AND "round" = ? AND "status" = 'pending' AND "remindedAt" IS NULL AND "deadline" > ?`,
+      [stamp, itemId, target, round, stamp],
     );
     return changed > 0;
   }

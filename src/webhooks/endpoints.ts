@@ -12,6 +12,7 @@ import { deliveryLineOf } from "../base/streams.ts";
 import { isWebhookType, SOURCE_EVENT_NAMES, webhookTypeOf, WEBHOOK_TYPES, type WebhookType } from "./event-types.ts";
 import { newSecret } from "./signature.ts";
 import { checkTarget } from "./targets.ts";
+import { isWebhookFormat, WEBHOOK_FORMATS, type WebhookFormat } from "./formats.ts";
 
 export const MAX_ENDPOINTS = 50;
 const MAX_DESCRIPTION = 200;
@@ -29,6 +30,8 @@ export interface EndpointView {
   disabled: boolean;
   disabled_reason: string | null;
   failing_since: string | null;
+  /** The body's shape (formats.ts): standard unless the owner asked for slack, discord or ntfy. */
+  format: WebhookFormat;
 }
 
 export interface AttemptView {
@@ -64,6 +67,7 @@ export function viewOf(row: EndpointRow): EndpointView {
     disabled: row.disabledAt !== null,
     disabled_reason: row.disabledReason,
     failing_since: row.failingSince?.toISOString() ?? null,
+    format: isWebhookFormat(row.format) ? row.format : "standard",
   };
 }
 
@@ -93,7 +97,11 @@ export class Endpoints {
     url: unknown;
     events?: unknown;
     description?: unknown;
+    format?: unknown;
   }): Promise<EndpointView & { secret: string }> {
+    const format = input.format ?? "standard";
+    if (!isWebhookFormat(format))
+      throw new BadInputError(`"format" must be one of: ${WEBHOOK_FORMATS.join(", ")} (missing: standard).`);
     const url = checkTarget(input.url, this.config.allowPrivate);
     const events = parseEvents(input.events);
     const description = input.description ?? "";
@@ -109,6 +117,7 @@ export class Endpoints {
         events: eventsColumn(events),
         description,
         secret,
+        format,
       },
     });
     this.changed();

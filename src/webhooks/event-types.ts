@@ -7,6 +7,7 @@
 export const WEBHOOK_TYPES = [
   "approval.requested",
   "approval.decided",
+  "approval.reminder",
   "list.finished",
   "item.skipped",
   "ask.opened",
@@ -31,6 +32,8 @@ const PLAIN: Record<string, WebhookType> = {
   // A tool call waiting on the owner, and its one decision (docs/tools.md "The approval of a call").
   "tool.asked": "tool_call.requested",
   "tool.decided": "tool_call.decided",
+  // An approval's window nears its end (docs/rules.md "Reminders"): at most one per round.
+  "approval.reminder": "approval.reminder",
 };
 
 /** Every log event name that may fan out (recover reads only these back from the log). */
@@ -52,7 +55,7 @@ const NEEDS_APPROVAL = /"needs_approval":true/;
  * - nest.message: an ask_owner is ask.opened, a flag is crow.flagged, an owner reply that refers to
  *   a message may resolve an ask (ask.resolved; the sender drops it unless it did);
  * - ask.expired (an ask's window ended unanswered): ask.resolved with verdict `timeout`;
- * - list.finished, item.skipped, trust.changed: the same name;
+ * - list.finished, item.skipped, trust.changed, approval.reminder: the same name;
  * - tool.asked / tool.decided (a tool call's approval): tool_call.requested / tool_call.decided.
  */
 export function webhookTypeOf(name: string, payload: string): WebhookType | null {
@@ -136,6 +139,21 @@ export async function dataOf(
         Object.assign(data, context.links({ kind: "approval", itemId, target }, found.deadline));
       }
       return data;
+    }
+    case "approval.reminder": {
+      // Sent only while the round it reminds of still waits: decided since (or reopened for another
+      // round, with another deadline), there is nothing left to remind of, and the delivery is dropped.
+      const itemId = String(payload.item_id ?? "");
+      const target = payload.target === "output" ? "output" : "triage";
+      const found = await context.approval(itemId, target, `reminder ${String(payload.ts ?? "")}`);
+      if (!found?.pending || !found.deadline || found.deadline.toISOString() !== payload.deadline) return null;
+      return {
+        ...payload,
+        item: itemId,
+        text: found.text,
+        list: payload.list_id,
+        ...context.links({ kind: "approval", itemId, target }, found.deadline),
+      };
     }
     case "ask.opened": {
       const deadline = context.askDeadline(String(payload.ts ?? ""));

@@ -69,7 +69,7 @@ export function send(
     allowPrivate: boolean;
     secrets: readonly string[];
     agents: { http: http.Agent; https: https.Agent };
-    /** The body's type: a webhook's JSON, or an A2A push's application/a2a+json. */
+    /** The body's type: the endpoint's format's (formats.ts; JSON by default), or an A2A push's application/a2a+json. */
     contentType?: string;
   },
 ): Promise<SendResult> {

@@ -23,6 +23,7 @@ import { nextAttemptAt, retryAfterSeconds } from "./retry.ts";
 import { send, sendAgents, type SendResult } from "./send.ts";
 import { signatureHeader } from "./signature.ts";
 import { FLOCK_QUIET_MS, FlockWork } from "./flock-work.ts";
+import { formatBody, isWebhookFormat, type FormattedBody as Built } from "./formats.ts";
 
 const MAX_IN_FLIGHT = 16;
 /** Due deliveries read per sweep: a few times the free slots, so one slow stream does not starve the rest. */
@@ -342,6 +343,7 @@ export class Sender {
       secrets.push(endpoint.previousSecret);
     const timestamp = Math.floor(nowMs / 1000);
     const headers: Record<string, string> = {
+      ...built.headers,
       "webhook-id": delivery.id,
       "webhook-timestamp": String(timestamp),
       "webhook-signature": signatureHeader(secrets, delivery.id, timestamp, body),
@@ -358,10 +360,7 @@ export class Sender {
   }
 
   /** A webhook's body: the log event's data, as its type fills it (event-types.ts); null when there is nothing to send. */
-  private async webhookOf(
-    delivery: DeliveryRow,
-    endpoint: EndpointRow,
-  ): Promise<{ body: string; contentType: string } | null> {
+  private async webhookOf(delivery: DeliveryRow, endpoint: EndpointRow): Promise<Built | null> {
     const event = await this.lookups.get(`event:${delivery.eventId}`, () => this.deps.store.event(delivery.eventId));
     const context = dataContext({
       store: this.deps.store,
@@ -374,14 +373,18 @@ export class Sender {
     });
     const data = event ? await dataOf(delivery.type, event.payload, context) : null;
     if (!event || !data) return null;
-    const body = JSON.stringify({ type: delivery.type, timestamp: event.ts.toISOString(), data });
-    return { body, contentType: "application/json" };
+    // The endpoint's format shapes the body (formats.ts); the signature is over the body as sent.
+    return formatBody(
+      isWebhookFormat(endpoint.format) ? endpoint.format : "standard",
+      { type: delivery.type, timestamp: event.ts.toISOString(), data },
+      this.now(),
+    );
   }
 
   /** An A2A push's body: stored as the protocol writes it (src/webhooks/a2a-push.ts). */
-  private async pushOf(delivery: DeliveryRow): Promise<{ body: string; contentType: string } | null> {
+  private async pushOf(delivery: DeliveryRow): Promise<Built | null> {
     const push = await this.deps.store.pushBody(delivery.eventId);
-    return push ? { body: push.body, contentType: "application/a2a+json" } : null;
+    return push ? { body: push.body, contentType: "application/a2a+json", headers: {} } : null;
   }
 
   /**

@@ -1,5 +1,5 @@
 // `crows webhooks add|list|remove` against a real server started by `crows up`, with and without
-// CROWS_TOKEN: the secret printed once by add, never by list; usage errors exit 2.
+// CROWS_TOKEN: the secret printed once by add, never by list; usage errors exit 2; --format.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { rmSync } from "node:fs";
@@ -38,6 +38,14 @@ for (const token of [undefined, "cli-webhooks-token-0123456789"]) {
         [added.json.id],
       );
       assert.ok(!listed.stdout.includes(added.json.secret.slice(6)));
+      // A body shaped for a chat service (docs/webhooks.md "Formats"); a format it does not know is refused.
+      const slack = await crows(["webhooks", "add", "--url", "http://127.0.0.1:9/slack", "--format", "slack"], env);
+      assert.is(slack.code, 0, slack.stderr);
+      assert.is(slack.json.format, "slack");
+      const teams = await crows(["webhooks", "add", "--url", "http://127.0.0.1:9/teams", "--format", "teams"], env);
+      assert.is(teams.code, 1);
+      assert.match(teams.json.message, /400: .*format/);
+      assert.is((await crows(["webhooks", "remove", "--id", slack.json.id], env)).code, 0);
       const refused = await crows(["webhooks", "add", "--url", "http://169.254.169.254/"], env);
       assert.is(refused.code, 1);
       assert.match(refused.json.message, /400: .*link-local/);

@@ -84,7 +84,12 @@ const ADDED_SINCE = new Set([
 ]);
 
 /** Values added since to an enum the old document had (the webhook types a receiver may ask for). */
-const ENUM_VALUES_ADDED_SINCE = new Set(["tool_call.requested", "tool_call.decided"]);
+const ENUM_VALUES_ADDED_SINCE = new Set([
+  "tool_call.requested",
+  "tool_call.decided",
+  // the reminder before an approval's window closes (docs/rules.md "Reminders")
+  "approval.reminder",
+]);
 const withoutAddedEnumValues = (node: Json): Json => {
   if (Array.isArray(node)) return node.map(withoutAddedEnumValues);
   if (node === null || typeof node !== "object") return node;
@@ -115,6 +120,10 @@ const ADDED_TO_OLD: Record<string, { optional?: string[]; query?: string[]; resp
   "post /api/nests/{nest_id}/messages": { optional: ["reason"] },
   "get /api/nests/{nest_id}/messages": { optional: ["reason"] },
   "webhook ask.resolved": { optional: ["reason"] },
+  // notices people already read (docs/webhooks.md "Formats"): an endpoint's body shape
+  "post /api/webhooks": { optional: ["format"] },
+  "get /api/webhooks": { optional: ["format"] },
+  "post /api/webhooks/{id}/rotate-secret": { optional: ["format"] },
 };
 
 /** `node` without what ADDED_TO_OLD lists for it. */

@@ -33,6 +33,7 @@ test("which log events fan out, and as what", () => {
     ["list.finished", { tokens_used: 1, token_budget: 2 }, "list.finished"],
     ["item.skipped", { item_id: "l-1", reason: "budget" }, "item.skipped"],
     ["trust.changed", { holder: "flock", task_type: "x", from: 0, to: 1 }, "trust.changed"],
+    ["approval.reminder", { item_id: "l-1", target: "triage", round: 0 }, "approval.reminder"],
     [
       "nest.message",
       {
@@ -222,6 +223,34 @@ test("data is the event's own payload plus what the type adds; an actor on the s
     const payload = { list_id: "l", anything: [1, 2], ts: "2030-01-01T00:00:00.000Z" };
     assert.equal(await dataOf(type, p(payload), context()), payload);
   }
+});
+
+test("a reminder carries the item and the decide links while its round waits, and is dropped once decided", async () => {
+  const deadline = "2030-01-01T00:00:00.000Z";
+  const payload = {
+    list_id: "l",
+    item_id: "l-2",
+    target: "output",
+    round: 1,
+    deadline,
+    ts: "2029-12-31T23:58:00.000Z",
+  };
+  assert.equal(await dataOf("approval.reminder", p(payload), context()), {
+    ...payload,
+    item: "l-2",
+    text: "Buy milk",
+    list: "l",
+    approve_url: "https://x/approval/approve",
+    reject_url: "https://x/approval/reject",
+  });
+  const decided = context({
+    approval: async () => ({ text: "Buy milk", deadline: new Date(deadline), pending: false }),
+  });
+  assert.is(await dataOf("approval.reminder", p(payload), decided), null, "decided between the event and the send");
+  const reopened = context({
+    approval: async () => ({ text: "Buy milk", deadline: new Date("2030-01-01T00:10:00Z"), pending: true }),
+  });
+  assert.is(await dataOf("approval.reminder", p(payload), reopened), null, "another round waits now");
 });
 
 test("signatures verify with the standardwebhooks package and with plain node:crypto; two during a rotation", () => {

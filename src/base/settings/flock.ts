@@ -23,6 +23,15 @@ export const FLOCK = {
     describe:
       "windows of their own, comma-separated: `task:<task_type>=<time>` and `nest:<nest_id>=<time>` (time: 90s, 30m, 2h), each from a minute to a day; the task type's first, then the nest's, then CROWS_APPROVAL_WINDOW_MS (docs/rules.md \"Windows\")",
   }),
+  approvalReminderMs: setting<number>({
+    env: "CROWS_APPROVAL_REMINDER_MS",
+    group: "flock",
+    kind: ms(0, 86_400_000),
+    audience: "owner",
+    default: 120_000,
+    describe:
+      'a reminder (the `approval.reminder` webhook and a console notice) this long before an approval\'s deadline, for a window longer than that; 0: none (docs/rules.md "Reminders")',
+  }),
   reworkTries: setting<number>({
     env: "CROWS_REWORK_TRIES",
     group: "flock",

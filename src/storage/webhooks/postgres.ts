@@ -29,7 +29,7 @@ export class PgWebhookStore implements WebhookStore {
   async endpoints(): Promise<SenderEndpoint[]> {
     const { rows } = await this.pool.query<StoredEndpoint>({
       name: "crows-webhook-endpoints",
-      text: `SELECT "id", "url", "secret", "previousSecret", ${isoOf('"previousSecretUntil"', "previousSecretUntil")}, ${isoOf('"failingSince"', "failingSince")} FROM "WebhookEndpoint" WHERE "disabledAt" IS NULL`,
+      text: `SELECT "id", "url", "format", "secret", "previousSecret", ${isoOf('"previousSecretUntil"', "previousSecretUntil")}, ${isoOf('"failingSince"', "failingSince")} FROM "WebhookEndpoint" WHERE "disabledAt" IS NULL`,
     });
     const pushes = await this.pool.query<StoredPushConfig>({
       name: "crows-webhook-push-configs",

@@ -66,7 +66,7 @@ export class SqliteWebhookStore implements WebhookStore {
         `SELECT ${COLUMNS} FROM "WebhookDelivery" WHERE "endpointId" = ? AND "stream" = ? AND "state" = 'pending' AND "eventId" > ? ORDER BY "eventId" LIMIT 1`,
       ),
       endpoints: reader.prepare(
-        `SELECT "id", "url", "secret", "previousSecret", "previousSecretUntil", "failingSince" FROM "WebhookEndpoint" WHERE "disabledAt" IS NULL`,
+        `SELECT "id", "url", "format", "secret", "previousSecret", "previousSecretUntil", "failingSince" FROM "WebhookEndpoint" WHERE "disabledAt" IS NULL`,
       ),
       pushConfigs: reader.prepare(`SELECT "id", "url", "token", "authScheme", "authCredentials" FROM "A2aPushConfig"`),
       pushBody: reader.prepare(`SELECT "body", "createdAt" AS "ts" FROM "A2aPush" WHERE "id" = ?`),

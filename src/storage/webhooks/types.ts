@@ -43,6 +43,8 @@ export interface AttemptRecord {
 export interface SenderEndpoint {
   id: string;
   url: string;
+  /** The body's shape: standard, slack, discord or ntfy (src/webhooks/formats.ts). */
+  format: string;
   secret: string;
   previousSecret: string | null;
   previousSecretUntil: Date | null;
@@ -67,6 +69,7 @@ export interface StoredPushConfig {
 export const pushEndpointOf = (r: StoredPushConfig): SenderEndpoint => ({
   id: r.id,
   url: r.url,
+  format: "standard", // unused: a push's body is stored as the protocol writes it
   secret: `whsec_${Buffer.from(r.token, "utf8").toString("base64")}`,
   previousSecret: null,
   previousSecretUntil: null,

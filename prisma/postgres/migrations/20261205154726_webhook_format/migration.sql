@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "WebhookEndpoint" ADD COLUMN     "format" TEXT NOT NULL DEFAULT 'standard';
