@@ -5,8 +5,9 @@
 //           process) registered over POST /api/tools/servers on a temporary folder of 20 files;
 //   plain:  no tool server registered: main's path (toolsFor is empty, every flight flies as ever).
 // Rounds alternate in one run (the first of each kind is a warm-up, not counted):
-//   files/tooled: a 20-item list whose items each name one file; the offline brain reads it with
-//                 read_text_file (its rule makes ONE call per flight: the first file an item names);
+//   files/tooled: a 20-item list whose items each name two files; the offline brain reads both
+//                 with read_text_file (its rule reads each file an item names, in its first step):
+//                 two read-only calls per item, 40 a list;
 //   files/plain:  the same list on the plain server (the same flights, no call): the baseline;
 //   sdk:          as many read_text_file calls as files/tooled made, straight through the SDK's
 //                 Client over stdio to another process of the same server on the same folder;
@@ -37,7 +38,10 @@ const FILESYSTEM = fileURLToPath(
 );
 
 const fileName = (i: number) => `note-${String(i + 1).padStart(2, "0")}.txt`;
-const FILE_ITEMS = Array.from({ length: FILES }, (_, i) => `Summarise what ${fileName(i)} says`);
+const FILE_ITEMS = Array.from(
+  { length: FILES },
+  (_, i) => `Summarise what ${fileName(i)} and ${fileName((i + 1) % FILES)} say`,
+);
 const BASE = [
   "Buy milk",
   "Call the plumber about the leak",
@@ -131,6 +135,7 @@ try {
     const bp = await list(plain, BUSY);
     const bt = await list(tooled, BUSY);
     if (ft.failed > 0) throw new Error(`${ft.failed} tool calls failed`);
+    if (ft.calls !== 2 * FILES) throw new Error(`${ft.calls} calls, not two per item (${2 * FILES})`);
     if (bt.calls > 0 || fp.calls > 0 || bp.calls > 0)
       throw new Error("a list that names no file (or has no tools) made a call");
     if (warm) continue;
@@ -154,7 +159,7 @@ try {
   console.log(
     `tools bench: offline brain, owner approves at once, ${ROUNDS} counted rounds of each kind after a warm-up, alternating in one run (load average ${os.loadavg()[0]!.toFixed(1)})`,
   );
-  console.log(`${FILES}-item list, each item names one file (the offline rule reads one file per flight):`);
+  console.log(`${FILES}-item list, each item names two files (the offline rule reads both in one step):`);
   console.log(
     `  read_text_file calls per list: ${list3(callsPerRound)} (events ${ft[0]!.events} vs ${fp[0]!.events} without tools)`,
   );

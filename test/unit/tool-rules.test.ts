@@ -4,7 +4,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { cutToBytes, endOf } from "../../src/flock/tool-results.ts";
-import { offlineToolCalls, offlineToolSummary } from "../../src/models/offline-tools.ts";
+import { MAX_READS, offlineToolCalls, offlineToolSummary } from "../../src/models/offline-tools.ts";
 import { webhookTypeOf } from "../../src/webhooks/event-types.ts";
 import type { ToolOffer, ToolTurn } from "../../src/models/model.ts";
 
@@ -48,6 +48,11 @@ test("offline: a named file is read with a read-only tool; a write asks write_fi
   assert.equal(offlineToolCalls("buy milk", turn()), []);
   assert.equal(offlineToolCalls("learn Node.js, e.g. its streams, for v1.2", turn()), [], "no text file named");
   assert.equal(offlineToolCalls("check data.CSV.", turn())[0]!.args, { path: "data.CSV" });
+  assert.equal(offlineToolCalls("compare a.txt and ./b.md, then a.txt again", turn()), [
+    { id: "offline-call-1", name: "fs__read_text_file", args: { path: "a.txt" } },
+    { id: "offline-call-2", name: "fs__read_text_file", args: { path: "./b.md" } },
+  ]);
+  assert.is(offlineToolCalls("read a.txt b.txt c.txt d.txt e.txt", turn()).length, MAX_READS, "at most MAX_READS");
   assert.equal(offlineToolCalls("read notes.txt", turn([], true)), [], "the last step calls nothing");
   const after = turn([
     { text: "", calls: [{ id: "1", name: "fs__read_text_file", args: { path: "n.txt" }, result: "hi" }] },
