@@ -82,7 +82,7 @@ export class ToolServers implements ToolCatalog {
 
   async toolsFor(where: { nestId: string }): Promise<ToolDescriptor[]> {
     if (this.stopped) return [];
-    const all = await this.registry.specs();
+    const all = await this.registry.currentSpecs();
     this.sweep(all);
     const specs = all.filter((s) => s.nests === null || s.nests.includes(where.nestId));
     const lists = await Promise.all(
@@ -114,7 +114,7 @@ export class ToolServers implements ToolCatalog {
     options: { signal: AbortSignal; timeoutMs: number },
   ): Promise<ToolCallOutcome> {
     if (this.stopped) return failed("tool_server_down", "crows is stopping: no tool is called.");
-    const spec = (await this.registry.specs()).find((s) => s.id === serverId);
+    const spec = (await this.registry.currentSpecs()).find((s) => s.id === serverId);
     if (!spec) return failed("tool_not_found", `No tool server ${serverId.slice(0, 80)} (removed?).`);
     const connection = this.connectionOf(spec);
     let listed: ListedTool | undefined;

@@ -100,6 +100,8 @@ export function viewOfSpec(spec: ToolServerSpec): ToolServerView {
 export class ToolServerRegistry {
   /** Called after any change: the manager drops what it cached (and stops a removed server). */
   changed: (serverId: string) => void = () => {};
+  /** The rows as last read, with the "tool-servers" stream's head seq read just before them. */
+  private cached: { version: number; specs: Promise<ToolServerSpec[]> } | undefined;
 
   constructor(
     private readonly prisma: PrismaClient,
@@ -109,6 +111,26 @@ export class ToolServerRegistry {
   async specs(): Promise<ToolServerSpec[]> {
     const rows = await this.prisma.toolServer.findMany({ orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
     return rows.map(specOf);
+  }
+
+  /**
+   * The rows as committed now, for every flight (docs/tools.md "Several instances"). Every change
+   * to the table commits in one transaction with its event on the "tool-servers" stream, on
+   * whichever instance made it, so that stream's head seq is the table's version: one indexed read
+   * of the log (around Prisma) tells whether the rows read last are still the rows; they are read
+   * again only when it moved. The head is read before the rows, so rows newer than their version
+   * are read once more at worst, never kept past a change.
+   */
+  async currentSpecs(): Promise<ToolServerSpec[]> {
+    const version = await this.log.lastSeq(TOOL_SERVERS_STREAM);
+    const cached = this.cached;
+    if (cached?.version === version) return cached.specs;
+    const specs = this.specs();
+    this.cached = { version, specs };
+    specs.catch(() => {
+      if (this.cached?.specs === specs) this.cached = undefined;
+    });
+    return specs;
   }
 
   async list(): Promise<ToolServerView[]> {
