@@ -29,6 +29,7 @@ import { SPUN_TRUST } from "../../src/nests/registry.ts";
 import { QUARANTINE_STATUSES } from "../../src/nests/membership.ts";
 import { APPROVAL_CHANGE_KINDS } from "../../schema/approvals.ts";
 import { TOOL_DECISIONS } from "../../src/flock/tool-events.ts";
+import { TOOL_CALL_CHANGE_KINDS } from "../../schema/tool-call-changes.ts";
 
 /** Each enum the schema has, and the domain array it must be. */
 const DOMAIN: Record<string, readonly string[]> = {
@@ -50,6 +51,7 @@ const DOMAIN: Record<string, readonly string[]> = {
   StartingTrust: SPUN_TRUST,
   TaggedBy: TAGGED_BY,
   TaskType: TASK_TYPES,
+  ToolCallChangeKind: TOOL_CALL_CHANGE_KINDS,
   ToolCallDecision: TOOL_DECISIONS,
   Verdict: VERDICTS,
   VerdictTarget: TARGETS,
