@@ -14,11 +14,12 @@ let server: TestServer;
 let browser: Browser;
 
 it.before(async () => {
-  // A 20 s window reminded with half of it left.
+  // A minute's window reminded 50 s before it ends: the reminder comes 10 s in, and leaves a loaded
+  // machine 50 s to show it and click it before the window's own end would clear it.
   server = await startTestServer({
     env: {
-      CROWS_APPROVAL_WINDOW_MS: "20000",
-      CROWS_APPROVAL_REMINDER_MS: "10000",
+      CROWS_APPROVAL_WINDOW_MS: "60000",
+      CROWS_APPROVAL_REMINDER_MS: "50000",
       CROWS_WEBHOOK_ALLOW_PRIVATE: "1",
     },
   });
@@ -37,9 +38,10 @@ it("a reminder shows N min left with the item's text, its link focuses the card,
     if (new URL(request.url()).pathname === "/graphql/stream") streamPosts++;
   });
   await page.goto(server.url + "/", { waitUntil: "load" });
-  // Following before the list exists: the reminder comes live.
+  // Following before the list exists: the reminder comes live (however many feeds the tab's one
+  // connection carries).
   await page.waitForFunction(
-    () => /^live \((\d+) streams\)$/.exec(document.querySelector(".connections")?.textContent ?? "")?.[1] === "2",
+    () => /^live \(\d+ streams\)$/.test(document.querySelector(".connections")?.textContent ?? ""),
     { timeout: 60_000 },
   );
 
