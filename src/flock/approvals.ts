@@ -1,3 +1,6 @@
+// Over 400 lines for now: this round's reminders arm their timers beside the deadlines' (one timer
+// table, one release() per list); the split is the timer table into its own class that both the
+// deadline and the reminder use, so reminders.ts can hold remind() whole.
 // Approvals (docs/flock.md §4.4, docs/contract.md "Settled details"): every target (an item's triage,
 // its output) gets exactly one verdict. A pending approval waits for POST /api/verdicts until its
 // deadline; no answer by then is `timeout`, which counts as a rejection (fail safe). The deadline
