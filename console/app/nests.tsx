@@ -1,14 +1,15 @@
 // Every nest and its members; a nest's newest 50 messages (older ones a page at a time), then live
-// ones from nestMessages after the newest (kind, author, to, tagged_by), the owner's Message box, open asks answerable by their phrase, and quarantines
-// with reinstate / retire (the owner's exact reply on the Sentry's ask).
+// ones from nestMessages after the newest (kind, author, to, tagged_by, and a reply's reason), the
+// owner's Message box, and the open asks and quarantines the owner answers (nest-asks.tsx).
 import { useEffect, useState } from "preact/hooks";
 import { follow, gql, mutate } from "./api.ts";
 import { clock, TAGGERS } from "./steps.ts";
 import { attempt } from "./status.ts";
-import { timeLeft, useDebounced, useNow, useQuery } from "./hooks.ts";
+import { useDebounced, useNow, useQuery } from "./hooks.ts";
 import { NewNestForm, SpinCrowForm } from "./nest-forms.tsx";
+import { type AskReply, OpenAsks, Quarantines } from "./nest-asks.tsx";
 
-const MESSAGE_FIELDS = `msgId n kind author text to refersTo taggedBy ts`;
+const MESSAGE_FIELDS = `msgId n kind author text to refersTo taggedBy ts reason`;
 const NESTS = `query Nests { nests { id name crows } roster crows { name } }`;
 /** Service roles a message may be addressed to in every nest (docs/contract.md); the Sentry takes no requests. */
 const ADDRESSABLE_ROLES = ["Elder", "Quill", "Boss"];
@@ -23,8 +24,8 @@ const OPEN = `query Open($nestId: ID!) {
   asks(nestId: $nestId, resolved: "") { approvalPhrase deadline message { msgId author text } quarantine { crow } }
   quarantines(status: quarantined) { id crow nestId askMsgId retired }
 }`;
-const POST = `mutation Post($nestId: ID!, $text: String!, $to: String, $refersTo: String, $kind: String) {
-  postMessage(nestId: $nestId, author: "owner", text: $text, to: $to, refersTo: $refersTo, kind: $kind) {
+const POST = `mutation Post($nestId: ID!, $text: String!, $to: String, $refersTo: String, $kind: String, $reason: String) {
+  postMessage(nestId: $nestId, author: "owner", text: $text, to: $to, refersTo: $refersTo, kind: $kind, reason: $reason) {
     __typename ... on Message { msgId } ... on Error { code message }
   }
 }`;
@@ -45,6 +46,8 @@ interface Message {
   refersTo: string;
   taggedBy: string;
   ts: string;
+  /** The owner's reason with a reply to an ask, as the server stored it; null for none. */
+  reason: string | null;
 }
 
 interface MessagePage {
@@ -171,7 +174,7 @@ function NestRoom({ nest, addressable }: { nest: Nest; addressable: string[] }) 
 
   // The owner's decisions (an ask's phrase, reinstate, retire) go out as a plain say: a reply, never
   // something Jev could tag as a new request for the crows to claim.
-  const post = async (body: { text: string; to?: string; refersTo?: string; kind?: "say" }, what: string) => {
+  const post = async (body: { text: string; to?: string } | AskReply, what: string) => {
     setPosting(true);
     const result = await attempt(what, () => mutate("postMessage", POST, { nestId: nest.id, ...body }));
     setPosting(false);
@@ -208,6 +211,7 @@ function NestRoom({ nest, addressable }: { nest: Nest; addressable: string[] }) 
               {m.refersTo ? <span class="quiet"> · re {m.refersTo}</span> : null}
             </p>
             <p class="text">{m.text}</p>
+            {m.reason ? <p class="reason-given">Reason: {m.reason}</p> : null}
           </li>
         ))}
       </ol>
@@ -243,65 +247,8 @@ function NestRoom({ nest, addressable }: { nest: Nest; addressable: string[] }) 
           Post
         </button>
       </form>
-      <section aria-label="Open asks">
-        <h4>Open asks</h4>
-        {(open.data?.asks ?? []).length === 0 ? <p class="quiet">None.</p> : null}
-        <ul>
-          {(open.data?.asks ?? []).map((a) => (
-            <li key={a.message.msgId}>
-              <p>
-                <strong>{a.message.author}</strong>: {a.message.text}{" "}
-                <span class="quiet">({timeLeft(a.deadline, now)})</span>
-              </p>
-              <button
-                type="button"
-                onClick={() =>
-                  void post(
-                    { text: a.approvalPhrase, refersTo: a.message.msgId, kind: "say" },
-                    `Answer ${a.message.msgId}`,
-                  )
-                }
-              >
-                Answer "{a.approvalPhrase}"
-              </button>
-            </li>
-          ))}
-        </ul>
-      </section>
-      <section aria-label="Quarantines">
-        <h4>Quarantines</h4>
-        {quarantines.length === 0 ? <p class="quiet">None.</p> : null}
-        <ul>
-          {quarantines.map((q) => (
-            <li key={q.id}>
-              {q.crow} is quarantined{q.retired ? " and retired: the mark stays on the books." : "."}{" "}
-              {q.retired ? null : (
-                <>
-                  <button
-                    type="button"
-                    onClick={() =>
-                      void post(
-                        { text: `reinstate ${q.crow}`, refersTo: q.askMsgId, kind: "say" },
-                        `Reinstate ${q.crow}`,
-                      )
-                    }
-                  >
-                    Reinstate {q.crow}
-                  </button>{" "}
-                  <button
-                    type="button"
-                    onClick={() =>
-                      void post({ text: `retire ${q.crow}`, refersTo: q.askMsgId, kind: "say" }, `Retire ${q.crow}`)
-                    }
-                  >
-                    Retire {q.crow}
-                  </button>
-                </>
-              )}
-            </li>
-          ))}
-        </ul>
-      </section>
+      <OpenAsks asks={open.data?.asks ?? []} now={now} reply={async (r, what) => !!(await post(r, what))} />
+      <Quarantines quarantines={quarantines} reply={async (r, what) => !!(await post(r, what))} />
     </article>
   );
 }
