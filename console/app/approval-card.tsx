@@ -2,6 +2,7 @@
 // and its crows), the time left before it fails closed, a reason box sent with any answer, and
 // Approve, Reject, Try again (reject and ask for another try) and Edit and approve (the proposal
 // opened for the owner's changes: approval-edit.tsx).
+import { MAX_REASON_CHARS } from "../../src/flock/reason.ts";
 import { useState } from "preact/hooks";
 import { timeLeft } from "./hooks.ts";
 import { EditForm, type Edit } from "./approval-edit.tsx";
@@ -107,7 +108,7 @@ export function ApprovalCard({
         Reason (optional)
         <input
           type="text"
-          maxLength={1000}
+          maxLength={MAX_REASON_CHARS}
           value={reason}
           onInput={(e) => onReason((e.currentTarget as HTMLInputElement).value)}
         />

@@ -5,6 +5,7 @@
 // both cursors, then both pending sets, then registers both feeds in one tick, so the tab's one
 // connection, streams.ts, opens once): followToolCalls here. A decided card stays, saying who
 // decided and how, until the owner dismisses it.
+import { MAX_REASON_CHARS } from "../../src/flock/reason.ts";
 import { useState } from "preact/hooks";
 import { follow, mutate } from "./api.ts";
 import { attempt } from "./status.ts";
@@ -175,7 +176,7 @@ export function ToolCallCards({
                     Reason (optional, told to the crow on a refusal)
                     <input
                       type="text"
-                      maxLength={1000}
+                      maxLength={MAX_REASON_CHARS}
                       value={reasons.get(call.callId) ?? ""}
                       onInput={(e) => {
                         const value = (e.currentTarget as HTMLInputElement).value;
