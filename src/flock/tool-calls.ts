@@ -73,13 +73,18 @@ export class ToolCallDesk {
 
   // --- reads ----------------------------------------------------------------------------------
 
+  // Most items have no call at all: one indexed read around Prisma (flock-state.ts) says so, and
+  // their flights skip the Prisma reads below.
+
   /** A flight's calls so far, in order (a restarted flight resumes from them). */
-  flightCalls(flightKey: string): Promise<ToolCall[]> {
+  async flightCalls(itemId: string, flightKey: string): Promise<ToolCall[]> {
+    if (!(await this.log.state.hasToolCalls(itemId))) return [];
     return this.prisma.toolCall.findMany({ where: { flightKey }, orderBy: { n: "asc" } });
   }
 
   /** The crow of an unlanded flight with calls in this slot of the item (a restart flies it again). */
   async resumableCrow(itemId: string, slot: string): Promise<string | null> {
+    if (!(await this.log.state.hasToolCalls(itemId))) return null;
     const row = await this.prisma.toolCall.findFirst({
       where: { itemId, landed: false, flightKey: { startsWith: `${itemId}/${slot}/` } },
       orderBy: { createdAt: "desc" },

@@ -45,6 +45,8 @@ export interface StateReads {
   quarantinedCrows(): Promise<string[]>;
   /** The last crow a nest's rotation ("core" | "borrow") took, null before its first pick. */
   rotationCursor(nestId: string, ring: string): Promise<string | null>;
+  /** Whether the item has any tool call row (most have none: their flights skip reading them). */
+  hasToolCalls(itemId: string): Promise<boolean>;
 }
 
 /** The hot rows inside one transaction with the events appended beside them. */
@@ -304,6 +306,12 @@ class Statements implements StateTx {
       `INSERT INTO "RotationCursor" ("nestId", "ring", "lastCrow", "updatedAt") VALUES (?, ?, ?, ?) ` +
         `ON CONFLICT ("nestId", "ring") DO UPDATE SET "lastCrow" = excluded."lastCrow", "updatedAt" = excluded."updatedAt"`,
       [nestId, ring, crow, this.dialect.ts(new Date())],
+    );
+  }
+
+  async hasToolCalls(itemId: string): Promise<boolean> {
+    return (
+      (await this.exec.get(`SELECT 1 AS "one" FROM "ToolCall" WHERE "itemId" = ? LIMIT 1`, [itemId])) !== undefined
     );
   }
 
