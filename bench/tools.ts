@@ -26,7 +26,7 @@
 // subtracts the sdk round's client CPU per call: the client half of the same call that any MCP
 // client spends (framing, stdio, parsing), which crows spends too.
 // Run: npm run bench:tools   (BENCH_ROUNDS, default 3 counted rounds of each kind;
-// BENCH_SERVER_PROF=<dir> writes a --cpu-prof of the tooled server there)
+// BENCH_SERVER_PROF=<dir> writes a --cpu-prof of each server in <dir>/tooled and <dir>/plain)
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -139,8 +139,9 @@ for (let i = 0; i < FILES; i++)
   writeFileSync(path.join(folder, fileName(i)), `Note ${i + 1}: ${"espresso ".repeat(40)}\n`);
 
 const env = { CROWS_TOKEN_BUDGET: "500000" };
-const plain = await startServerProcess(env);
-const tooled = await startServerProcess(env, process.env.BENCH_SERVER_PROF);
+const profile = (name: string) => process.env.BENCH_SERVER_PROF && path.join(process.env.BENCH_SERVER_PROF, name);
+const plain = await startServerProcess(env, profile("plain"));
+const tooled = await startServerProcess(env, profile("tooled"));
 const sdk = new Client({ name: "bench-tools", version: "0" });
 try {
   const added = await tooled.post("/api/tools/servers", {
