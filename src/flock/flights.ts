@@ -153,8 +153,7 @@ export class Flights {
     }
     // Stepped down while it flew: the fence refuses the landing, so the reply is dropped (the new
     // owner lands this flight as lost).
-    await this.land(plan, result);
-    if (prepared) await this.tools?.desk.landed(prepared.flightKey, this.owner);
+    await this.land(plan, result, prepared?.flightKey);
     if (result.ok || result.provider) await this.weather?.waits.clear(itemId);
     if (budgetSpent) throw new BudgetSpentError(list.listId);
     if (!result.ok && result.cancelled) throw new ListCancelledError(list.listId);
@@ -162,13 +161,15 @@ export class Flights {
   }
 
   /** Closes a flight; a reply the caller later finds unusable is landed through here as a failure. */
-  private async land(plan: FlightPlan, result: FlightResult): Promise<void> {
+  private async land(plan: FlightPlan, result: FlightResult, toolFlightKey?: string): Promise<void> {
     const { list, itemId, crow } = plan;
     const payload = result.ok
       ? { item_id: itemId, crow, ok: true, tokens: result.tokens }
       : { item_id: itemId, crow, ok: false, tokens: result.tokens, error: result.error };
     await this.write(list.listId, async (tx) => {
       await tx.addTokens(list.listId, result.tokens);
+      // Its tool calls land with it, under the same fence: a later run of the item starts its own.
+      if (toolFlightKey) await tx.landToolCalls(toolFlightKey);
       return [{ name: "crow.landed", payload: listEventPayload<"crow.landed">(list.listId, payload) }];
     });
     list.tokensUsed += result.tokens; // after the commit: a refused landing counts nothing

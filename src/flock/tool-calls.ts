@@ -12,7 +12,7 @@
 // is tool-approvals.ts's, standing permissions tool-permissions.ts's; the desk is the flock's one front.
 import { randomBytes } from "node:crypto";
 import type { PrismaClient, ToolCall, ToolPermission } from "../generated/prisma/client.ts";
-import type { EventDraft, EventLog, Tx } from "../log/event-log.ts";
+import type { EventDraft, EventLog, StateTx, Tx } from "../log/event-log.ts";
 import type { Bus } from "../log/bus.ts";
 import { listStream } from "../base/streams.ts";
 import { actorOfColumns, type Actor } from "../base/actor.ts";
@@ -73,13 +73,18 @@ export class ToolCallDesk {
 
   // --- reads ----------------------------------------------------------------------------------
 
+  // Most items have no call at all: one indexed read around Prisma (flock-state.ts) says so, and
+  // their flights skip the Prisma reads below.
+
   /** A flight's calls so far, in order (a restarted flight resumes from them). */
-  flightCalls(flightKey: string): Promise<ToolCall[]> {
+  async flightCalls(itemId: string, flightKey: string): Promise<ToolCall[]> {
+    if (!(await this.log.state.hasToolCalls(itemId))) return [];
     return this.prisma.toolCall.findMany({ where: { flightKey }, orderBy: { n: "asc" } });
   }
 
   /** The crow of an unlanded flight with calls in this slot of the item (a restart flies it again). */
   async resumableCrow(itemId: string, slot: string): Promise<string | null> {
+    if (!(await this.log.state.hasToolCalls(itemId))) return null;
     const row = await this.prisma.toolCall.findFirst({
       where: { itemId, landed: false, flightKey: { startsWith: `${itemId}/${slot}/` } },
       orderBy: { createdAt: "desc" },
@@ -88,16 +93,18 @@ export class ToolCallDesk {
     return row?.crow ?? null;
   }
 
-  /** The flight landed: a later run of the item starts its own. */
+  /**
+   * The flight landed: a later run of the item starts its own. A list flight's calls land in its
+   * crow.landed's own transaction instead (flights.ts); this is a nest crow's turn's landing.
+   */
   async landed(flightKey: string, owner: ListOwner | undefined): Promise<void> {
-    const mark = { where: { flightKey, landed: false }, data: { landed: true } };
     // A nest crow's turn has no list owner: nothing of the list's story to fence.
     if (!owner) {
-      await this.prisma.toolCall.updateMany(mark);
+      await this.prisma.toolCall.updateMany({ where: { flightKey, landed: false }, data: { landed: true } });
       return;
     }
-    await this.write(owner, { listId: owner.fence.id, nestId: "" }, async (tx) => {
-      await tx.toolCall.updateMany(mark);
+    await this.writeState(owner, { listId: owner.fence.id, nestId: "" }, async (tx) => {
+      await tx.landToolCalls(flightKey);
       return [];
     });
   }
@@ -168,22 +175,24 @@ export class ToolCallDesk {
     permission?: ToolPermission,
   ): Promise<ToolCall | null> {
     const id = newCallId();
-    let started = false;
-    await this.write(owner, draft, async (tx) => {
-      await tx.toolCall.create({ data: { id, ...draft, status: "ready" } });
+    let row: ToolCall | null = null;
+    await this.writeState(owner, draft, async (tx) => {
+      const createdAt = new Date(this.now());
+      await tx.insertToolCall({ id, ...draft, status: "ready", createdAt });
       const approvedBy = permission ? grantorOf(permission) : null;
-      const events = await this.recordStarted(tx, { ...draft, id }, allowance, approvedBy);
-      started = events.length > 0;
+      const { events, at } = await this.recordStarted(tx, { ...draft, id }, allowance, approvedBy);
+      // The row as these two statements left it, without reading it back.
+      row = events.length > 0 ? startedRow(id, draft, createdAt, at) : null;
       return events;
     });
-    return started ? this.call(id) : null;
+    return row;
   }
 
   /** An approved call goes out: false when it was not approved and unstarted (it must not run). */
   async start(call: ToolCall, owner: ListOwner | undefined): Promise<boolean> {
     let started = false;
-    await this.write(owner, call, async (tx) => {
-      const events = await this.recordStarted(tx, call, "approved", actorOfColumns(call));
+    await this.writeState(owner, call, async (tx) => {
+      const { events } = await this.recordStarted(tx, call, "approved", actorOfColumns(call));
       started = events.length > 0;
       return events;
     });
@@ -193,21 +202,18 @@ export class ToolCallDesk {
   /**
    * THE place a call's "started" record is written, in the transaction of its tool.called. A call
    * goes out only when this moved its row (ready or approved -> started); otherwise it never runs.
-   * Its transaction is always a fenced one (`write`): a writer that lost the list moves nothing.
+   * Its transaction is always a fenced one (`writeState`): a writer that lost the list moves nothing.
+   * It runs through the log's own statements (src/storage/flock-state.ts), not a Prisma transaction.
    */
   private async recordStarted(
-    tx: Tx,
+    tx: StateTx,
     call: Pick<ToolCall, "id" | "listId" | "nestId" | "itemId" | "crow" | "serverName" | "tool" | "args">,
     allowance: ToolAllowance,
     approvedBy: Actor | null,
-  ): Promise<Array<{ name: string; payload: object }>> {
+  ): Promise<{ events: EventDraft[]; at: Date }> {
     const at = new Date(this.now());
-    const { count } = await tx.toolCall.updateMany({
-      where: { id: call.id, status: { in: ["ready", "approved"] } },
-      data: { status: "started", startedAt: at },
-    });
-    if (count === 0) return [];
-    return [
+    if (!(await tx.startToolCall(call.id, at))) return { events: [], at };
+    const events = [
       {
         name: "tool.called",
         payload: toolEventPayload<"tool.called">(
@@ -217,6 +223,7 @@ export class ToolCallDesk {
         ),
       },
     ];
+    return { events, at };
   }
 
   /** A read-only call found started after a restart goes out again (docs/tools.md "At most once"). */
@@ -251,12 +258,14 @@ export class ToolCallDesk {
     const at = new Date(this.now());
     const durationMs =
       call.startedAt && status === "returned" ? Math.max(0, at.getTime() - call.startedAt.getTime()) : 0;
-    await this.write(owner, call, async (tx) => {
-      const { count } = await tx.toolCall.updateMany({
-        where: { id: call.id, status: "started" },
-        data: { status, endedAt: at, result: end.result, errorCode: end.ok ? null : end.error },
+    await this.writeState(owner, call, async (tx) => {
+      const ended = await tx.endToolCall(call.id, {
+        status,
+        at,
+        result: end.result,
+        errorCode: end.ok ? null : end.error,
       });
-      if (count === 0) return [];
+      if (!ended) return [];
       return [
         {
           name: "tool.returned",
@@ -302,6 +311,52 @@ export class ToolCallDesk {
       throw new StoppedError();
     }
   }
+
+  /**
+   * `write` through the log's own statements (src/storage/flock-state.ts) instead of a Prisma
+   * interactive transaction: the same fence first (EventLog.fencedAppend), the same moves and
+   * events in one commit, in a fraction of the round trips. The hot path of every call.
+   */
+  private async writeState(
+    owner: ListOwner | undefined,
+    place: CallPlace,
+    build: (tx: StateTx) => Promise<EventDraft[]>,
+  ): Promise<void> {
+    if (!owner) {
+      await this.log.appendState(toolStreamOf(place), build);
+      return;
+    }
+    try {
+      await this.log.fencedAppend(listStream(owner.fence.id), owner.fence, build);
+    } catch (error) {
+      if (!(error instanceof StaleEpochError)) throw error;
+      owner.fencedOut(error);
+      throw new StoppedError();
+    }
+  }
+}
+
+/** An allowed call's row just after openAllowed inserted and started it (every other column its default). */
+function startedRow(id: string, draft: CallDraft, createdAt: Date, startedAt: Date): ToolCall {
+  return {
+    ...draft,
+    id,
+    status: "started",
+    deadline: null,
+    reason: null,
+    always: false,
+    decidedAt: null,
+    decidedBy: "",
+    decidedByTokenId: null,
+    decidedByTokenName: null,
+    decidedByWebhookId: null,
+    startedAt,
+    endedAt: null,
+    result: null,
+    errorCode: null,
+    landed: false,
+    createdAt,
+  };
 }
 
 function newCallId(): string {

@@ -86,7 +86,7 @@ export class ToolFlights {
         `tools: the tool list for nest ${plan.nestId} failed; flying without tools: ${describeError(error)}`,
       );
     }
-    const stored = await this.desk.flightCalls(flightKey);
+    const stored = await this.desk.flightCalls(plan.itemId, flightKey);
     if (tools.length === 0 && stored.length === 0) return null;
     return { flightKey, offered: offerNames(tools), stored };
   }

@@ -45,6 +45,8 @@ export interface StateReads {
   quarantinedCrows(): Promise<string[]>;
   /** The last crow a nest's rotation ("core" | "borrow") took, null before its first pick. */
   rotationCursor(nestId: string, ring: string): Promise<string | null>;
+  /** Whether the item has any tool call row (most have none: their flights skip reading them). */
+  hasToolCalls(itemId: string): Promise<boolean>;
 }
 
 /** The hot rows inside one transaction with the events appended beside them. */
@@ -99,6 +101,20 @@ export interface StateTx extends StateReads {
   addTrustEntry(entry: NewTrustEntry): Promise<void>;
   /** Where a nest's rotation stands after a pick. */
   recordPick(nestId: string, ring: string, crow: string): Promise<void>;
+  /** A new tool call's row (src/flock/tool-calls.ts openAllowed): `ready`, created at `createdAt`. */
+  insertToolCall(call: NewToolCall): Promise<void>;
+  /**
+   * A call's started record (tool-calls.ts recordStarted): ready or approved -> started at `at`;
+   * false when the row was in neither (it must not run).
+   */
+  startToolCall(id: string, at: Date): Promise<boolean>;
+  /**
+   * A started tool call's end (tool-calls.ts recordEnd): `status` with its result; false when the
+   * row was not `started` (its end is recorded once).
+   */
+  endToolCall(id: string, end: ToolCallEnd): Promise<boolean>;
+  /** A flight's tool calls marked landed (a later run of the item starts its own). */
+  landToolCalls(flightKey: string): Promise<void>;
   /** PostgreSQL's commit-order lock (db.ts commitOrderLock), held to commit; nothing on SQLite. */
   lockCommitOrder(): Promise<void>;
   /**
@@ -106,6 +122,37 @@ export interface StateTx extends StateReads {
    * the database refuses (the row's epoch moved on), which rolls the whole transaction back.
    */
   fenced(fence: Fence): Promise<void>;
+}
+
+/** A tool call's row as openAllowed inserts it (the columns it does not name keep their defaults). */
+export interface NewToolCall {
+  id: string;
+  listId: string;
+  itemId: string;
+  nestId: string;
+  flightKey: string;
+  crow: string;
+  taskType: string;
+  step: number;
+  n: number;
+  modelCallId: string;
+  offeredName: string;
+  serverId: string;
+  serverName: string;
+  tool: string;
+  args: string;
+  policy: string;
+  readOnly: boolean;
+  status: string;
+  createdAt: Date;
+}
+
+/** How a tool call ended, as its row keeps it. */
+export interface ToolCallEnd {
+  status: "returned" | "unknown";
+  at: Date;
+  result: string;
+  errorCode: string | null;
 }
 
 /** A list as it finished: its token counters, and who cancelled it (null: it ran to its end). */
@@ -180,6 +227,8 @@ interface Dialect {
   /** A DateTime column read back as text Date parses in UTC. */
   tsColumn(column: string): string;
   lockCommitOrder(exec: Exec): Promise<void>;
+  /** A Boolean value as a statement parameter (better-sqlite3 binds no JS boolean). */
+  bool(value: boolean): number | boolean;
 }
 
 /** DateTime as Prisma's better-sqlite3 adapter stores it (sqlite-ts.ts). */
@@ -187,6 +236,7 @@ const SQLITE: Dialect = {
   ts: sqliteTs,
   tsColumn: (column) => `"${column}"`,
   lockCommitOrder: async () => {}, // one writer: ids already are commit order
+  bool: (value) => (value ? 1 : 0),
 };
 
 const PG: Dialect = {
@@ -195,6 +245,7 @@ const PG: Dialect = {
   lockCommitOrder: async (exec) => {
     await exec.get(`SELECT pg_advisory_xact_lock(${NAMED_ORDER_LOCK})`, []);
   },
+  bool: (value) => value,
 };
 
 type ItemRow = Omit<Item, "updatedAt"> & { updatedAt: string };
@@ -305,6 +356,63 @@ class Statements implements StateTx {
         `ON CONFLICT ("nestId", "ring") DO UPDATE SET "lastCrow" = excluded."lastCrow", "updatedAt" = excluded."updatedAt"`,
       [nestId, ring, crow, this.dialect.ts(new Date())],
     );
+  }
+
+  async hasToolCalls(itemId: string): Promise<boolean> {
+    return (
+      (await this.exec.get(`SELECT 1 AS "one" FROM "ToolCall" WHERE "itemId" = ? LIMIT 1`, [itemId])) !== undefined
+    );
+  }
+
+  async insertToolCall(call: NewToolCall): Promise<void> {
+    await this.exec.run(
+      `INSERT INTO "ToolCall" ("id", "listId", "itemId", "nestId", "flightKey", "crow", "taskType", "step", "n", "modelCallId", ` +
+        `"offeredName", "serverId", "serverName", "tool", "args", "policy", "readOnly", "status", "createdAt") ` +
+        `VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [
+        call.id,
+        call.listId,
+        call.itemId,
+        call.nestId,
+        call.flightKey,
+        call.crow,
+        call.taskType,
+        call.step,
+        call.n,
+        call.modelCallId,
+        call.offeredName,
+        call.serverId,
+        call.serverName,
+        call.tool,
+        call.args,
+        call.policy,
+        this.dialect.bool(call.readOnly),
+        call.status,
+        this.dialect.ts(call.createdAt),
+      ],
+    );
+  }
+
+  async startToolCall(id: string, at: Date): Promise<boolean> {
+    const changed = await this.exec.run(
+      `UPDATE "ToolCall" SET "status" = 'started', "startedAt" = ? WHERE "id" = ? AND "status" IN ('ready', 'approved')`,
+      [this.dialect.ts(at), id],
+    );
+    return changed > 0;
+  }
+
+  async endToolCall(id: string, end: ToolCallEnd): Promise<boolean> {
+    const changed = await this.exec.run(
+      `UPDATE "ToolCall" SET "status" = ?, "endedAt" = ?, "result" = ?, "errorCode" = ? WHERE "id" = ? AND "status" = 'started'`,
+      [end.status, this.dialect.ts(end.at), end.result, end.errorCode, id],
+    );
+    return changed > 0;
+  }
+
+  async landToolCalls(flightKey: string): Promise<void> {
+    await this.exec.run(`UPDATE "ToolCall" SET "landed" = TRUE WHERE "flightKey" = ? AND "landed" = FALSE`, [
+      flightKey,
+    ]);
   }
 
   async moveItem(id: string, from: string, fields: ItemFields): Promise<Item | null> {

@@ -55,6 +55,7 @@ export class SqliteEventStore implements EventStore {
     spunCrowNames: () => this.readingState((s) => s.spunCrowNames()),
     quarantinedCrows: () => this.readingState((s) => s.quarantinedCrows()),
     rotationCursor: (nestId, ring) => this.readingState((s) => s.rotationCursor(nestId, ring)),
+    hasToolCalls: (itemId) => this.readingState((s) => s.hasToolCalls(itemId)),
   };
 
   /** `fileLock`: the database file's write lock shared with the webhook sender's thread (../writer-lock.ts). */
