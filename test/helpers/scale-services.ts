@@ -82,3 +82,16 @@ export function instancePair(
   });
   return pair;
 }
+
+/** One in-process server on a fresh database of its own; `done` stops it and drops the database. */
+export async function serverOnFreshDatabase(pgUrl: string): Promise<{ server: TestServer; done(): Promise<void> }> {
+  const db = await freshDatabase(pgUrl);
+  const server = await startTestServer({ env: { DATABASE_URL: db.url } });
+  return {
+    server,
+    done: async () => {
+      await server.close();
+      await db.drop();
+    },
+  };
+}
