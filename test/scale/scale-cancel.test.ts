@@ -6,7 +6,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { instancePair, serviceTests } from "../helpers/scale-services.ts";
 import { openSse } from "../helpers/sse.ts";
-import { assertCancelledReplay, hangingCrows } from "../helpers/cancel-checks.ts";
+import { assertCancelledReplay, CANCEL_LIST_TEXT, hangingCrows } from "../helpers/cancel-checks.ts";
 import { listStream } from "../../src/base/streams.ts";
 
 const { svc, it } = serviceTests("scale-cancel");
@@ -19,14 +19,7 @@ const pair = svc
 
 it("a list running on A, cancelled on B: A ends every item once, list.finished says cancelled, nothing follows", async () => {
   const { a, b } = pair!;
-  const text = [
-    "HANG on the phone with the bank until someone answers",
-    "Buy milk",
-    "Write a haiku about crows",
-    "Call the plumber about the sink",
-    "Water the plants",
-    "Fold the laundry",
-  ].join("\n");
+  const text = CANCEL_LIST_TEXT;
   const posted = await a.post("/api/lists", { text, requester: "cancel-two" });
   assert.is(posted.status, 202, posted.text);
   const listId = posted.body.list_id as string;
