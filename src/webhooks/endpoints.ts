@@ -101,7 +101,7 @@ export class Endpoints {
   }): Promise<EndpointView & { secret: string }> {
     const format = input.format ?? "standard";
     if (!isWebhookFormat(format))
-      throw new BadInputError(`"format" must be one of: ${WEBHOOK_FORMATS.join(", ")} (missing: standard).`);
+      throw new BadInputError(`"format" must be one of ${WEBHOOK_FORMATS.join(", ")}; leave it out for standard.`);
     const url = checkTarget(input.url, this.config.allowPrivate);
     const events = parseEvents(input.events);
     const description = input.description ?? "";

@@ -4,9 +4,9 @@
 // and the scopes: a read token cannot send, no token is a 401.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { randomUUID } from "node:crypto";
-import { Role, TaskState, type Message, type Task } from "@a2a-js/sdk";
-import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, type Client } from "@a2a-js/sdk/client";
+import { TaskState, type Message, type Task } from "@a2a-js/sdk";
+import type { Client } from "@a2a-js/sdk/client";
+import { a2aClient, sendParams as send, statusText, userMessage } from "../helpers/a2a-client.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { bearer, makeToken } from "../helpers/tokens.ts";
 import { listStream } from "../../src/base/streams.ts";
@@ -21,35 +21,7 @@ test.after(async () => {
   await server.close();
 });
 
-async function clientFor(token: string): Promise<Client> {
-  const fetchImpl: typeof fetch = (input, init) => {
-    const headers = new Headers(init?.headers);
-    headers.set("authorization", `Bearer ${token}`);
-    return fetch(input, { ...init, headers });
-  };
-  const factory = new ClientFactory({
-    transports: [new JsonRpcTransportFactory({ fetchImpl })],
-    cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
-  });
-  return factory.createFromUrl(server.url);
-}
-
-function userMessage(text: string, taskId = "", contextId = ""): Message {
-  return {
-    messageId: randomUUID(),
-    contextId,
-    taskId,
-    role: Role.ROLE_USER,
-    parts: [{ content: { $case: "text", value: text }, metadata: undefined, filename: "", mediaType: "text/plain" }],
-    metadata: undefined,
-    extensions: [],
-    referenceTaskIds: [],
-  };
-}
-
-const send = (message: Message) => ({ tenant: "", message, configuration: undefined, metadata: undefined });
-const statusText = (task: Task) =>
-  task.status?.message?.parts.map((p) => (p.content?.$case === "text" ? p.content.value : "")).join("") ?? "";
+const clientFor = (token: string): Promise<Client> => a2aClient(server.url, token);
 
 test("the card names the skills, streaming, and the bearer scheme; without a token it is a 401", async () => {
   const client = await clientFor(OWNER);

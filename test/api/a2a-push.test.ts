@@ -6,9 +6,9 @@
 // create, get or list; a read token refused; a bad URL a clear error; delete stops the pushes.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { randomUUID } from "node:crypto";
-import { Role, StreamResponse, TaskState, type Message, type Task } from "@a2a-js/sdk";
-import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, type Client } from "@a2a-js/sdk/client";
+import { StreamResponse, TaskState, type Message, type Task } from "@a2a-js/sdk";
+import type { Client } from "@a2a-js/sdk/client";
+import { a2aClient, sendParams, userMessage } from "../helpers/a2a-client.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { bearer, makeToken } from "../helpers/tokens.ts";
 import { startReceiver, type Receiver } from "../helpers/webhook-receiver.ts";
@@ -36,31 +36,7 @@ test.after(async () => {
   await receiver.close();
 });
 
-async function clientFor(token: string): Promise<Client> {
-  const fetchImpl: typeof fetch = (input, init) => {
-    const headers = new Headers(init?.headers);
-    headers.set("authorization", `Bearer ${token}`);
-    return fetch(input, { ...init, headers });
-  };
-  const factory = new ClientFactory({
-    transports: [new JsonRpcTransportFactory({ fetchImpl })],
-    cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
-  });
-  return factory.createFromUrl(server.url);
-}
-
-function userMessage(text: string, taskId = "", contextId = ""): Message {
-  return {
-    messageId: randomUUID(),
-    contextId,
-    taskId,
-    role: Role.ROLE_USER,
-    parts: [{ content: { $case: "text", value: text }, metadata: undefined, filename: "", mediaType: "text/plain" }],
-    metadata: undefined,
-    extensions: [],
-    referenceTaskIds: [],
-  };
-}
+const clientFor = (token: string): Promise<Client> => a2aClient(server.url, token);
 
 const pushConfig = (url: string, id = "") => ({
   tenant: "",
@@ -103,7 +79,7 @@ test("a push config on message/send: every update pushed, signed, authorized, in
   let task = (await client.sendMessage(sendWithPush(message, receiver.url))) as Task;
   for (let turn = 0; turn < 10 && task.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED; turn++) {
     message = userMessage("approve", task.id, task.contextId);
-    task = (await client.sendMessage({ tenant: "", message, configuration: undefined, metadata: undefined })) as Task;
+    task = (await client.sendMessage(sendParams(message))) as Task;
   }
   assert.is(task.status?.state, TaskState.TASK_STATE_COMPLETED);
 

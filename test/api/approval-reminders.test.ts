@@ -6,9 +6,10 @@
 // try (the Sentry is asked again), and the new round's approve link takes a reason.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { startTestServer, type TestServer } from "../helpers/server.ts";
-import { openSse, type SseClient } from "../helpers/sse.ts";
-import { startReceiver, type Receiver } from "../helpers/webhook-receiver.ts";
+import type { TestServer } from "../helpers/server.ts";
+import { startFollowedList, startSubscribedServer } from "../helpers/subscribed-server.ts";
+import type { SseClient } from "../helpers/sse.ts";
+import type { Receiver } from "../helpers/webhook-receiver.ts";
 import { ApprovalDesk, approvalSubject } from "../../src/flock/approvals.ts";
 import type { TrustLedger } from "../../src/flock/trust.ts";
 import { listStream } from "../../src/base/streams.ts";
@@ -27,23 +28,14 @@ let receiver: Receiver;
 let lists = 0;
 
 test.before(async () => {
-  receiver = await startReceiver();
-  server = await startTestServer({ env: ENV });
-  const added = await server.post("/api/webhooks", { url: receiver.url });
-  assert.is(added.status, 201, added.text);
-  receiver.secrets.push(added.body.secret);
+  ({ server, receiver } = await startSubscribedServer(ENV));
 });
 test.after(async () => {
   await server.close();
   await receiver.close();
 });
 
-async function startList(text: string): Promise<{ listId: string; sse: SseClient }> {
-  const res = await server.post("/api/lists", { text, requester: `reminders-${++lists}` });
-  assert.is(res.status, 202, res.text);
-  const listId = res.body.list_id as string;
-  return { listId, sse: await openSse(`${server.url}/api/events?list_id=${listId}`) };
-}
+const startList = (text: string) => startFollowedList(server, text, `reminders-${++lists}`);
 
 const press = (url: string, form: Record<string, string> = {}) =>
   fetch(url, {

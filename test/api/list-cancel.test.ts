@@ -8,7 +8,7 @@ import * as assert from "uvu/assert";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { openSse, type SseClient } from "../helpers/sse.ts";
 import { bearer, makeToken } from "../helpers/tokens.ts";
-import { assertCancelledReplay, hangingCrows } from "../helpers/cancel-checks.ts";
+import { assertCancelledReplay, CANCEL_LIST_TEXT, hangingCrows } from "../helpers/cancel-checks.ts";
 import { listStream } from "../../src/base/streams.ts";
 
 const OWNER = "owner-token-for-cancel-tests-0000";
@@ -38,14 +38,7 @@ function on(sse: SseClient, name: string, itemId: string, extra: (d: any) => boo
 }
 
 test("a list cancelled with items waiting, in the air and waiting on the owner: each ends once, list.finished says cancelled", async () => {
-  const text = [
-    "HANG on the phone with the bank until someone answers",
-    "Buy milk",
-    "Write a haiku about crows",
-    "Call the plumber about the sink",
-    "Water the plants",
-    "Fold the laundry",
-  ].join("\n");
+  const text = CANCEL_LIST_TEXT;
   const posted = await server.request("POST", "/api/lists", { text, requester: "cancel-one" }, owner);
   assert.is(posted.status, 202, posted.text);
   const listId = posted.body.list_id as string;

@@ -4,9 +4,10 @@
 // the audit, the exports and the approval.decided webhook. Bad reasons are a 400 naming the limit.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { startTestServer, type TestServer } from "../helpers/server.ts";
-import { openSse, type SseClient } from "../helpers/sse.ts";
-import { startReceiver, type Receiver } from "../helpers/webhook-receiver.ts";
+import type { TestServer } from "../helpers/server.ts";
+import { startFollowedList, startSubscribedServer } from "../helpers/subscribed-server.ts";
+import type { SseClient } from "../helpers/sse.ts";
+import type { Receiver } from "../helpers/webhook-receiver.ts";
 import { csvObjects } from "../helpers/csv.ts";
 
 const ENV = { CROWS_WEBHOOK_ALLOW_PRIVATE: "1", CROWS_WEBHOOK_POLL_S: "0.05" };
@@ -16,24 +17,14 @@ let receiver: Receiver;
 let lists = 0;
 
 test.before(async () => {
-  receiver = await startReceiver();
-  server = await startTestServer({ env: ENV });
-  const added = await server.post("/api/webhooks", { url: receiver.url });
-  assert.is(added.status, 201, added.text);
-  receiver.secrets.push(added.body.secret);
+  ({ server, receiver } = await startSubscribedServer(ENV));
 });
 test.after(async () => {
   await server.close();
   await receiver.close();
 });
 
-async function startList(text: string): Promise<{ listId: string; sse: SseClient }> {
-  // A requester per list: the test posts more lists a minute than one requester may.
-  const res = await server.post("/api/lists", { text, requester: `reasons-${++lists}` });
-  assert.is(res.status, 202, res.text);
-  const listId = res.body.list_id as string;
-  return { listId, sse: await openSse(`${server.url}/api/events?list_id=${listId}`) };
-}
+const startList = (text: string) => startFollowedList(server, text, `reasons-${++lists}`);
 
 const waitEvent = (sse: SseClient, name: string, itemId: string, nth = 1) =>
   sse.waitFor(

@@ -186,6 +186,18 @@ test("a bad format is a 400 on REST and a refusal on GraphQL; GraphQL sets and s
   const bad = await server.post("/api/webhooks", { url: "http://127.0.0.1:9/x", format: "teams" });
   assert.is(bad.status, 400, bad.text);
   assert.match(bad.body.message, /format/);
+  // Whatever the bad value, the same 400 names the allowed values plainly, and nothing is stored.
+  const allowed = '"format" must be one of standard, slack, discord, ntfy; leave it out for standard.';
+  for (const format of ["teams", "", "Slack", " slack", 42, true, ["slack"], { name: "slack" }]) {
+    const answer = await server.post("/api/webhooks", { url: "http://127.0.0.1:9/w", format });
+    assert.is(answer.status, 400, `${JSON.stringify(format)}: ${answer.text}`);
+    assert.equal(answer.body, { message: allowed }, JSON.stringify(format));
+  }
+  const stored = (await server.get("/api/webhooks")).body.webhooks as Array<{ url: string }>;
+  assert.not.ok(
+    stored.some((e) => e.url.startsWith("http://127.0.0.1:9/")),
+    "no refused endpoint was stored",
+  );
   const gql = (query: string, variables: object) => server.post("/graphql", { query, variables });
   const added = await gql(
     `mutation Add($url: String!, $format: String) { addWebhook(url: $url, format: $format) {
@@ -199,6 +211,7 @@ test("a bad format is a 400 on REST and a refusal on GraphQL; GraphQL sets and s
     { url: "http://127.0.0.1:9/z", format: "teams" },
   );
   assert.match(refused.body.data.addWebhook.message, /format/, refused.text);
+  assert.is(refused.body.data.addWebhook.message, allowed, "GraphQL names the same allowed values");
 });
 
 test.run();

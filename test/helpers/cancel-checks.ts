@@ -12,6 +12,19 @@ export interface ReplayedEvent {
 /** The offline brain, with every crow call whose prompt holds HANG left in the air until aborted. */
 export const hangingCrows = () => pacedCrows((_n, request) => ({ never: request.prompt.includes("HANG") }));
 
+/**
+ * A list to cancel while it runs: its first item hangs in the air (with hangingCrows), the others
+ * wait on the owner or are still to start, so a cancel finds items in every state.
+ */
+export const CANCEL_LIST_TEXT = [
+  "HANG on the phone with the bank until someone answers",
+  "Buy milk",
+  "Write a haiku about crows",
+  "Call the plumber about the sink",
+  "Water the plants",
+  "Fold the laundry",
+].join("\n");
+
 /** Asserts the cancelled list's invariants on `events` (the list stream from seq 1); returns how each item ended. */
 export function assertCancelledReplay(events: ReplayedEvent[], itemIds: string[]): Map<string, string> {
   const last = events[events.length - 1];

@@ -12,8 +12,9 @@ export interface ServerProcess {
   output(): { stdout: string; stderr: string };
 }
 
-export function startProcess(env: Record<string, string>): ServerProcess {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+/** `entry` is the server's entry file: src/main.ts, or a test fixture that starts it with more around it. */
+export function startProcess(env: Record<string, string>, entry = "src/main.ts"): ServerProcess {
+  const child = spawn(process.execPath, ["--import", "tsx", entry], {
     env: childEnv(env),
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -22,7 +23,8 @@ export function startProcess(env: Record<string, string>): ServerProcess {
   child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
   child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
   const ready = new Promise<string>((resolve, reject) => {
-    // Generous: a loaded machine compiles the whole server through tsx before it listens.
+    // Generous: a loaded machine compiles the whole server through tsx before it listens (and a
+    // fixture may start a second process, an MCP server, first).
     const timer = setTimeout(() => reject(new Error(`no ready line; stderr: ${stderr}`)), 90_000);
     child.stdout.on("data", () => {
       const line = stdout.split("\n").find((l) => l.startsWith("{"));
@@ -38,8 +40,11 @@ export function startProcess(env: Record<string, string>): ServerProcess {
 }
 
 /** Starts the process and resolves with its base URL once it is ready. */
-export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess & { url: string }> {
-  const proc = startProcess(env);
+export async function startServerProcess(
+  env: Record<string, string>,
+  entry?: string,
+): Promise<ServerProcess & { url: string }> {
+  const proc = startProcess(env, entry);
   const line = await proc.ready;
   return { ...proc, url: (JSON.parse(line) as { url: string }).url };
 }

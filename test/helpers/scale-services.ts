@@ -4,7 +4,7 @@
 // there a missing service fails the run instead of skipping it.
 import { test, type Test } from "uvu";
 import { gated } from "./gate.ts";
-import { startTestServer, type TestServer } from "./server.ts";
+import { startTestServer, type TestServer, type TestServerOptions } from "./server.ts";
 import { freshDatabase } from "../../harness/pg-database.ts";
 
 export { freshDatabase };
@@ -67,18 +67,33 @@ export async function eventually<T>(
 export function instancePair(
   svc: Services,
   env: Record<string, string> = {},
+  /** Each instance's own dependencies (a fake model, say), made anew for each. */
+  deps?: () => TestServerOptions["deps"],
 ): { readonly a: TestServer; readonly b: TestServer } {
   let db: { url: string; drop(): Promise<void> } | undefined;
   const pair = {} as { a: TestServer; b: TestServer };
   test.before(async () => {
     db = await freshDatabase(svc.pgUrl);
     const shared = { DATABASE_URL: db.url, REDIS_URL: svc.redisUrl, ...env };
-    pair.a = await startTestServer({ env: shared });
-    pair.b = await startTestServer({ env: shared });
+    pair.a = await startTestServer({ env: shared, ...(deps ? { deps: deps() } : {}) });
+    pair.b = await startTestServer({ env: shared, ...(deps ? { deps: deps() } : {}) });
   });
   test.after(async () => {
     await Promise.allSettled([pair.a?.close(), pair.b?.close()]);
     await db?.drop();
   });
   return pair;
+}
+
+/** One in-process server on a fresh database of its own; `done` stops it and drops the database. */
+export async function serverOnFreshDatabase(pgUrl: string): Promise<{ server: TestServer; done(): Promise<void> }> {
+  const db = await freshDatabase(pgUrl);
+  const server = await startTestServer({ env: { DATABASE_URL: db.url } });
+  return {
+    server,
+    done: async () => {
+      await server.close();
+      await db.drop();
+    },
+  };
 }

@@ -13,15 +13,8 @@ import { startFakeSystemOne } from "../helpers/fake-systemone.ts";
 import { OFF_TOPIC } from "../helpers/nest-kit.ts";
 import { crash, startServerProcess, type ServerProcess } from "../helpers/process.ts";
 import { eventually } from "../helpers/scale-services.ts";
+import { json } from "../helpers/json-http.ts";
 
-async function json(url: string, method = "GET", body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(url, {
-    method,
-    headers: body === undefined ? {} : { "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: res.status, body: await res.json() };
-}
 const messages = async (url: string, nest: string): Promise<any[]> =>
   (await json(`${url}/api/nests/${nest}/messages`)).body;
 

@@ -6,41 +6,11 @@ import * as assert from "uvu/assert";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { spawn } from "node:child_process";
-import { childEnv } from "../../harness/child-env.ts";
-import { crash, type ServerProcess } from "../helpers/process.ts";
+import { crash, startServerProcess } from "../helpers/process.ts";
 import { ownerFollows } from "../helpers/owner.ts";
 
-function startToolsServer(env: Record<string, string>): Promise<ServerProcess & { url: string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", "test/fixtures/tools-server.ts"], {
-    env: childEnv(env),
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  const ready = new Promise<string>((resolve, reject) => {
-    // Two processes start (this server under tsx, and its MCP server): slow on a loaded machine.
-    const timer = setTimeout(() => reject(new Error(`no ready line; stderr: ${stderr}`)), 90_000);
-    child.stdout.on("data", () => {
-      const line = stdout.split("\n").find((l) => l.startsWith("{"));
-      if (line) {
-        clearTimeout(timer);
-        resolve(line);
-      }
-    });
-    child.on("exit", (code) => reject(new Error(`exited ${code} before ready; stderr: ${stderr}`)));
-  });
-  return ready.then((line) => ({
-    child,
-    ready,
-    exited,
-    output: () => ({ stdout, stderr }),
-    url: (JSON.parse(line) as { url: string }).url,
-  }));
-}
+/** The server with the filesystem MCP server the fixture starts beside it. */
+const startToolsServer = (env: Record<string, string>) => startServerProcess(env, "test/fixtures/tools-server.ts");
 
 function folders() {
   const data = mkdtempSync(path.join(os.tmpdir(), "crows-tools-data-"));

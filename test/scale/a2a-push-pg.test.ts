@@ -4,9 +4,8 @@
 // receiver on loopback checks every signature with the token as the key.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { randomUUID } from "node:crypto";
-import { Role, StreamResponse, TaskState, type Message, type Task } from "@a2a-js/sdk";
-import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory } from "@a2a-js/sdk/client";
+import { StreamResponse, TaskState, type Task } from "@a2a-js/sdk";
+import { a2aClient, sendParams, userMessage as message } from "../helpers/a2a-client.ts";
 import { startTestServer } from "../helpers/server.ts";
 import { startReceiver } from "../helpers/webhook-receiver.ts";
 import { freshDatabase, serviceTests } from "../helpers/scale-services.ts";
@@ -14,17 +13,6 @@ import { freshDatabase, serviceTests } from "../helpers/scale-services.ts";
 const OWNER = "owner-token-for-a2a-push-on-pg-0";
 const PUSH_TOKEN = "push-token-on-postgres-0123456789";
 const { svc, it } = serviceTests("a2a-push-pg");
-
-const message = (text: string, taskId = "", contextId = ""): Message => ({
-  messageId: randomUUID(),
-  contextId,
-  taskId,
-  role: Role.ROLE_USER,
-  parts: [{ content: { $case: "text", value: text }, metadata: undefined, filename: "", mediaType: "text/plain" }],
-  metadata: undefined,
-  extensions: [],
-  referenceTaskIds: [],
-});
 
 it("a task's updates pushed from PostgreSQL, signed, authorized, to completed; the config read back without its secrets", async () => {
   const db = await freshDatabase(svc!.pgUrl);
@@ -40,15 +28,7 @@ it("a task's updates pushed from PostgreSQL, signed, authorized, to completed; t
     },
   });
   try {
-    const fetchImpl: typeof fetch = (input, init) => {
-      const headers = new Headers(init?.headers);
-      headers.set("authorization", `Bearer ${OWNER}`);
-      return fetch(input, { ...init, headers });
-    };
-    const client = await new ClientFactory({
-      transports: [new JsonRpcTransportFactory({ fetchImpl })],
-      cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
-    }).createFromUrl(server.url);
+    const client = await a2aClient(server.url, OWNER);
     const config = {
       tenant: "",
       id: "pg-receiver",
@@ -64,12 +44,7 @@ it("a task's updates pushed from PostgreSQL, signed, authorized, to completed; t
       metadata: undefined,
     })) as Task;
     for (let turn = 0; turn < 10 && task.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED; turn++)
-      task = (await client.sendMessage({
-        tenant: "",
-        message: message("approve", task.id, task.contextId),
-        configuration: undefined,
-        metadata: undefined,
-      })) as Task;
+      task = (await client.sendMessage(sendParams(message("approve", task.id, task.contextId)))) as Task;
     assert.is(task.status?.state, TaskState.TASK_STATE_COMPLETED);
     const states = () =>
       receiver.received.flatMap((r) => {

@@ -7,7 +7,7 @@ import { suite, type Test } from "uvu";
 import * as assert from "uvu/assert";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { openSse } from "../helpers/sse.ts";
-import { freshDatabase, services, type Services } from "../helpers/scale-services.ts";
+import { serverOnFreshDatabase, services, type Services } from "../helpers/scale-services.ts";
 import { gated } from "../helpers/gate.ts";
 import type { VerdictValue } from "../../src/flock/events.ts";
 import { SYSTEM } from "../../src/base/actor.ts";
@@ -313,17 +313,7 @@ backendSuite(
 let pgServices: Services | null = null;
 backendSuite(
   "postgresql",
-  async () => {
-    const db = await freshDatabase(pgServices!.pgUrl);
-    const server = await startTestServer({ env: { DATABASE_URL: db.url } });
-    return {
-      server,
-      done: async () => {
-        await server.close();
-        await db.drop();
-      },
-    };
-  },
+  () => serverOnFreshDatabase(pgServices!.pgUrl),
   false,
   (runner) => {
     pgServices = services("graphql-read-cache on PostgreSQL", runner);

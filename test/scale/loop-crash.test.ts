@@ -11,6 +11,7 @@ import path from "node:path";
 import { startFakeOpenAI, roleOfSystemPrompt, defaultScript, type FakeOpenAI } from "../helpers/fake-openai.ts";
 import { crash, startServerProcess } from "../helpers/process.ts";
 import { eventually, freshDatabase, serviceTests } from "../helpers/scale-services.ts";
+import { json } from "../helpers/json-http.ts";
 
 const CROW_DELAY_MS = 3000;
 
@@ -30,15 +31,6 @@ const modelEnv = (fake: FakeOpenAI) => ({
   CROWS_MODEL_BASE_URL: fake.url,
   CROWS_MODEL_API_KEY: "test-key",
 });
-
-async function json(url: string, method = "GET", body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(url, {
-    method,
-    headers: body === undefined ? {} : { "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: res.status, body: await res.json() };
-}
 
 const messages = async (url: string, nest: string): Promise<any[]> =>
   (await json(`${url}/api/nests/${nest}/messages`)).body;

@@ -5,39 +5,20 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { TaskState, type Task } from "@a2a-js/sdk";
-import { startTestServer, type TestServer } from "../helpers/server.ts";
-import { freshDatabase, serviceTests } from "../helpers/scale-services.ts";
+import { instancePair, serviceTests } from "../helpers/scale-services.ts";
 import { bearer, makeToken } from "../helpers/tokens.ts";
 import { a2aClient, artifactIds, sendParams, statusText, userMessage } from "../helpers/a2a-client.ts";
 
 const { svc, it } = serviceTests("scale-a2a-tasks");
 const OWNER = "owner-token-for-scale-a2a-00000000";
 
-let db: { url: string; drop(): Promise<void> } | undefined;
-let a: TestServer;
-let b: TestServer;
-
-test.before(async () => {
-  if (!svc) return;
-  db = await freshDatabase(svc.pgUrl);
-  const env = {
-    DATABASE_URL: db.url,
-    REDIS_URL: svc.redisUrl,
-    CROWS_TOKEN: OWNER,
-    CROWS_APPROVAL_WINDOW_MS: "600000",
-  };
-  a = await startTestServer({ env });
-  b = await startTestServer({ env });
-});
-test.after(async () => {
-  await Promise.allSettled([a?.close(), b?.close()]);
-  await db?.drop();
-});
+const pair = svc ? instancePair(svc, { CROWS_TOKEN: OWNER, CROWS_APPROVAL_WINDOW_MS: "600000" }) : undefined;
 
 const getTask = (client: Awaited<ReturnType<typeof a2aClient>>, id: string) =>
   client.getTask({ tenant: "", id, historyLength: undefined });
 
 it("a task sent to A: B reads it, takes its replies to completed, and A reads the end", async () => {
+  const { a, b } = pair!;
   const onA = await a2aClient(a.url, OWNER);
   const onB = await a2aClient(b.url, OWNER);
   const sent = (await onA.sendMessage(sendParams(userMessage("Buy milk\nWrite a haiku about crows")))) as Task;
@@ -70,6 +51,7 @@ it("a task sent to A: B reads it, takes its replies to completed, and A reads th
 });
 
 it("a task streamed on A, resubscribed on B: B follows its list to completed while the owner decides", async () => {
+  const { a, b } = pair!;
   const writer = await makeToken(a, "a2a-scale-writer", ["read", "write"], bearer(OWNER));
   const onA = await a2aClient(a.url, writer.secret);
   const onB = await a2aClient(b.url, writer.secret);
@@ -108,6 +90,7 @@ it("a task streamed on A, resubscribed on B: B follows its list to completed whi
 });
 
 it("a task waiting on A, cancelled on B: canceled on both, its list finished cancelled", async () => {
+  const { a, b } = pair!;
   const onA = await a2aClient(a.url, OWNER);
   const onB = await a2aClient(b.url, OWNER);
   const sent = (await onA.sendMessage(sendParams(userMessage("Plan a picnic\nBuy bread")))) as Task;

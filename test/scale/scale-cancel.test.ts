@@ -4,44 +4,22 @@
 // over one. A fresh replay (read on B) shows each item ending once and nothing after list.finished.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { startTestServer, type TestServer } from "../helpers/server.ts";
-import { freshDatabase, serviceTests } from "../helpers/scale-services.ts";
+import { instancePair, serviceTests } from "../helpers/scale-services.ts";
 import { openSse } from "../helpers/sse.ts";
-import { assertCancelledReplay, hangingCrows } from "../helpers/cancel-checks.ts";
+import { assertCancelledReplay, CANCEL_LIST_TEXT, hangingCrows } from "../helpers/cancel-checks.ts";
 import { listStream } from "../../src/base/streams.ts";
 
 const { svc, it } = serviceTests("scale-cancel");
 
-let db: { url: string; drop(): Promise<void> } | undefined;
-let a: TestServer;
-let b: TestServer;
-
-test.before(async () => {
-  if (!svc) return;
-  db = await freshDatabase(svc.pgUrl);
-  const env = {
-    DATABASE_URL: db.url,
-    REDIS_URL: svc.redisUrl,
-    CROWS_APPROVAL_WINDOW_MS: "600000",
-    CROWS_ITEM_CONCURRENCY: "4",
-  };
-  a = await startTestServer({ env, deps: { model: hangingCrows() } });
-  b = await startTestServer({ env, deps: { model: hangingCrows() } });
-});
-test.after(async () => {
-  await Promise.allSettled([a?.close(), b?.close()]);
-  await db?.drop();
-});
+const pair = svc
+  ? instancePair(svc, { CROWS_APPROVAL_WINDOW_MS: "600000", CROWS_ITEM_CONCURRENCY: "4" }, () => ({
+      model: hangingCrows(),
+    }))
+  : undefined;
 
 it("a list running on A, cancelled on B: A ends every item once, list.finished says cancelled, nothing follows", async () => {
-  const text = [
-    "HANG on the phone with the bank until someone answers",
-    "Buy milk",
-    "Write a haiku about crows",
-    "Call the plumber about the sink",
-    "Water the plants",
-    "Fold the laundry",
-  ].join("\n");
+  const { a, b } = pair!;
+  const text = CANCEL_LIST_TEXT;
   const posted = await a.post("/api/lists", { text, requester: "cancel-two" });
   assert.is(posted.status, 202, posted.text);
   const listId = posted.body.list_id as string;

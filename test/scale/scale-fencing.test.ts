@@ -8,9 +8,6 @@
 // instance's one line saying it stepped down.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import {
   startFakeOpenAI,
   roleOfSystemPrompt,
@@ -18,8 +15,9 @@ import {
   type FakeOpenAI,
   type FakeReply,
 } from "../helpers/fake-openai.ts";
-import { crash, startServerProcess, type ServerProcess } from "../helpers/process.ts";
-import { eventually, freshDatabase, serviceTests } from "../helpers/scale-services.ts";
+import { processPair, steppedDownLines, type ProcessPair } from "../helpers/process-pair.ts";
+import { json } from "../helpers/json-http.ts";
+import { eventually, serviceTests } from "../helpers/scale-services.ts";
 import { openSse, type SseClient } from "../helpers/sse.ts";
 import { ownerFollows } from "../helpers/owner.ts";
 import { assertOneStory, replayFromLog } from "../helpers/one-story.ts";
@@ -61,48 +59,8 @@ function provider(mode: "solo" | "split", delayOf: (role: Role, nthOfRole: numbe
   });
 }
 
-interface Pair {
-  a: ServerProcess & { url: string };
-  b: ServerProcess & { url: string };
-  dbUrl: string;
-  done(): Promise<void>;
-}
-
-async function pair(fake: FakeOpenAI): Promise<Pair> {
-  const db = await freshDatabase(svc!.pgUrl);
-  const dirs = [
-    mkdtempSync(path.join(os.tmpdir(), "crows-fence-a-")),
-    mkdtempSync(path.join(os.tmpdir(), "crows-fence-b-")),
-  ];
-  const shared = {
-    CROWS_PORT: "0",
-    DATABASE_URL: db.url,
-    REDIS_URL: svc!.redisUrl,
-    CROWS_LEASE_MS: String(LEASE_MS),
-    CROWS_APPROVAL_WINDOW_MS: "600000",
-    CROWS_ITEM_CONCURRENCY: "4",
-    // A freeze that catches A inside a transaction: PostgreSQL ends it, and its row lock, soon.
-    CROWS_PG_IDLE_TX_TIMEOUT_MS: "2000",
-    CROWS_MODEL: "openai-compatible:fake-crow",
-    CROWS_MODEL_BASE_URL: fake.url,
-    CROWS_MODEL_API_KEY: "test-key",
-  };
-  const a = await startServerProcess({ ...shared, CROWS_DATA_DIR: dirs[0]! });
-  const b = await startServerProcess({ ...shared, CROWS_DATA_DIR: dirs[1]! });
-  return {
-    a,
-    b,
-    dbUrl: db.url,
-    done: async () => {
-      a.child.kill("SIGCONT");
-      await crash(a);
-      await crash(b);
-      await fake.close();
-      await db.drop();
-      for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
+const pair = (fake: FakeOpenAI): Promise<ProcessPair> =>
+  processPair(svc!, fake, { dirPrefix: "crows-fence", leaseMs: LEASE_MS, env: { CROWS_ITEM_CONCURRENCY: "4" } });
 
 async function postList(url: string): Promise<string> {
   const res = await fetch(`${url}/api/lists`, {
@@ -134,7 +92,7 @@ async function until(what: string, check: () => boolean, timeoutMs = 60_000): Pr
  * finished; A is thawed and steps down. Returns the log read fresh, and A's lines.
  */
 async function freezeTakeOverThaw(
-  p: Pair,
+  p: ProcessPair,
   listId: string,
   owner: Awaited<ReturnType<typeof ownerFollows>> | undefined,
 ): Promise<{ events: Awaited<ReturnType<typeof replayFromLog>>; aLines: string }> {
@@ -147,12 +105,7 @@ async function freezeTakeOverThaw(
   }
   p.a.child.kill("SIGCONT");
   // The event that proves A is done with the list: its one line saying it stepped down.
-  await eventually(
-    "A to step down",
-    async () => (p.a.output().stderr.includes(`stepped down from list ${listId}`) ? true : undefined),
-    30_000,
-    25,
-  );
+  await steppedDownLines(p.a, `list ${listId}`, 30_000);
   return { events: await replayFromLog(p.dbUrl, `list:${listId}`), aLines: p.a.output().stderr };
 }
 
@@ -249,15 +202,6 @@ it("frozen while an Elder merge and a banter line are in flight: neither lands f
   }
 });
 
-async function json(url: string, method = "GET", body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(url, {
-    method,
-    headers: body === undefined ? {} : { "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: res.status, body: await res.json() };
-}
-
 const nestMessages = async (url: string): Promise<any[]> => (await json(`${url}/api/nests/bakery/messages`)).body;
 const answersTo = (all: any[], requestId: string) =>
   all.filter((m) => m.refers_to === requestId && (m.kind === "deliver" || m.kind === "decline"));
@@ -302,12 +246,7 @@ it("a nest request whose obligation was taken over: A's late deliver is refused,
     // B takes the obligation over once A's lease lapses, nudges Pepper, and Pepper delivers there.
     await answered(p.b.url, requestId);
     p.a.child.kill("SIGCONT");
-    await eventually(
-      "A to step down from the obligation",
-      async () => (p.a.output().stderr.includes(`stepped down from obligation ${requestId}`) ? true : undefined),
-      30_000,
-      25,
-    );
+    await steppedDownLines(p.a, `obligation ${requestId}`, 30_000);
     // A marker asked after the thaw, and answered, proves the quiet: A's late reply was already in hand.
     const markerId = await ask(p.b.url, "one more short note, for the florist");
     await answered(p.b.url, markerId);

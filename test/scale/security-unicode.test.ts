@@ -6,7 +6,7 @@
 import { test, type Test } from "uvu";
 import * as assert from "uvu/assert";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
-import { freshDatabase, serviceTests } from "../helpers/scale-services.ts";
+import { serverOnFreshDatabase, serviceTests } from "../helpers/scale-services.ts";
 
 const BAD_TEXTS = ["a\u0000b", "\u0000", "tail\ud800", "\udfffhead", "x\ud83dy", "pair reversed \ude00\ud83d"];
 const KEPT_TEXTS = ["\u202eright to left\u202c", "\u200fשלום", "e\u0301", "🐦‍⬛ crow", "tab\there"];
@@ -222,20 +222,6 @@ suite("SQLite", async () => {
 });
 
 const { svc, it } = serviceTests("security-unicode");
-suite(
-  "PostgreSQL",
-  async () => {
-    const db = await freshDatabase(svc!.pgUrl);
-    const server = await startTestServer({ env: { DATABASE_URL: db.url } });
-    return {
-      server,
-      done: async () => {
-        await server.close();
-        await db.drop();
-      },
-    };
-  },
-  it,
-);
+suite("PostgreSQL", () => serverOnFreshDatabase(svc!.pgUrl), it);
 
 test.run();

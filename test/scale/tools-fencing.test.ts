@@ -19,8 +19,10 @@ import {
   type FakeOpenAI,
   type FakeScript,
 } from "../helpers/fake-openai.ts";
-import { crash, startServerProcess, type ServerProcess } from "../helpers/process.ts";
-import { eventually, freshDatabase, serviceTests } from "../helpers/scale-services.ts";
+import { crash } from "../helpers/process.ts";
+import { processPair, steppedDownLines, type ProcessPair } from "../helpers/process-pair.ts";
+import { json } from "../helpers/json-http.ts";
+import { serviceTests } from "../helpers/scale-services.ts";
 import { ownerFollows, type OwnerRun } from "../helpers/owner.ts";
 import { assertOneStory, replayFromLog, type LoggedEvent } from "../helpers/one-story.ts";
 import { startGatedMcpServer } from "../helpers/mcp-gated.ts";
@@ -44,66 +46,21 @@ function crowCalls(tool: string, args: object): FakeScript {
   };
 }
 
-interface Pair {
-  a: ServerProcess & { url: string };
-  b: ServerProcess & { url: string };
-  dbUrl: string;
-  done(): Promise<void>;
-}
-
-async function pair(fake: FakeOpenAI): Promise<Pair> {
-  const db = await freshDatabase(svc!.pgUrl);
-  const dirs = [
-    mkdtempSync(path.join(os.tmpdir(), "crows-toolfence-a-")),
-    mkdtempSync(path.join(os.tmpdir(), "crows-toolfence-b-")),
-  ];
-  const shared = {
-    CROWS_PORT: "0",
-    DATABASE_URL: db.url,
-    REDIS_URL: svc!.redisUrl,
-    CROWS_LEASE_MS: String(LEASE_MS),
-    CROWS_APPROVAL_WINDOW_MS: "600000",
-    CROWS_TOOL_TIMEOUT_MS: "600000",
-    // A freeze that catches A inside a transaction: PostgreSQL ends it, and its row lock, soon.
-    CROWS_PG_IDLE_TX_TIMEOUT_MS: "2000",
-    CROWS_MODEL: "openai-compatible:fake-crow",
-    CROWS_MODEL_BASE_URL: fake.url,
-    CROWS_MODEL_API_KEY: "test-key",
-  };
-  const a = await startServerProcess({ ...shared, CROWS_DATA_DIR: dirs[0]! });
-  const b = await startServerProcess({ ...shared, CROWS_DATA_DIR: dirs[1]! });
-  return {
-    a,
-    b,
-    dbUrl: db.url,
-    done: async () => {
-      a.child.kill("SIGCONT");
-      await crash(a);
-      await crash(b);
-      await fake.close();
-      await db.drop();
-      for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-async function json(url: string, method = "GET", body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(url, {
-    method,
-    headers: body === undefined ? {} : { "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
+const pair = (fake: FakeOpenAI): Promise<ProcessPair> =>
+  processPair(svc!, fake, {
+    dirPrefix: "crows-toolfence",
+    leaseMs: LEASE_MS,
+    env: { CROWS_TOOL_TIMEOUT_MS: "600000" },
   });
-  return { status: res.status, body: await res.json().catch(() => null) };
-}
 
 /** The owner connects a tool server on A (stored in PostgreSQL: B finds it when it first needs it). */
-async function connect(p: Pair, server: object): Promise<void> {
+async function connect(p: ProcessPair, server: object): Promise<void> {
   const added = await json(`${p.a.url}/api/tools/servers`, "POST", server);
   assert.is(added.status, 201, JSON.stringify(added.body));
 }
 
 /** A one-item list posted to A, so A claims and runs it; the owner follows (and answers verdicts) on B. */
-async function listOnA(p: Pair, text: string): Promise<{ listId: string; owner: OwnerRun }> {
+async function listOnA(p: ProcessPair, text: string): Promise<{ listId: string; owner: OwnerRun }> {
   const posted = await json(`${p.a.url}/api/lists`, "POST", { text, requester: "tool-fencing" });
   assert.is(posted.status, 202);
   const listId = posted.body.list_id as string;
@@ -112,7 +69,7 @@ async function listOnA(p: Pair, text: string): Promise<{ listId: string; owner: 
   return { listId, owner };
 }
 
-async function approveOnB(p: Pair, asked: SseMessage): Promise<void> {
+async function approveOnB(p: ProcessPair, asked: SseMessage): Promise<void> {
   const decided = await json(`${p.b.url}/api/tool-calls/${asked.data.call_id}/decision`, "POST", { approve: true });
   assert.is(decided.status, 200, JSON.stringify(decided.body));
 }
@@ -133,23 +90,14 @@ async function within<T>(what: string, promise: Promise<T>, ms = 90_000): Promis
 }
 
 /** The event that proves the thawed A is done with the list: its one line saying it stepped down. */
-async function steppedDown(p: Pair, listId: string): Promise<void> {
-  await eventually(
-    "A to step down",
-    async () => (p.a.output().stderr.includes(`stepped down from list ${listId}`) ? true : undefined),
-    60_000,
-    25,
-  );
-  const lines = p.a
-    .output()
-    .stderr.split("\n")
-    .filter((l) => l.includes(`stepped down from list ${listId}`));
+async function steppedDown(p: ProcessPair, listId: string): Promise<void> {
+  const lines = await steppedDownLines(p.a, `list ${listId}`, 60_000);
   assert.is(lines.length, 1, lines.join("\n"));
   assert.match(lines[0]!, /this instance held epoch 1, the list is at epoch 2/);
 }
 
 /** A failure, with the tail of each instance's log lines (what a loaded machine did meanwhile). */
-function withLogs(p: Pair, error: unknown): unknown {
+function withLogs(p: ProcessPair, error: unknown): unknown {
   if (!(error instanceof Error)) return error;
   const tail = (text: string) => text.split("\n").slice(-15).join("\n");
   error.message += `\n--- A:\n${tail(p.a.output().stderr)}\n--- B:\n${tail(p.b.output().stderr)}`;
@@ -158,7 +106,7 @@ function withLogs(p: Pair, error: unknown): unknown {
 
 const named = (events: LoggedEvent[], name: string) => events.filter((e) => e.name === name);
 
-async function finish(p: Pair, listId: string, owner: OwnerRun): Promise<LoggedEvent[]> {
+async function finish(p: ProcessPair, listId: string, owner: OwnerRun): Promise<LoggedEvent[]> {
   try {
     await owner.finished;
   } finally {
