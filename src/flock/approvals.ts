@@ -24,7 +24,7 @@ import { grantRework } from "./rework.ts";
 import { applyEdit, type Edit } from "./edit.ts";
 import { FLOCK } from "../base/settings/flock.ts";
 import { REMINDER_EVENT, reminderDueMs, reminderPayload } from "./reminders.ts";
-import type { ApprovalRow } from "../storage/flock-state.ts";
+import type { ApprovalRow } from "../storage/state-shapes.ts";
 
 /** How soon a timeout whose write failed (the database restarting) is written again. */
 const TIMEOUT_RETRY_MS = 1_000;

@@ -8,7 +8,7 @@ import { isTaskType } from "../base/roster.ts";
 import { TRIAGE_MODES } from "../base/triage.ts";
 import { stringArray } from "../base/util/json-column.ts";
 import type { Item } from "../generated/prisma/client.ts";
-import type { StateTx } from "../storage/flock-state.ts";
+import type { StateTx } from "../storage/state-shapes.ts";
 import type { Target } from "./events.ts";
 
 /** The longest answer an owner may write in place of the crows' (the same cap as a list, whole). */

@@ -4,7 +4,7 @@
 // stored stage: an output goes back to `working`, a triage to `pending`. The note carries what was
 // rejected and why into the next flight's input; the next announcement (item.answered or
 // item.triaged) clears it and opens the target's approval again, one round higher.
-import type { StateTx } from "../storage/flock-state.ts";
+import type { StateTx } from "../storage/state-shapes.ts";
 import type { Target } from "./events.ts";
 import { stringArray } from "../base/util/json-column.ts";
 import { DEFAULT_NEST } from "../base/default-nest.ts";

@@ -7,7 +7,7 @@ import { nameTopicOf, topicOf } from "./bus.ts";
 import { KeyedLock } from "../base/util/keyed-lock.ts";
 import type { DatabaseHandle } from "../storage/db.ts";
 import type { EventStore, NewEvent, RenderedPage, RowTemplate, Tx } from "../storage/events/types.ts";
-import type { StateReads, StateTx } from "../storage/flock-state.ts";
+import type { StateReads, StateTx } from "../storage/state-shapes.ts";
 import { StreamTap } from "./stream-tap.ts";
 import { fencedPrisma, type Fence } from "../storage/fence.ts";
 import { flatten, tail } from "./follow.ts";

@@ -5,7 +5,8 @@
 import Database from "better-sqlite3";
 import type { Fence } from "../fence.ts";
 import type { PrismaClient } from "../../generated/prisma/client.ts";
-import { sqliteState, type StateReads, type StateTx } from "../flock-state.ts";
+import { sqliteState } from "../flock-state.ts";
+import type { StateReads, StateTx } from "../state-shapes.ts";
 import { WriteConnectionLock } from "../write-connection-lock.ts";
 import type { WriterLock } from "../writer-lock.ts";
 import { GroupQueue, type Pending } from "./group-queue.ts";

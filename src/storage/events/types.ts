@@ -2,7 +2,7 @@
 // (events/sqlite.ts, events/postgres.ts). Why the log's SQL goes around Prisma, and what each
 // append path commits with: docs/architecture.md "Storage and migrations".
 import type { PrismaClient } from "../../generated/prisma/client.ts";
-import type { StateReads, StateTx } from "../flock-state.ts";
+import type { StateReads, StateTx } from "../state-shapes.ts";
 import type { OutboxRule } from "../webhook-outbox.ts";
 import type { Fence } from "../fence.ts";
 
