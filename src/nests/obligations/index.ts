@@ -139,6 +139,11 @@ export class Obligations implements ObligationHook {
     this.ownership.fencedOut(error);
   }
 
+  /** Calls `stop` once this instance steps down from obligation `id` (refused, or its sweep saw it taken over). */
+  whenSteppedDown(id: string, stop: () => void): () => void {
+    return this.ownership.whenSteppedDown(id, stop);
+  }
+
   /** The watch verdict on `msgId` is being logged (Stages.judged). */
   judged(msgId: string, breach: boolean): (tx: Tx) => Promise<void> {
     return this.stages.judged(msgId, breach);

@@ -27,6 +27,8 @@ export interface TurnLeases {
   callFence(requestId: string, crow: string): Fence | null;
   /** A record under that fence was refused: this instance steps down from the obligation. */
   fencedOut(error: StaleEpochError): void;
+  /** Calls `stop` once this instance steps down from obligation `id`; the function returned forgets it. */
+  whenSteppedDown(id: string, stop: () => void): () => void;
 }
 
 export interface NestCrowToolsDeps {
@@ -57,34 +59,41 @@ export class NestCrowTools {
   private async run(turn: NestToolTurn, request: ModelRequest): Promise<ToolFlightOutcome | null> {
     const { requestId, slot, crow, nestId, taskType } = turn;
     const { leases } = this.deps;
-    // The turn writes under the epoch held now; refused, it steps down and stops (as a list's run).
+    // The turn writes under the epoch held now; refused, or its obligation seen taken over by the
+    // lease sweep, it steps down and stops (as a list's run): its calls in the air are abandoned.
     const steppedDown = new AbortController();
+    const fence = leases.callFence(requestId, crow);
     const owner: CallOwner = {
       listId: "",
       nestId,
-      fence: leases.callFence(requestId, crow),
+      fence,
       fencedOut: (error) => {
         leases.fencedOut(error);
         steppedDown.abort();
       },
     };
-    const flights = this.deps.flightsFor(owner, AbortSignal.any([this.deps.stopping, steppedDown.signal]));
-    // A turn resumed after a restart finds its stored calls under the same key and goes on from them.
-    const prepared = await flights.prepare({ itemId: requestId, slot, crow, nestId });
-    if (!prepared) return null;
-    const outcome = await flights.run(
-      {
-        itemId: requestId,
-        crow,
-        taskType,
-        nestId,
-        slot,
-        budget: { tokenBudget: this.deps.tokenBudget, tokensUsed: 0 },
-        request,
-      },
-      prepared,
-    );
-    await flights.desk.landed(prepared.flightKey, owner);
-    return outcome;
+    const forget = fence ? leases.whenSteppedDown(fence.id, () => steppedDown.abort()) : () => {};
+    try {
+      const flights = this.deps.flightsFor(owner, AbortSignal.any([this.deps.stopping, steppedDown.signal]));
+      // A turn resumed after a restart finds its stored calls under the same key and goes on from them.
+      const prepared = await flights.prepare({ itemId: requestId, slot, crow, nestId });
+      if (!prepared) return null;
+      const outcome = await flights.run(
+        {
+          itemId: requestId,
+          crow,
+          taskType,
+          nestId,
+          slot,
+          budget: { tokenBudget: this.deps.tokenBudget, tokensUsed: 0 },
+          request,
+        },
+        prepared,
+      );
+      await flights.desk.landed(prepared.flightKey, owner);
+      return outcome;
+    } finally {
+      forget();
+    }
   }
 }
