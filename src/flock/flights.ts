@@ -102,7 +102,6 @@ export class Flights {
       if (prepared && plan.tools && this.tools) {
         const flown = await this.tools.run(
           {
-            listId: list.listId,
             itemId,
             crow,
             ...plan.tools,

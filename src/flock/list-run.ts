@@ -16,6 +16,7 @@ import { listEventPayload, type SkipReason } from "./events.ts";
 import { listStream } from "../base/streams.ts";
 import { BudgetSpentError, Flights, type ListBudget } from "./flights.ts";
 import { ToolFlights } from "./tool-flight.ts";
+import { listCallOwner } from "./call-owner.ts";
 import { StoppedError, approvalSubject } from "./approvals.ts";
 import { classifierHints, readTriage, type Triage } from "./triage.ts";
 import { Banter } from "./banter.ts";
@@ -55,7 +56,7 @@ export class ListRun {
         ? new ToolFlights(
             ctx.tools,
             ctx.toolCalls,
-            owner,
+            listCallOwner(list.id, owner),
             ctx.model,
             toolFlightConfig(ctx.config),
             ctx.signal,

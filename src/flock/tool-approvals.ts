@@ -2,8 +2,9 @@
 // decision (approved, refused with a reason, or approved always: a standing permission granted in
 // the same transaction), or `timeout` at the call's stored deadline, so a restart keeps it. The
 // waiter wakes on a decision from any instance (the list stream's bus signal; the row is the truth).
-// A tool decision never moves trust. The timeout is the list's own run's decision, fenced by its
-// epoch (docs/tools.md "At most once"): an instance that lost the list writes none.
+// A tool decision never moves trust. The timeout is the call's writer's own decision, fenced by its
+// lease (the list's epoch, or the obligation's for a nest crow's call; docs/tools.md "At most
+// once"): an instance that lost the lease writes none.
 import type { PrismaClient, ToolCall } from "../generated/prisma/client.ts";
 import type { EventDraft, EventLog, Tx } from "../log/event-log.ts";
 import { topicOf, type Bus, type BusEvent } from "../log/bus.ts";
@@ -13,7 +14,7 @@ import { StoppedError } from "./approvals.ts";
 import { toolCallFacts, toolEventPayload, toolStreamOf, type ToolDecision } from "./tool-events.ts";
 import { grantIn } from "./tool-permissions.ts";
 import { StaleEpochError } from "../storage/fence.ts";
-import type { ListOwner } from "./list-owner.ts";
+import type { CallOwner } from "./call-owner.ts";
 
 /** The longest reason a refusal may carry (characters). */
 export const MAX_REASON_CHARS = 1_000;
@@ -68,10 +69,10 @@ export class ToolApprovals {
    * The decision on an asked call: at once when recorded, else when the owner decides or its
    * stored deadline passes (then `timeout`, a refusal). The waiter is registered before the row is
    * read, so a decision landing in between is not missed; another instance's decision wakes it by
-   * the list stream's bus signal. The timeout is written under `owner`'s fence; refused, the
+   * the call stream's bus signal. The timeout is written under `owner`'s fence; refused, the
    * owner steps down (which ends this wait).
    */
-  async waitFor(call: ToolCall, owner: ListOwner | undefined): Promise<ToolDecision> {
+  async waitFor(call: ToolCall, owner: CallOwner): Promise<ToolDecision> {
     if (this.stopped) throw new StoppedError();
     let settle!: (decision: ToolDecision) => void;
     let fail!: (error: Error) => void;
@@ -123,7 +124,7 @@ export class ToolApprovals {
     for (const [fail, list] of [...this.failers]) if (list === listId) fail(new StoppedError());
   }
 
-  private arm(call: ToolCall, owner: ListOwner | undefined): void {
+  private arm(call: ToolCall, owner: CallOwner): void {
     if (this.stopped || this.timers.has(call.id) || !call.deadline) return;
     const deadline = call.deadline;
     const timer = setTimeout(
@@ -134,7 +135,7 @@ export class ToolApprovals {
           .then((moved) => (moved ? undefined : this.settleFromRow(call.id)))
           .catch((error: unknown) => {
             // Refused by the fence: another instance runs the list now; this one steps down, no retry.
-            if (error instanceof StaleEpochError) return owner?.fencedOut(error);
+            if (error instanceof StaleEpochError) return owner.fencedOut(error);
             if (this.stopped || this.timers.has(call.id)) return;
             const retry = setTimeout(() => {
               this.timers.delete(call.id);
@@ -174,7 +175,7 @@ export class ToolApprovals {
     decision: ToolDecision,
     actor: Actor,
     extra: { reason: string | null; always: boolean },
-    owner?: ListOwner,
+    owner?: CallOwner,
   ): Promise<boolean> {
     const at = new Date(this.now());
     let moved = false;
@@ -207,7 +208,7 @@ export class ToolApprovals {
       ];
     };
     const stream = toolStreamOf(call);
-    if (owner && decision === "timeout") await this.log.fencedAppendWith(stream, owner.fence, build);
+    if (owner?.fence && decision === "timeout") await this.log.fencedAppendWith(stream, owner.fence, build);
     else await this.log.appendWith(stream, build);
     if (!moved) return false;
     clearTimeout(this.timers.get(call.id));

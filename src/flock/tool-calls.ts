@@ -6,30 +6,29 @@
 //   or     started -> unknown                            (its end was never recorded: never sent again)
 // Every move is a conditional update committed with its event, so a second decision, a decision
 // after the deadline, or a second start moves nothing. `recordStarted` is the one place a call's
-// "started" record is written: a call goes out only after it committed. Every write the list's run
-// makes here is fenced by its list's epoch (`write`): an instance that lost the list moves no row
-// and writes no event, so it never sends a call (docs/tools.md "At most once"). The approval itself
+// "started" record is written: a call goes out only after it committed. Every write here is fenced
+// by its writer's lease (`write`, call-owner.ts): a list flight's by its list's epoch, a nest crow's
+// by the epoch of the obligation it answers. A writer that lost its lease moves no row and writes
+// no event, so it never sends a call (docs/tools.md "At most once"). The approval itself
 // is tool-approvals.ts's, standing permissions tool-permissions.ts's; the desk is the flock's one front.
 import { randomBytes } from "node:crypto";
 import type { PrismaClient, ToolCall, ToolPermission } from "../generated/prisma/client.ts";
 import type { EventDraft, EventLog, StateTx, Tx } from "../log/event-log.ts";
 import type { Bus } from "../log/bus.ts";
-import { listStream } from "../base/streams.ts";
 import { actorOfColumns, type Actor } from "../base/actor.ts";
 import {
   summary,
   toolCallFacts,
   toolEventPayload,
   toolStreamOf,
-  type CallPlace,
   type ToolAllowance,
   type ToolDecision,
 } from "./tool-events.ts";
 import { ToolApprovals } from "./tool-approvals.ts";
 import { grantorOf, ToolPermissions } from "./tool-permissions.ts";
-import { StaleEpochError } from "../storage/fence.ts";
+import { fencedPrisma, StaleEpochError } from "../storage/fence.ts";
 import { StoppedError } from "./approvals.ts";
-import type { ListOwner } from "./list-owner.ts";
+import type { CallOwner } from "./call-owner.ts";
 
 /** A call about to be recorded: what the model asked, resolved to a server's tool. */
 export interface CallDraft {
@@ -97,13 +96,8 @@ export class ToolCallDesk {
    * The flight landed: a later run of the item starts its own. A list flight's calls land in its
    * crow.landed's own transaction instead (flights.ts); this is a nest crow's turn's landing.
    */
-  async landed(flightKey: string, owner: ListOwner | undefined): Promise<void> {
-    // A nest crow's turn has no list owner: nothing of the list's story to fence.
-    if (!owner) {
-      await this.prisma.toolCall.updateMany({ where: { flightKey, landed: false }, data: { landed: true } });
-      return;
-    }
-    await this.writeState(owner, { listId: owner.fence.id, nestId: "" }, async (tx) => {
+  async landed(flightKey: string, owner: CallOwner): Promise<void> {
+    await this.writeState(owner, async (tx) => {
       await tx.landToolCalls(flightKey);
       return [];
     });
@@ -133,7 +127,7 @@ export class ToolCallDesk {
   }
 
   /** The decision on an asked call, once made or at its deadline (tool-approvals.ts; the timeout is the owner's, fenced). */
-  waitFor(call: ToolCall, owner: ListOwner | undefined): Promise<ToolDecision> {
+  waitFor(call: ToolCall, owner: CallOwner): Promise<ToolDecision> {
     return this.approvals.waitFor(call, owner);
   }
 
@@ -148,10 +142,10 @@ export class ToolCallDesk {
   // --- writes ---------------------------------------------------------------------------------
 
   /** An `ask` call parks with its deadline (tool.asked); the row and the event commit together. */
-  async openAsked(draft: CallDraft, owner: ListOwner | undefined): Promise<ToolCall> {
+  async openAsked(draft: CallDraft, owner: CallOwner): Promise<ToolCall> {
     const id = newCallId();
     const deadline = new Date(this.now() + this.windowMs);
-    await this.write(owner, draft, async (tx) => {
+    await this.write(owner, async (tx) => {
       await tx.toolCall.create({ data: { id, ...draft, status: "asked", deadline } });
       return [
         {
@@ -170,13 +164,13 @@ export class ToolCallDesk {
   /** A call its policy (or a standing permission) allows: recorded ready and started in one transaction. */
   async openAllowed(
     draft: CallDraft,
-    owner: ListOwner | undefined,
+    owner: CallOwner,
     allowance: ToolAllowance,
     permission?: ToolPermission,
   ): Promise<ToolCall | null> {
     const id = newCallId();
     let row: ToolCall | null = null;
-    await this.writeState(owner, draft, async (tx) => {
+    await this.writeState(owner, async (tx) => {
       const createdAt = new Date(this.now());
       await tx.insertToolCall({ id, ...draft, status: "ready", createdAt });
       const approvedBy = permission ? grantorOf(permission) : null;
@@ -189,9 +183,9 @@ export class ToolCallDesk {
   }
 
   /** An approved call goes out: false when it was not approved and unstarted (it must not run). */
-  async start(call: ToolCall, owner: ListOwner | undefined): Promise<boolean> {
+  async start(call: ToolCall, owner: CallOwner): Promise<boolean> {
     let started = false;
-    await this.writeState(owner, call, async (tx) => {
+    await this.writeState(owner, async (tx) => {
       const { events } = await this.recordStarted(tx, call, "approved", actorOfColumns(call));
       started = events.length > 0;
       return events;
@@ -202,7 +196,7 @@ export class ToolCallDesk {
   /**
    * THE place a call's "started" record is written, in the transaction of its tool.called. A call
    * goes out only when this moved its row (ready or approved -> started); otherwise it never runs.
-   * Its transaction is always a fenced one (`writeState`): a writer that lost the list moves nothing.
+   * Its transaction is always its writer's fenced one (`writeState`): a writer that lost its lease moves nothing.
    * It runs through the log's own statements (src/storage/flock-state.ts), not a Prisma transaction.
    */
   private async recordStarted(
@@ -227,9 +221,9 @@ export class ToolCallDesk {
   }
 
   /** A read-only call found started after a restart goes out again (docs/tools.md "At most once"). */
-  async restartReadOnly(call: ToolCall, owner: ListOwner | undefined): Promise<void> {
+  async restartReadOnly(call: ToolCall, owner: CallOwner): Promise<void> {
     const at = new Date(this.now());
-    await this.write(owner, call, async (tx) => {
+    await this.write(owner, async (tx) => {
       const { count } = await tx.toolCall.updateMany({
         where: { id: call.id, status: "started", readOnly: true, policy: "allow" },
         data: { startedAt: at },
@@ -251,14 +245,14 @@ export class ToolCallDesk {
   /** The call's end (tool.returned): `unknown` when it was started and its end was never recorded. */
   async recordEnd(
     call: ToolCall,
-    owner: ListOwner | undefined,
+    owner: CallOwner,
     end: CallEnd,
     status: "returned" | "unknown" = "returned",
   ): Promise<void> {
     const at = new Date(this.now());
     const durationMs =
       call.startedAt && status === "returned" ? Math.max(0, at.getTime() - call.startedAt.getTime()) : 0;
-    await this.writeState(owner, call, async (tx) => {
+    await this.writeState(owner, async (tx) => {
       const ended = await tx.endToolCall(call.id, {
         status,
         at,
@@ -286,53 +280,39 @@ export class ToolCallDesk {
   }
 
   /**
-   * A write of the list's run, fenced by the epoch its instance claimed (EventLog.fencedAppendWith):
-   * refused once another instance took the list over, and then the instance steps down and the
-   * caller ends with StoppedError, so nothing it would have done next (sending the call) happens.
+   * A call's write, on its place's stream (its list's, or its nest's side log) under its writer's
+   * fence (call-owner.ts; the fence through Prisma, as EventLog.fencedAppendWith): refused once
+   * another instance took the lease over, and then the writer steps down and the caller ends with
+   * StoppedError, so nothing it would have done next (sending the call) happens.
    */
-  /**
-   * A call's writes: a list flight's under its owner's fence (a refusal steps the owner down and
-   * stops the flight); a nest crow's (no list owner) on the nest's side log as they are.
-   */
-  private async write(
-    owner: ListOwner | undefined,
-    place: CallPlace,
-    build: (tx: Tx) => Promise<EventDraft[]>,
-  ): Promise<void> {
-    if (!owner) {
-      await this.log.appendWith(toolStreamOf(place), build);
-      return;
-    }
-    try {
-      await this.log.fencedAppendWith(listStream(owner.fence.id), owner.fence, build);
-    } catch (error) {
-      if (!(error instanceof StaleEpochError)) throw error;
-      owner.fencedOut(error);
-      throw new StoppedError();
-    }
+  private async write(owner: CallOwner, build: (tx: Tx) => Promise<EventDraft[]>): Promise<void> {
+    const { fence } = owner;
+    await refusedStops(owner, () =>
+      this.log.appendWith(toolStreamOf(owner), async (tx) => {
+        if (fence) await fencedPrisma(tx, fence);
+        return build(tx);
+      }),
+    );
   }
 
   /**
    * `write` through the log's own statements (src/storage/flock-state.ts) instead of a Prisma
-   * interactive transaction: the same fence first (EventLog.fencedAppend), the same moves and
-   * events in one commit, in a fraction of the round trips. The hot path of every call.
+   * interactive transaction: the same fence first (EventLog.appendState's, as fencedAppend), the
+   * same moves and events in one commit, in a fraction of the round trips. The hot path of every call.
    */
-  private async writeState(
-    owner: ListOwner | undefined,
-    place: CallPlace,
-    build: (tx: StateTx) => Promise<EventDraft[]>,
-  ): Promise<void> {
-    if (!owner) {
-      await this.log.appendState(toolStreamOf(place), build);
-      return;
-    }
-    try {
-      await this.log.fencedAppend(listStream(owner.fence.id), owner.fence, build);
-    } catch (error) {
-      if (!(error instanceof StaleEpochError)) throw error;
-      owner.fencedOut(error);
-      throw new StoppedError();
-    }
+  private async writeState(owner: CallOwner, build: (tx: StateTx) => Promise<EventDraft[]>): Promise<void> {
+    await refusedStops(owner, () => this.log.appendState(toolStreamOf(owner), build, owner.fence ?? undefined));
+  }
+}
+
+/** A write its fence refused: the writer steps down, and its caller stops (StoppedError). */
+async function refusedStops(owner: CallOwner, write: () => Promise<unknown>): Promise<void> {
+  try {
+    await write();
+  } catch (error) {
+    if (!(error instanceof StaleEpochError)) throw error;
+    owner.fencedOut(error);
+    throw new StoppedError();
   }
 }
 

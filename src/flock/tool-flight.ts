@@ -6,8 +6,9 @@
 // next step. Bounds: CROWS_TOOL_STEPS model calls (the last may not call tools), the token budget
 // checked before every model call, CROWS_TOOL_TIMEOUT_MS per call. A restarted flight resumes
 // from its stored calls (ToolCall rows): it never asks the model again for a step already run.
-// Every record it writes is the list owner's, fenced (tool-calls.ts): a run that lost its list
-// stops at its next record and sends nothing more.
+// Every record it writes is its owner's, fenced by the owner's lease (call-owner.ts, tool-calls.ts):
+// a list's run, or a nest crow's turn at a request under its obligation. A writer that lost its
+// lease stops at its next record and sends nothing more.
 import type { ToolCall } from "../generated/prisma/client.ts";
 import type { Model, ModelRequest, ToolCallRequest, ToolOffer, ToolStepRecord } from "../models/model.ts";
 import { totalTokens } from "../models/model.ts";
@@ -17,27 +18,21 @@ import type { ToolFlightConfig } from "../base/tool-flight-config.ts";
 import { describeError } from "../base/describe-error.ts";
 import { StoppedError } from "./approvals.ts";
 import type { CallDraft, ToolCallDesk } from "./tool-calls.ts";
-import type { ListOwner } from "./list-owner.ts";
+import type { CallOwner } from "./call-owner.ts";
 import { endOf, OUTCOME_UNKNOWN, refusalText } from "./tool-results.ts";
 
 export interface ToolFlightPlan {
-  /** "" for a nest crow's answer to a request. */
-  listId: string;
   /** The item; for a nest crow's answer, the request's msg_id. */
   itemId: string;
   crow: string;
   taskType: string;
+  /** The nest whose tools are offered (the item's, or the request's). */
   nestId: string;
   /** Which flight of the item: solo, split-<i>, murder-<i>. */
   slot: string;
   budget: { tokenBudget: number; tokensUsed: number };
   /** The flight's rendered request (prompt, lane, watch, signal). */
   request: ModelRequest;
-  /**
-   * A nest crow answering a request (docs/tools.md "Nest crows with tools"), not a list flight: its
-   * calls' events go on the nest's side log.
-   */
-  nestRequest?: boolean;
 }
 
 export interface ToolFlightOutcome {
@@ -67,8 +62,8 @@ export class ToolFlights {
   constructor(
     private readonly catalog: ToolCatalog,
     readonly desk: ToolCallDesk,
-    /** The list's owner: every call record is written under its fence (none for a nest crow's turn). */
-    readonly owner: ListOwner | undefined,
+    /** Where its calls are and who writes them: every call record is written under its fence. */
+    readonly owner: CallOwner,
     private readonly model: Model,
     private readonly config: ToolFlightConfig,
     private readonly signal: AbortSignal,
@@ -196,9 +191,9 @@ export class ToolFlights {
       return `error tool_denied: the arguments are larger than ${this.config.argsBytes} bytes; the call was not made.`;
     const { tool } = offered;
     const draft: CallDraft = {
-      listId: plan.listId,
+      listId: this.owner.listId,
       itemId: plan.itemId,
-      nestId: plan.nestRequest ? plan.nestId : "",
+      nestId: this.owner.nestId,
       flightKey: prepared.flightKey,
       crow: plan.crow,
       taskType: plan.taskType,

@@ -51,20 +51,18 @@ export function createNestChat(deps: NestChatDeps): NestChat {
     }),
   );
   chat.onResume(() => obligations.resume());
-  // The flock's one tool loop and call desk, stopped with the nest's background work.
-  const tools = deps.tools
-    ? new NestCrowTools(
-        new ToolFlights(
-          deps.tools,
-          flock.toolCalls,
-          undefined,
-          deps.model,
-          toolFlightConfig(config),
-          chat.signal,
-          logLine,
-        ),
-        config.tokenBudget,
-      )
+  // The flock's one tool loop and call desk, stopped with the nest's background work; a crow's
+  // calls are fenced by the obligation it answers under.
+  const catalog = deps.tools;
+  const flightConfig = toolFlightConfig(config);
+  const tools = catalog
+    ? new NestCrowTools({
+        flightsFor: (owner, signal) =>
+          new ToolFlights(catalog, flock.toolCalls, owner, deps.model, flightConfig, signal, logLine),
+        leases: obligations,
+        stopping: chat.signal,
+        tokenBudget: config.tokenBudget,
+      })
     : undefined;
   const responders = new Responders(chat, {
     model: deps.model,

@@ -4,7 +4,8 @@
 // the timeout at a call's deadline, written by an owner whose epoch the list has moved past, move
 // no row and append no event, and the owner is told to step down (so it never sends the call). The
 // owner at the list's epoch writes each one. The owner's own decision comes through any instance
-// and is not fenced.
+// and is not fenced. A nest crow's call records are fenced the same way by the epoch of the
+// obligation its turn answers under.
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -14,10 +15,10 @@ import { loadConfig } from "../../src/base/config.ts";
 import { commitOrderLock, openDatabase, type PrismaClient } from "../../src/storage/db.ts";
 import { EventLog } from "../../src/log/event-log.ts";
 import { createLocalBus } from "../../src/log/bus.ts";
-import { listFence, type StaleEpochError } from "../../src/storage/fence.ts";
+import { listFence, obligationFence, type StaleEpochError } from "../../src/storage/fence.ts";
 import { ToolCallDesk, type CallDraft } from "../../src/flock/tool-calls.ts";
 import { StoppedError } from "../../src/flock/approvals.ts";
-import type { ListOwner } from "../../src/flock/list-owner.ts";
+import type { CallOwner } from "../../src/flock/call-owner.ts";
 import { OWNER } from "../../src/base/actor.ts";
 import { freshDatabase, services, type Services } from "../helpers/scale-services.ts";
 import { gated } from "../helpers/gate.ts";
@@ -45,9 +46,11 @@ async function open(databaseUrl?: string): Promise<Backend> {
 }
 
 /** An owner at `epoch`: what it was told when the database refused it. */
-function ownerAt(listId: string, epoch: number, desk: ToolCallDesk): ListOwner & { refusals: StaleEpochError[] } {
+function ownerAt(listId: string, epoch: number, desk: ToolCallDesk): CallOwner & { refusals: StaleEpochError[] } {
   const refusals: StaleEpochError[] = [];
   return {
+    listId,
+    nestId: "",
     fence: listFence(listId, epoch),
     refusals,
     // As Flock.stepDown: the instance's waits on the list end.
@@ -192,6 +195,82 @@ function backendSuite(name: string, databaseUrl: () => string | undefined, needs
         "tool.asked",
         "tool.called",
       ]);
+      desk.stop();
+    },
+  );
+
+  s(
+    "a nest crow's call records are fenced by its obligation's epoch: a stale turn's are refused, the holder's written",
+    async () => {
+      const requestId = `${name}bench-7`;
+      const nestId = `${name}bench`;
+      await b.prisma.obligation.create({
+        data: { id: requestId, requestId, nestId, respondent: "Hugin", stage: "claimed", ownerId: "b", epoch: 2 },
+      });
+      const desk = new ToolCallDesk(b.prisma, b.log, 60_000);
+      const turnAt = (epoch: number): CallOwner & { refusals: StaleEpochError[] } => {
+        const refusals: StaleEpochError[] = [];
+        return {
+          listId: "",
+          nestId,
+          fence: obligationFence(requestId, epoch),
+          refusals,
+          fencedOut: (e) => refusals.push(e),
+        };
+      };
+      const stale = turnAt(1);
+      const current = turnAt(2);
+      const flightKey = `${requestId}/nest/Hugin`;
+      const nestDraft = (n: number, policy: "allow" | "ask"): CallDraft => ({
+        ...draft("", n, policy),
+        itemId: requestId,
+        nestId,
+        flightKey,
+        crow: "Hugin",
+      });
+      const past = new Date(Date.now() - 1000);
+      const approved = await b.prisma.toolCall.create({
+        data: { id: `tc${name}nest1`, ...nestDraft(1, "ask"), status: "approved", decidedAt: past },
+      });
+      const sideLog = () => b.prisma.event.count({ where: { stream: `watch:${nestId}` } });
+      const calls = () =>
+        b.prisma.toolCall.findMany({
+          where: { nestId },
+          orderBy: { n: "asc" },
+          select: { status: true, landed: true },
+        });
+      const before = { events: await sideLog(), calls: await calls() };
+
+      const refused = async (what: string, write: () => Promise<unknown>) => {
+        const count = stale.refusals.length;
+        const outcome = await write().then(
+          () => null,
+          (error: unknown) => error,
+        );
+        assert.instance(outcome, StoppedError, `${what}: the turn stops`);
+        assert.is(stale.refusals.length, count + 1, `${what}: the turn steps down`);
+        assert.equal(stale.refusals.at(-1)!.fence, obligationFence(requestId, 1));
+        assert.is(stale.refusals.at(-1)!.current, 2);
+        assert.equal({ events: await sideLog(), calls: await calls() }, before, `${what}: no row moved, no event`);
+      };
+      await refused("a new allowed call", () => desk.openAllowed(nestDraft(2, "allow"), stale, "allow"));
+      await refused("an approved call's start", () => desk.start(approved, stale));
+      await refused("a new asked call", () => desk.openAsked(nestDraft(3, "ask"), stale));
+      await refused("the turn's landing", () => desk.landed(flightKey, stale));
+
+      // The turn at the obligation's epoch writes them, on the nest's side log.
+      assert.ok((await desk.openAllowed(nestDraft(2, "allow"), current, "allow"))?.status === "started");
+      assert.ok(await desk.start(approved, current));
+      await desk.landed(flightKey, current);
+      assert.equal(current.refusals, []);
+      assert.equal(await calls(), [
+        { status: "started", landed: true },
+        { status: "started", landed: true },
+      ]);
+      const names = (
+        await b.prisma.event.findMany({ where: { stream: `watch:${nestId}` }, orderBy: { seq: "asc" } })
+      ).map((e) => e.name);
+      assert.equal(names, ["tool.called", "tool.called"]);
       desk.stop();
     },
   );

@@ -3,7 +3,7 @@
 // (stages.ts), the lease over who drives each one (ownership.ts), the nudge deadlines
 // (deadlines.ts) and an ask's expiry (ask-expiry.ts).
 import type { Tx } from "../../log/event-log.ts";
-import type { StaleEpochError } from "../../storage/fence.ts";
+import { obligationFence, type Fence, type StaleEpochError } from "../../storage/fence.ts";
 import type { NestChat, ObligationHook } from "../chat.ts";
 import type { MessageRecord, MessageRow } from "../message.ts";
 import { AskExpiry } from "./ask-expiry.ts";
@@ -118,6 +118,30 @@ export class Obligations implements ObligationHook {
   refuseIfStale(tx: Tx, ids: string[]): Promise<void> {
     const ownership = this.ownership;
     return refuseIfStale({ fences: ownership.fences, fencedOut: (e) => ownership.fencedOut(e) }, tx, ids);
+  }
+
+  /**
+   * The fence a crow's turn at a request writes its tool calls under (docs/tools.md "Nest crows
+   * with tools"): the epoch this instance holds, or held, of the crow's own obligation on it (a
+   * conspiracy's further lens) or else of the request's. Null when it never held either (a request
+   * stored with no obligation; one let go of so long ago its epoch is forgotten): no fence.
+   */
+  callFence(requestId: string, crow: string): Fence | null {
+    for (const id of [`${requestId}/${crow}`, requestId]) {
+      const epoch = this.ownership.fences.epochOf(id);
+      if (epoch !== undefined) return obligationFence(id, epoch);
+    }
+    return null;
+  }
+
+  /** A write under an obligation's fence was refused elsewhere (a crow's tool call): this instance steps down from it. */
+  fencedOut(error: StaleEpochError): void {
+    this.ownership.fencedOut(error);
+  }
+
+  /** Calls `stop` once this instance steps down from obligation `id` (refused, or its sweep saw it taken over). */
+  whenSteppedDown(id: string, stop: () => void): () => void {
+    return this.ownership.whenSteppedDown(id, stop);
   }
 
   /** The watch verdict on `msgId` is being logged (Stages.judged). */

@@ -40,6 +40,8 @@ export class Ownership {
   readonly fences: ObligationFences;
   runner: ObligationRunner | undefined;
   watcher: WatchResumer | undefined;
+  // What runs under an obligation here (a crow's tool turn), told when this instance steps down from it.
+  private readonly onStepDown = new Map<string, Set<() => void>>();
 
   constructor(
     private readonly chat: NestChat,
@@ -87,7 +89,7 @@ export class Ownership {
           // Not committed yet (or rolled back): keep it a while, its transaction may still be running.
           if (!row && this.now() - held.takenAt < this.deps.config.leaseMs) continue;
           if (row && row.ownerId === this.deps.instanceId && row.epoch === held.epoch && open(row.stage)) continue;
-          if (row && row.epoch !== held.epoch) this.logStepDown(id, held.epoch, row.epoch);
+          if (row && row.epoch !== held.epoch) this.steppedDown(id, held.epoch, row.epoch);
           lost.push(id);
         }
         return lost;
@@ -139,13 +141,25 @@ export class Ownership {
     this.lease.release(id);
     this.fences.retire(id, held.epoch);
     this.deadlines.clearTimer(id);
-    this.logStepDown(id, held.epoch, error.current);
+    this.steppedDown(id, held.epoch, error.current);
   }
 
-  private logStepDown(id: string, held: number, current: number | null): void {
+  /** Calls `stop` once this instance steps down from `id`; the function returned forgets it. */
+  whenSteppedDown(id: string, stop: () => void): () => void {
+    const stops = this.onStepDown.get(id) ?? new Set();
+    stops.add(stop);
+    this.onStepDown.set(id, stops);
+    return () => {
+      stops.delete(stop);
+      if (stops.size === 0 && this.onStepDown.get(id) === stops) this.onStepDown.delete(id);
+    };
+  }
+
+  private steppedDown(id: string, held: number, current: number | null): void {
     this.deps.logLine(
       `nests: stepped down from obligation ${id}: this instance held epoch ${held}, it is at epoch ${current ?? "(gone)"} (another instance took it over); a late answer from here is refused`,
     );
+    for (const stop of [...(this.onStepDown.get(id) ?? [])]) stop();
   }
 
   /** Carries a resumed obligation on from its stored stage. */

@@ -6,6 +6,7 @@ import type { Model, RoleInput } from "../../models/model.ts";
 import { renderRequest } from "../../models/prompts.ts";
 import type { CrewPicker } from "../../flock/crew.ts";
 import { safeMessage } from "../../flock/flights.ts";
+import { StoppedError } from "../../flock/approvals.ts";
 import { CrowsError, ForbiddenError } from "../../base/errors.ts";
 import type { CrowRegistry } from "../registry.ts";
 import type { NestRecord, NestStore } from "../store.ts";
@@ -65,7 +66,8 @@ export class ResponderVoice {
 
   /**
    * One model call for a role's reply: `read` makes the reply of the model's text; when the call or
-   * `read` fails, `fallback(reason)` is the reply. Undefined when the server is stopping: no reply.
+   * `read` fails, `fallback(reason)` is the reply. Undefined when the server is stopping, or the
+   * turn stepped down (another instance took its obligation over, crow-tools.ts): no reply.
    * With `tools` (a crow's turn at a request), the nest's tools are offered through the tool loop.
    */
   async speak<T>(
@@ -84,7 +86,7 @@ export class ResponderVoice {
       const answer = await this.deps.model.generate(request);
       return await read(answer.text);
     } catch (error) {
-      if (this.chat.signal.aborted) return undefined;
+      if (this.chat.signal.aborted || error instanceof StoppedError) return undefined;
       return fallback(safeMessage(error));
     }
   }
