@@ -3,8 +3,8 @@
 //   REST: POST /api/lists, a scripted owner follows the SSE stream and answers each approval at once;
 //   MCP:  submit_list through the SDK's Client, followed by its progress; the same scripted owner
 //         (over REST) answers the approvals, found from the first progress line's item id;
-//   A2A:  SendStreamingMessage through the SDK's client; each input-required is answered by a reply
-//         on the task (approvals through the door itself).
+//   A2A:  SendStreamingMessage through the SDK's client; each input-required is answered by one reply
+//         on the task deciding every approval it names (a batch; approvals through the door itself).
 // Prints the median wall time of each, every round's, and MCP's and A2A's ratio to REST's (goal:
 // within 1.2x). An uncounted warm-up round runs first; each round starts at another door.
 // Run: npm run bench:agents   (BENCH_ITEMS, BENCH_ROUNDS, BENCH_DOORS=rest,mcp,a2a, BENCH_WARMUP=0)
@@ -68,6 +68,10 @@ function message(text: string, taskId = "", contextId = ""): Message {
   };
 }
 
+function dataPart(value: unknown): Message["parts"][number] {
+  return { content: { $case: "data", value }, metadata: undefined, filename: "", mediaType: "application/json" };
+}
+
 async function viaA2a(server: TestServer): Promise<number> {
   const client = await new ClientFactory({ transports: [new JsonRpcTransportFactory()] }).createFromUrl(server.url);
   const t0 = performance.now();
@@ -75,6 +79,7 @@ async function viaA2a(server: TestServer): Promise<number> {
   let task: { id: string; contextId: string } | undefined;
   for (;;) {
     let last: TaskState | undefined;
+    let asked: Array<{ item_id: string; target: string }> = [];
     for await (const event of client.sendMessageStream({
       tenant: "",
       message: next,
@@ -83,11 +88,16 @@ async function viaA2a(server: TestServer): Promise<number> {
     })) {
       if (event.payload?.$case === "task")
         task ??= { id: event.payload.value.id, contextId: event.payload.value.contextId };
-      if (event.payload?.$case === "statusUpdate") last = event.payload.value.status?.state;
+      if (event.payload?.$case === "statusUpdate") {
+        last = event.payload.value.status?.state;
+        asked = event.payload.value.status?.message?.metadata?.approvals ?? [];
+      }
     }
     if (last === TaskState.TASK_STATE_COMPLETED) break;
     if (last !== TaskState.TASK_STATE_INPUT_REQUIRED) throw new Error(`A2A: the task ended ${last}`);
-    next = message("approve", task!.id, task!.contextId);
+    // One reply decides every approval the input-required named (a batch: docs/integrations.md "A2A").
+    next = message("", task!.id, task!.contextId);
+    next.parts = [dataPart({ decisions: asked.map((a) => ({ item_id: a.item_id, target: a.target, approve: true })) })];
   }
   return performance.now() - t0;
 }
