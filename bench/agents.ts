@@ -1,8 +1,8 @@
 // Benchmark: one 50-item list (BENCH_ITEMS) submitted and followed to list.finished through each
 // door, in the same run on one in-process server (offline brain, no token: the caller is the owner):
 //   REST: POST /api/lists, a scripted owner follows the SSE stream and answers each approval at once;
-//   MCP:  submit_list through the SDK's Client, followed by its progress; the same scripted owner
-//         (over REST) answers the approvals, found from the first progress line's item id;
+//   MCP:  submit_list through the SDK's Client, followed by its progress; the client is the owner,
+//         deciding each approval a progress notification names with decide_approval on its session;
 //   A2A:  SendStreamingMessage through the SDK's client; each input-required is answered by one reply
 //         on the task deciding every approval it names (a batch; approvals through the door itself).
 // Prints the median wall time of each, every round's, and MCP's and A2A's ratio to REST's (goal:
@@ -35,21 +35,29 @@ async function viaMcp(server: TestServer): Promise<number> {
   const client = new Client({ name: "bench", version: "1.0.0" });
   await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
   const t0 = performance.now();
-  let owner: Promise<unknown> | undefined;
+  // The client is the owner: each approval a progress notification names is decided at once over
+  // the same session (decide_approval), beside the submit_list call still running.
+  const decisions: Array<Promise<void>> = [];
   const result = await client.callTool(
     { name: "submit_list", arguments: { text: TEXT, requester: "bench-mcp" } },
     CallToolResultSchema,
     {
       timeout: FOLLOW_MS,
       onprogress: (p) => {
-        const listId = /\b(lst[0-9a-f]{10})-\d+/.exec(p.message ?? "")?.[1];
-        if (listId && !owner)
-          owner = ownerFollows(server.url, listId, {}, FOLLOW_MS).then((o) => o.finished.then(() => o.sse.close()));
+        // The SDK hands the notification's params over whole (its type names only progress, total, message).
+        const meta = (p as { _meta?: Record<string, unknown> })._meta;
+        const waits = meta?.["crows/waits"] as { item_id: string; target: string } | undefined;
+        if (waits)
+          decisions.push(
+            client.callTool({ name: "decide_approval", arguments: { ...waits, approve: true } }).then((r) => {
+              if (r.isError) throw new Error(`MCP decide: ${JSON.stringify(r.content)}`);
+            }),
+          );
       },
     },
   );
   const ms = performance.now() - t0;
-  await owner;
+  await Promise.all(decisions);
   await client.close();
   if (result.isError) throw new Error(`MCP: ${JSON.stringify(result.content)}`);
   return ms;
