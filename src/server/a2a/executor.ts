@@ -55,10 +55,12 @@ export class CrowsExecutor implements AgentExecutor {
         bus.publish(AgentEvent.task(ctx.task));
         requireScope(principal, "decide");
         // A text reply decides the approval this stream named first; a batch may leave out the target
-        // of any approval waiting now (what the task names may have been read on another instance).
+        // of any approval waiting now (what the task names may have been read on another instance:
+        // read afresh only when an entry needs it).
         const batch = readBatch(ctx.userMessage);
+        const named = (id: unknown) => fold.asked.some((a) => a.item_id === id);
         const asked =
-          fold.asked.length > 0 && !batch
+          fold.asked.length > 0 && (!batch || batch.every((e) => e.target !== undefined || named(e.item_id)))
             ? fold.asked
             : await waitingApprovals(this.app, fold.record.listId, ASKED_AT_ONCE);
         const entries = batch ?? textDecision(ctx.userMessage, asked[0]);
