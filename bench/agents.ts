@@ -7,7 +7,8 @@
 //         on the task deciding every approval it names (a batch; approvals through the door itself).
 // Prints the median wall time of each, every round's, and MCP's and A2A's ratio to REST's (goal:
 // within 1.2x). An uncounted warm-up round runs first; each round starts at another door.
-// Run: npm run bench:agents   (BENCH_ITEMS, BENCH_ROUNDS, BENCH_DOORS=rest,mcp,a2a, BENCH_WARMUP=0)
+// Run: npm run bench:agents   (BENCH_ITEMS, BENCH_ROUNDS, BENCH_DOORS=rest,mcp,a2a, BENCH_WARMUP=0,
+//      BENCH_FRESH=1 for a server of its own per list: every list then asks its approvals)
 import { randomUUID } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -110,7 +111,11 @@ async function viaA2a(server: TestServer): Promise<number> {
   return performance.now() - t0;
 }
 
-const server = await startTestServer({ env: { CROWS_TOKEN_BUDGET: "400000", CROWS_APPROVAL_WINDOW_MS: "600000" } });
+const start = () => startTestServer({ env: { CROWS_TOKEN_BUDGET: "400000", CROWS_APPROVAL_WINDOW_MS: "600000" } });
+// BENCH_FRESH=1: each list on a server of its own, whose trust starts empty, so every list asks its
+// approvals (on one server, trust earned by the first lists approves the later ones' by itself).
+const FRESH = process.env.BENCH_FRESH === "1";
+const server = await start();
 try {
   const doors: Record<string, (server: TestServer) => Promise<number>> = { rest: viaRest, mcp: viaMcp, a2a: viaA2a };
   const chosen = (process.env.BENCH_DOORS ?? "rest,mcp,a2a").split(",").filter((d) => d in doors);
@@ -124,9 +129,11 @@ try {
     // Each round starts at another door, so none always runs first (or last).
     for (let i = 0; i < chosen.length; i++) {
       const door = chosen[(round + i) % chosen.length]!;
+      const on = FRESH ? await start() : server;
       const before = process.cpuUsage();
-      times[door]!.push(await doors[door]!(server));
+      times[door]!.push(await doors[door]!(on));
       const used = process.cpuUsage(before);
+      if (FRESH) await on.close();
       cpu[door]!.push((used.user + used.system) / 1000);
     }
   }
