@@ -85,7 +85,12 @@ test("a batch with a bad id: the good decision stands, each refused one is named
   const { task, listId } = await waitingOn(["Plan a birthday party", "Write a poem about rain"], 2);
   assert.is(task.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
   assert.equal(named(task), [`${listId}-1/triage`, `${listId}-2/triage`]);
-  assert.match(statusText(task), /2 approvals wait for your verdict/);
+  assert.match(
+    statusText(task),
+    new RegExp(`^${listId}-1 \\("[^"]+"\\) waits for your triage verdict[^\\n]*\\nReply "approve" or "reject"`),
+    "the first named as a single approval is",
+  );
+  assert.match(statusText(task), new RegExp(`1 more waits for your verdict as well:\\n- ${listId}-2 `));
 
   const decisions = [
     { item_id: `${listId}-1`, approve: true },
@@ -111,7 +116,8 @@ test("a batch with a bad id: the good decision stands, each refused one is named
 test("an input-required naming several approvals: one batch reply decides them all (target left out, a reason kept)", async () => {
   const { task, listId } = await waitingOn(["Buy milk", "Write a haiku about crows", "Call the plumber"], 3);
   assert.equal(named(task), [`${listId}-1/triage`, `${listId}-2/triage`, `${listId}-3/triage`]);
-  assert.match(statusText(task), /decide any of them in one reply with a data part \{"decisions"/);
+  assert.match(statusText(task), /2 more wait for your verdict as well:/);
+  assert.match(statusText(task), /Decide several at once in one reply with a data part \{"decisions"/);
 
   const after = await send(
     message(

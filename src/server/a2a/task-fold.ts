@@ -160,14 +160,20 @@ export class TaskFold {
 
 const REASON_HINT = 'optionally followed by your reason (e.g. "reject: too costly")';
 
-/** What an input-required says: the one approval waiting, or each of several and how to decide them at once. */
+/**
+ * What an input-required says: the first (oldest) approval waiting and how to decide it, as it
+ * always has; then, when more wait, each of them and how to decide several in one reply.
+ */
 function question(waiting: WaitingApproval[]): string {
   const line = (w: WaitingApproval) =>
     `${w.item_id} ("${w.item_text}") waits for your ${w.target} verdict on: ${w.subject}`;
-  if (waiting.length === 1) return `${line(waiting[0]!)}\nReply "approve" or "reject", ${REASON_HINT}.`;
+  const first = `${line(waiting[0]!)}\nReply "approve" or "reject", ${REASON_HINT}.`;
+  if (waiting.length === 1) return first;
+  const more = waiting.length - 1;
   return [
-    `${waiting.length} approvals wait for your verdict:`,
-    ...waiting.map((w) => `- ${line(w)}`),
-    `Reply "approve" or "reject", ${REASON_HINT}, to decide the first (${waiting[0]!.item_id}); or decide any of them in one reply with a data part {"decisions": [{"item_id", "target", "approve", "reason"?}, ...]}.`,
+    first,
+    `${more} more wait${more === 1 ? "s" : ""} for your verdict as well:`,
+    ...waiting.slice(1).map((w) => `- ${line(w)}`),
+    'Decide several at once in one reply with a data part {"decisions": [{"item_id", "target", "approve", "reason"?}, ...]}.',
   ].join("\n");
 }
