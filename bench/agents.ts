@@ -1,13 +1,14 @@
 // Benchmark: one 50-item list (BENCH_ITEMS) submitted and followed to list.finished through each
 // door, in the same run on one in-process server (offline brain, no token: the caller is the owner):
 //   REST: POST /api/lists, a scripted owner follows the SSE stream and answers each approval at once;
-//   MCP:  submit_list through the SDK's Client, followed by its progress; the same scripted owner
-//         (over REST) answers the approvals, found from the first progress line's item id;
-//   A2A:  SendStreamingMessage through the SDK's client; each input-required is answered by a reply
-//         on the task (approvals through the door itself).
+//   MCP:  submit_list through the SDK's Client, followed by its progress; the client is the owner,
+//         deciding each approval a progress notification names with decide_approval on its session;
+//   A2A:  SendStreamingMessage through the SDK's client; each input-required is answered by one reply
+//         on the task deciding every approval it names (a batch; approvals through the door itself).
 // Prints the median wall time of each, every round's, and MCP's and A2A's ratio to REST's (goal:
 // within 1.2x). An uncounted warm-up round runs first; each round starts at another door.
-// Run: npm run bench:agents   (BENCH_ITEMS, BENCH_ROUNDS, BENCH_DOORS=rest,mcp,a2a, BENCH_WARMUP=0)
+// Run: npm run bench:agents   (BENCH_ITEMS, BENCH_ROUNDS, BENCH_DOORS=rest,mcp,a2a, BENCH_WARMUP=0,
+//      BENCH_FRESH=1 for a server of its own per list: every list then asks its approvals)
 import { randomUUID } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -35,21 +36,29 @@ async function viaMcp(server: TestServer): Promise<number> {
   const client = new Client({ name: "bench", version: "1.0.0" });
   await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
   const t0 = performance.now();
-  let owner: Promise<unknown> | undefined;
+  // The client is the owner: each approval a progress notification names is decided at once over
+  // the same session (decide_approval), beside the submit_list call still running.
+  const decisions: Array<Promise<void>> = [];
   const result = await client.callTool(
     { name: "submit_list", arguments: { text: TEXT, requester: "bench-mcp" } },
     CallToolResultSchema,
     {
       timeout: FOLLOW_MS,
       onprogress: (p) => {
-        const listId = /\b(lst[0-9a-f]{10})-\d+/.exec(p.message ?? "")?.[1];
-        if (listId && !owner)
-          owner = ownerFollows(server.url, listId, {}, FOLLOW_MS).then((o) => o.finished.then(() => o.sse.close()));
+        // The SDK hands the notification's params over whole (its type names only progress, total, message).
+        const meta = (p as { _meta?: Record<string, unknown> })._meta;
+        const waits = meta?.["crows/waits"] as { item_id: string; target: string } | undefined;
+        if (waits)
+          decisions.push(
+            client.callTool({ name: "decide_approval", arguments: { ...waits, approve: true } }).then((r) => {
+              if (r.isError) throw new Error(`MCP decide: ${JSON.stringify(r.content)}`);
+            }),
+          );
       },
     },
   );
   const ms = performance.now() - t0;
-  await owner;
+  await Promise.all(decisions);
   await client.close();
   if (result.isError) throw new Error(`MCP: ${JSON.stringify(result.content)}`);
   return ms;
@@ -68,6 +77,10 @@ function message(text: string, taskId = "", contextId = ""): Message {
   };
 }
 
+function dataPart(value: unknown): Message["parts"][number] {
+  return { content: { $case: "data", value }, metadata: undefined, filename: "", mediaType: "application/json" };
+}
+
 async function viaA2a(server: TestServer): Promise<number> {
   const client = await new ClientFactory({ transports: [new JsonRpcTransportFactory()] }).createFromUrl(server.url);
   const t0 = performance.now();
@@ -75,6 +88,7 @@ async function viaA2a(server: TestServer): Promise<number> {
   let task: { id: string; contextId: string } | undefined;
   for (;;) {
     let last: TaskState | undefined;
+    let asked: Array<{ item_id: string; target: string }> = [];
     for await (const event of client.sendMessageStream({
       tenant: "",
       message: next,
@@ -83,16 +97,25 @@ async function viaA2a(server: TestServer): Promise<number> {
     })) {
       if (event.payload?.$case === "task")
         task ??= { id: event.payload.value.id, contextId: event.payload.value.contextId };
-      if (event.payload?.$case === "statusUpdate") last = event.payload.value.status?.state;
+      if (event.payload?.$case === "statusUpdate") {
+        last = event.payload.value.status?.state;
+        asked = event.payload.value.status?.message?.metadata?.approvals ?? [];
+      }
     }
     if (last === TaskState.TASK_STATE_COMPLETED) break;
     if (last !== TaskState.TASK_STATE_INPUT_REQUIRED) throw new Error(`A2A: the task ended ${last}`);
-    next = message("approve", task!.id, task!.contextId);
+    // One reply decides every approval the input-required named (a batch: docs/integrations.md "A2A").
+    next = message("", task!.id, task!.contextId);
+    next.parts = [dataPart({ decisions: asked.map((a) => ({ item_id: a.item_id, target: a.target, approve: true })) })];
   }
   return performance.now() - t0;
 }
 
-const server = await startTestServer({ env: { CROWS_TOKEN_BUDGET: "400000", CROWS_APPROVAL_WINDOW_MS: "600000" } });
+const start = () => startTestServer({ env: { CROWS_TOKEN_BUDGET: "400000", CROWS_APPROVAL_WINDOW_MS: "600000" } });
+// BENCH_FRESH=1: each list on a server of its own, whose trust starts empty, so every list asks its
+// approvals (on one server, trust earned by the first lists approves the later ones' by itself).
+const FRESH = process.env.BENCH_FRESH === "1";
+const server = await start();
 try {
   const doors: Record<string, (server: TestServer) => Promise<number>> = { rest: viaRest, mcp: viaMcp, a2a: viaA2a };
   const chosen = (process.env.BENCH_DOORS ?? "rest,mcp,a2a").split(",").filter((d) => d in doors);
@@ -106,9 +129,11 @@ try {
     // Each round starts at another door, so none always runs first (or last).
     for (let i = 0; i < chosen.length; i++) {
       const door = chosen[(round + i) % chosen.length]!;
+      const on = FRESH ? await start() : server;
       const before = process.cpuUsage();
-      times[door]!.push(await doors[door]!(server));
+      times[door]!.push(await doors[door]!(on));
       const used = process.cpuUsage(before);
+      if (FRESH) await on.close();
       cpu[door]!.push((used.user + used.system) / 1000);
     }
   }

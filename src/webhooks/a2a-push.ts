@@ -111,26 +111,30 @@ export class A2aPushes {
   }
 
   /**
-   * Queues one update of a task for each of its configs; nothing when it has none. Calls for one
-   * task must come in order (the caller chains them): the push's id orders its deliveries.
+   * Queues updates of a task (in the order given) for each of its configs, in one transaction;
+   * nothing when it has none. Calls for one task must come in order (the caller chains them): the
+   * push's id orders its deliveries. The configs are read once per call, after every update in it
+   * was handed over, so a config set before an update was handed over gets it.
    */
-  async push(taskId: string, body: string): Promise<number> {
+  async push(taskId: string, bodies: string[]): Promise<number> {
     const configs = await this.prisma.a2aPushConfig.findMany({ where: { taskId }, select: { id: true } });
-    if (configs.length === 0) return 0;
+    if (configs.length === 0 || bodies.length === 0) return 0;
     const now = new Date();
     await this.prisma.$transaction(async (tx) => {
-      const push = await tx.a2aPush.create({ data: { taskId, body, createdAt: now } });
-      await tx.webhookDelivery.createMany({
-        data: configs.map((c) => ({
-          id: pushDeliveryIdOf(push.id, c.id),
-          endpointId: c.id,
-          eventId: push.id,
-          stream: pushStreamOf(taskId),
-          type: A2A_PUSH_TYPE,
-          nextAttemptAt: now,
-          createdAt: now,
-        })),
-      });
+      for (const body of bodies) {
+        const push = await tx.a2aPush.create({ data: { taskId, body, createdAt: now } });
+        await tx.webhookDelivery.createMany({
+          data: configs.map((c) => ({
+            id: pushDeliveryIdOf(push.id, c.id),
+            endpointId: c.id,
+            eventId: push.id,
+            stream: pushStreamOf(taskId),
+            type: A2A_PUSH_TYPE,
+            nextAttemptAt: now,
+            createdAt: now,
+          })),
+        });
+      }
     });
     this.queued();
     return configs.length;

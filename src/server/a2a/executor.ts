@@ -2,7 +2,7 @@
 // list's events become status and artifact updates (each answer an artifact), an approval waiting
 // on the owner becomes input-required for a caller that may decide, and the caller's reply decides
 // it. Every action is an engine call REST makes; no flock rule is decided here.
-import { TaskState } from "@a2a-js/sdk";
+import { TaskState, type Message } from "@a2a-js/sdk";
 import {
   AgentEvent,
   type AgentExecutionEvent,
@@ -14,15 +14,13 @@ import type { App } from "../../app.ts";
 import { requireScope, type Principal } from "../../access/principal.ts";
 import { requirePostScope } from "../../access/post-scope.ts";
 import { listStream } from "../../base/streams.ts";
-import { waitingApprovals } from "../agents/list-view.ts";
-import { caller, callerOf } from "./caller.ts";
+import { waitingApprovals, type WaitingApproval } from "../agents/list-view.ts";
+import { callerIn } from "./caller.ts";
 import { agentMessage, textOf } from "./parts.ts";
-import { BadInputError } from "../../base/errors.ts";
-import { readReply } from "./reply.ts";
-import type { TaskFold } from "./task-fold.ts";
+import { readBatch, readReply, type BatchEntry } from "./reply.ts";
+import { decideAll, type Refusal } from "./decisions.ts";
+import { ASKED_AT_ONCE, type TaskFold } from "./task-fold.ts";
 import type { ListTaskStore } from "./task-store.ts";
-
-export { callerOf };
 
 export class CrowsExecutor implements AgentExecutor {
   /**
@@ -39,7 +37,7 @@ export class CrowsExecutor implements AgentExecutor {
   ) {}
 
   async execute(ctx: RequestContext, bus: ExecutionEventBus): Promise<void> {
-    const principal = caller();
+    const principal = callerIn(ctx.context);
     const record = ctx.task ? await this.tasks.record(ctx.taskId) : undefined;
     if (!(ctx.task && record) && typeof ctx.userMessage.metadata?.nest_id === "string") {
       // The nest skill: the message is a post in the nest (as POST /api/nests/{id}/messages); the
@@ -49,30 +47,35 @@ export class CrowsExecutor implements AgentExecutor {
     }
     let fold: TaskFold;
     if (ctx.task && record) {
-      // A reply to input-required: it decides the approval that was asked about. From here the
+      // A reply to input-required: it decides what was asked about (one approval, or a batch). From here the
       // store answers for the task from this stream (what its caller is sent).
-      fold = this.streams.get(ctx.taskId) ?? (await this.streamFrom(ctx.taskId));
+      fold = this.streams.get(ctx.taskId) ?? (await this.streamFrom(ctx.taskId, principal.scopes.includes("decide")));
       const streaming = this.tasks.stream(fold);
       try {
         bus.publish(AgentEvent.task(ctx.task));
         requireScope(principal, "decide");
-        const asked = fold.asked ?? (await this.tasks.fold(ctx.taskId))?.asked;
-        const reply = readReply(textOf(ctx.userMessage), ctx.userMessage.metadata);
-        if (asked && reply) {
-          try {
-            await this.app.flock.postVerdict({
-              itemId: asked.itemId,
-              target: asked.target,
-              ...reply,
-              actor: principal.actor,
-            });
-          } catch (error) {
-            // A reason over the bound (the engine's 400): asked again, the task goes on waiting.
-            if (!(error instanceof BadInputError)) throw error;
-            this.askAgain(ctx, bus, error.message);
-            return;
+        // A text reply decides the approval this stream named first; a batch may leave out the target
+        // of any approval waiting now (what the task names may have been read on another instance:
+        // read afresh only when an entry needs it).
+        const batch = readBatch(ctx.userMessage);
+        const named = (id: unknown) => fold.asked.some((a) => a.item_id === id);
+        const asked =
+          fold.asked.length > 0 && (!batch || batch.every((e) => e.target !== undefined || named(e.item_id)))
+            ? fold.asked
+            : await waitingApprovals(this.app, fold.record.listId, ASKED_AT_ONCE);
+        const entries = batch ?? textDecision(ctx.userMessage, asked[0]);
+        if (entries) {
+          const refused = await decideAll(this.app, fold.record.listId, asked, entries, principal.actor);
+          if (refused.length > 0) {
+            // Asked again, saying why, while anything waits (decided elsewhere meanwhile: the task goes on).
+            const waiting = await waitingApprovals(this.app, fold.record.listId, ASKED_AT_ONCE);
+            if (waiting.length > 0) {
+              bus.publish(fold.ask(waiting, refusalText(refused, entries.length, batch !== undefined)));
+              bus.finished();
+              return;
+            }
           }
-          fold.asked = undefined;
+          fold.asked = [];
         }
         await this.follow(fold, bus, principal.scopes.includes("decide"));
       } finally {
@@ -107,26 +110,9 @@ export class CrowsExecutor implements AgentExecutor {
     bus.finished();
   }
 
-  /** The reply could not be recorded: input-required again, saying why. */
-  private askAgain(ctx: RequestContext, bus: ExecutionEventBus, why: string): void {
-    bus.publish(
-      AgentEvent.statusUpdate({
-        taskId: ctx.taskId,
-        contextId: ctx.contextId,
-        status: {
-          state: TaskState.TASK_STATE_INPUT_REQUIRED,
-          message: agentMessage(ctx.taskId, ctx.contextId, `${why} Nothing was decided; reply again.`),
-          timestamp: new Date().toISOString(),
-        },
-        metadata: undefined,
-      }),
-    );
-    bus.finished();
-  }
-
   /** A task this instance has not streamed (sent elsewhere, or before a restart): from what the log says now. */
-  private async streamFrom(taskId: string): Promise<TaskFold> {
-    const rebuilt = await this.tasks.fold(taskId);
+  private async streamFrom(taskId: string, mayDecide: boolean): Promise<TaskFold> {
+    const rebuilt = await this.tasks.fold(taskId, mayDecide);
     if (!rebuilt) throw new Error(`task ${taskId} has no list`); // cannot be: the SDK loaded it
     const fold = rebuilt.clone();
     this.streams.set(taskId, fold);
@@ -157,7 +143,7 @@ export class CrowsExecutor implements AgentExecutor {
    */
   async cancelTask(taskId: string, bus: ExecutionEventBus): Promise<void> {
     if (this.following.has(taskId)) return;
-    const fold = this.streams.get(taskId) ?? (await this.streamFrom(taskId).catch(() => undefined));
+    const fold = this.streams.get(taskId) ?? (await this.streamFrom(taskId, false).catch(() => undefined));
     if (!fold) return;
     // Its caller is answered with the cancelled task: the bus gets the answers and the last status only.
     const quiet: Pick<ExecutionEventBus, "publish"> = {
@@ -222,15 +208,15 @@ export class CrowsExecutor implements AgentExecutor {
     signal?: AbortSignal,
   ): Promise<void> {
     const listId = fold.record.listId;
-    const waiting = async () => (mayDecide ? (await waitingApprovals(this.app, listId, 1))[0] : undefined);
+    const waiting = async () => (mayDecide ? await waitingApprovals(this.app, listId, ASKED_AT_ONCE) : []);
     if (fold.finished) return publish(fold.statusUpdate());
     const first = await waiting();
-    if (first) return publish(fold.ask(first));
+    if (first.length > 0) return publish(fold.ask(first));
     for await (const event of this.app.log.follow(listStream(listId), fold.cursor, signal)) {
       const updates = await fold.take(event);
       if (fold.waits && !fold.finished) {
         const asking = await waiting();
-        if (asking) {
+        if (asking.length > 0) {
           // The status line is replaced by the question.
           for (const update of updates.slice(0, -1)) publish(update);
           return publish(fold.ask(asking));
@@ -240,6 +226,20 @@ export class CrowsExecutor implements AgentExecutor {
       if (fold.finished) return;
     }
   }
+}
+
+/** A text reply as a batch of one: its verdict on the first approval the task named (none for no verdict word). */
+function textDecision(message: Message, first: WaitingApproval | undefined): BatchEntry[] | undefined {
+  const reply = readReply(textOf(message), message.metadata);
+  if (!first || !reply) return undefined;
+  return [{ item_id: first.item_id, target: first.target, approve: reply.approve, reason: reply.reason }];
+}
+
+/** What an input-required asked again says first: why each refused decision was not recorded. */
+function refusalText(refused: Refusal[], of: number, batch: boolean): string {
+  if (!batch) return `${refused[0]!.why} Nothing was decided; reply again.`;
+  const named = refused.map((r) => `${r.name}: ${r.why}`).join("; ");
+  return `Not decided: ${named} (${of - refused.length} of ${of} decided).`;
 }
 
 /** Which tasks have a follow loop running. */

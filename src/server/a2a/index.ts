@@ -19,7 +19,8 @@ import type { App } from "../../app.ts";
 import { principalOf } from "../access.ts";
 import { missingScopeMessage, type Scope } from "../../access/scopes.ts";
 import { API_VERSION } from "../../../compat/openapi/index.ts";
-import { CrowsExecutor, callerOf } from "./executor.ts";
+import { CrowsExecutor } from "./executor.ts";
+import { Caller, callerIn, mayDecideIn } from "./caller.ts";
 import { ListTaskStore } from "./task-store.ts";
 import { ConflictError, ForbiddenError } from "../../base/errors.ts";
 import { requirePostScope } from "../../access/post-scope.ts";
@@ -75,7 +76,7 @@ export function agentCard(baseUrl: string): AgentCard {
         id: "work-a-todo-list",
         name: "Work a todo list",
         description:
-          "Send a todo list, one item a line (1-50). Each item is triaged, worked and answered; approvals it needs come back as input-required for a caller with the decide scope (reply approve or reject). Needs write.",
+          "Send a todo list, one item a line (1-50). Each item is triaged, worked and answered; approvals it needs come back as input-required for a caller with the decide scope (reply approve or reject, or decide several at once with a data part {decisions: [...]}). Needs write.",
         tags: ["todo", "tasks", "approval"],
         examples: ["Buy milk\nWrite a haiku about crows"],
         inputModes: ["text/plain"],
@@ -138,16 +139,16 @@ class CrowsRequestHandler extends DefaultRequestHandler {
   override async cancelTask(params: CancelTaskRequest, context: ServerCallContext) {
     const record = await this.tasks.record(params.id);
     if (record) {
-      const principal = callerOf.getStore();
       const cancelled = await this.app.flock
-        .cancelList({ listId: record.listId, actor: principal?.actor })
+        .cancelList({ listId: record.listId, actor: callerIn(context).actor })
         .then(() => true)
         .catch((error: unknown) => {
           if (!(error instanceof ConflictError)) throw error;
           return false; // finished: the SDK answers not cancelable
         });
       // No stream of the task here: the task is cancelled once its list has finished.
-      if (cancelled && !this.buses.getByTaskId(params.id, context)) await this.tasks.finished(params.id);
+      if (cancelled && !this.buses.getByTaskId(params.id, context))
+        await this.tasks.finished(params.id, mayDecideIn(context));
     }
     return super.cancelTask(params, context);
   }
@@ -159,8 +160,8 @@ class CrowsRequestHandler extends DefaultRequestHandler {
     const streamedHere = this.buses.getByTaskId(params.id, context) !== undefined;
     yield* super.resubscribe(params, context); // the task; and its stream's updates when it runs here
     if (streamedHere) return;
-    const fold = (await this.tasks.fold(params.id))?.clone();
-    const mayDecide = callerOf.getStore()?.scopes.includes("decide") ?? true;
+    const mayDecide = mayDecideIn(context);
+    const fold = (await this.tasks.fold(params.id, mayDecide))?.clone();
     // A task waiting on a caller who may decide waits for that caller's reply, not for the log.
     if (!fold || fold.terminal || (mayDecide && fold.status.state === TaskState.TASK_STATE_INPUT_REQUIRED)) return;
     for await (const update of this.crows.updatesAfter(fold, mayDecide)) {
@@ -222,14 +223,15 @@ export function createA2aDoor(app: App, baseUrl: () => string, streams?: StreamG
             return;
           }
         }
-        callerOf.run(principal, next);
+        next();
       })().catch(next);
     });
     server.use(
       A2A_PATH,
       jsonRpcHandler({
         requestHandler: handler,
-        userBuilder: async () => ({ isAuthenticated: true, userName: "crows" }),
+        // The principal rides in each call's context (src/server/a2a/caller.ts).
+        userBuilder: async (req) => new Caller(principalOf(req)),
       }),
     );
     return server;

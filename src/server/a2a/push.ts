@@ -59,11 +59,17 @@ const taskIdOf = (response: StreamResponse): string => {
   return payload.$case === "task" ? payload.value.id : payload.value.taskId;
 };
 
-/** Queues each update as the SDK hands it over; one task's in the order they came. */
+/**
+ * Queues each update as the SDK hands it over; one task's in the order they came. The updates
+ * handed over while the task's previous batch was being queued go together (one read of the task's
+ * configs and one transaction for them all, not one each: a task's stream hands over hundreds).
+ */
 export class CrowsPushSender implements PushNotificationSender {
   private readonly serializer = new V1PushNotificationSerializer();
-  /** Each task's last queued push: the next waits for it, so the pushes' ids keep the updates' order. */
+  /** Each task's last batch: the next waits for it, so the pushes' ids keep the updates' order. */
   private readonly tails = new Map<string, Promise<void>>();
+  /** Each task's batch still taking updates (it has not started). */
+  private readonly gathering = new Map<string, { bodies: string[]; queued: Promise<void> }>();
 
   constructor(
     private readonly pushes: A2aPushes,
@@ -74,12 +80,23 @@ export class CrowsPushSender implements PushNotificationSender {
     const taskId = taskIdOf(response);
     if (!taskId) return Promise.resolve(); // a message outside any task: no config can name it
     const { body } = this.serializer.serialize(response);
+    const open = this.gathering.get(taskId);
+    if (open) {
+      open.bodies.push(body);
+      return open.queued;
+    }
+    const bodies = [body];
     const queued = (this.tails.get(taskId) ?? Promise.resolve())
-      .then(() => this.pushes.push(taskId, body))
+      .then(() => {
+        // From here this batch takes no more: the next update starts the next batch, behind it.
+        if (this.gathering.get(taskId)?.bodies === bodies) this.gathering.delete(taskId);
+        return this.pushes.push(taskId, bodies);
+      })
       .then(
         () => undefined,
         (error: unknown) => this.logLine(`a2a: a push of task ${taskId} could not be queued: ${describeError(error)}`),
       );
+    this.gathering.set(taskId, { bodies, queued });
     this.tails.set(taskId, queued);
     void queued.then(() => {
       if (this.tails.get(taskId) === queued) this.tails.delete(taskId);

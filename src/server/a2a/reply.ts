@@ -2,6 +2,9 @@
 // (approve / yes, or reject / no) and the rest of its text, if any, the owner's reason, e.g.
 // "reject: it costs too much"; a reason in the message's metadata (`reason`) wins. The reason is
 // handed to the engine as REST's is: its bound and trimming are the engine's (src/flock/reason.ts).
+// A batch reply (a data part holding `decisions`) decides several of the approvals an input-required
+// names at once (docs/integrations.md "A2A").
+import type { Message } from "@a2a-js/sdk";
 
 export interface Reply {
   approve: boolean;
@@ -22,4 +25,24 @@ export function readReply(text: string, metadata: Record<string, unknown> | unde
   // Not checked here: the engine refuses a reason that is not text, as it does REST's.
   const reason = (metadata?.reason !== undefined ? metadata.reason : rest) as string | null;
   return { approve, reason };
+}
+
+/** One decision of a batch reply, as the caller wrote it (checked by `decideAll`, src/server/a2a/decisions.ts). */
+export type BatchEntry = Record<string, unknown>;
+
+/**
+ * A batch reply's decisions: the `decisions` array of the message's first data part that has one
+ * (`{"decisions": [{"item_id", "target"?, "approve", "reason"?}, ...]}`), or undefined for a
+ * message without one (a text reply). An entry that is not an object is kept, to be refused by name.
+ */
+export function readBatch(message: Message): BatchEntry[] | undefined {
+  for (const part of message.parts) {
+    if (part.content?.$case !== "data") continue;
+    const value = part.content.value as { decisions?: unknown } | null;
+    if (value && typeof value === "object" && Array.isArray(value.decisions))
+      return value.decisions.map((d: unknown) =>
+        d && typeof d === "object" && !Array.isArray(d) ? (d as BatchEntry) : {},
+      );
+  }
+  return undefined;
 }

@@ -8,6 +8,7 @@ import { AgentEvent, type AgentExecutionEvent } from "@a2a-js/sdk/server";
 import type { App } from "../../app.ts";
 import type { StoredEvent } from "../../log/event-log.ts";
 import { ListProgress, readList, type WaitingApproval } from "../agents/list-view.ts";
+import { MAX_ITEMS } from "../../flock/todo-text.ts";
 import { agentMessage, textPart } from "./parts.ts";
 
 /** What names a task: the id the SDK gave it, its list, its conversation. */
@@ -17,11 +18,8 @@ export interface TaskRecord {
   contextId: string;
 }
 
-/** The approval an input-required asked about: the caller's reply decides it. */
-export interface Asked {
-  itemId: string;
-  target: "triage" | "output";
-}
+/** How many waiting approvals one input-required names at most (a list's every item, each waiting once). */
+export const ASKED_AT_ONCE = MAX_ITEMS;
 
 export const TERMINAL = new Set([TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_CANCELED]);
 
@@ -30,7 +28,11 @@ export class TaskFold {
   cursor = 0;
   finished = false;
   status: TaskStatus;
-  asked: Asked | undefined;
+  /**
+   * The approvals the task's input-required names, oldest first: a text reply decides the first, a
+   * batch reply any of them (empty while the task does not wait on its caller).
+   */
+  asked: WaitingApproval[] = [];
   private readonly answers = new Map<string, Artifact>();
   /** Only its one-line descriptions are used, which read the event alone. */
   private readonly progress = new ListProgress(0);
@@ -73,7 +75,7 @@ export class TaskFold {
       const done = list.items.filter((i) => i.stage === "done").length;
       const summary = `${done} of ${list.items.length} items answered; ${list.tokens_used} tokens used.`;
       this.finished = true;
-      this.asked = undefined;
+      this.asked = [];
       updates.push(
         payload.cancelled
           ? this.setStatus(TaskState.TASK_STATE_CANCELED, `Cancelled. ${summary}`)
@@ -86,13 +88,27 @@ export class TaskFold {
     return updates;
   }
 
-  /** The task waits on its caller's verdict on `waiting`: input-required, naming it. */
-  ask(waiting: WaitingApproval): AgentExecutionEvent {
-    this.asked = { itemId: waiting.item_id, target: waiting.target as Asked["target"] };
-    return this.setStatus(
+  /**
+   * The task waits on its caller's verdicts on `waiting` (oldest first, never empty): input-required,
+   * naming each (in its text, and in its message's metadata as `approvals`). `why` comes first when
+   * a reply could not be recorded (the task asks again, saying why).
+   */
+  ask(waiting: WaitingApproval[], why?: string): AgentExecutionEvent {
+    const update = this.setStatus(
       TaskState.TASK_STATE_INPUT_REQUIRED,
-      `${waiting.item_id} ("${waiting.item_text}") waits for your ${waiting.target} verdict on: ${waiting.subject}\nReply "approve" or "reject", optionally followed by your reason (e.g. "reject: too costly").`,
+      [why, question(waiting)].filter(Boolean).join("\n"),
     );
+    this.asked = waiting;
+    this.status.message!.metadata = {
+      approvals: waiting.map((w) => ({
+        item_id: w.item_id,
+        target: w.target,
+        item_text: w.item_text,
+        subject: w.subject,
+        deadline: w.deadline,
+      })),
+    };
+    return update;
   }
 
   get terminal(): boolean {
@@ -130,7 +146,7 @@ export class TaskFold {
   }
 
   private setStatus(state: TaskState, text: string): AgentExecutionEvent {
-    if (state !== TaskState.TASK_STATE_INPUT_REQUIRED) this.asked = undefined;
+    this.asked = [];
     this.status = this.statusOf(state, text);
     return this.statusUpdate();
   }
@@ -140,4 +156,24 @@ export class TaskFold {
     const { taskId, contextId, listId } = this.record;
     return AgentEvent.statusUpdate({ taskId, contextId, status: this.status, metadata: { list_id: listId } });
   }
+}
+
+const REASON_HINT = 'optionally followed by your reason (e.g. "reject: too costly")';
+
+/**
+ * What an input-required says: the first (oldest) approval waiting and how to decide it, as it
+ * always has; then, when more wait, each of them and how to decide several in one reply.
+ */
+function question(waiting: WaitingApproval[]): string {
+  const line = (w: WaitingApproval) =>
+    `${w.item_id} ("${w.item_text}") waits for your ${w.target} verdict on: ${w.subject}`;
+  const first = `${line(waiting[0]!)}\nReply "approve" or "reject", ${REASON_HINT}.`;
+  if (waiting.length === 1) return first;
+  const more = waiting.length - 1;
+  return [
+    first,
+    `${more} more wait${more === 1 ? "s" : ""} for your verdict as well:`,
+    ...waiting.slice(1).map((w) => `- ${line(w)}`),
+    'Decide several at once in one reply with a data part {"decisions": [{"item_id", "target", "approve", "reason"?}, ...]}.',
+  ].join("\n");
 }

@@ -11,8 +11,8 @@ import type { ServerCallContext, TaskStore } from "@a2a-js/sdk/server";
 import type { App } from "../../app.ts";
 import { listStream } from "../../base/streams.ts";
 import { waitingApprovals } from "../agents/list-view.ts";
-import { caller } from "./caller.ts";
-import { TaskFold, type TaskRecord } from "./task-fold.ts";
+import { mayDecideIn } from "./caller.ts";
+import { ASKED_AT_ONCE, TaskFold, type TaskRecord } from "./task-fold.ts";
 
 /** Folds kept in memory (least recently used dropped first): a dropped one is rebuilt from the log. */
 const KEPT = 500;
@@ -45,8 +45,11 @@ export class ListTaskStore implements TaskStore {
     return row ? { taskId: row.id, listId: row.listId, contextId: row.contextId } : undefined;
   }
 
-  /** The task's fold up to its list's newest event (the stream's fold while one runs here). */
-  async fold(taskId: string): Promise<TaskFold | undefined> {
+  /**
+   * The task's fold up to its list's newest event (the stream's fold while one runs here); for a
+   * caller who `mayDecide`, asking about the approvals waiting.
+   */
+  async fold(taskId: string, mayDecide: boolean): Promise<TaskFold | undefined> {
     const streamed = this.streaming.get(taskId);
     if (streamed) return streamed;
     let fold = this.folds.get(taskId);
@@ -56,7 +59,7 @@ export class ListTaskStore implements TaskStore {
       fold = this.folds.get(taskId) ?? new TaskFold(record, this.app);
     }
     this.keep(fold);
-    await this.refresh(fold);
+    await this.refresh(fold, mayDecide);
     return fold;
   }
 
@@ -75,17 +78,17 @@ export class ListTaskStore implements TaskStore {
   }
 
   /** Resolves once the task's list has finished (a cancel asked where no stream of it runs). */
-  async finished(taskId: string): Promise<void> {
-    const fold = await this.fold(taskId);
+  async finished(taskId: string, mayDecide: boolean): Promise<void> {
+    const fold = await this.fold(taskId, mayDecide);
     if (!fold || fold.finished) return;
     for await (const event of this.app.log.follow(listStream(fold.record.listId), fold.cursor)) {
       if (event.name === "list.finished") break;
     }
-    await this.fold(taskId);
+    await this.fold(taskId, mayDecide);
   }
 
-  async load(taskId: string, _context: ServerCallContext): Promise<Task | undefined> {
-    const fold = await this.fold(taskId);
+  async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
+    const fold = await this.fold(taskId, mayDecideIn(context));
     return fold ? this.taskOf(fold) : undefined;
   }
 
@@ -153,9 +156,9 @@ export class ListTaskStore implements TaskStore {
     }
   }
 
-  private refresh(fold: TaskFold): Promise<void> {
+  private refresh(fold: TaskFold, mayDecide: boolean): Promise<void> {
     const taskId = fold.record.taskId;
-    const next = (this.refreshing.get(taskId) ?? Promise.resolve()).then(() => this.foldNewEvents(fold));
+    const next = (this.refreshing.get(taskId) ?? Promise.resolve()).then(() => this.foldNewEvents(fold, mayDecide));
     const settled = next.catch(() => {});
     this.refreshing.set(taskId, settled);
     void settled.then(() => {
@@ -165,7 +168,7 @@ export class ListTaskStore implements TaskStore {
   }
 
   /** Takes the list's events after the fold's cursor; an unfinished task then asks as the executor would. */
-  private async foldNewEvents(fold: TaskFold): Promise<void> {
+  private async foldNewEvents(fold: TaskFold, mayDecide: boolean): Promise<void> {
     if (fold.finished) return;
     const stream = listStream(fold.record.listId);
     const from = fold.cursor;
@@ -174,10 +177,10 @@ export class ListTaskStore implements TaskStore {
       for (const event of page) await fold.take(event);
       if (page.length < PAGE) break;
     }
-    if (fold.finished || !caller().scopes.includes("decide")) return;
+    if (fold.finished || !mayDecide) return;
     // Nothing new since it asked: the same approval still waits (a verdict is an event).
-    if (fold.cursor === from && fold.asked) return;
-    const [waiting] = await waitingApprovals(this.app, fold.record.listId, 1);
-    if (waiting) fold.ask(waiting);
+    if (fold.cursor === from && fold.asked.length > 0) return;
+    const waiting = await waitingApprovals(this.app, fold.record.listId, ASKED_AT_ONCE);
+    if (waiting.length > 0) fold.ask(waiting);
   }
 }

@@ -189,17 +189,32 @@ async function followToEnd(app: App, listId: string, extra: Extra): Promise<void
   const progress = new ListProgress(items);
   const token = extra._meta?.progressToken;
   for await (const event of app.log.follow(listStream(listId), 0, extra.signal)) {
-    const message = progress.take(event.name, JSON.parse(event.payload) as Record<string, any>);
+    const payload = JSON.parse(event.payload) as Record<string, any>;
+    const message = progress.take(event.name, payload);
     if (token !== undefined) {
+      const waits = approvalAsked(event.name, payload);
       await extra.sendNotification({
         method: "notifications/progress",
         params: {
           progressToken: token,
           progress: event.seq,
           message: `${progress.done}/${items} items done: ${message}`,
+          // The approval this event left waiting, for a client that decides it (decide_approval).
+          ...(waits ? { _meta: { [WAITS_META]: waits } } : {}),
         },
       });
     }
     if (progress.finished) return;
   }
+}
+
+/** The `_meta` key of a progress notification whose event left an approval waiting (docs/integrations.md). */
+export const WAITS_META = "crows/waits";
+
+/** The approval an event of the list leaves waiting on the owner, if any. */
+function approvalAsked(name: string, payload: Record<string, any>): { item_id: string; target: string } | undefined {
+  if (payload.needs_approval !== true) return undefined;
+  if (name === "item.triaged") return { item_id: payload.item_id as string, target: "triage" };
+  if (name === "item.answered") return { item_id: payload.item_id as string, target: "output" };
+  return undefined;
 }
