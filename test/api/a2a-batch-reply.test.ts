@@ -4,9 +4,9 @@
 // decides each through the engine; a decision the engine refuses is named and the others stand.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { randomUUID } from "node:crypto";
-import { Role, type Message, type Part, type Task, TaskState } from "@a2a-js/sdk";
-import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, type Client } from "@a2a-js/sdk/client";
+import { type Message, type Task, TaskState } from "@a2a-js/sdk";
+import type { Client } from "@a2a-js/sdk/client";
+import { a2aClient, dataPart, messageOf, sendParams, statusText, textPart } from "../helpers/a2a-client.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { listStream } from "../../src/base/streams.ts";
 
@@ -16,46 +16,13 @@ let client: Client;
 
 test.before(async () => {
   server = await startTestServer({ env: { CROWS_TOKEN: OWNER, CROWS_APPROVAL_WINDOW_MS: "600000" } });
-  const fetchImpl: typeof fetch = (input, init) => {
-    const headers = new Headers(init?.headers);
-    headers.set("authorization", `Bearer ${OWNER}`);
-    return fetch(input, { ...init, headers });
-  };
-  client = await new ClientFactory({
-    transports: [new JsonRpcTransportFactory({ fetchImpl })],
-    cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
-  }).createFromUrl(server.url);
+  client = await a2aClient(server.url, OWNER);
 });
 test.after(async () => {
   await server.close();
 });
 
-const text = (value: string): Part => ({
-  content: { $case: "text", value },
-  metadata: undefined,
-  filename: "",
-  mediaType: "text/plain",
-});
-const data = (value: unknown): Part => ({
-  content: { $case: "data", value },
-  metadata: undefined,
-  filename: "",
-  mediaType: "application/json",
-});
-const message = (parts: Part[], taskId = "", contextId = ""): Message => ({
-  messageId: randomUUID(),
-  contextId,
-  taskId,
-  role: Role.ROLE_USER,
-  parts,
-  metadata: undefined,
-  extensions: [],
-  referenceTaskIds: [],
-});
-const send = async (m: Message) =>
-  (await client.sendMessage({ tenant: "", message: m, configuration: undefined, metadata: undefined })) as Task;
-const statusText = (task: Task) =>
-  task.status?.message?.parts.map((p) => (p.content?.$case === "text" ? p.content.value : "")).join("") ?? "";
+const send = async (m: Message) => (await client.sendMessage(sendParams(m))) as Task;
 const named = (task: Task) =>
   ((task.status?.message?.metadata?.approvals ?? []) as Array<{ item_id: string; target: string }>).map(
     (a) => `${a.item_id}/${a.target}`,
@@ -63,7 +30,7 @@ const named = (task: Task) =>
 
 /** Sends a list and waits until `count` triage approvals of it wait; the task as it then reads. */
 async function waitingOn(lines: string[], count: number): Promise<{ task: Task; listId: string }> {
-  const sent = await send(message([text(lines.join("\n"))]));
+  const sent = await send(messageOf([textPart(lines.join("\n"))]));
   assert.is(sent.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED, statusText(sent));
   const listId = sent.metadata?.list_id as string;
   let asked = 0;
@@ -98,7 +65,7 @@ test("a batch with a bad id: the good decision stands, each refused one is named
     { item_id: `${listId}-1`, target: "triage", approve: false },
     { item_id: `${listId}-2`, approve: "yes" },
   ];
-  const after = await send(message([data({ decisions })], task.id, task.contextId));
+  const after = await send(messageOf([dataPart({ decisions })], task.id, task.contextId));
   assert.is(after.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED, statusText(after));
   const said = statusText(after);
   assert.match(said, /^Not decided: /);
@@ -120,9 +87,9 @@ test("an input-required naming several approvals: one batch reply decides them a
   assert.match(statusText(task), /Decide several at once in one reply with a data part \{"decisions"/);
 
   const after = await send(
-    message(
+    messageOf(
       [
-        data({
+        dataPart({
           decisions: [
             { item_id: `${listId}-1`, approve: true },
             { item_id: `${listId}-2`, target: "triage", approve: true },
@@ -149,7 +116,7 @@ test("an input-required naming several approvals: one batch reply decides them a
   for (let turn = 0; turn < 5 && current.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED; turn++) {
     const approvals = current.status.message?.metadata?.approvals as Array<{ item_id: string; target: string }>;
     const decisions = approvals.map((a) => ({ item_id: a.item_id, target: a.target, approve: true }));
-    current = await send(message([data({ decisions })], task.id, task.contextId));
+    current = await send(messageOf([dataPart({ decisions })], task.id, task.contextId));
   }
   assert.is(current.status?.state, TaskState.TASK_STATE_COMPLETED, statusText(current));
   assert.equal(

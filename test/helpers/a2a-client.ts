@@ -1,7 +1,7 @@
 // The A2A SDK's own client against a crows server (docs/integrations.md "A2A"), with a bearer token
 // when one is given, and the user messages the tests send.
 import { randomUUID } from "node:crypto";
-import { Role, type Message, type Task } from "@a2a-js/sdk";
+import { Role, type Message, type Part, type Task } from "@a2a-js/sdk";
 import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, type Client } from "@a2a-js/sdk/client";
 
 export async function a2aClient(url: string, token?: string): Promise<Client> {
@@ -18,17 +18,36 @@ export async function a2aClient(url: string, token?: string): Promise<Client> {
 }
 
 export function userMessage(text: string, taskId = "", contextId = ""): Message {
+  return messageOf([textPart(text)], taskId, contextId);
+}
+
+/** A user message of these parts (text, data), on a task when `taskId` is given. */
+export function messageOf(parts: Part[], taskId = "", contextId = ""): Message {
   return {
     messageId: randomUUID(),
     contextId,
     taskId,
     role: Role.ROLE_USER,
-    parts: [{ content: { $case: "text", value: text }, metadata: undefined, filename: "", mediaType: "text/plain" }],
+    parts,
     metadata: undefined,
     extensions: [],
     referenceTaskIds: [],
   };
 }
+
+export const textPart = (value: string): Part => ({
+  content: { $case: "text", value },
+  metadata: undefined,
+  filename: "",
+  mediaType: "text/plain",
+});
+
+export const dataPart = (value: unknown): Part => ({
+  content: { $case: "data", value },
+  metadata: undefined,
+  filename: "",
+  mediaType: "application/json",
+});
 
 export const sendParams = (message: Message) => ({
   tenant: "",
