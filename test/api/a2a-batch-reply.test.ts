@@ -129,4 +129,41 @@ test("an input-required naming several approvals: one batch reply decides them a
   );
 });
 
+test("a batch that is no list, or longer than a list's approvals twice over, is refused whole; refusals named are bounded", async () => {
+  const { task, listId } = await waitingOn(["Buy milk"], 1);
+  const reply = (decisions: unknown) => send(messageOf([dataPart({ decisions })], task.id, task.contextId));
+
+  const notList = await reply({ item_id: `${listId}-1`, approve: true });
+  assert.is(notList.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED, statusText(notList));
+  assert.match(
+    statusText(notList),
+    /^"decisions" must be a list of \{"item_id", "target"\?, "approve", "reason"\?\}\. Nothing was decided; reply again\./,
+  );
+  assert.equal(await verdicts(listId), [], "nothing decided");
+
+  const good = { item_id: `${listId}-1`, approve: true };
+  const tooMany = await reply([good, ...Array.from({ length: 100 }, (_, i) => ({ item_id: `x${i}`, approve: true }))]);
+  assert.match(
+    statusText(tooMany),
+    /^A reply decides at most 100 approvals; this one holds 101\. Nothing was decided; reply again\./,
+  );
+  assert.equal(await verdicts(listId), [], "refused whole: not even its good decision");
+
+  const unknown = await reply(
+    Array.from({ length: 25 }, (_, i) => ({ item_id: `lst0000000000-${i + 1}`, approve: true })),
+  );
+  const said = statusText(unknown);
+  assert.match(
+    said,
+    /^Not decided: lst0000000000-1: lst0000000000-1 is not an item of this task's list; lst0000000000-2: /,
+  );
+  assert.match(said, /lst0000000000-10: [^;]+; and 15 more \(0 of 25 decided\)\./);
+  assert.not.match(said, /lst0000000000-11:/, "the eleventh on is counted, not named");
+  assert.not.match(said, /\.;/, "no sentence's full stop before the separator");
+  assert.ok(named(unknown).includes(`${listId}-1/triage`), "what waits is still named");
+
+  const cancelled = await client.cancelTask({ tenant: "", id: task.id, metadata: undefined });
+  assert.is(cancelled.status?.state, TaskState.TASK_STATE_CANCELED);
+});
+
 test.run();

@@ -57,7 +57,17 @@ export class CrowsExecutor implements AgentExecutor {
         // A text reply decides the approval this stream named first; a batch may leave out the target
         // of any approval waiting now (what the task names may have been read on another instance:
         // read afresh only when an entry needs it).
-        const batch = readBatch(ctx.userMessage);
+        const read = readBatch(ctx.userMessage);
+        if (read && "refused" in read) {
+          // A batch refused whole decides nothing: asked again, saying why, while anything waits.
+          const waiting = await waitingApprovals(this.app, fold.record.listId, ASKED_AT_ONCE);
+          if (waiting.length > 0) {
+            bus.publish(fold.ask(waiting, `${read.refused} Nothing was decided; reply again.`));
+            bus.finished();
+            return;
+          }
+        }
+        const batch = read && !("refused" in read) ? read : undefined;
         const named = (id: unknown) => fold.asked.some((a) => a.item_id === id);
         const asked =
           fold.asked.length > 0 && (!batch || batch.every((e) => e.target !== undefined || named(e.item_id)))
@@ -235,11 +245,18 @@ function textDecision(message: Message, first: WaitingApproval | undefined): Bat
   return [{ item_id: first.item_id, target: first.target, approve: reply.approve, reason: reply.reason }];
 }
 
-/** What an input-required asked again says first: why each refused decision was not recorded. */
+/** The most refusals an input-required asked again names one by one; the rest are counted. */
+const NAMED_REFUSALS = 10;
+
+/** What an input-required asked again says first: why each refused decision was not recorded (bounded). */
 function refusalText(refused: Refusal[], of: number, batch: boolean): string {
   if (!batch) return `${refused[0]!.why} Nothing was decided; reply again.`;
-  const named = refused.map((r) => `${r.name}: ${r.why}`).join("; ");
-  return `Not decided: ${named} (${of - refused.length} of ${of} decided).`;
+  const named = refused
+    .slice(0, NAMED_REFUSALS)
+    .map((r) => `${r.name}: ${r.why.replace(/\.$/, "")}`)
+    .join("; ");
+  const more = refused.length > NAMED_REFUSALS ? `; and ${refused.length - NAMED_REFUSALS} more` : "";
+  return `Not decided: ${named}${more} (${of - refused.length} of ${of} decided).`;
 }
 
 /** Which tasks have a follow loop running. */

@@ -5,6 +5,7 @@
 // A batch reply (a data part holding `decisions`) decides several of the approvals an input-required
 // names at once (docs/integrations.md "A2A").
 import type { Message } from "@a2a-js/sdk";
+import { MAX_ITEMS } from "../../flock/todo-text.ts";
 
 export interface Reply {
   approve: boolean;
@@ -30,19 +31,37 @@ export function readReply(text: string, metadata: Record<string, unknown> | unde
 /** One decision of a batch reply, as the caller wrote it (checked by `decideAll`, src/server/a2a/decisions.ts). */
 export type BatchEntry = Record<string, unknown>;
 
+/** A batch refused whole, before any of it is decided: why, in words for the caller. */
+export interface BatchRefused {
+  refused: string;
+}
+
+/**
+ * The most decisions one reply may hold: every approval a list can have waiting, a triage or an
+ * output for each of its items, twice over. More is no owner's reply; refused whole, unread.
+ */
+export const MAX_DECISIONS = 2 * MAX_ITEMS;
+
 /**
  * A batch reply's decisions: the `decisions` array of the message's first data part that has one
  * (`{"decisions": [{"item_id", "target"?, "approve", "reason"?}, ...]}`), or undefined for a
  * message without one (a text reply). An entry that is not an object is kept, to be refused by name.
+ * A `decisions` that is no list, or a list longer than MAX_DECISIONS, is refused whole.
  */
-export function readBatch(message: Message): BatchEntry[] | undefined {
+export function readBatch(message: Message): BatchEntry[] | BatchRefused | undefined {
   for (const part of message.parts) {
     if (part.content?.$case !== "data") continue;
     const value = part.content.value as { decisions?: unknown } | null;
-    if (value && typeof value === "object" && Array.isArray(value.decisions))
-      return value.decisions.map((d: unknown) =>
-        d && typeof d === "object" && !Array.isArray(d) ? (d as BatchEntry) : {},
-      );
+    if (!value || typeof value !== "object" || !("decisions" in value)) continue;
+    if (!Array.isArray(value.decisions))
+      return { refused: '"decisions" must be a list of {"item_id", "target"?, "approve", "reason"?}.' };
+    if (value.decisions.length > MAX_DECISIONS)
+      return {
+        refused: `A reply decides at most ${MAX_DECISIONS} approvals; this one holds ${value.decisions.length.toLocaleString("en-US")}.`,
+      };
+    return value.decisions.map((d: unknown) =>
+      d && typeof d === "object" && !Array.isArray(d) ? (d as BatchEntry) : {},
+    );
   }
   return undefined;
 }
