@@ -1,5 +1,3 @@
-// Over 400 lines on purpose for now: the list view and its item cards share one set of stream
-// handlers; splitting the cards out is next once #33's engine half (rework, edits) lands on them.
 // Send a list, pick one, and watch it live from listEvents: items and their stages, crows flying
 // and landing, answers, verdicts, banter, tokens against the budget, and "finished".
 import { useEffect, useReducer, useRef, useState } from "preact/hooks";
@@ -9,6 +7,7 @@ import { useDebounced, useQuery } from "./hooks.ts";
 import { approvalListeners } from "./approvals.tsx";
 import { ItemWeather, useFlightWeather } from "./weather.tsx";
 import { clock, latency, summarize, usePersonas } from "./steps.ts";
+import { EMPTY, reduce, type ListEvent } from "./list-fold.ts";
 
 const SUBMIT = `mutation Submit($text: String!, $requester: String!, $nestId: String) {
   submitList(text: $text, requester: $requester, nestId: $nestId) {
@@ -149,147 +148,6 @@ function SendForm({ nests, onSent }: { nests: Array<{ id: string; name: string }
       </div>
     </form>
   );
-}
-
-interface ListEvent {
-  seq: number;
-  name: string;
-  ts: string;
-  payload: any;
-}
-
-interface Flight {
-  crow: string;
-  borrowed: boolean;
-  /** When it took off and landed (the events' ts): the flight's latency as the owner sees it. */
-  flewAt?: string;
-  landed?: { ok: boolean; tokens: number; error?: string; at?: string };
-}
-
-interface ItemState {
-  id: string;
-  text: string;
-  stage: string;
-  mode?: string;
-  taskType?: string;
-  subtasks: string[];
-  reason?: string;
-  answer?: string;
-  crows: string[];
-  flights: Flight[];
-  verdicts: Array<{ target: string; verdict: string }>;
-}
-
-interface ListState {
-  events: ListEvent[];
-  items: ItemState[];
-  banter: Array<{ seq: number; crow: string; to: string; text: string }>;
-  pranks: string[];
-  tokens: number;
-  budget?: number;
-  finished: boolean;
-}
-
-const EMPTY: ListState = { events: [], items: [], banter: [], pranks: [], tokens: 0, finished: false };
-
-/**
- * Where a verdict leaves an item: an approved (or auto) output is done, a rejected one or a
- * timeout ends it with that word; a triage approved goes to work, a rejected one waits for the
- * item.skipped that follows. Any other value (a later docs/contract.md value) is shown as it is.
- */
-export function stageAfterVerdict(target: string, verdict: string, stage: string): string {
-  if (target === "output") {
-    if (verdict === "approved" || verdict === "auto") return "done";
-    if (verdict === "rejected") return "rejected";
-    if (verdict === "timeout") return "timed out (rejected)";
-    return `output ${verdict}`;
-  }
-  if (verdict === "approved" || verdict === "auto") return "working";
-  if (verdict === "rejected") return "triage rejected";
-  if (verdict === "timeout") return "triage timed out";
-  return stage;
-}
-
-function reduce(state: ListState, event: ListEvent): ListState {
-  const p = event.payload ?? {};
-  const items = state.items.map((i) =>
-    i.id === p.item_id ? { ...i, flights: [...i.flights], verdicts: [...i.verdicts] } : i,
-  );
-  const item = items.find((i) => i.id === p.item_id);
-  const next: ListState = { ...state, events: [...state.events, event], items };
-  switch (event.name) {
-    case "list.started":
-      next.items = (p.items ?? []).map((i: { item_id: string; text: string }) => ({
-        id: i.item_id,
-        text: i.text,
-        stage: "pending",
-        subtasks: [],
-        crows: [],
-        flights: [],
-        verdicts: [],
-      }));
-      break;
-    case "item.triaged":
-      if (item)
-        Object.assign(item, {
-          mode: p.mode,
-          taskType: p.task_type,
-          subtasks: p.subtasks ?? [],
-          reason: p.reason,
-          stage: p.needs_approval ? "awaiting triage" : "working",
-        });
-      break;
-    case "crow.flying":
-      if (item) {
-        item.flights.push({ crow: p.crow, borrowed: !!p.borrowed, flewAt: event.ts });
-        if (item.stage === "pending" || item.stage === "awaiting triage") item.stage = "working";
-      }
-      break;
-    case "crow.landed":
-      if (item) {
-        const flight = [...item.flights].reverse().find((f) => f.crow === p.crow && !f.landed);
-        const landed = { ok: !!p.ok, tokens: p.tokens ?? 0, error: p.error, at: event.ts };
-        if (flight) flight.landed = { ...landed };
-        else item.flights.push({ crow: p.crow, borrowed: false, landed });
-      }
-      next.tokens += p.tokens ?? 0;
-      break;
-    case "item.answered":
-      if (item)
-        Object.assign(item, {
-          answer: p.answer,
-          crows: p.crows ?? [],
-          stage: p.needs_approval ? "awaiting output" : "done",
-        });
-      break;
-    case "verdict":
-      if (item) {
-        // An edited approval (docs/rules.md "Edits"): the work follows the owner's triage, and the
-        // owner's text is the answer.
-        const after = p.edited?.after;
-        if (after?.answer !== undefined) item.answer = after.answer;
-        if (after?.mode !== undefined)
-          Object.assign(item, { mode: after.mode, taskType: after.task_type, subtasks: after.subtasks ?? [] });
-        item.verdicts.push({ target: p.target, verdict: p.verdict });
-        item.stage = stageAfterVerdict(p.target, p.verdict, item.stage);
-      }
-      break;
-    case "item.skipped":
-      if (item) item.stage = `skipped (${p.reason})`;
-      break;
-    case "crow.banter":
-      next.banter = [...state.banter, { seq: event.seq, crow: p.crow, to: p.to, text: p.text }];
-      break;
-    case "requester.pranked":
-      next.pranks = [...state.pranks, p.message];
-      break;
-    case "list.finished":
-      next.finished = true;
-      next.tokens = p.tokens_used ?? next.tokens;
-      next.budget = p.token_budget ?? next.budget;
-      break;
-  }
-  return next;
 }
 
 function ListView({ listId, onFinished }: { listId: string; onFinished: () => void }) {
