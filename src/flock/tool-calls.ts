@@ -29,29 +29,13 @@ import { grantorOf, ToolPermissions } from "./tool-permissions.ts";
 import { fencedPrisma, StaleEpochError } from "../storage/fence.ts";
 import { StoppedError } from "./approvals.ts";
 import type { CallOwner } from "./call-owner.ts";
+import type { NewToolCall } from "../storage/state-shapes.ts";
 
-/** A call about to be recorded: what the model asked, resolved to a server's tool. */
-export interface CallDraft {
-  /** "" for a nest crow's call. */
-  listId: string;
-  /** The item; a nest crow's call: the request's msg_id. */
-  itemId: string;
-  /** A nest crow's call: its nest (its events go on the nest's side log); "" for a list flight's. */
-  nestId: string;
-  flightKey: string;
-  crow: string;
-  taskType: string;
-  step: number;
-  n: number;
-  modelCallId: string;
-  offeredName: string;
-  serverId: string;
-  serverName: string;
-  tool: string;
-  args: string;
-  policy: "allow" | "ask";
-  readOnly: boolean;
-}
+/**
+ * A call about to be recorded: what the model asked, resolved to a server's tool. Its columns are
+ * the row's as storage inserts it (state-shapes.ts NewToolCall), less what recording adds.
+ */
+export type CallDraft = Omit<NewToolCall, "id" | "status" | "createdAt" | "policy"> & { policy: "allow" | "ask" };
 
 export type CallEnd = { ok: true; result: string } | { ok: false; result: string; error: string };
 

@@ -120,8 +120,11 @@ export interface StateTx extends StateReads {
 /** A tool call's row as openAllowed inserts it (the columns it does not name keep their defaults). */
 export interface NewToolCall {
   id: string;
+  /** "" for a nest crow's call. */
   listId: string;
+  /** The item; a nest crow's call: the request's msg_id. */
   itemId: string;
+  /** A nest crow's call: its nest (its events go on the nest's side log); "" for a list flight's. */
   nestId: string;
   flightKey: string;
   crow: string;
