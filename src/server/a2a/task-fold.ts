@@ -7,7 +7,7 @@ import { TaskState, type Artifact, type TaskStatus } from "@a2a-js/sdk";
 import { AgentEvent, type AgentExecutionEvent } from "@a2a-js/sdk/server";
 import type { App } from "../../app.ts";
 import type { StoredEvent } from "../../log/event-log.ts";
-import { ListProgress, readList, type WaitingApproval } from "../agents/list-view.ts";
+import { approvalAsked, ListProgress, readList, type WaitingApproval } from "../agents/list-view.ts";
 import { MAX_ITEMS } from "../../flock/todo-text.ts";
 import { agentMessage, textPart } from "./parts.ts";
 
@@ -83,7 +83,7 @@ export class TaskFold {
       );
       return updates;
     }
-    this.waits = (event.name === "item.triaged" || event.name === "item.answered") && payload.needs_approval === true;
+    this.waits = approvalAsked(event.name, payload) !== undefined;
     updates.push(this.setStatus(TaskState.TASK_STATE_WORKING, this.waits ? `${line} (waits on the owner)` : line));
     return updates;
   }

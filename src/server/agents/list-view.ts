@@ -38,6 +38,20 @@ export interface WaitingApproval {
   deadline: string;
 }
 
+/**
+ * The approval an event of a list leaves waiting on the owner, if any: an item.triaged or
+ * item.answered that needs approval (both doors say so to their callers: MCP's progress, A2A's status).
+ */
+export function approvalAsked(
+  name: string,
+  payload: Record<string, unknown>,
+): { item_id: string; target: "triage" | "output" } | undefined {
+  if (payload.needs_approval !== true) return undefined;
+  if (name === "item.triaged") return { item_id: payload.item_id as string, target: "triage" };
+  if (name === "item.answered") return { item_id: payload.item_id as string, target: "output" };
+  return undefined;
+}
+
 export async function readList(app: App, listId: string): Promise<ListView> {
   const list = await app.prisma.todoList.findUnique({
     where: { id: listId },

@@ -9,7 +9,7 @@ import { requireScope, ROOT, type Principal } from "../../access/principal.ts";
 import { requirePostScope } from "../../access/post-scope.ts";
 import { listStream } from "../../base/streams.ts";
 import { MAX_PAGE } from "../../base/util/clamp.ts";
-import { ListProgress, readList, waitingApprovals } from "../agents/list-view.ts";
+import { approvalAsked, ListProgress, readList, waitingApprovals } from "../agents/list-view.ts";
 import { MAX_REASON_CHARS } from "../../flock/reason.ts";
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -210,11 +210,3 @@ async function followToEnd(app: App, listId: string, extra: Extra): Promise<void
 
 /** The `_meta` key of a progress notification whose event left an approval waiting (docs/integrations.md). */
 export const WAITS_META = "crows/waits";
-
-/** The approval an event of the list leaves waiting on the owner, if any. */
-function approvalAsked(name: string, payload: Record<string, any>): { item_id: string; target: string } | undefined {
-  if (payload.needs_approval !== true) return undefined;
-  if (name === "item.triaged") return { item_id: payload.item_id as string, target: "triage" };
-  if (name === "item.answered") return { item_id: payload.item_id as string, target: "output" };
-  return undefined;
-}
