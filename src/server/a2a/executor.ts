@@ -58,34 +58,30 @@ export class CrowsExecutor implements AgentExecutor {
         // of any approval waiting now (what the task names may have been read on another instance:
         // read afresh only when an entry needs it).
         const read = readBatch(ctx.userMessage);
-        if (read && "refused" in read) {
-          // A batch refused whole decides nothing: asked again, saying why, while anything waits.
+        // A batch refused whole decides nothing; otherwise each decision stands or falls on its own.
+        let why = read && "refused" in read ? `${read.refused} Nothing was decided; reply again.` : undefined;
+        if (!why) {
+          const batch = read && !("refused" in read) ? read : undefined;
+          const named = (id: unknown) => fold.asked.some((a) => a.item_id === id);
+          const asked =
+            fold.asked.length > 0 && (!batch || batch.every((e) => e.target !== undefined || named(e.item_id)))
+              ? fold.asked
+              : await waitingApprovals(this.app, fold.record.listId, ASKED_AT_ONCE);
+          const entries = batch ?? textDecision(ctx.userMessage, asked[0]);
+          if (entries) {
+            const refused = await decideAll(this.app, fold.record.listId, asked, entries, principal.actor);
+            if (refused.length > 0) why = refusalText(refused, entries.length, batch !== undefined);
+            fold.asked = [];
+          }
+        }
+        if (why) {
+          // Asked again, saying why, while anything waits (decided elsewhere meanwhile: the task goes on).
           const waiting = await waitingApprovals(this.app, fold.record.listId, ASKED_AT_ONCE);
           if (waiting.length > 0) {
-            bus.publish(fold.ask(waiting, `${read.refused} Nothing was decided; reply again.`));
+            bus.publish(fold.ask(waiting, why));
             bus.finished();
             return;
           }
-        }
-        const batch = read && !("refused" in read) ? read : undefined;
-        const named = (id: unknown) => fold.asked.some((a) => a.item_id === id);
-        const asked =
-          fold.asked.length > 0 && (!batch || batch.every((e) => e.target !== undefined || named(e.item_id)))
-            ? fold.asked
-            : await waitingApprovals(this.app, fold.record.listId, ASKED_AT_ONCE);
-        const entries = batch ?? textDecision(ctx.userMessage, asked[0]);
-        if (entries) {
-          const refused = await decideAll(this.app, fold.record.listId, asked, entries, principal.actor);
-          if (refused.length > 0) {
-            // Asked again, saying why, while anything waits (decided elsewhere meanwhile: the task goes on).
-            const waiting = await waitingApprovals(this.app, fold.record.listId, ASKED_AT_ONCE);
-            if (waiting.length > 0) {
-              bus.publish(fold.ask(waiting, refusalText(refused, entries.length, batch !== undefined)));
-              bus.finished();
-              return;
-            }
-          }
-          fold.asked = [];
         }
         await this.follow(fold, bus, principal.scopes.includes("decide"));
       } finally {
