@@ -2,7 +2,7 @@
 // door, in the same run on one in-process server (offline brain, no token: the caller is the owner):
 //   REST: POST /api/lists, a scripted owner follows the SSE stream and answers each approval at once;
 //   MCP:  submit_list through the SDK's Client, followed by its progress; the client is the owner,
-//         deciding each approval a progress notification names with decide_approval on its session;
+//         deciding the approvals each progress notification names with one decide_approvals on its session;
 //   A2A:  SendStreamingMessage through the SDK's client; each input-required is answered by one reply
 //         on the task deciding every approval it names (a batch; approvals through the door itself).
 // Prints the median wall time of each, every round's, and MCP's and A2A's ratio to REST's (goal:
@@ -37,7 +37,8 @@ async function viaMcp(server: TestServer): Promise<number> {
   await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
   const t0 = performance.now();
   // The client is the owner: each approval a progress notification names is decided at once over
-  // the same session (decide_approval), beside the submit_list call still running.
+  // the same session (decide_approvals, one call for what a notification names), beside the
+  // submit_list call still running.
   const decisions: Array<Promise<void>> = [];
   const result = await client.callTool(
     { name: "submit_list", arguments: { text: TEXT, requester: "bench-mcp" } },
@@ -47,12 +48,18 @@ async function viaMcp(server: TestServer): Promise<number> {
       onprogress: (p) => {
         // The SDK hands the notification's params over whole (its type names only progress, total, message).
         const meta = (p as { _meta?: Record<string, unknown> })._meta;
-        const waits = meta?.["crows/waits"] as { item_id: string; target: string } | undefined;
-        if (waits)
+        const waits = (meta?.["crows/waits"] ?? []) as Array<{ item_id: string; target: string }>;
+        if (waits.length > 0)
           decisions.push(
-            client.callTool({ name: "decide_approval", arguments: { ...waits, approve: true } }).then((r) => {
-              if (r.isError) throw new Error(`MCP decide: ${JSON.stringify(r.content)}`);
-            }),
+            client
+              .callTool({
+                name: "decide_approvals",
+                arguments: { decisions: waits.map((w) => ({ ...w, approve: true })) },
+              })
+              .then((r) => {
+                const refused = (r.structuredContent as { refused?: unknown[] } | undefined)?.refused ?? [];
+                if (r.isError || refused.length > 0) throw new Error(`MCP decide: ${JSON.stringify(r.content)}`);
+              }),
           );
       },
     },

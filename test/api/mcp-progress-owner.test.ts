@@ -1,6 +1,7 @@
-// submit_list's progress names each approval an event leaves waiting (docs/integrations.md "MCP",
-// `_meta["crows/waits"]`), so one MCP client is the owner through its own session: it decides each
-// with decide_approval beside the submit_list call still running, and follows nothing else.
+// submit_list's progress names each approval its events leave waiting (docs/integrations.md "MCP",
+// `_meta["crows/waits"]`, a list per notification), so one MCP client is the owner through its own
+// session: it decides each with decide_approval beside the submit_list call still running, and
+// follows nothing else.
 // Driven by the official SDK's Client over Streamable HTTP only.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -21,7 +22,7 @@ test.after(async () => {
   await server.close();
 });
 
-test("each progress notification whose event leaves an approval waiting names it; the same session decides them all, to the list's end", async () => {
+test("each approval the list's events leave waiting is named by one progress notification; the same session decides them all, to the list's end", async () => {
   const client = new Client({ name: "crows-test", version: "1.0.0" });
   await client.connect(
     new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: bearer(OWNER) } }),
@@ -40,14 +41,17 @@ test("each progress notification whose event leaves an approval waiting names it
           lines.push(p.message ?? "");
           // The SDK hands the params over whole; its Progress type names only progress, total, message.
           const waits = (p as { _meta?: Record<string, any> })._meta?.["crows/waits"];
-          if (!waits) return;
-          named.push(`${waits.item_id}/${waits.target}`);
-          assert.match(p.message ?? "", new RegExp(`${waits.item_id} .*waits for an? ${waits.target} verdict`));
-          decisions.push(
-            client.callTool({ name: "decide_approval", arguments: { ...waits, approve: true } }).then((r) => {
-              assert.not.ok(r.isError, JSON.stringify(r.content));
-            }),
-          );
+          if (waits === undefined) return;
+          assert.ok(Array.isArray(waits) && waits.length > 0, JSON.stringify(waits));
+          for (const w of waits as Array<{ item_id: string; target: string }>) {
+            named.push(`${w.item_id}/${w.target}`);
+            assert.match(p.message ?? "", new RegExp(`${w.item_id} [^;]*waits for an? ${w.target} verdict`));
+            decisions.push(
+              client.callTool({ name: "decide_approval", arguments: { ...w, approve: true } }).then((r) => {
+                assert.not.ok(r.isError, JSON.stringify(r.content));
+              }),
+            );
+          }
         },
       },
     );
@@ -68,9 +72,9 @@ test("each progress notification whose event leaves an approval waiting names it
       "every one was decided by this client",
     );
     assert.is(
-      lines.filter((l) => / waits for an? (triage|output) verdict/.test(l)).length,
+      lines.flatMap((l) => l.match(/ waits for an? (triage|output) verdict/g) ?? []).length,
       asked.length,
-      "no other line names one",
+      "no other notification names one",
     );
   } finally {
     await client.close();

@@ -74,6 +74,7 @@ test("tools: the reads are readOnlyHint, the writes and decisions are not", asyn
     assert.equal(Object.keys(byName).sort(), [
       "cancel_list",
       "decide_approval",
+      "decide_approvals",
       "pending_approvals",
       "post_to_nest",
       "read_list",
@@ -82,7 +83,7 @@ test("tools: the reads are readOnlyHint, the writes and decisions are not", asyn
     ]);
     for (const name of ["read_list", "pending_approvals", "read_nest"])
       assert.is(byName[name]!.annotations?.readOnlyHint, true, name);
-    for (const name of ["submit_list", "decide_approval", "cancel_list", "post_to_nest"])
+    for (const name of ["submit_list", "decide_approval", "decide_approvals", "cancel_list", "post_to_nest"])
       assert.is(byName[name]!.annotations?.readOnlyHint, false, name);
   } finally {
     await client.close();
@@ -126,8 +127,11 @@ test("submit_list follows the list with progress to its answers; approvals decid
       (list.items as Array<{ answer: string | null; stage: string }>).every((i) => i.stage === "done" && i.answer),
       JSON.stringify(list.items),
     );
-    assert.ok(progress.length >= 6, `progress per event (${progress.length})`);
-    assert.match(progress[progress.length - 1]!, /2\/2 items done: list finished/);
+    // Every event of the list is a line of one notification, once, in order (batched: "Updates").
+    const lines = progress.flatMap((m) => m.replace(/^\d+\/2 items done: /, "").split("; "));
+    const events = await server.app.log.read(listStream(listId!));
+    assert.is(lines.length, events.length, `a line per event: ${JSON.stringify(progress)}`);
+    assert.match(progress[progress.length - 1]!, /^2\/2 items done: .*list finished$/);
     assert.ok(progress.some((m) => /waits for a triage verdict/.test(m)));
     const read = structured(await client.callTool({ name: "read_list", arguments: { list_id: listId } }));
     assert.equal(
@@ -210,6 +214,7 @@ test("scopes: a read token lists and reads, and is refused every write and decis
       ["submit_list", { text: "Buy milk" }, "write"],
       ["cancel_list", { list_id: "lst0000000000" }, "write"],
       ["decide_approval", { item_id: "lst0000000000-1", target: "triage", approve: true }, "decide"],
+      ["decide_approvals", { decisions: [{ item_id: "lst0000000000-1", target: "triage", approve: true }] }, "decide"],
       ["post_to_nest", { nest_id: "todo", text: "hello" }, "write"],
     ] as const) {
       const refused = await client.callTool({ name, arguments: args });
@@ -227,6 +232,63 @@ test("scopes: a read token lists and reads, and is refused every write and decis
   } catch (error) {
     assert.instance(error, StreamableHTTPError);
     assert.is((error as StreamableHTTPError).code, 401);
+  }
+});
+
+/** The approvals waiting on `listId`, once at least one waits. */
+async function someWaiting(client: Client, listId: string): Promise<Array<{ item_id: string; target: string }>> {
+  for (;;) {
+    const waiting = structured(await client.callTool({ name: "pending_approvals", arguments: { list_id: listId } }));
+    if (waiting.approvals.length > 0) return waiting.approvals;
+    await new Promise((r) => setTimeout(r, 50)); // polling for work to do
+  }
+}
+
+test("decide_approvals: each decision on its own (one refused names why, the others stand); none recorded is a tool error; over the bound refused whole", async () => {
+  const { client } = await connect(OWNER);
+  try {
+    const submitted = structured(
+      await client.callTool({ name: "submit_list", arguments: { text: "Plan a picnic", wait: false } }),
+    );
+    const listId = submitted.list_id as string;
+    const [first] = await someWaiting(client, listId);
+    const unknown = { item_id: `${listId}-9`, target: "triage", approve: true };
+    const mixed = await client.callTool({
+      name: "decide_approvals",
+      arguments: { decisions: [{ ...first!, approve: true, reason: " Fine by me " }, unknown] },
+    });
+    assert.not.ok(mixed.isError, textOf(mixed));
+    assert.is(structured(mixed).decided, 1);
+    assert.equal(
+      structured(mixed).refused.map((r: Record<string, string>) => [r.item_id, r.target]),
+      [[unknown.item_id, "triage"]],
+    );
+    assert.match(structured(mixed).refused[0].why, /No item/);
+    const verdicts = (await server.app.log.read(listStream(listId)))
+      .filter((e) => e.name === "verdict")
+      .map((e) => JSON.parse(e.payload));
+    assert.equal(
+      verdicts.map((v) => [v.item_id, v.target, v.verdict, v.reason]),
+      [[first!.item_id, first!.target, "approved", "Fine by me"]],
+    );
+
+    const none = await client.callTool({ name: "decide_approvals", arguments: { decisions: [unknown] } });
+    assert.ok(none.isError, "nothing recorded");
+    assert.is(structured(none).decided, 0);
+
+    const [next] = await someWaiting(client, listId);
+    const tooMany = await client.callTool({
+      name: "decide_approvals",
+      arguments: { decisions: Array.from({ length: 101 }, () => ({ ...next!, approve: false })) },
+    });
+    assert.ok(tooMany.isError, "101 decisions are refused");
+    assert.match(textOf(tooMany), /100/);
+    assert.ok(
+      (await someWaiting(client, listId)).some((a) => a.item_id === next!.item_id && a.target === next!.target),
+      "nothing of it was decided",
+    );
+  } finally {
+    await client.close();
   }
 });
 

@@ -107,6 +107,15 @@ export const STREAMS = {
     default: 15_000,
     describe: "SSE heartbeat interval",
   }),
+  agentUpdateMs: setting<number>({
+    env: "CROWS_AGENT_UPDATE_MS",
+    group: "streams",
+    kind: ms(0, 60_000),
+    audience: "tuning",
+    default: 100,
+    describe:
+      'while a list runs, at most one MCP progress notification or A2A status update per this interval, holding every event since the last as a line; an approval asked and the list\'s end go at once. 0: one for each batch of events as it comes (docs/integrations.md "Updates")',
+  }),
   maxStreams: setting<number | undefined>({
     env: "CROWS_MAX_STREAMS",
     group: "streams",

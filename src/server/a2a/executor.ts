@@ -14,11 +14,13 @@ import type { App } from "../../app.ts";
 import { requireScope, type Principal } from "../../access/principal.ts";
 import { requirePostScope } from "../../access/post-scope.ts";
 import { listStream } from "../../base/streams.ts";
-import { waitingApprovals, type WaitingApproval } from "../agents/list-view.ts";
+import { eventBatches } from "../agents/event-batches.ts";
+import { mustSendNow, waitingApprovals, type WaitingApproval } from "../agents/list-view.ts";
 import { callerIn } from "./caller.ts";
 import { agentMessage, textOf } from "./parts.ts";
 import { readBatch, readReply, type BatchEntry } from "./reply.ts";
-import { decideAll, type Refusal } from "./decisions.ts";
+import type { Refusal } from "../agents/decide-each.ts";
+import { decideAll } from "./decisions.ts";
 import { ASKED_AT_ONCE, type TaskFold } from "./task-fold.ts";
 import type { ListTaskStore } from "./task-store.ts";
 
@@ -218,18 +220,19 @@ export class CrowsExecutor implements AgentExecutor {
     if (fold.finished) return publish(fold.statusUpdate());
     const first = await waiting();
     if (first.length > 0) return publish(fold.ask(first));
-    for await (const event of this.app.log.follow(listStream(listId), fold.cursor, signal)) {
-      const updates = await fold.take(event);
-      if (fold.waits && !fold.finished) {
-        const asking = await waiting();
-        if (asking.length > 0) {
-          // The status line is replaced by the question.
-          for (const update of updates.slice(0, -1)) publish(update);
-          return publish(fold.ask(asking));
-        }
-      }
-      for (const update of updates) publish(update);
+    const batches = eventBatches(this.app.log, listStream(listId), fold.cursor, {
+      everyMs: this.app.config.agentUpdateMs,
+      urgent: mustSendNow,
+      ...(signal ? { signal } : {}),
+    });
+    for await (const batch of batches) {
+      for (const update of await fold.take(batch)) publish(update);
       if (fold.finished) return;
+      if (fold.waits) {
+        // The batch's lines went out; the question follows them.
+        const asking = await waiting();
+        if (asking.length > 0) return publish(fold.ask(asking));
+      }
     }
   }
 }

@@ -5,7 +5,7 @@
 // A batch reply (a data part holding `decisions`) decides several of the approvals an input-required
 // names at once (docs/integrations.md "A2A").
 import type { Message } from "@a2a-js/sdk";
-import { MAX_ITEMS } from "../../flock/todo-text.ts";
+import { MAX_DECISIONS } from "../agents/decide-each.ts";
 
 export interface Reply {
   approve: boolean;
@@ -35,12 +35,6 @@ export type BatchEntry = Record<string, unknown>;
 export interface BatchRefused {
   refused: string;
 }
-
-/**
- * The most decisions one reply may hold: every approval a list can have waiting, a triage or an
- * output for each of its items, twice over. More is no owner's reply; refused whole, unread.
- */
-export const MAX_DECISIONS = 2 * MAX_ITEMS;
 
 /**
  * A batch reply's decisions: the `decisions` array of the message's first data part that has one

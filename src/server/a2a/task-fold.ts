@@ -1,13 +1,13 @@
-// A task as its list's events make it (docs/integrations.md "A2A"): each event of the list, taken in
-// order, gives the updates a caller streams (an answer becomes an artifact, every event a status
-// line) and leaves the task's status and artifacts where those updates put them. The executor folds
+// A task as its list's events make it (docs/integrations.md "A2A"): the list's events, taken in
+// order a batch at a time, give the updates a caller streams (an answer becomes an artifact, every
+// event a line of its batch's status update) and leaves the task's status and artifacts where those updates put them. The executor folds
 // the events it follows; the task store folds the same events to answer for a task on any instance,
 // and after a restart. Nothing here decides a flock rule: it reads the events the engine wrote.
 import { TaskState, type Artifact, type TaskStatus } from "@a2a-js/sdk";
 import { AgentEvent, type AgentExecutionEvent } from "@a2a-js/sdk/server";
 import type { App } from "../../app.ts";
 import type { StoredEvent } from "../../log/event-log.ts";
-import { approvalAsked, ListProgress, readList, type WaitingApproval } from "../agents/list-view.ts";
+import { approvalAsked, linesOf, ListProgress, readList, type WaitingApproval } from "../agents/list-view.ts";
 import { MAX_ITEMS } from "../../flock/todo-text.ts";
 import { agentMessage, textPart } from "./parts.ts";
 
@@ -48,7 +48,7 @@ export class TaskFold {
     return [...this.answers.values()];
   }
 
-  /** Whether the last event taken left an approval waiting on the owner. */
+  /** Whether the last batch taken left an approval waiting on the owner. */
   waits = false;
 
   /** A copy that folds on by itself (an executor's stream, started from what the store rebuilt). */
@@ -62,30 +62,43 @@ export class TaskFold {
     return copy;
   }
 
-  /** Takes one event (an event already taken gives nothing); returns the updates it makes. */
-  async take(event: StoredEvent): Promise<AgentExecutionEvent[]> {
-    if (event.seq <= this.cursor || this.finished) return [];
-    this.cursor = event.seq;
-    const payload = JSON.parse(event.payload) as Record<string, any>;
-    const line = this.progress.take(event.name, payload);
+  /**
+   * Takes a batch of events (those already taken give nothing); returns the updates they make: an
+   * artifact per answer, then one status update whose lines are the batch's events (the task's end
+   * when the list finished).
+   */
+  async take(events: readonly StoredEvent[]): Promise<AgentExecutionEvent[]> {
     const updates: AgentExecutionEvent[] = [];
-    if (event.name === "item.answered") updates.push(this.answer(payload));
-    if (event.name === "list.finished") {
-      const list = await readList(this.app, this.record.listId);
-      const done = list.items.filter((i) => i.stage === "done").length;
-      const summary = `${done} of ${list.items.length} items answered; ${list.tokens_used} tokens used.`;
-      this.finished = true;
-      this.asked = [];
-      updates.push(
-        payload.cancelled
-          ? this.setStatus(TaskState.TASK_STATE_CANCELED, `Cancelled. ${summary}`)
-          : this.setStatus(TaskState.TASK_STATE_COMPLETED, summary),
-      );
-      return updates;
+    const lines: string[] = [];
+    this.waits = false;
+    for (const event of events) {
+      if (event.seq <= this.cursor || this.finished) continue;
+      this.cursor = event.seq;
+      const payload = JSON.parse(event.payload) as Record<string, any>;
+      const line = this.progress.take(event.name, payload);
+      if (event.name === "item.answered") updates.push(this.answer(payload));
+      if (event.name === "list.finished") {
+        updates.push(await this.end(payload.cancelled === true));
+        return updates;
+      }
+      const waits = approvalAsked(event.name, payload) !== undefined;
+      this.waits ||= waits;
+      lines.push(waits ? `${line} (waits on the owner)` : line);
     }
-    this.waits = approvalAsked(event.name, payload) !== undefined;
-    updates.push(this.setStatus(TaskState.TASK_STATE_WORKING, this.waits ? `${line} (waits on the owner)` : line));
+    if (lines.length > 0) updates.push(this.setStatus(TaskState.TASK_STATE_WORKING, linesOf(lines, "\n")));
     return updates;
+  }
+
+  /** The list finished: the task completes (or is cancelled), saying how much was answered. */
+  private async end(cancelled: boolean): Promise<AgentExecutionEvent> {
+    const list = await readList(this.app, this.record.listId);
+    const done = list.items.filter((i) => i.stage === "done").length;
+    const summary = `${done} of ${list.items.length} items answered; ${list.tokens_used} tokens used.`;
+    this.finished = true;
+    this.asked = [];
+    return cancelled
+      ? this.setStatus(TaskState.TASK_STATE_CANCELED, `Cancelled. ${summary}`)
+      : this.setStatus(TaskState.TASK_STATE_COMPLETED, summary);
   }
 
   /**

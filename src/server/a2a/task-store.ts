@@ -174,7 +174,7 @@ export class ListTaskStore implements TaskStore {
     const from = fold.cursor;
     for (;;) {
       const page = await this.app.log.read(stream, fold.cursor, PAGE);
-      for (const event of page) await fold.take(event);
+      await fold.take(page);
       if (page.length < PAGE) break;
     }
     if (fold.finished || !mayDecide) return;

@@ -3,6 +3,7 @@
 import type { App } from "../../app.ts";
 import { NotFoundError } from "../../base/errors.ts";
 import { stringArray } from "../../base/util/json-column.ts";
+import type { StoredEvent } from "../../log/event-log.ts";
 
 export interface ItemView {
   item_id: string;
@@ -100,6 +101,23 @@ export async function waitingApprovals(app: App, listId?: string, limit = 100): 
         : (a.item.answer ?? ""),
     deadline: a.deadline.toISOString(),
   }));
+}
+
+/** The most event lines one update holds (a batch caught up after a drop may hold hundreds of events). */
+export const LINES_AT_ONCE = 20;
+
+/** A batch's event lines as one update says them: the newest LINES_AT_ONCE, saying how many came before. */
+export function linesOf(lines: readonly string[], separator: string): string {
+  if (lines.length <= LINES_AT_ONCE) return lines.join(separator);
+  const left = lines.length - LINES_AT_ONCE;
+  return [`(${left} earlier event${left === 1 ? "" : "s"} not shown)`, ...lines.slice(-LINES_AT_ONCE)].join(separator);
+}
+
+/** Whether the agent doors send an event's batch at once: the list's end, or an approval it asks. */
+export function mustSendNow(event: StoredEvent): boolean {
+  if (event.name === "list.finished") return true;
+  if (event.name !== "item.triaged" && event.name !== "item.answered") return false;
+  return approvalAsked(event.name, JSON.parse(event.payload)) !== undefined;
 }
 
 /** How far a list has come, from its events so far: for progress messages. */

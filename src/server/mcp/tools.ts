@@ -9,7 +9,9 @@ import { requireScope, ROOT, type Principal } from "../../access/principal.ts";
 import { requirePostScope } from "../../access/post-scope.ts";
 import { listStream } from "../../base/streams.ts";
 import { MAX_PAGE } from "../../base/util/clamp.ts";
-import { approvalAsked, ListProgress, readList, waitingApprovals } from "../agents/list-view.ts";
+import { decideEach, MAX_DECISIONS } from "../agents/decide-each.ts";
+import { eventBatches } from "../agents/event-batches.ts";
+import { approvalAsked, linesOf, ListProgress, mustSendNow, readList, waitingApprovals } from "../agents/list-view.ts";
 import { MAX_REASON_CHARS } from "../../flock/reason.ts";
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -24,13 +26,27 @@ const result = (value: unknown): CallToolResult => ({
   structuredContent: value as Record<string, unknown>,
 });
 
+/** One verdict's fields, as decide_approval takes them and each of decide_approvals' decisions. */
+const VERDICT = {
+  item_id: z.string(),
+  target: z.enum(["triage", "output"]),
+  approve: z.boolean(),
+  // Typed only: the bound and the trimming are the engine's (src/flock/reason.ts), as for REST.
+  reason: z
+    .string()
+    .optional()
+    .describe(
+      `Why, in the owner's words: optional, at most ${MAX_REASON_CHARS.toLocaleString("en-US")} characters after trimming.`,
+    ),
+};
+
 export function registerTools(server: McpServer, app: App): void {
   server.registerTool(
     "submit_list",
     {
       title: "Hand a todo list to the flock",
       description:
-        "Submits a todo list (one item a line) to the flock (scope write). With wait (the default) the call follows the list, sending a progress notification per event, and returns the list with its answers once it finishes; approvals it needs must be decided meanwhile (decide_approval). wait: false returns the list_id at once.",
+        'Submits a todo list (one item a line) to the flock (scope write). With wait (the default) the call follows the list, sending progress notifications (every event a line; the approvals it leaves waiting in _meta["crows/waits"]), and returns the list with its answers once it finishes; approvals it needs must be decided meanwhile (decide_approval). wait: false returns the list_id at once.',
       inputSchema: {
         text: z.string().describe("The list, one item a line (1-50 items)."),
         requester: z.string().optional().describe('Who asks (a self-asserted name); default "mcp".'),
@@ -106,18 +122,7 @@ export function registerTools(server: McpServer, app: App): void {
       title: "Approve or reject",
       description:
         "The owner's verdict on a waiting approval (scope decide), as POST /api/verdicts: a rejected triage skips the item; a rejected output demotes its crows. An optional reason is kept with the verdict.",
-      inputSchema: {
-        item_id: z.string(),
-        target: z.enum(["triage", "output"]),
-        approve: z.boolean(),
-        // Typed only: the bound and the trimming are the engine's (src/flock/reason.ts), as for REST.
-        reason: z
-          .string()
-          .optional()
-          .describe(
-            `Why, in the owner's words: optional, at most ${MAX_REASON_CHARS.toLocaleString("en-US")} characters after trimming.`,
-          ),
-      },
+      inputSchema: VERDICT,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
     },
     async (args, extra) => {
@@ -131,6 +136,39 @@ export function registerTools(server: McpServer, app: App): void {
         actor: principal.actor,
       });
       return result({ item_id: args.item_id, target: args.target, verdict: args.approve ? "approved" : "rejected" });
+    },
+  );
+
+  server.registerTool(
+    "decide_approvals",
+    {
+      title: "Approve or reject several",
+      description: `Several verdicts in one call (scope decide), each as decide_approval would record it, in order and each on its own: one refused (named with why) leaves the others standing. Up to ${MAX_DECISIONS}: e.g. every approval a progress notification's _meta["crows/waits"] names. A tool error only when none was recorded.`,
+      inputSchema: {
+        decisions: z.array(z.object(VERDICT)).min(1).max(MAX_DECISIONS),
+      },
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+    },
+    async (args, extra) => {
+      const principal = principalOfCall(extra);
+      requireScope(principal, "decide");
+      const refused = await decideEach(
+        app,
+        args.decisions,
+        (d) => ({ itemId: d.item_id, target: d.target, approve: d.approve, reason: d.reason }),
+        principal.actor,
+      );
+      const decided = args.decisions.length - refused.length;
+      return {
+        ...result({
+          decided,
+          refused: refused.map(({ index, why }) => {
+            const { item_id, target } = args.decisions[index]!;
+            return { item_id, target, why };
+          }),
+        }),
+        ...(decided === 0 ? { isError: true } : {}),
+      };
     },
   );
 
@@ -183,30 +221,42 @@ export function registerTools(server: McpServer, app: App): void {
   );
 }
 
-/** Follows a list's stream to list.finished, sending a progress notification per event when asked for. */
+/**
+ * Follows a list's stream to list.finished, sending a progress notification per batch of events
+ * when asked for (docs/integrations.md "Updates"): every event a line of it.
+ */
 async function followToEnd(app: App, listId: string, extra: Extra): Promise<void> {
   const items = await app.prisma.item.count({ where: { listId } });
   const progress = new ListProgress(items);
   const token = extra._meta?.progressToken;
-  for await (const event of app.log.follow(listStream(listId), 0, extra.signal)) {
-    const payload = JSON.parse(event.payload) as Record<string, any>;
-    const message = progress.take(event.name, payload);
-    if (token !== undefined) {
-      const waits = approvalAsked(event.name, payload);
+  const batches = eventBatches(app.log, listStream(listId), 0, {
+    everyMs: app.config.agentUpdateMs,
+    urgent: mustSendNow,
+    signal: extra.signal,
+  });
+  for await (const batch of batches) {
+    const lines: string[] = [];
+    const waits: Array<NonNullable<ReturnType<typeof approvalAsked>>> = [];
+    for (const event of batch) {
+      const payload = JSON.parse(event.payload) as Record<string, any>;
+      lines.push(progress.take(event.name, payload));
+      const asked = approvalAsked(event.name, payload);
+      if (asked) waits.push(asked);
+    }
+    if (token !== undefined)
       await extra.sendNotification({
         method: "notifications/progress",
         params: {
           progressToken: token,
-          progress: event.seq,
-          message: `${progress.done}/${items} items done: ${message}`,
-          // The approval this event left waiting, for a client that decides it (decide_approval).
-          ...(waits ? { _meta: { [WAITS_META]: waits } } : {}),
+          progress: batch[batch.length - 1]!.seq,
+          message: `${progress.done}/${items} items done: ${linesOf(lines, "; ")}`,
+          // The approvals this batch left waiting, for a client that decides them (decide_approval).
+          ...(waits.length > 0 ? { _meta: { [WAITS_META]: waits } } : {}),
         },
       });
-    }
     if (progress.finished) return;
   }
 }
 
-/** The `_meta` key of a progress notification whose event left an approval waiting (docs/integrations.md). */
+/** The `_meta` key of a progress notification whose events left approvals waiting: a list of them (docs/integrations.md). */
 export const WAITS_META = "crows/waits";
