@@ -44,12 +44,16 @@ test("a streamed list: status updates, input-required for each approval answered
   let message = userMessage("Buy milk\nWrite a haiku about crows");
   let last: TaskState | undefined;
   let replies = 0;
+  const lines: string[] = [];
   for (let turn = 0; turn < 10; turn++) {
     for await (const event of client.sendMessageStream(send(message))) {
       const payload = event.payload;
       if (payload?.$case === "task") task ??= { id: payload.value.id, contextId: payload.value.contextId };
       if (payload?.$case === "artifactUpdate") artifacts.push(payload.value.artifact!.artifactId);
-      if (payload?.$case === "statusUpdate") last = payload.value.status?.state;
+      if (payload?.$case === "statusUpdate") {
+        last = payload.value.status?.state;
+        if (last === TaskState.TASK_STATE_WORKING) lines.push(...statusLines(payload.value.status!));
+      }
     }
     if (last !== TaskState.TASK_STATE_INPUT_REQUIRED) break;
     replies++;
@@ -65,15 +69,31 @@ test("a streamed list: status updates, input-required for each approval answered
   const events = await server.app.log.read(listStream(listId));
   const verdicts = events.filter((e) => e.name === "verdict").map((e) => JSON.parse(e.payload));
   assert.ok(verdicts.length === 4 && verdicts.every((v) => v.verdict === "approved" && v.actor.kind === "owner"));
+  // Every event before list.finished is a line of one working update, once (batched: "Updates").
+  assert.is(lines.length, events.length - 1, lines.join("\n"));
+  assert.is((await server.app.prisma.todoList.findUniqueOrThrow({ where: { id: listId } })).requester, "a2a");
 });
 
-test("a sent task waits as input-required; cancelling it cancels its list", async () => {
+/** A working status's lines: one per event of its batch. */
+const statusLines = (status: { message?: { parts: Array<{ content?: { $case: string; value?: unknown } }> } }) =>
+  (status.message?.parts ?? []).flatMap((p) =>
+    p.content?.$case === "text" ? String(p.content.value).split("\n") : [],
+  );
+
+test("a sent task (its requester named in metadata) waits as input-required; cancelling it cancels its list", async () => {
   const client = await clientFor(OWNER);
-  const result = await client.sendMessage(send(userMessage("Plan a picnic\nBuy bread")));
+  // Who asks, named in the message's metadata as REST's requester (the rate limit keys on it).
+  const message = userMessage("Plan a picnic\nBuy bread");
+  message.metadata = { requester: "picnic-planner" };
+  const result = await client.sendMessage(send(message));
   const task = result as Task;
   assert.is(task.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED, statusText(task));
   assert.match(statusText(task), /Reply "approve" or "reject"/);
   const listId = task.metadata?.list_id as string;
+  assert.is(
+    (await server.app.prisma.todoList.findUniqueOrThrow({ where: { id: listId } })).requester,
+    "picnic-planner",
+  );
   const cancelled = await client.cancelTask({ tenant: "", id: task.id, metadata: undefined });
   assert.is(cancelled.status?.state, TaskState.TASK_STATE_CANCELED);
   await server.app.flock.settled(listId);

@@ -91,9 +91,12 @@ export class CrowsExecutor implements AgentExecutor {
       }
     } else {
       requireScope(principal, "write");
+      // Who asks, as REST's requester (self-asserted; the rate limit keys on it): one bucket for
+      // every A2A caller that names none.
+      const requester = ctx.userMessage.metadata?.requester;
       const { listId } = await this.app.flock.submitList({
         text: textOf(ctx.userMessage),
-        requester: "a2a",
+        requester: typeof requester === "string" ? requester : "a2a",
         actor: principal.actor,
       });
       fold = (await this.tasks.create({ taskId: ctx.taskId, listId, contextId: ctx.contextId })).clone();
