@@ -229,7 +229,11 @@ export class CrowsExecutor implements AgentExecutor {
       ...(signal ? { signal } : {}),
     });
     for await (const batch of batches) {
-      for (const update of await fold.take(batch)) publish(update);
+      // The lines before the list's end go out before the fold is finished: the SDK keeps no
+      // working update that reaches it after the task has ended.
+      const end = batch.findIndex((e) => e.name === "list.finished");
+      for (const part of end > 0 ? [batch.slice(0, end), batch.slice(end)] : [batch])
+        for (const update of await fold.take(part)) publish(update);
       if (fold.finished) return;
       if (fold.waits) {
         // The batch's lines went out; the question follows them.

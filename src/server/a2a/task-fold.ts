@@ -64,8 +64,9 @@ export class TaskFold {
 
   /**
    * Takes a batch of events (those already taken give nothing); returns the updates they make: an
-   * artifact per answer, then one status update whose lines are the batch's events (the task's end
-   * when the list finished).
+   * artifact per answer, then one status update whose lines are the batch's events, or the task's
+   * end when the list finished (the lines before it are then not said: a stream hands the end
+   * over in a batch of its own, src/server/a2a/executor.ts).
    */
   async take(events: readonly StoredEvent[]): Promise<AgentExecutionEvent[]> {
     const updates: AgentExecutionEvent[] = [];
