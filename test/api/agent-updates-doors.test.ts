@@ -74,7 +74,7 @@ test("MCP: progress only at the first batch, an approval asked and the end; ever
   }
 });
 
-test("A2A: working updates only at the first batch and before a question; every event but the end a line", async () => {
+test("A2A: working updates only at the first batch and before a question, which never names an approval not yet said; every event but the end a line", async () => {
   const client = await a2aClient(server.url, OWNER);
   let message = userMessage("Plan a picnic\nBuy bread");
   message.metadata = { requester: "batch-a2a" };
@@ -98,6 +98,19 @@ test("A2A: working updates only at the first batch and before a question; every 
       const text = part?.$case === "text" ? part.value : "";
       if (last === TaskState.TASK_STATE_WORKING) working.push(text);
       if (last === TaskState.TASK_STATE_COMPLETED) summary = text;
+      if (last === TaskState.TASK_STATE_INPUT_REQUIRED) {
+        // A question never runs ahead of the lines: each approval it names was said first.
+        const said = working.flatMap((w) => w.split("\n"));
+        const named = (payload.value.status?.message?.metadata?.approvals ?? []) as Array<Record<string, string>>;
+        assert.ok(named.length > 0, text);
+        for (const a of named) {
+          const asked = `${a.item_id} ${a.target === "triage" ? "triaged" : "answered"} `;
+          assert.ok(
+            said.some((l) => l.startsWith(asked) && l.endsWith("(waits on the owner)")),
+            `${a.item_id} ${a.target} named before its line:\n${said.join("\n")}`,
+          );
+        }
+      }
     }
     if (last !== TaskState.TASK_STATE_INPUT_REQUIRED) break;
     message = userMessage("approve", task!.id, task!.contextId);

@@ -14,8 +14,9 @@ import type { App } from "../../app.ts";
 import { requireScope, type Principal } from "../../access/principal.ts";
 import { requirePostScope } from "../../access/post-scope.ts";
 import { listStream } from "../../base/streams.ts";
+import type { StoredEvent } from "../../log/event-log.ts";
 import { eventBatches } from "../agents/event-batches.ts";
-import { mustSendNow, waitingApprovals, type WaitingApproval } from "../agents/list-view.ts";
+import { asksApproval, mustSendNow, waitingApprovals, type WaitingApproval } from "../agents/list-view.ts";
 import { callerIn } from "./caller.ts";
 import { agentMessage, textOf } from "./parts.ts";
 import { readBatch, readReply, type BatchEntry } from "./reply.ts";
@@ -212,6 +213,48 @@ export class CrowsExecutor implements AgentExecutor {
     }
   }
 
+  /**
+   * A batch's updates, in order. The lines before the list's end go out before the fold is
+   * finished: the SDK keeps no working update that reaches it after the task has ended.
+   */
+  private async say(fold: TaskFold, batch: StoredEvent[], publish: (update: AgentExecutionEvent) => void) {
+    const end = batch.findIndex((e) => e.name === "list.finished");
+    for (const part of end > 0 ? [batch.slice(0, end), batch.slice(end)] : [batch])
+      for (const update of await fold.take(part)) publish(update);
+  }
+
+  /**
+   * Says `unsaid` (events of the list not yet taken) and asks about `asking` (what waits, as just
+   * read), once the caller has been told every event up to it: the log is read after what waits,
+   * so it holds the event of each approval named. When that read brings more, what waits is read
+   * again, until a read of the log brings nothing new; so the fold's cursor, where it asks, covers
+   * every approval it names and none it leaves out (the store answers from there, task-store.ts).
+   * All of it goes in one update before the question. False when nothing waits any more, or the
+   * list finished meanwhile (said).
+   */
+  private async askOnceSaid(
+    fold: TaskFold,
+    publish: (update: AgentExecutionEvent) => void,
+    unsaid: StoredEvent[],
+    asking: WaitingApproval[],
+    waiting: () => Promise<WaitingApproval[]>,
+  ): Promise<boolean> {
+    const stream = listStream(fold.record.listId);
+    const events = [...unsaid];
+    for (;;) {
+      const after = events.length > 0 ? events[events.length - 1]!.seq : fold.cursor;
+      const caught = await this.app.log.read(stream, after, CATCH_UP_PAGE);
+      events.push(...caught);
+      if (caught.length === 0 || caught.some((e) => e.name === "list.finished")) break;
+      asking = await waiting();
+      if (asking.length === 0) break;
+    }
+    await this.say(fold, events, publish);
+    if (fold.finished || asking.length === 0) return false;
+    publish(fold.ask(asking));
+    return true;
+  }
+
   private async foldOn(
     fold: TaskFold,
     publish: (update: AgentExecutionEvent) => void,
@@ -222,27 +265,26 @@ export class CrowsExecutor implements AgentExecutor {
     const waiting = async () => (mayDecide ? await waitingApprovals(this.app, listId, ASKED_AT_ONCE) : []);
     if (fold.finished) return publish(fold.statusUpdate());
     const first = await waiting();
-    if (first.length > 0) return publish(fold.ask(first));
+    if (first.length > 0 && (await this.askOnceSaid(fold, publish, [], first, waiting))) return;
+    if (fold.finished) return;
     const batches = eventBatches(this.app.log, listStream(listId), fold.cursor, {
       everyMs: this.app.config.agentUpdateMs,
       urgent: mustSendNow,
       ...(signal ? { signal } : {}),
     });
     for await (const batch of batches) {
-      // The lines before the list's end go out before the fold is finished: the SDK keeps no
-      // working update that reaches it after the task has ended.
-      const end = batch.findIndex((e) => e.name === "list.finished");
-      for (const part of end > 0 ? [batch.slice(0, end), batch.slice(end)] : [batch])
-        for (const update of await fold.take(part)) publish(update);
+      // A batch that leaves an approval waiting goes out with the question (one update before it).
+      const asking = batch.some(asksApproval) ? await waiting() : [];
+      if (asking.length > 0) {
+        if (await this.askOnceSaid(fold, publish, batch, asking, waiting)) return;
+      } else await this.say(fold, batch, publish);
       if (fold.finished) return;
-      if (fold.waits) {
-        // The batch's lines went out; the question follows them.
-        const asking = await waiting();
-        if (asking.length > 0) return publish(fold.ask(asking));
-      }
     }
   }
 }
+
+/** The most events one read of the log before a question takes (the log's own page; a list has fewer). */
+const CATCH_UP_PAGE = 1000;
 
 /** A text reply as a batch of one: its verdict on the first approval the task named (none for no verdict word). */
 function textDecision(message: Message, first: WaitingApproval | undefined): BatchEntry[] | undefined {

@@ -48,9 +48,6 @@ export class TaskFold {
     return [...this.answers.values()];
   }
 
-  /** Whether the last batch taken left an approval waiting on the owner. */
-  waits = false;
-
   /** A copy that folds on by itself (an executor's stream, started from what the store rebuilt). */
   clone(): TaskFold {
     const copy = new TaskFold(this.record, this.app);
@@ -71,7 +68,6 @@ export class TaskFold {
   async take(events: readonly StoredEvent[]): Promise<AgentExecutionEvent[]> {
     const updates: AgentExecutionEvent[] = [];
     const lines: string[] = [];
-    this.waits = false;
     for (const event of events) {
       if (event.seq <= this.cursor || this.finished) continue;
       this.cursor = event.seq;
@@ -83,7 +79,6 @@ export class TaskFold {
         return updates;
       }
       const waits = approvalAsked(event.name, payload) !== undefined;
-      this.waits ||= waits;
       lines.push(waits ? `${line} (waits on the owner)` : line);
     }
     if (lines.length > 0) updates.push(this.setStatus(TaskState.TASK_STATE_WORKING, linesOf(lines, "\n")));

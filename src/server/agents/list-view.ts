@@ -113,11 +113,15 @@ export function linesOf(lines: readonly string[], separator: string): string {
   return [`(${left} earlier event${left === 1 ? "" : "s"} not shown)`, ...lines.slice(-LINES_AT_ONCE)].join(separator);
 }
 
-/** Whether the agent doors send an event's batch at once: the list's end, or an approval it asks. */
-export function mustSendNow(event: StoredEvent): boolean {
-  if (event.name === "list.finished") return true;
+/** Whether a stored event of a list leaves an approval waiting on the owner. */
+export function asksApproval(event: StoredEvent): boolean {
   if (event.name !== "item.triaged" && event.name !== "item.answered") return false;
   return approvalAsked(event.name, JSON.parse(event.payload)) !== undefined;
+}
+
+/** Whether the agent doors send an event's batch at once: the list's end, or an approval it asks. */
+export function mustSendNow(event: StoredEvent): boolean {
+  return event.name === "list.finished" || asksApproval(event);
 }
 
 /** How far a list has come, from its events so far: for progress messages. */
