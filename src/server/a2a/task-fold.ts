@@ -7,6 +7,7 @@ import { TaskState, type Artifact, type TaskStatus } from "@a2a-js/sdk";
 import { AgentEvent, type AgentExecutionEvent } from "@a2a-js/sdk/server";
 import type { App } from "../../app.ts";
 import type { StoredEvent } from "../../log/event-log.ts";
+import { parsedPayload } from "../../log/parsed-payload.ts";
 import { approvalAsked, linesOf, ListProgress, readList, type WaitingApproval } from "../agents/list-view.ts";
 import { MAX_ITEMS } from "../../flock/todo-text.ts";
 import { agentMessage, textPart } from "./parts.ts";
@@ -71,7 +72,7 @@ export class TaskFold {
     for (const event of events) {
       if (event.seq <= this.cursor || this.finished) continue;
       this.cursor = event.seq;
-      const payload = JSON.parse(event.payload) as Record<string, any>;
+      const payload = parsedPayload<Record<string, any>>(event);
       const line = this.progress.take(event.name, payload);
       if (event.name === "item.answered") updates.push(this.answer(payload));
       if (event.name === "list.finished") {

@@ -4,6 +4,7 @@ import type { App } from "../../app.ts";
 import { NotFoundError } from "../../base/errors.ts";
 import { stringArray } from "../../base/util/json-column.ts";
 import type { StoredEvent } from "../../log/event-log.ts";
+import { parsedPayload } from "../../log/parsed-payload.ts";
 
 export interface ItemView {
   item_id: string;
@@ -116,7 +117,7 @@ export function linesOf(lines: readonly string[], separator: string): string {
 /** Whether a stored event of a list leaves an approval waiting on the owner. */
 export function asksApproval(event: StoredEvent): boolean {
   if (event.name !== "item.triaged" && event.name !== "item.answered") return false;
-  return approvalAsked(event.name, JSON.parse(event.payload)) !== undefined;
+  return approvalAsked(event.name, parsedPayload<Record<string, unknown>>(event)) !== undefined;
 }
 
 /** Whether the agent doors send an event's batch at once: the list's end, or an approval it asks. */

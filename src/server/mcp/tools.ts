@@ -8,6 +8,7 @@ import type { App } from "../../app.ts";
 import { requireScope, ROOT, type Principal } from "../../access/principal.ts";
 import { requirePostScope } from "../../access/post-scope.ts";
 import { listStream } from "../../base/streams.ts";
+import { parsedPayload } from "../../log/parsed-payload.ts";
 import { MAX_PAGE } from "../../base/util/clamp.ts";
 import { decideEach, MAX_DECISIONS } from "../agents/decide-each.ts";
 import { eventBatches } from "../agents/event-batches.ts";
@@ -238,7 +239,7 @@ async function followToEnd(app: App, listId: string, extra: Extra): Promise<void
     const lines: string[] = [];
     const waits: Array<NonNullable<ReturnType<typeof approvalAsked>>> = [];
     for (const event of batch) {
-      const payload = JSON.parse(event.payload) as Record<string, any>;
+      const payload = parsedPayload<Record<string, any>>(event);
       lines.push(progress.take(event.name, payload));
       const asked = approvalAsked(event.name, payload);
       if (asked) waits.push(asked);
