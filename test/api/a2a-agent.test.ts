@@ -164,6 +164,31 @@ test("the nest skill: a message with a nest_id is a post in that nest, answered 
   }
 });
 
+test("a message refused before any task exists (a blank or overlong requester, an empty or too long list) is answered with a message saying why; nothing stored", async () => {
+  const client = await clientFor(OWNER);
+  const before = await server.app.prisma.todoList.count();
+  const cases: Array<[string, unknown, RegExp]> = [
+    ["Buy milk", "", /requester/],
+    ["Buy milk", "x".repeat(101), /at most 100 characters/],
+    ["", "a2a-refused", /./],
+    [Array.from({ length: 51 }, (_, i) => `Item ${i + 1}`).join("\n"), "a2a-refused", /50/],
+  ];
+  for (const [text, requester, why] of cases) {
+    const message = userMessage(text);
+    message.metadata = { requester } as Record<string, unknown>;
+    const answer = (await client.sendMessage(send(message))) as Message;
+    assert.ok(
+      "parts" in answer && !("status" in answer),
+      `a message, not a task: ${JSON.stringify(answer).slice(0, 200)}`,
+    );
+    const said = answer.parts.map((p) => (p.content?.$case === "text" ? p.content.value : "")).join("");
+    assert.match(said, /^Not accepted: /);
+    assert.match(said, why);
+    assert.is(answer.metadata?.refused, "bad_input");
+  }
+  assert.is(await server.app.prisma.todoList.count(), before, "nothing stored");
+});
+
 test("scopes: a read token reads the card but cannot send", async () => {
   const reader = await makeToken(server, "a2a-reader", ["read"], bearer(OWNER));
   const client = await clientFor(reader.secret);

@@ -13,6 +13,7 @@ import {
 import type { App } from "../../app.ts";
 import { requireScope, type Principal } from "../../access/principal.ts";
 import { requirePostScope } from "../../access/post-scope.ts";
+import { CrowsError } from "../../base/errors.ts";
 import { listStream } from "../../base/streams.ts";
 import type { StoredEvent } from "../../log/event-log.ts";
 import { eventBatches } from "../agents/event-batches.ts";
@@ -95,11 +96,23 @@ export class CrowsExecutor implements AgentExecutor {
       // Who asks, as REST's requester (self-asserted; the rate limit keys on it): one bucket for
       // every A2A caller that names none.
       const requester = ctx.userMessage.metadata?.requester;
-      const { listId } = await this.app.flock.submitList({
-        text: textOf(ctx.userMessage),
-        requester: typeof requester === "string" ? requester : "a2a",
-        actor: principal.actor,
-      });
+      let listId: string;
+      try {
+        ({ listId } = await this.app.flock.submitList({
+          text: textOf(ctx.userMessage),
+          requester: typeof requester === "string" ? requester : "a2a",
+          actor: principal.actor,
+        }));
+      } catch (error) {
+        if (!(error instanceof CrowsError)) throw error;
+        // Refused before any task exists (a bad list or requester, a prank): the answer is a message
+        // saying why, with the code REST's status stands for; nothing was stored.
+        const refusal = agentMessage("", ctx.contextId, `Not accepted: ${error.message}`);
+        refusal.metadata = { refused: error.code };
+        bus.publish(AgentEvent.message(refusal));
+        bus.finished();
+        return;
+      }
       fold = (await this.tasks.create({ taskId: ctx.taskId, listId, contextId: ctx.contextId })).clone();
       this.streams.set(ctx.taskId, fold);
       const streaming = this.tasks.stream(fold);
